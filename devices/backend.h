@@ -1,0 +1,226 @@
+#pragma once
+// What callers of the devices layer see: Device, Client, Buffer, Tensor,
+// Executable. Backends implement backend_impl.h; callers never include it.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "devices/event.h"
+#include "ops/error.h"
+#include "ops/function.h"
+#include "ops/shape.h"
+
+namespace sluice {
+
+class Backend;
+class Client;
+
+// ---------------------------------------------------------------- Device
+// A client's platform plus a device id ("host:0", "cuda:1"). A value type.
+class Device {
+ public:
+  Device() = default;
+  Device(Client* client, int id) : client_(client), id_(id) {}
+  Client& client() const;
+  Backend& backend() const;
+  std::string_view platform() const;
+  int id() const { return id_; }
+  std::string str() const;
+  bool operator==(const Device& o) const { return client_ == o.client_ && id_ == o.id_; }
+
+ private:
+  Client* client_ = nullptr;
+  int id_ = 0;
+};
+
+// ---------------------------------------------------------------- Client
+// One platform's runtime, a singleton per platform, options as in EXLA.
+struct ClientOptions {
+  int default_device_id = 0;
+  bool preallocate = true;        // reserve memory_fraction of device memory up front
+  double memory_fraction = 0.9;   // of device memory the allocator may use
+};
+
+// What a backend can run: the ops and dtypes it implements.
+struct Capabilities {
+  std::vector<Op> ops;
+  std::vector<DType> dtypes;
+  bool supports(Op op) const;
+  bool supports(DType t) const;
+};
+
+// Thread safety: all members may be called from any thread.
+class Client {
+ public:
+  Client(std::string platform, ClientOptions options, std::unique_ptr<Backend> backend);
+  ~Client();
+  std::string_view platform() const { return platform_; }
+  const ClientOptions& options() const { return options_; }
+  int device_count() const;
+  Device device(int id) const;  // DeviceError for an id out of range
+  Device default_device() const { return device(options_.default_device_id); }
+  Capabilities capabilities() const;
+  Backend& backend() const { return *backend_; }
+
+ private:
+  std::string platform_;
+  ClientOptions options_;
+  std::unique_ptr<Backend> backend_;
+};
+
+// The client of a platform ("host", "cuda"); throws DeviceError when the
+// platform is not available here. Options apply when the client is first made.
+Client& client(std::string_view platform, const ClientOptions& options = {});
+// Platforms available on this machine, "host" always among them.
+std::vector<std::string> platforms();
+// The default device of the first available platform in `preference`
+// (like EXLA.set_as_nx_default); with no argument, the host.
+Device default_device(std::initializer_list<std::string_view> preference = {"host"});
+Device host();
+
+// ---------------------------------------------------------------- Buffer
+// Device memory holding one tensor's data, plus the event that says when a
+// computation has finished writing it. Owned through shared_ptr by Tensors.
+struct Buffer {
+  Device device;
+  void* data = nullptr;
+  size_t bytes = 0;
+  std::shared_ptr<void> memory;  // keeps `data` alive: an allocation, user memory, a parent buffer
+  EventPtr ready;                // null: ready
+  enum class State : uint8_t { Live, Donated, Deallocated };
+  std::atomic<State> state{State::Live};
+
+  void wait() const { if (ready) ready->wait(); }
+  bool is_ready() const { return !ready || ready->is_set(); }
+};
+using BufferPtr = std::shared_ptr<Buffer>;
+
+// ---------------------------------------------------------------- Tensor
+// A value: a Spec and a buffer on one device, possibly still being computed.
+// Copies share the buffer. Reading data waits for it; passing it to another
+// computation does not.
+// Thread safety: const members may be called concurrently; deallocate and
+// transfer must not race with other uses of the same tensor.
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(Spec spec, BufferPtr buffer);
+
+  const Spec& spec() const { return spec_; }
+  DType dtype() const { return spec_.dtype; }
+  const Shape& shape() const { return spec_.shape; }
+  int rank() const { return spec_.shape.rank(); }
+  int64_t size() const { return spec_.size(); }
+  Device device() const;
+  const BufferPtr& buffer() const { return buffer_; }
+  explicit operator bool() const { return buffer_ != nullptr; }
+
+  bool is_ready() const;
+  // Waits until computed; rethrows the computation's error.
+  void wait() const;
+
+  // A host copy (waits). The same tensor when it already is on the host.
+  Tensor to_host() const;
+  // A copy on `device`.
+  Tensor to(Device device) const;
+  // Moves to `device`: this tensor's buffer is freed afterwards.
+  Tensor transfer(Device device);
+  // Frees the buffer now; later use throws DeviceError.
+  void deallocate();
+
+  // The elements of a host tensor (waits); TypeError when T is not the dtype.
+  template <typename T>
+  std::span<const T> data() const {
+    check_access(dtype_of<T>(), "data");
+    return {static_cast<const T*>(host_data()), static_cast<size_t>(size())};
+  }
+  // The elements, copied to a vector from any device (waits).
+  template <typename T>
+  std::vector<T> to_vector() const {
+    check_access(dtype_of<T>(), "to_vector", /*any_device=*/true);
+    std::vector<T> v(static_cast<size_t>(size()));
+    copy_to_host(v.data());
+    return v;
+  }
+  // Raw host pointer to the data (waits); DeviceError when not on the host.
+  const void* host_data() const;
+  void copy_to_host(void* dst) const;
+
+  // Nx's inspect format: "f32[2][3]\n[\n  [1.0, 2.0, 3.0],\n ...]", elided when large.
+  std::string str() const;
+
+ private:
+  void check_access(DType t, const char* what, bool any_device = false) const;
+  void check_live(const char* what) const;
+  Spec spec_;
+  BufferPtr buffer_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- creation
+// A tensor holding a copy of `bytes` (spec.bytes() of them) on `device`.
+Tensor tensor_from_bytes(const Spec& spec, const void* bytes, Device device = host());
+template <typename T>
+Tensor tensor(const std::vector<T>& values, Shape shape, Device device = host()) {
+  Spec spec{dtype_of<T>(), std::move(shape)};
+  if (static_cast<int64_t>(values.size()) != spec.size())
+    throw ShapeError("tensor: expected " + std::to_string(spec.size()) + " values for " + spec.str() +
+                     ", found " + std::to_string(values.size()));
+  return tensor_from_bytes(spec, values.data(), device);
+}
+template <typename T>
+Tensor tensor(std::initializer_list<T> values, Device device = host()) {
+  return tensor(std::vector<T>(values), Shape{static_cast<int64_t>(values.size())}, device);
+}
+template <typename T>
+Tensor scalar(T value, Device device = host()) { return tensor(std::vector<T>{value}, Shape{}, device); }
+// Wraps host memory without copying; `owner` keeps it alive as long as any
+// tensor uses it (pass a no-op owner for memory that outlives the tensor).
+Tensor wrap_host(const Spec& spec, void* data, std::shared_ptr<void> owner);
+Tensor zeros(const Spec& spec, Device device = host());
+Tensor ones(const Spec& spec, Device device = host());
+Tensor iota(const Spec& spec, Device device = host());
+
+// ---------------------------------------------------------------- Executable
+class ExecutableImpl;
+
+struct RunOptions {
+  // Arguments whose buffers the run may reuse for outputs; they are invalid
+  // afterwards (using them throws DeviceError saying they were donated).
+  std::vector<size_t> donate;
+};
+
+// A Function compiled for one device.
+// Thread safety: run may be called from many threads at once.
+class Executable {
+ public:
+  Executable() = default;
+  explicit Executable(std::shared_ptr<ExecutableImpl> impl);
+
+  const std::vector<Spec>& inputs() const;
+  const std::vector<Spec>& outputs() const;
+  Device device() const;
+  // Checks args against inputs() (count, dtype, shape, device, liveness) and
+  // starts the computation; returns at once with outputs that complete later.
+  std::vector<Tensor> run(const std::vector<Tensor>& args, const RunOptions& options = {}) const;
+
+ private:
+  std::shared_ptr<ExecutableImpl> impl_;
+};
+
+// Compiles `f` for `device`, or returns the executable compiled before for a
+// structurally equal function on that device.
+Executable compile(const Function& f, Device device = host());
+// Whether compile(f, device) would be answered from the cache.
+bool jit_cached(const Function& f, Device device = host());
+
+}  // namespace sluice

@@ -1,0 +1,93 @@
+#pragma once
+// Node and Expr: the graph a traced function is made of. A Node is immutable
+// once made and shared by every Expr and Node that uses it, so a graph is a
+// DAG of shared_ptr<const Node>. Each Node carries its structural hash,
+// computed when it is made from its op, spec, attributes and operands'
+// hashes: equal hashes are the first test of CSE and of the compile cache.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ops/literal.h"
+#include "ops/op.h"
+#include "ops/shape.h"
+
+namespace sluice {
+
+// Per-axis padding: `low` before, `high` after (negative trims), `interior`
+// between elements.
+struct PadDim {
+  int64_t low = 0, high = 0, interior = 0;
+  bool operator==(const PadDim&) const = default;
+};
+
+enum class TieBreak : uint8_t { Low, High };
+
+// The static parameters of an op. One struct for all ops keeps hashing and
+// equality one mechanism; each op documents which fields it reads (expr.cpp
+// hashes and compares every field, unused ones hold their defaults).
+struct Attrs {
+  std::vector<int64_t> axes;     // reduce/reverse/squeeze axes, transpose permutation,
+                                 // broadcast: output axis of each operand axis
+  std::vector<int64_t> dims;     // window dims
+  std::vector<int64_t> starts;   // slice/put_slice static start indices
+  std::vector<int64_t> lengths;  // slice lengths
+  std::vector<int64_t> strides;  // slice and window strides
+  std::vector<PadDim> padding;   // pad config; window padding (interior unused)
+  std::vector<int64_t> contract_a, batch_a, contract_b, batch_b;  // dot
+  int64_t axis = -1;             // iota, concatenate, cumulative_sum, argmax/argmin (-1: all)
+  int64_t index = 0;             // parameter position; fft length
+  DType dtype = DType::F32;      // as_type / bitcast / iota / eye target (also in spec)
+  bool keep_axes = false;        // reductions
+  bool reverse = false;          // cumulative_sum
+  bool weak = false;             // constant made from a plain C++ number
+  TieBreak tie_break = TieBreak::Low;  // argmax/argmin
+  std::shared_ptr<const Literal> literal;  // constant
+
+  bool operator==(const Attrs& o) const;
+  uint64_t hash() const;
+};
+
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct Node {
+  Op op;
+  Spec spec;
+  std::vector<NodePtr> operands;
+  Attrs attrs;
+  uint64_t hash = 0;  // structural: op, spec, attrs, operand hashes
+
+  // The only way nodes are made: computes the hash.
+  static NodePtr make(Op op, Spec spec, std::vector<NodePtr> operands, Attrs attrs = {});
+};
+
+// Structural equality of two subgraphs (same ops, specs, attrs, operands).
+bool structurally_equal(const Node& a, const Node& b);
+
+// A symbolic tensor inside a function being traced. Cheap to copy.
+// Thread safety: Exprs are immutable values; tracing one function is
+// single-threaded, different functions may be traced on different threads.
+class Expr {
+ public:
+  Expr() = default;
+  explicit Expr(NodePtr node) : node_(std::move(node)) {}
+
+  const Spec& spec() const { return node_->spec; }
+  DType dtype() const { return node_->spec.dtype; }
+  const Shape& shape() const { return node_->spec.shape; }
+  int rank() const { return node_->spec.shape.rank(); }
+  const NodePtr& node() const { return node_; }
+  explicit operator bool() const { return node_ != nullptr; }
+
+ private:
+  NodePtr node_;
+};
+
+// Several outputs of a traced function (or several inputs of a stream).
+using Tuple = std::vector<Expr>;
+template <typename... E>
+Tuple tuple(E... e) { return Tuple{Expr(e)...}; }
+
+}  // namespace sluice

@@ -1,0 +1,89 @@
+#pragma once
+// Function: a traced graph from parameters (Specs) to outputs (Exprs), with a
+// structural hash and equality, so compiling the same computation twice finds
+// the cached executable.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ops/expr.h"
+
+namespace sluice {
+
+class Function {
+ public:
+  Function() = default;
+  Function(std::vector<Spec> inputs, std::vector<Expr> outputs);
+
+  const std::vector<Spec>& inputs() const { return inputs_; }
+  const std::vector<Expr>& outputs() const { return outputs_; }
+  std::vector<Spec> output_specs() const;
+  uint64_t hash() const { return hash_; }
+  bool operator==(const Function& o) const;
+  // One line per node in topological order: "%3 = add(%1, %2) : f32[4]".
+  std::string str() const;
+
+ private:
+  std::vector<Spec> inputs_;
+  std::vector<Expr> outputs_;
+  uint64_t hash_ = 0;
+};
+
+// A parameter placeholder: the i-th input of the function being traced.
+Expr parameter(int64_t index, const Spec& spec);
+
+namespace detail {
+Tuple as_tuple(Expr e);
+Tuple as_tuple(Tuple t);
+template <typename F, size_t... I>
+Tuple call_with(F& f, const std::vector<Expr>& args, std::index_sequence<I...>) {
+  return as_tuple(f(args[I]...));
+}
+void check_trace_arity(size_t params, size_t specs);
+}  // namespace detail
+
+// Traces `f`, a callable taking one Expr per spec (or one std::vector<Expr>)
+// and returning an Expr or a Tuple, into a Function.
+template <size_t N, typename F>
+Function trace_n(std::vector<Spec> specs, F&& f) {
+  detail::check_trace_arity(N, specs.size());
+  std::vector<Expr> args;
+  for (size_t i = 0; i < specs.size(); ++i) args.push_back(parameter(static_cast<int64_t>(i), specs[i]));
+  return Function(std::move(specs), detail::call_with(f, args, std::make_index_sequence<N>{}));
+}
+
+template <typename F>
+Function trace(std::vector<Spec> specs, F&& f) {
+  if constexpr (std::is_invocable_v<F&, const std::vector<Expr>&>) {
+    std::vector<Expr> args;
+    for (size_t i = 0; i < specs.size(); ++i) args.push_back(parameter(static_cast<int64_t>(i), specs[i]));
+    return Function(std::move(specs), detail::as_tuple(f(args)));
+  } else if constexpr (std::is_invocable_v<F&>) {
+    return trace_n<0>(std::move(specs), f);
+  } else if constexpr (std::is_invocable_v<F&, Expr>) {
+    return trace_n<1>(std::move(specs), f);
+  } else if constexpr (std::is_invocable_v<F&, Expr, Expr>) {
+    return trace_n<2>(std::move(specs), f);
+  } else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr>) {
+    return trace_n<3>(std::move(specs), f);
+  } else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr, Expr>) {
+    return trace_n<4>(std::move(specs), f);
+  } else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr, Expr, Expr>) {
+    return trace_n<5>(std::move(specs), f);
+  } else {
+    static_assert(std::is_invocable_v<F&, Expr, Expr, Expr, Expr, Expr, Expr>,
+                  "trace: f must take up to 6 Exprs, or one std::vector<Expr>");
+    return trace_n<6>(std::move(specs), f);
+  }
+}
+
+}  // namespace sluice
+
+template <>
+struct std::hash<sluice::Function> {
+  size_t operator()(const sluice::Function& f) const { return f.hash(); }
+};

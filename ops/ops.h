@@ -1,0 +1,171 @@
+#pragma once
+// The tensor language: what a user writes a computation in. Start here.
+//
+//   auto f = sluice::trace({sluice::f32({1024}), sluice::f32({})},
+//       [](sluice::Expr x, sluice::Expr acc) {
+//         return sluice::tuple(acc, acc + sluice::sum(x));   // {output, new acc}
+//       });
+//
+// Names and semantics follow Nx (Nx.Backend callbacks). Binary ops broadcast
+// from the right (a dim must match or be 1) and promote types by Nx's table;
+// plain C++ numbers are weak scalars that take the tensor's type. Every
+// builder checks its arguments and throws ShapeError or TypeError naming the
+// op, the argument, what it expected and what it found: no invalid graph is
+// ever built. Builders are pure functions of their arguments; tracing one
+// function is single-threaded.
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "ops/error.h"
+#include "ops/expr.h"
+#include "ops/function.h"
+#include "ops/literal.h"
+#include "ops/shape.h"
+
+namespace sluice {
+
+using Axes = std::vector<int64_t>;
+
+// ---- creation
+Expr constant(const Literal& value);
+Expr constant(double value, DType dtype);                // a strong scalar
+Expr weak_scalar(double value);                          // what `x + 1.5` makes
+Expr weak_scalar(int64_t value);                         // what `x + 1` makes
+template <typename T>
+Expr constant(const std::vector<T>& values, Shape shape) { return constant(Literal::of(values, std::move(shape))); }
+// iota(f32({2,3})): counts through all elements; with axis: along that axis.
+Expr iota(const Spec& spec, std::optional<int64_t> axis = std::nullopt);
+// Identity on the last two axes, broadcast over the rest.
+Expr eye(const Spec& spec);
+
+// ---- unary elementwise. Float functions compute integers in f32
+// (Nx.Type.to_floating); is_nan/is_infinity return pred; abs/real/imag of
+// complex return the real type; conjugate of a real returns complex.
+#define SLUICE_UNARY(fn) Expr fn(Expr x);
+SLUICE_UNARY(negate) SLUICE_UNARY(abs) SLUICE_UNARY(sign) SLUICE_UNARY(floor)
+SLUICE_UNARY(ceil) SLUICE_UNARY(round) SLUICE_UNARY(exp) SLUICE_UNARY(expm1)
+SLUICE_UNARY(log) SLUICE_UNARY(log1p) SLUICE_UNARY(sqrt) SLUICE_UNARY(rsqrt)
+SLUICE_UNARY(cbrt) SLUICE_UNARY(sin) SLUICE_UNARY(cos) SLUICE_UNARY(tan)
+SLUICE_UNARY(asin) SLUICE_UNARY(acos) SLUICE_UNARY(atan) SLUICE_UNARY(sinh)
+SLUICE_UNARY(cosh) SLUICE_UNARY(tanh) SLUICE_UNARY(asinh) SLUICE_UNARY(acosh)
+SLUICE_UNARY(atanh) SLUICE_UNARY(sigmoid) SLUICE_UNARY(erf) SLUICE_UNARY(erfc)
+SLUICE_UNARY(erf_inv) SLUICE_UNARY(is_nan) SLUICE_UNARY(is_infinity)
+SLUICE_UNARY(bitwise_not) SLUICE_UNARY(count_leading_zeros)
+SLUICE_UNARY(population_count) SLUICE_UNARY(real) SLUICE_UNARY(imag)
+SLUICE_UNARY(conjugate)
+#undef SLUICE_UNARY
+
+// ---- binary elementwise. divide, pow of floats, atan2 compute in floats;
+// quotient, bitwise ops and shifts take integers only; comparisons and
+// logical ops return pred.
+#define SLUICE_BINARY(fn) Expr fn(Expr a, Expr b);
+SLUICE_BINARY(add) SLUICE_BINARY(subtract) SLUICE_BINARY(multiply)
+SLUICE_BINARY(divide) SLUICE_BINARY(pow) SLUICE_BINARY(remainder)
+SLUICE_BINARY(quotient) SLUICE_BINARY(atan2) SLUICE_BINARY(min) SLUICE_BINARY(max)
+SLUICE_BINARY(bitwise_and) SLUICE_BINARY(bitwise_or) SLUICE_BINARY(bitwise_xor)
+SLUICE_BINARY(left_shift) SLUICE_BINARY(right_shift) SLUICE_BINARY(equal)
+SLUICE_BINARY(not_equal) SLUICE_BINARY(less) SLUICE_BINARY(less_equal)
+SLUICE_BINARY(greater) SLUICE_BINARY(greater_equal) SLUICE_BINARY(logical_and)
+SLUICE_BINARY(logical_or) SLUICE_BINARY(logical_xor)
+#undef SLUICE_BINARY
+
+// ---- selection and conversion
+// Elements of on_true where pred is nonzero, else of on_false; all three broadcast.
+Expr select(Expr pred, Expr on_true, Expr on_false);
+Expr clip(Expr x, Expr min, Expr max);
+// Numeric conversion: floats to integers truncate toward zero and saturate,
+// NaN becomes 0 (as Nx); complex to real keeps the real part.
+Expr as_type(Expr x, DType dtype);
+// Reinterprets the bits; dtypes of the same width only.
+Expr bitcast(Expr x, DType dtype);
+
+// ---- shape
+Expr reshape(Expr x, Shape shape);
+// Removes size-1 axes: all of them, or the ones named.
+Expr squeeze(Expr x, const Axes& axes = {});
+// To `shape`; axes[i] is the output axis of x's axis i (default: right-aligned).
+Expr broadcast(Expr x, Shape shape, const Axes& axes = {});
+// Permutes axes (default: reversed).
+Expr transpose(Expr x, const Axes& axes = {});
+// value is a scalar of x's dtype; one PadDim per axis.
+Expr pad(Expr x, Expr value, const std::vector<PadDim>& config);
+Expr reverse(Expr x, const Axes& axes = {});
+// Static starts; lengths per axis; strides default 1.
+Expr slice(Expr x, const std::vector<int64_t>& starts, const std::vector<int64_t>& lengths,
+           const std::vector<int64_t>& strides = {});
+// Dynamic starts: one integer scalar Expr per axis, clamped so the slice fits (as Nx).
+Expr slice(Expr x, const std::vector<Expr>& starts, const std::vector<int64_t>& lengths,
+           const std::vector<int64_t>& strides = {});
+// Writes `update` into x at starts (clamped so it fits); static or dynamic starts.
+Expr put_slice(Expr x, const std::vector<int64_t>& starts, Expr update);
+Expr put_slice(Expr x, const std::vector<Expr>& starts, Expr update);
+Expr concatenate(const std::vector<Expr>& xs, int64_t axis = 0);
+Expr stack(const std::vector<Expr>& xs, int64_t axis = 0);
+
+// ---- reductions. Sums and products of integers accumulate in 64 bits
+// (s64/u64, as Nx); argmax/argmin return s64; all/any return pred.
+struct ReduceOptions {
+  Axes axes;              // empty: all axes
+  bool keep_axes = false;
+};
+Expr sum(Expr x, const ReduceOptions& o = {});
+Expr product(Expr x, const ReduceOptions& o = {});
+Expr reduce_max(Expr x, const ReduceOptions& o = {});
+Expr reduce_min(Expr x, const ReduceOptions& o = {});
+Expr all(Expr x, const ReduceOptions& o = {});
+Expr any(Expr x, const ReduceOptions& o = {});
+struct ArgOptions {
+  std::optional<int64_t> axis;  // none: index into the flattened tensor
+  bool keep_axis = false;
+  TieBreak tie_break = TieBreak::Low;
+};
+Expr argmax(Expr x, const ArgOptions& o = {});
+Expr argmin(Expr x, const ArgOptions& o = {});
+
+// ---- dot (Nx dot/6): result axes are batch, then a's free, then b's free.
+Expr dot(Expr a, const Axes& contract_a, const Axes& batch_a, Expr b, const Axes& contract_b,
+         const Axes& batch_b);
+// Matrix/vector product on the last axis of a and the first (or second to last) of b.
+Expr dot(Expr a, Expr b);
+
+// ---- windows and scans
+struct WindowOptions {
+  std::vector<int64_t> strides;  // default 1 per axis
+  std::vector<PadDim> padding;   // low/high per axis; default none (Nx :valid)
+};
+Expr window_sum(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
+Expr window_max(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
+Expr window_min(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
+struct ScanOptions {
+  int64_t axis = 0;
+  bool reverse = false;
+};
+Expr cumulative_sum(Expr x, const ScanOptions& o = {});
+
+// ---- Fourier transforms along the last axis; `length` pads with zeros or
+// truncates (default: the axis' size). Real inputs become complex.
+Expr fft(Expr x, std::optional<int64_t> length = std::nullopt);
+Expr ifft(Expr x, std::optional<int64_t> length = std::nullopt);
+
+// ---- operators
+inline Expr operator-(Expr x) { return negate(x); }
+inline Expr operator~(Expr x) { return bitwise_not(x); }
+#define SLUICE_OPERATOR(sym, fn)                                                   \
+  inline Expr operator sym(Expr a, Expr b) { return fn(a, b); }                  \
+  inline Expr operator sym(Expr a, double b) { return fn(a, weak_scalar(b)); }   \
+  inline Expr operator sym(double a, Expr b) { return fn(weak_scalar(a), b); }   \
+  inline Expr operator sym(Expr a, int b) { return fn(a, weak_scalar(int64_t{b})); } \
+  inline Expr operator sym(int a, Expr b) { return fn(weak_scalar(int64_t{a}), b); }
+SLUICE_OPERATOR(+, add) SLUICE_OPERATOR(-, subtract) SLUICE_OPERATOR(*, multiply)
+SLUICE_OPERATOR(/, divide) SLUICE_OPERATOR(%, remainder)
+SLUICE_OPERATOR(&, bitwise_and) SLUICE_OPERATOR(|, bitwise_or) SLUICE_OPERATOR(^, bitwise_xor)
+SLUICE_OPERATOR(<<, left_shift) SLUICE_OPERATOR(>>, right_shift)
+SLUICE_OPERATOR(==, equal) SLUICE_OPERATOR(!=, not_equal) SLUICE_OPERATOR(<, less)
+SLUICE_OPERATOR(<=, less_equal) SLUICE_OPERATOR(>, greater) SLUICE_OPERATOR(>=, greater_equal)
+SLUICE_OPERATOR(&&, logical_and) SLUICE_OPERATOR(||, logical_or)
+#undef SLUICE_OPERATOR
+
+}  // namespace sluice

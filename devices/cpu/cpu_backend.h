@@ -1,0 +1,12 @@
+#pragma once
+// The host backend: OpenBLAS, LAPACK, FFTW, SIMD kernels, oneTBB.
+
+#include <memory>
+
+#include "devices/backend_impl.h"
+
+namespace sluice::cpu {
+
+std::unique_ptr<Backend> make_cpu_backend(const ClientOptions& options);
+
+}  // namespace sluice::cpu

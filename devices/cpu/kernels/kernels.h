@@ -1,0 +1,30 @@
+#pragma once
+// The CPU kernels the planner calls: one entry per op family. Every buffer is
+// host memory, row-major, laid out as the node's specs say (operands'
+// specs are node.operands[i]->spec, the result's is node.spec). Kernels split
+// large work across cores with oneTBB and stay on the calling thread for
+// small work. Each entry dispatches with one switch on node.op.
+
+#include <span>
+
+#include "ops/expr.h"
+
+namespace sluice::cpu {
+
+// Constant, Iota, Eye.
+void run_creation(const Node& node, void* out);
+// Reshape, Broadcast, Transpose, Pad, Reverse, Slice, PutSlice, Concatenate.
+// in[i] is operand i (dynamic start indices are scalar operands too).
+void run_shape(const Node& node, std::span<const void* const> in, void* out);
+// Sum, Product, ReduceMax, ReduceMin, Argmax, Argmin, All, Any.
+void run_reduce(const Node& node, const void* in, void* out);
+// Dot: OpenBLAS gemm for f32/f64/c64/c128, own loops for the rest.
+void run_dot(const Node& node, const void* a, const void* b, void* out);
+// WindowSum, WindowMax, WindowMin.
+void run_window(const Node& node, const void* in, void* out);
+// CumulativeSum.
+void run_scan(const Node& node, const void* in, void* out);
+// Fft, Ifft: FFTW, plans made once per (length, direction, dtype) and reused.
+void run_fft(const Node& node, const void* in, void* out);
+
+}  // namespace sluice::cpu

@@ -1,0 +1,125 @@
+// The client registry: one Client per platform, made on first use. Backends
+// are registered here and nowhere else.
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "devices/backend_impl.h"
+#include "devices/cpu/cpu_backend.h"
+
+namespace sluice {
+namespace {
+
+struct Registration {
+  const char* platform;
+  std::unique_ptr<Backend> (*make)(const ClientOptions&);  // null result: not available here
+};
+
+constexpr Registration kBackends[] = {
+    {"host", &cpu::make_cpu_backend},
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<Client>, std::less<>> clients;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+const Registration* find_registration(std::string_view platform) {
+  for (const auto& r : kBackends)
+    if (platform == r.platform) return &r;
+  return nullptr;
+}
+
+std::string known_platforms() {
+  std::string s;
+  for (const auto& r : kBackends) s += (s.empty() ? "" : ", ") + std::string(r.platform);
+  return s;
+}
+
+}  // namespace
+
+bool Capabilities::supports(Op op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
+bool Capabilities::supports(DType t) const {
+  return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
+}
+
+Client::Client(std::string platform, ClientOptions options, std::unique_ptr<Backend> backend)
+    : platform_(std::move(platform)), options_(options), backend_(std::move(backend)) {}
+Client::~Client() = default;
+
+int Client::device_count() const { return backend_->device_count(); }
+
+Device Client::device(int id) const {
+  if (id < 0 || id >= device_count())
+    throw DeviceError("client " + platform_ + ": device id expected in [0, " + std::to_string(device_count()) +
+                      "), found " + std::to_string(id));
+  return Device(const_cast<Client*>(this), id);
+}
+
+Capabilities Client::capabilities() const { return backend_->capabilities(); }
+
+Client& client(std::string_view platform, const ClientOptions& options) {
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mutex);
+  if (auto it = reg.clients.find(platform); it != reg.clients.end()) return *it->second;
+  const Registration* r = find_registration(platform);
+  if (!r)
+    throw DeviceError("client: unknown platform '" + std::string(platform) + "', expected one of " +
+                      known_platforms());
+  std::unique_ptr<Backend> backend = r->make(options);
+  if (!backend || backend->device_count() == 0)
+    throw DeviceError("client: platform '" + std::string(platform) + "' is not available on this machine");
+  auto c = std::make_unique<Client>(std::string(platform), options, std::move(backend));
+  if (options.default_device_id < 0 || options.default_device_id >= c->device_count())
+    throw DeviceError("client " + std::string(platform) + ": default_device_id expected in [0, " +
+                      std::to_string(c->device_count()) + "), found " + std::to_string(options.default_device_id));
+  return *reg.clients.emplace(std::string(platform), std::move(c)).first->second;
+}
+
+std::vector<std::string> platforms() {
+  std::vector<std::string> out;
+  for (const auto& r : kBackends) {
+    try {
+      client(r.platform);
+      out.emplace_back(r.platform);
+    } catch (const DeviceError&) {
+      // Not on this machine (no GPU, no driver): simply not listed.
+    }
+  }
+  return out;
+}
+
+Device default_device(std::initializer_list<std::string_view> preference) {
+  for (std::string_view p : preference) {
+    if (!find_registration(p)) throw DeviceError("default_device: unknown platform '" + std::string(p) + "'");
+    try {
+      return client(p).default_device();
+    } catch (const DeviceError&) {
+      continue;
+    }
+  }
+  std::string wanted;
+  for (std::string_view p : preference) wanted += (wanted.empty() ? "" : ", ") + std::string(p);
+  throw DeviceError("default_device: none of the platforms [" + wanted + "] is available");
+}
+
+Device host() {
+  static Device d = client("host").default_device();
+  return d;
+}
+
+Client& Device::client() const {
+  if (!client_) throw DeviceError("device: this Device is empty (default-constructed)");
+  return *client_;
+}
+Backend& Device::backend() const { return client().backend(); }
+std::string_view Device::platform() const { return client().platform(); }
+std::string Device::str() const { return std::string(platform()) + ":" + std::to_string(id_); }
+
+}  // namespace sluice

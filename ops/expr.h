@@ -65,6 +65,9 @@ struct Node {
 
 // Structural equality of two subgraphs (same ops, specs, attrs, operands).
 bool structurally_equal(const Node& a, const Node& b);
+// Pairwise over two lists (a Function's outputs), sharing one memo so that
+// subgraphs common to several outputs are compared once.
+bool structurally_equal(const std::vector<NodePtr>& a, const std::vector<NodePtr>& b);
 
 // A symbolic tensor inside a function being traced. Cheap to copy.
 // Thread safety: Exprs are immutable values; tracing one function is

@@ -214,7 +214,8 @@ class Executable {
   std::vector<Tensor> run(const std::vector<Tensor>& args, const RunOptions& options = {}) const;
 
  private:
-  std::shared_ptr<ExecutableImpl> impl_;
+  struct State;
+  std::shared_ptr<const State> state_;
 };
 
 // Compiles `f` for `device`, or returns the executable compiled before for a

@@ -1,0 +1,189 @@
+// Executable: the checks every backend's run shares (arguments against the
+// compiled inputs, donation), and the compile cache.
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "devices/backend_impl.h"
+
+namespace sluice {
+
+struct Executable::State {
+  std::shared_ptr<ExecutableImpl> impl;
+  std::vector<Spec> outputs;
+};
+
+Executable::Executable(std::shared_ptr<ExecutableImpl> impl)
+    : state_(std::make_shared<State>(State{impl, impl->function().output_specs()})) {}
+
+const std::vector<Spec>& Executable::inputs() const {
+  if (!state_) throw DeviceError("executable: empty (default-constructed); use sluice::compile");
+  return state_->impl->function().inputs();
+}
+
+const std::vector<Spec>& Executable::outputs() const {
+  if (!state_) throw DeviceError("executable: empty (default-constructed); use sluice::compile");
+  return state_->outputs;
+}
+
+Device Executable::device() const {
+  if (!state_) throw DeviceError("executable: empty (default-constructed); use sluice::compile");
+  return state_->impl->device();
+}
+
+namespace {
+
+std::string spec_list(const std::vector<Spec>& specs) {
+  std::string s;
+  for (const Spec& spec : specs) s += (s.empty() ? "" : ", ") + spec.str();
+  return "(" + s + ")";
+}
+
+void check_argument(size_t i, const Tensor& arg, const Spec& expected, Device device) {
+  std::string where = "run: argument " + std::to_string(i);
+  if (!arg) throw DeviceError(where + ": expected a " + expected.str() + " tensor, found an empty Tensor");
+  switch (arg.buffer()->state.load(std::memory_order_acquire)) {
+    case Buffer::State::Live: break;
+    case Buffer::State::Donated:
+      throw DeviceError(where + ": the " + arg.spec().str() + " tensor was donated to an earlier run and is no longer valid");
+    case Buffer::State::Deallocated:
+      throw DeviceError(where + ": the " + arg.spec().str() + " tensor was deallocated");
+  }
+  if (arg.dtype() != expected.dtype)
+    throw TypeError(where + ": expected " + expected.str() + ", found " + arg.spec().str());
+  if (arg.shape() != expected.shape)
+    throw ShapeError(where + ": expected " + expected.str() + ", found " + arg.spec().str());
+  if (!(arg.buffer()->device == device))
+    throw DeviceError(where + ": expected a tensor on " + device.str() + ", found one on " +
+                      arg.buffer()->device.str() + " (move it with to() or transfer())");
+}
+
+}  // namespace
+
+std::vector<Tensor> Executable::run(const std::vector<Tensor>& args, const RunOptions& options) const {
+  const std::vector<Spec>& specs = inputs();
+  if (args.size() != specs.size())
+    throw Error("run: expected " + std::to_string(specs.size()) + " arguments " + spec_list(specs) + ", found " +
+                std::to_string(args.size()));
+  Device dev = device();
+  for (size_t i = 0; i < args.size(); ++i) check_argument(i, args[i], specs[i], dev);
+
+  std::vector<bool> donated(args.size(), false);
+  for (size_t d : options.donate) {
+    if (d >= args.size())
+      throw Error("run: donate: expected argument indices below " + std::to_string(args.size()) + ", found " +
+                  std::to_string(d));
+    if (donated[d]) throw Error("run: donate: argument " + std::to_string(d) + " is listed twice");
+    donated[d] = true;
+  }
+  std::vector<BufferPtr> buffers;
+  buffers.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const BufferPtr& b = args[i].buffer();
+    // A donated buffer is overwritten: it may not also be read as another argument.
+    if (donated[i])
+      for (size_t j = 0; j < args.size(); ++j)
+        if (j != i && args[j].buffer() == b)
+          throw Error("run: donate: argument " + std::to_string(i) + " shares its buffer with argument " +
+                      std::to_string(j) + " and cannot be donated");
+    buffers.push_back(b);
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!donated[i]) continue;
+    Buffer::State live = Buffer::State::Live;
+    if (!buffers[i]->state.compare_exchange_strong(live, Buffer::State::Donated))
+      throw DeviceError("run: argument " + std::to_string(i) + " was donated or deallocated by another thread");
+  }
+
+  std::vector<BufferPtr> out = state_->impl->run(buffers, donated);
+  std::vector<Tensor> result;
+  result.reserve(out.size());
+  for (size_t i = 0; i < out.size(); ++i) result.emplace_back(state_->outputs[i], std::move(out[i]));
+  return result;
+}
+
+// ---------------------------------------------------------------- compile cache
+namespace {
+
+struct CacheKey {
+  uint64_t hash;
+  const Client* client;
+  int device_id;
+  bool operator==(const CacheKey&) const = default;
+};
+struct CacheKeyHash {
+  size_t operator()(const CacheKey& k) const {
+    return static_cast<size_t>(k.hash ^ (reinterpret_cast<uintptr_t>(k.client) * 0x9e3779b97f4a7c15ULL) ^
+                               static_cast<uint64_t>(k.device_id));
+  }
+};
+
+struct CompileCache {
+  std::mutex mutex;
+  // Functions with equal hashes are told apart by structural equality.
+  std::unordered_multimap<CacheKey, std::pair<Function, Executable>, CacheKeyHash> entries;
+
+  const Executable* find(const CacheKey& key, const Function& f) {
+    auto [lo, hi] = entries.equal_range(key);
+    for (auto it = lo; it != hi; ++it)
+      if (it->second.first == f) return &it->second.second;
+    return nullptr;
+  }
+};
+
+CompileCache& cache() {
+  static CompileCache c;
+  return c;
+}
+
+CacheKey key_of(const Function& f, Device device) { return {f.hash(), &device.client(), device.id()}; }
+
+// Every op and dtype of f must be in the backend's capabilities: an op a
+// backend lacks fails here, at compile time, never at run time.
+void check_capabilities(const Function& f, Device device) {
+  Capabilities caps = device.client().capabilities();
+  std::vector<const Node*> stack;
+  std::unordered_set<const Node*> seen;
+  for (const Expr& e : f.outputs()) stack.push_back(e.node().get());
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (!caps.supports(n->op))
+      throw DeviceError("compile: op " + std::string(op_name(n->op)) + " is not implemented on backend " +
+                        std::string(device.platform()));
+    if (!caps.supports(n->spec.dtype))
+      throw DeviceError("compile: dtype " + std::string(dtype_name(n->spec.dtype)) + " (in op " +
+                        std::string(op_name(n->op)) + ") is not supported on backend " + std::string(device.platform()));
+    for (const NodePtr& o : n->operands) stack.push_back(o.get());
+  }
+}
+
+}  // namespace
+
+Executable compile(const Function& f, Device device) {
+  if (f.outputs().empty()) throw Error("compile: expected a function with at least one output, found none");
+  CacheKey key = key_of(f, device);
+  CompileCache& c = cache();
+  {
+    std::lock_guard lock(c.mutex);
+    if (const Executable* e = c.find(key, f)) return *e;
+  }
+  check_capabilities(f, device);
+  Executable compiled(std::shared_ptr<ExecutableImpl>(device.backend().compile(f, device)));
+  std::lock_guard lock(c.mutex);
+  // Another thread may have compiled the same function meanwhile: keep one.
+  if (const Executable* e = c.find(key, f)) return *e;
+  c.entries.emplace(key, std::make_pair(f, compiled));
+  return compiled;
+}
+
+bool jit_cached(const Function& f, Device device) {
+  CompileCache& c = cache();
+  std::lock_guard lock(c.mutex);
+  return c.find(key_of(f, device), f) != nullptr;
+}
+
+}  // namespace sluice

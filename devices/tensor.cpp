@@ -1,0 +1,152 @@
+#include <cstring>
+
+#include "devices/backend_impl.h"
+#include "ops/dtype_dispatch.h"
+
+namespace sluice {
+
+Tensor::Tensor(Spec spec, BufferPtr buffer) : spec_(std::move(spec)), buffer_(std::move(buffer)) {
+  if (buffer_ && static_cast<int64_t>(buffer_->bytes) < spec_.bytes())
+    throw DeviceError("tensor: buffer of " + std::to_string(buffer_->bytes) + " bytes is too small for " +
+                      spec_.str() + " (" + std::to_string(spec_.bytes()) + " bytes)");
+}
+
+void Tensor::check_live(const char* what) const {
+  if (!buffer_) throw DeviceError(std::string(what) + ": the tensor is empty (default-constructed or moved from)");
+  switch (buffer_->state.load(std::memory_order_acquire)) {
+    case Buffer::State::Live: return;
+    case Buffer::State::Donated:
+      throw DeviceError(std::string(what) + ": the " + spec_.str() +
+                        " tensor was donated to a run and is no longer valid");
+    case Buffer::State::Deallocated:
+      throw DeviceError(std::string(what) + ": the " + spec_.str() + " tensor was deallocated");
+  }
+}
+
+void Tensor::check_access(DType t, const char* what, bool any_device) const {
+  check_live(what);
+  if (t != spec_.dtype && !(spec_.dtype == DType::Pred && t == DType::U8))
+    throw TypeError(std::string(what) + ": expected element type " + std::string(dtype_name(spec_.dtype)) +
+                    " of " + spec_.str() + ", found a request for " + std::string(dtype_name(t)));
+  if (!any_device && device().platform() != "host")
+    throw DeviceError(std::string(what) + ": expected a host tensor, found one on " + device().str() +
+                      " (use to_vector or to_host)");
+}
+
+Device Tensor::device() const {
+  check_live("device");
+  return buffer_->device;
+}
+
+bool Tensor::is_ready() const { return !buffer_ || buffer_->is_ready(); }
+
+void Tensor::wait() const {
+  check_live("wait");
+  buffer_->wait();
+}
+
+const void* Tensor::host_data() const {
+  check_live("host_data");
+  if (buffer_->device.platform() != "host")
+    throw DeviceError("host_data: expected a host tensor, found one on " + buffer_->device.str());
+  buffer_->wait();
+  return buffer_->data;
+}
+
+void Tensor::copy_to_host(void* dst) const {
+  check_live("copy_to_host");
+  buffer_->device.backend().download(*buffer_, dst);
+}
+
+Tensor Tensor::to_host() const {
+  check_live("to_host");
+  if (buffer_->device.platform() == "host") return *this;
+  return to(host());
+}
+
+Tensor Tensor::to(Device target) const {
+  check_live("to");
+  Backend& dst_backend = target.backend();
+  BufferPtr out = dst_backend.allocate(target, static_cast<size_t>(spec_.bytes()));
+  if (&buffer_->device.backend() == &dst_backend) {
+    dst_backend.copy(*buffer_, *out);
+  } else if (buffer_->device.platform() == "host") {
+    dst_backend.upload(host_data(), *out);
+  } else if (target.platform() == "host") {
+    buffer_->device.backend().download(*buffer_, out->data);
+  } else {
+    // Between two accelerators of different platforms: through the host.
+    Tensor staged = to(host());
+    dst_backend.upload(staged.host_data(), *out);
+  }
+  return Tensor(spec_, std::move(out));
+}
+
+Tensor Tensor::transfer(Device target) {
+  check_live("transfer");
+  if (buffer_->device == target) return std::exchange(*this, Tensor());
+  Tensor moved = to(target);
+  deallocate();
+  return moved;
+}
+
+void Tensor::deallocate() {
+  check_live("deallocate");
+  // A computation may still be writing the buffer: let it finish first. Its
+  // error, if any, belongs to whoever reads the result, not to deallocate.
+  if (buffer_->ready) {
+    try {
+      buffer_->ready->wait();
+    } catch (...) {
+    }
+  }
+  buffer_->state.store(Buffer::State::Deallocated, std::memory_order_release);
+  buffer_->memory.reset();
+  buffer_->data = nullptr;
+}
+
+Tensor tensor_from_bytes(const Spec& spec, const void* bytes, Device device) {
+  Backend& backend = device.backend();
+  BufferPtr buffer = backend.allocate(device, static_cast<size_t>(spec.bytes()));
+  if (spec.bytes() > 0) backend.upload(bytes, *buffer);
+  return Tensor(spec, std::move(buffer));
+}
+
+Tensor wrap_host(const Spec& spec, void* data, std::shared_ptr<void> owner) {
+  if (!data && spec.bytes() > 0) throw DeviceError("wrap_host: expected a pointer to " + spec.str() + ", found null");
+  auto buffer = std::make_shared<Buffer>();
+  buffer->device = host();
+  buffer->data = data;
+  buffer->bytes = static_cast<size_t>(spec.bytes());
+  buffer->memory = std::move(owner);
+  return Tensor(spec, std::move(buffer));
+}
+
+namespace {
+
+// Fills a host vector of `spec` with value(i) for element i, then places it.
+template <typename Value>
+Tensor filled(const Spec& spec, Device device, Value value) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(spec.bytes()));
+  visit_dtype(spec.dtype, [&]<typename T>() {
+    T* p = reinterpret_cast<T*>(bytes.data());
+    for (int64_t i = 0; i < spec.size(); ++i) {
+      double v = value(i);
+      if constexpr (std::is_same_v<T, half>) p[i] = half{float_to_f16(static_cast<float>(v))};
+      else if constexpr (std::is_same_v<T, bfloat16>) p[i] = bfloat16{float_to_bf16(static_cast<float>(v))};
+      else p[i] = static_cast<T>(v);
+    }
+  });
+  return tensor_from_bytes(spec, bytes.data(), device);
+}
+
+}  // namespace
+
+Tensor zeros(const Spec& spec, Device device) { return filled(spec, device, [](int64_t) { return 0.0; }); }
+Tensor ones(const Spec& spec, Device device) { return filled(spec, device, [](int64_t) { return 1.0; }); }
+Tensor iota(const Spec& spec, Device device) {
+  if (spec.dtype == DType::Pred) throw TypeError("iota: expected a numeric dtype, found pred");
+  return filled(spec, device, [](int64_t i) { return static_cast<double>(i); });
+}
+
+}  // namespace sluice

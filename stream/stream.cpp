@@ -1,0 +1,311 @@
+#include "stream/stream.h"
+
+#include <sstream>
+
+namespace sluice {
+
+namespace detail {
+std::vector<Spec> stream_parameters(const std::vector<Spec>& input_spec, const Tensors& acc_init) {
+  if (input_spec.empty()) throw StreamError("stream: input_spec: expected at least one Spec, found none");
+  std::vector<Spec> params = input_spec;
+  for (size_t i = 0; i < acc_init.size(); ++i) {
+    if (!acc_init[i]) throw StreamError("stream: acc_init[" + std::to_string(i) + "]: expected a tensor, found an empty one");
+    params.push_back(acc_init[i].spec());
+  }
+  return params;
+}
+}  // namespace detail
+
+namespace {
+
+std::string specs_str(const std::vector<Spec>& specs) {
+  std::string s;
+  for (const Spec& spec : specs) s += (s.empty() ? "" : ", ") + spec.str();
+  return "{" + s + "}";
+}
+
+std::string what_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+}  // namespace
+
+// A chunk between send and recv: waiting for its data (not yet issued), or
+// issued with outputs that may still be computing.
+struct Slot {
+  uint64_t seq = 0;
+  Tensors chunk;             // until issued
+  Tensors outputs;           // once issued
+  Tensor marker;             // one result of its run: ready when the run is done
+  std::exception_ptr error;  // a failure known when issuing (the chunk's own data failed)
+  bool issued = false;
+};
+
+struct Stream::State : std::enable_shared_from_this<Stream::State> {
+  Executable exe;
+  std::vector<Spec> input_spec, output_spec;
+  Device device;
+  StreamOptions options;
+  size_t n_in = 0, n_out = 0, n_acc = 0;
+
+  std::mutex mutex;
+  std::condition_variable changed;  // a slot issued or received, or the stream closed
+  Tensors acc;                      // the newest accumulator, possibly still computing
+  // Sent and not yet received (with discard_outputs: not yet known complete),
+  // in sequence order; the last `unissued` wait for their chunk's data.
+  std::deque<Slot> slots;
+  size_t unissued = 0;
+  bool waiting = false;             // a continuation on the first unissued chunk is registered
+  uint64_t next_seq = 0, received = 0;
+  bool closed = false;
+  std::thread::id receiver;         // the thread that must recv: the last to call recv, else the opener
+  std::exception_ptr first_error;   // with discard_outputs: reported by done
+  uint64_t first_error_seq = 0;
+
+  // Issues every slot whose chunk is ready, in order. When one is not, a
+  // continuation on its data resumes issuing later; it is registered with
+  // the lock released, since it runs at once if the data became ready.
+  void pump(std::unique_lock<std::mutex>& lock) {
+    size_t first = slots.size() - unissued;
+    EventPtr wait_for;
+    while (unissued > 0) {
+      Slot& slot = slots[first];
+      for (const Tensor& t : slot.chunk)
+        if (!t.is_ready()) wait_for = t.buffer()->ready;
+      if (wait_for) break;
+      issue(slot);
+      --unissued;
+      ++first;
+    }
+    if (!wait_for || waiting) return;
+    waiting = true;
+    lock.unlock();
+    wait_for->then([self = shared_from_this()] {
+      std::unique_lock relock(self->mutex);
+      self->waiting = false;
+      self->pump(relock);
+    });
+    lock.lock();
+  }
+
+  void issue(Slot& slot) {
+    for (const Tensor& t : slot.chunk)
+      if (t.buffer()->ready && t.buffer()->ready->failed()) slot.error = t.buffer()->ready->error();
+    if (!slot.error) {
+      // The accumulator is donated: a step allocates nothing for state.
+      Tensors args = slot.chunk;
+      args.insert(args.end(), acc.begin(), acc.end());
+      RunOptions run;
+      for (size_t i = 0; i < n_acc; ++i) run.donate.push_back(n_in + i);
+      try {
+        Tensors out = exe.run(args, run);
+        slot.marker = out.front();
+        acc.assign(out.end() - static_cast<std::ptrdiff_t>(n_acc), out.end());
+        out.resize(n_out);
+        slot.outputs = std::move(out);
+      } catch (...) {
+        slot.error = std::current_exception();
+      }
+    }
+    if (slot.error) note_error(slot.seq, slot.error);
+    slot.chunk.clear();
+    slot.issued = true;
+    changed.notify_all();
+  }
+
+  void note_error(uint64_t seq, std::exception_ptr e) {
+    if (options.discard_outputs && !first_error) {
+      first_error = std::move(e);
+      first_error_seq = seq;
+    }
+  }
+
+  // With discard_outputs, slots leave once their run is complete; waiting
+  // for the oldest bounds the computations in flight to max_pending.
+  void retire_completed(std::unique_lock<std::mutex>& lock, size_t keep_at_most) {
+    while (!slots.empty() && slots.front().issued) {
+      Slot& front = slots.front();
+      if (slots.size() <= keep_at_most && front.marker && !front.marker.is_ready()) return;
+      Tensor marker = front.marker;
+      uint64_t seq = front.seq;
+      if (marker && !marker.is_ready()) {
+        lock.unlock();
+        try {
+          marker.wait();
+        } catch (...) {
+        }
+        lock.lock();
+        if (slots.empty() || slots.front().seq != seq) continue;  // retired by another sender meanwhile
+      }
+      if (marker && marker.buffer()->ready && marker.buffer()->ready->failed())
+        note_error(seq, marker.buffer()->ready->error());
+      slots.pop_front();
+    }
+  }
+
+  void check_open(const char* what) const {
+    if (closed) throw StreamError(std::string(what) + ": the stream is closed (done was called)");
+  }
+};
+
+Stream::Stream(const Function& f, std::vector<Spec> input_spec, const Tensors& acc_init, Device device,
+               StreamOptions options)
+    : state_(std::make_shared<State>()) {
+  State& s = *state_;
+  std::vector<Spec> params = detail::stream_parameters(input_spec, acc_init);
+  if (f.inputs() != params)
+    throw StreamError("stream: expected a function of the chunk and accumulator " + specs_str(params) +
+                      ", found one of " + specs_str(f.inputs()));
+  if (f.outputs().size() < acc_init.size())
+    throw StreamError("stream: expected the function to return its outputs and then " +
+                      std::to_string(acc_init.size()) + " accumulator tensors, found " +
+                      std::to_string(f.outputs().size()) + " results");
+  std::vector<Spec> results = f.output_specs();
+  for (size_t i = 0; i < acc_init.size(); ++i) {
+    const Spec& returned = results[results.size() - acc_init.size() + i];
+    if (returned != acc_init[i].spec())
+      throw StreamError("stream: accumulator " + std::to_string(i) + ": expected the function to return " +
+                        acc_init[i].spec().str() + " as the new accumulator, found " + returned.str());
+  }
+  if (options.max_pending == 0) throw StreamError("stream: max_pending: expected at least 1, found 0");
+  s.exe = compile(f, device);
+  s.input_spec = std::move(input_spec);
+  s.output_spec.assign(results.begin(), results.end() - static_cast<std::ptrdiff_t>(acc_init.size()));
+  s.device = device;
+  s.options = options;
+  s.n_in = s.input_spec.size();
+  s.n_out = s.output_spec.size();
+  s.n_acc = acc_init.size();
+  // The stream owns a copy: donating the caller's tensors would invalidate them.
+  for (const Tensor& t : acc_init) s.acc.push_back(t.to(device));
+  s.receiver = std::this_thread::get_id();
+}
+
+Stream::~Stream() = default;
+Stream::Stream(Stream&&) noexcept = default;
+Stream& Stream::operator=(Stream&&) noexcept = default;
+
+void Stream::send(const Tensors& chunk) {
+  if (!state_) throw StreamError("send: the stream was moved from");
+  State& s = *state_;
+  if (chunk.size() != s.n_in)
+    throw ShapeError("send: expected a chunk of " + std::to_string(s.n_in) + " tensors " + specs_str(s.input_spec) +
+                     ", found " + std::to_string(chunk.size()));
+  Tensors placed;
+  placed.reserve(chunk.size());
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    const Tensor& t = chunk[i];
+    std::string where = "send: chunk tensor " + std::to_string(i);
+    if (!t) throw StreamError(where + ": expected " + s.input_spec[i].str() + ", found an empty tensor");
+    if (t.dtype() != s.input_spec[i].dtype)
+      throw TypeError(where + ": expected " + s.input_spec[i].str() + ", found " + t.spec().str());
+    if (t.shape() != s.input_spec[i].shape)
+      throw ShapeError(where + ": expected " + s.input_spec[i].str() + ", found " + t.spec().str());
+    placed.push_back(t.device() == s.device ? t : t.to(s.device));
+  }
+
+  std::unique_lock lock(s.mutex);
+  s.check_open("send");
+  if (s.options.discard_outputs) {
+    s.retire_completed(lock, s.options.max_pending - 1);
+    while (s.slots.size() >= s.options.max_pending) {  // the oldest still waits for its data
+      s.changed.wait(lock);
+      s.retire_completed(lock, s.options.max_pending - 1);
+    }
+  } else {
+    while (s.slots.size() >= s.options.max_pending) {
+      if (std::this_thread::get_id() == s.receiver)
+        throw StreamError("send: " + std::to_string(s.slots.size()) +
+                          " outputs wait unreceived (max_pending) and this thread is the one that receives them: "
+                          "sending more would wait forever; recv first, or open the stream with a larger max_pending");
+      s.changed.wait(lock);
+    }
+  }
+  s.check_open("send");
+  Slot& slot = s.slots.emplace_back();
+  slot.seq = s.next_seq++;
+  slot.chunk = std::move(placed);
+  ++s.unissued;
+  s.pump(lock);
+}
+
+Tensors Stream::recv() {
+  if (!state_) throw StreamError("recv: the stream was moved from");
+  State& s = *state_;
+  Slot slot;
+  {
+    std::unique_lock lock(s.mutex);
+    s.check_open("recv");
+    if (s.options.discard_outputs) throw StreamError("recv: the stream was opened with discard_outputs: it keeps no outputs");
+    s.receiver = std::this_thread::get_id();
+    s.changed.wait(lock, [&] { return s.closed || (!s.slots.empty() && s.slots.front().issued); });
+    s.check_open("recv");
+    slot = std::move(s.slots.front());
+    s.slots.pop_front();
+    ++s.received;
+  }
+  s.changed.notify_all();  // a sender blocked on max_pending may go on
+  std::exception_ptr error = slot.error;
+  if (!error) {
+    try {
+      for (const Tensor& t : slot.outputs) t.wait();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (error) throw StreamError("recv: chunk " + std::to_string(slot.seq) + " failed: " + what_of(error));
+  return std::move(slot.outputs);
+}
+
+Tensors Stream::done() {
+  if (!state_) throw StreamError("done: the stream was moved from");
+  State& s = *state_;
+  Tensors acc;
+  {
+    std::unique_lock lock(s.mutex);
+    s.check_open("done");
+    s.changed.wait(lock, [&] { return s.unissued == 0; });
+    if (s.options.discard_outputs) s.retire_completed(lock, 0);
+    if (!s.options.discard_outputs && !s.slots.empty()) {
+      throw StreamError("done: " + std::to_string(s.slots.size()) + " outputs were not received (chunks " +
+                        std::to_string(s.slots.front().seq) + " to " + std::to_string(s.slots.back().seq) +
+                        "); recv them first, or open the stream with discard_outputs. The stream is still open "
+                        "and nothing was lost");
+    }
+    acc = s.acc;
+  }
+  try {
+    for (const Tensor& t : acc) t.wait();
+  } catch (...) {
+    std::lock_guard lock(s.mutex);
+    s.closed = true;
+    s.changed.notify_all();
+    throw StreamError("done: the accumulator failed: " + what_of(std::current_exception()));
+  }
+  std::lock_guard lock(s.mutex);
+  s.closed = true;
+  s.changed.notify_all();
+  if (s.first_error)
+    throw StreamError("done: chunk " + std::to_string(s.first_error_seq) + " failed: " + what_of(s.first_error));
+  return acc;
+}
+
+const std::vector<Spec>& Stream::input_spec() const { return state_->input_spec; }
+const std::vector<Spec>& Stream::output_spec() const { return state_->output_spec; }
+Device Stream::device() const { return state_->device; }
+uint64_t Stream::sent() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->next_seq;
+}
+uint64_t Stream::received() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->received;
+}
+
+}  // namespace sluice

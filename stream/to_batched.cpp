@@ -1,0 +1,68 @@
+#include "stream/to_batched.h"
+
+#include "ops/ops.h"
+
+namespace sluice {
+
+Batches::Batches(Tensor tensor, int64_t batch_size, Leftover leftover)
+    : tensor_(std::move(tensor)), batch_size_(batch_size), count_(0) {
+  if (!tensor_) throw ShapeError("to_batched: expected a tensor, found an empty one");
+  if (tensor_.rank() == 0)
+    throw ShapeError("to_batched: expected a tensor of rank 1 or more to cut along axis 0, found a scalar " +
+                     tensor_.spec().str());
+  if (batch_size < 1)
+    throw ShapeError("to_batched: batch_size: expected at least 1, found " + std::to_string(batch_size));
+  int64_t rows = tensor_.shape().dim(0);
+  if (rows < batch_size)
+    throw ShapeError("to_batched: expected at least batch_size = " + std::to_string(batch_size) + " rows in " +
+                     tensor_.spec().str() + ", found " + std::to_string(rows));
+  count_ = leftover == Leftover::Repeat ? (rows + batch_size - 1) / batch_size : rows / batch_size;
+}
+
+Tensor Batches::operator[](int64_t i) const {
+  if (i < 0 || i >= count_)
+    throw ShapeError("to_batched: batch index expected in [0, " + std::to_string(count_) + "), found " +
+                     std::to_string(i));
+  const Shape& shape = tensor_.shape();
+  int64_t rows = shape.dim(0);
+  std::vector<int64_t> dims = shape.dims();
+  dims[0] = batch_size_;
+  Spec spec{tensor_.dtype(), Shape(dims)};
+  int64_t first = i * batch_size_;
+  int64_t row_bytes = spec.bytes() / batch_size_;
+
+  if (first + batch_size_ <= rows && tensor_.device().platform() == "host") {
+    // A view: same memory, same readiness as the whole tensor.
+    const BufferPtr& whole = tensor_.buffer();
+    auto view = std::make_shared<Buffer>();
+    view->device = whole->device;
+    view->data = static_cast<uint8_t*>(whole->data) + first * row_bytes;
+    view->bytes = static_cast<size_t>(spec.bytes());
+    view->memory = whole->memory;
+    view->ready = whole->ready;
+    return Tensor(spec, std::move(view));
+  }
+
+  // Other devices, and the wrapped-around last batch: computed by one small
+  // compiled function per shape (the compile cache keeps it).
+  Spec whole = tensor_.spec();
+  int64_t tail = std::min(batch_size_, rows - first);
+  Function f = trace({whole}, [&](Expr x) {
+    std::vector<int64_t> zeros(static_cast<size_t>(whole.shape.rank()), 0);
+    std::vector<int64_t> starts = zeros;
+    starts[0] = first;
+    std::vector<int64_t> lengths = whole.shape.dims();
+    lengths[0] = tail;
+    Expr part = slice(x, starts, lengths);
+    if (tail == batch_size_) return part;
+    lengths[0] = batch_size_ - tail;
+    return concatenate({part, slice(x, zeros, lengths)}, 0);
+  });
+  return compile(f, tensor_.device()).run({tensor_})[0];
+}
+
+Batches to_batched(const Tensor& tensor, int64_t batch_size, Leftover leftover) {
+  return Batches(tensor, batch_size, leftover);
+}
+
+}  // namespace sluice

@@ -1,0 +1,42 @@
+// Constant folding. Nodes are visited operands first, so a chain of constant
+// ops folds in one walk: each node sees its operands already folded.
+#include <string>
+
+#include "ops/error.h"
+#include "ops/ops.h"
+#include "ops/passes/graph_walk.h"
+#include "ops/passes/passes.h"
+
+namespace sluice::passes {
+namespace {
+
+bool foldable(const Node& node, int64_t max_elements) {
+  if (node.op == Op::Parameter || node.op == Op::Constant) return false;
+  if (node.spec.size() > max_elements) return false;
+  for (const NodePtr& operand : node.operands) {
+    if (operand->op != Op::Constant) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Function fold_constants(const Function& f, const Evaluator& eval, int64_t max_elements) {
+  return rebuild(f, [&](const NodePtr& node) -> NodePtr {
+    if (!foldable(*node, max_elements)) return node;
+    std::vector<const Literal*> operands;
+    operands.reserve(node->operands.size());
+    for (const NodePtr& operand : node->operands) operands.push_back(operand->attrs.literal.get());
+    Literal value = eval(*node, operands);
+    if (value.spec != node->spec || static_cast<int64_t>(value.bytes.size()) != node->spec.bytes()) {
+      throw Error("fold_constants: evaluating " + std::string(op_name(node->op)) + ": expected a literal of " +
+                  node->spec.str() + " (" + std::to_string(node->spec.bytes()) + " bytes), found " +
+                  value.spec.str() + " (" + std::to_string(value.bytes.size()) + " bytes)");
+    }
+    // The builder's constant is strong, as a folded value must be: it has a
+    // definite type now, whatever weak scalars it came from.
+    return constant(value).node();
+  });
+}
+
+}  // namespace sluice::passes

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "ops/hash.h"
 #include "ops/passes/graph_walk.h"
 #include "ops/passes/passes.h"
 
@@ -31,10 +32,7 @@ uint64_t key(const Node& n) {
   if (!is_commutative(n.op) || n.operands.size() != 2) return n.hash;
   uint64_t lo = n.operands[0]->hash, hi = n.operands[1]->hash;
   if (lo > hi) std::swap(lo, hi);
-  uint64_t k = static_cast<uint64_t>(n.op) * 0x9e3779b97f4a7c15ull;
-  k = (k ^ lo) * 0xff51afd7ed558ccdull;
-  k = (k ^ hi) * 0xc4ceb9fe1a85ec53ull;
-  return k ^ static_cast<uint64_t>(n.spec.dtype);
+  return detail::Hasher().add(static_cast<uint64_t>(n.op)).add(n.attrs.hash()).add(lo).add(hi).value();
 }
 
 }  // namespace

@@ -1,0 +1,179 @@
+#pragma once
+// Shape and type inference: what each op makes of its arguments' specs, as
+// pure functions (XLA's shape_inference.h). The builders of ops.h call these
+// to validate and to compute result specs; passes and backends may call them
+// to re-derive a node's spec. One function per op family, each with a worked
+// example. Every function throws ShapeError or TypeError naming the op, the
+// argument, what was expected and what was found.
+//
+// Axes passed in may be negative (counted from the end, as Nx); functions
+// named normalize_* return them non-negative.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "ops/error.h"
+#include "ops/expr.h"
+#include "ops/op.h"
+#include "ops/shape.h"
+
+namespace sluice::infer {
+
+// ---- messages
+
+// "[1, 2]"
+std::string str(const std::vector<int64_t>& v);
+
+// Appends pieces (strings, numbers, DTypes, Shapes, Specs, int lists) into
+// one message; avoids operator+ chains, which also trip a GCC 12 -Wrestrict
+// false positive.
+void append(std::string& s, std::string_view v);
+void append(std::string& s, DType v);
+void append(std::string& s, const Spec& v);
+void append(std::string& s, const std::vector<int64_t>& v);
+template <typename T>
+  requires std::is_integral_v<T>
+void append(std::string& s, T v) {
+  s += std::to_string(v);
+}
+template <typename... Ts>
+std::string cat(const Ts&... parts) {
+  std::string s;
+  (append(s, parts), ...);
+  return s;
+}
+
+// "<op>: argument <arg>: expected <expected>, found <found>"
+[[noreturn]] void shape_error(std::string_view op, std::string_view arg, std::string_view expected,
+                              std::string_view found);
+[[noreturn]] void type_error(std::string_view op, std::string_view arg, std::string_view expected,
+                             std::string_view found);
+
+// A result shape, checked against kMaxRank with the op's name.
+// dot f32[2][3][4][5][6][7][8][9] x f32[...9 axes] with no contraction -> ShapeError
+Shape result_shape(std::string_view op, std::vector<int64_t> dims);
+
+// One axis, -rank <= axis < rank, made non-negative.
+// normalize_axis("sum", "axes", f32[2][3], -1) -> 1
+int64_t normalize_axis(std::string_view op, std::string_view arg, int rank, int64_t axis);
+// Sorted, unique, non-negative; `empty_means_all`: {} -> every axis.
+// normalize_axes("sum", "axes", 3, {-1, 0}) -> {0, 2}; {0, 0} -> ShapeError
+std::vector<int64_t> normalize_axes(std::string_view op, std::string_view arg, int rank,
+                                    const std::vector<int64_t>& axes, bool empty_means_all);
+
+// ---- elementwise (infer_elementwise.cpp)
+
+// Broadcast aligned from the right; each dim must match or be 1.
+// add f32[2][1] f32[3] -> [2][3];  add f32[2] f32[3] -> ShapeError
+Shape broadcast_shapes(std::string_view op, const std::vector<Shape>& shapes);
+
+// The dtype operands are converted to (compute) and the dtype of the result.
+struct ElementwiseTypes {
+  DType compute;
+  DType result;
+};
+// exp s32 -> {f32, f32};  abs c64 -> {c64, f32};  is_nan f16 -> {f16, pred};
+// negate pred -> {u8, u8};  bitwise_not pred -> {pred, pred};  erf c64 -> TypeError
+ElementwiseTypes unary(Op op, DType x);
+// `merged` is the operands' common dtype (promote, weak scalars resolved).
+// divide s32 s32 (s32) -> {f32, f32};  less s8 u8 (s16) -> {s16, pred};
+// add pred pred (pred) -> {u8, u8};  bitwise_and f32 s32 (f32) -> TypeError
+ElementwiseTypes binary(Op op, DType a, DType b, DType merged);
+// select / clip: `merged` is the values' common dtype.
+// select pred s32 f32 (f32) -> {f32, f32};  clip c64 c64 c64 -> TypeError
+ElementwiseTypes ternary(Op op, DType merged);
+// A weak scalar's type meets a strong one: s8 with weak s64 -> s8; pred with
+// weak s64 -> u8; s32 with weak f64 -> f32; f16 with weak f64 -> f16.
+DType merge_weak(DType strong, DType weak);
+
+// ---- conversions (infer_elementwise.cpp)
+
+// bitcast f32 -> s32 ok;  f32 -> f64 -> TypeError (widths differ)
+void bitcast(DType from, DType to);
+
+// ---- shape (infer_shape.cpp)
+
+// reshape f32[2][3] -> [3][2] ok;  -> [4] ShapeError (6 elements vs 4)
+void reshape(const Shape& x, const Shape& to);
+// The axes squeeze removes, sorted: f32[1][3][1] {} -> {0, 2};  {1} -> ShapeError
+std::vector<int64_t> squeeze_axes(const Shape& x, const std::vector<int64_t>& axes);
+// Output axis of each of x's axes, validated; {} means right-aligned.
+// broadcast f32[3] to [2][3] {} -> {1};  f32[3] to [3][2] {0} -> {0};  f32[2] to [2][3] {} -> ShapeError
+std::vector<int64_t> broadcast_axes(const Shape& x, const Shape& to, const std::vector<int64_t>& axes);
+// A permutation of x's axes; {} means reversed.
+// transpose f32[2][3][4] {} -> {2, 1, 0} -> [4][3][2];  {0, 0, 1} -> ShapeError
+std::vector<int64_t> transpose_permutation(const Shape& x, const std::vector<int64_t>& axes);
+Shape transpose(const Shape& x, const std::vector<int64_t>& permutation);
+// pad f32[3] {1:2:1} -> f32[8] (1 + 3 + 2 interior + 2);  interior -1 -> ShapeError
+Shape pad(const Shape& x, const std::vector<PadDim>& config);
+// Strides filled in (default 1 per axis) and checked.
+std::vector<int64_t> slice_strides(const Shape& x, const std::vector<int64_t>& lengths,
+                                   const std::vector<int64_t>& strides);
+// Each result dim is ceil(length / stride) (as Nx: lengths are taken from x,
+// strides step inside them).
+// slice f32[32][32] [0:16, 0:16] -> [16][16];  f32[10] start 2 length 7 stride 2 -> [4];
+// f32[4] start 3 length 2 -> ShapeError (a static slice must lie inside x)
+Shape slice(const Shape& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& lengths,
+            const std::vector<int64_t>& strides);
+// Starts known only at run time; kernels clamp each to [0, dim - length].
+// slice f32[10] length 4 -> [4];  f32[10] length 11 -> ShapeError
+Shape dynamic_slice(const Shape& x, const std::vector<int64_t>& lengths, const std::vector<int64_t>& strides);
+// Checks update against x; returns `starts` clamped so the update fits (as Nx).
+// put_slice f32[5] at {4} with f32[2] -> starts {3};  f32[5] with f32[6] -> ShapeError
+std::vector<int64_t> put_slice(const Shape& x, const Shape& update, const std::vector<int64_t>& starts);
+// Starts known only at run time; kernels clamp them as above.
+void dynamic_put_slice(const Shape& x, const Shape& update);
+// axis may be negative.
+// concatenate f32[2][3] f32[4][3] axis 0 -> [6][3];  f32[2][3] f32[2][4] axis 0 -> ShapeError
+Shape concatenate(const std::vector<Shape>& xs, int64_t axis);
+
+// ---- reductions (infer_reduce.cpp)
+
+// The dtype a reduction reads, which its result has too (argmax/argmin
+// return s64 whatever they read): sum/product s8..s64 -> s64, pred and
+// u8..u64 -> u64, inexact kept; reduce_max/min, argmax/argmin keep real
+// types (complex -> TypeError); all/any read pred.
+// sum s32 -> s64;  all f32 -> pred;  reduce_max c64 -> TypeError
+DType reduce_type(Op op, DType x);
+// sum f32[2][3][4] axes {0, 2} -> [3];  keep_axes -> [1][3][1]
+Shape reduce(const Shape& x, const std::vector<int64_t>& axes, bool keep_axes);
+// argmax f32[2][3] axis 1 -> s64[2];  no axis -> s64[];  f32[2][0] axis 1 -> ShapeError
+Shape arg_reduce(std::string_view op, const Shape& x, int64_t axis, bool keep_axis);
+
+// ---- dot (infer_dot.cpp)
+
+// Validates the axes (non-negative already) and returns the result shape:
+// batch axes, then a's free axes, then b's free axes.
+// dot f32[8][2][3] contract {2} batch {0}, f32[8][3][4] contract {1} batch {0} -> [8][2][4]
+// dot f32[2][3] {1}, f32[4][5] {0} -> ShapeError (3 vs 4)
+Shape dot(const Shape& a, const std::vector<int64_t>& contract_a, const std::vector<int64_t>& batch_a,
+          const Shape& b, const std::vector<int64_t>& contract_b, const std::vector<int64_t>& batch_b);
+
+// dot computes in the merged dtype, pred in u8: dot pred pred -> u8
+DType dot_type(DType merged);
+
+// ---- windows and scans (infer_window.cpp)
+
+// window_sum and cumulative_sum compute pred in u8; window_max/min keep
+// real types (complex -> TypeError).  window_sum pred -> u8;  window_max f16 -> f16
+DType window_type(Op op, DType x);
+
+// Fills in default strides (1) and padding (0) and checks them.
+void window_options(std::string_view op, const Shape& x, const std::vector<int64_t>& window,
+                    std::vector<int64_t>& strides, std::vector<PadDim>& padding);
+// Each axis: floor((d + low + high - w) / s) + 1.
+// window_sum f32[10] window {3} stride {2} -> [4];  f32[8][8] window {2, 2} pad {1:1, 0:0} -> [9][7];
+// f32[2] window {3} -> ShapeError
+Shape window(std::string_view op, const Shape& x, const std::vector<int64_t>& window,
+             const std::vector<int64_t>& strides, const std::vector<PadDim>& padding);
+
+// ---- Fourier transforms (infer_fft.cpp)
+
+// The complex type a transform computes in: f64, c128 -> c128; others c64.
+// fft s32[8] -> c64[8];  fft f64[4][16] -> c128[4][16];  fft f32[] -> ShapeError
+DType fft_type(std::string_view op, const Spec& x, int64_t length);
+
+}  // namespace sluice::infer

@@ -4,25 +4,7 @@
 
 namespace sluice {
 
-namespace detail {
-std::vector<Spec> stream_parameters(const std::vector<Spec>& input_spec, const Tensors& acc_init) {
-  if (input_spec.empty()) throw StreamError("stream: input_spec: expected at least one Spec, found none");
-  std::vector<Spec> params = input_spec;
-  for (size_t i = 0; i < acc_init.size(); ++i) {
-    if (!acc_init[i]) throw StreamError("stream: acc_init[" + std::to_string(i) + "]: expected a tensor, found an empty one");
-    params.push_back(acc_init[i].spec());
-  }
-  return params;
-}
-}  // namespace detail
-
 namespace {
-
-std::string specs_str(const std::vector<Spec>& specs) {
-  std::string s;
-  for (const Spec& spec : specs) s += (s.empty() ? "" : ", ") + spec.str();
-  return "{" + s + "}";
-}
 
 std::string what_of(const std::exception_ptr& e) {
   try {
@@ -48,11 +30,8 @@ struct Slot {
 };
 
 struct Stream::State : std::enable_shared_from_this<Stream::State> {
-  Executable exe;
-  std::vector<Spec> input_spec, output_spec;
-  Device device;
+  Step step;
   StreamOptions options;
-  size_t n_in = 0, n_out = 0, n_acc = 0;
 
   std::mutex mutex;
   std::condition_variable changed;  // a slot issued or received, or the stream closed
@@ -98,17 +77,9 @@ struct Stream::State : std::enable_shared_from_this<Stream::State> {
     for (const Tensor& t : slot.chunk)
       if (t.buffer()->ready && t.buffer()->ready->failed()) slot.error = t.buffer()->ready->error();
     if (!slot.error) {
-      // The accumulator is donated: a step allocates nothing for state.
-      Tensors args = slot.chunk;
-      args.insert(args.end(), acc.begin(), acc.end());
-      RunOptions run;
-      for (size_t i = 0; i < n_acc; ++i) run.donate.push_back(n_in + i);
       try {
-        Tensors out = exe.run(args, run);
-        slot.marker = out.front();
-        acc.assign(out.end() - static_cast<std::ptrdiff_t>(n_acc), out.end());
-        out.resize(n_out);
-        slot.outputs = std::move(out);
+        slot.outputs = step.run(slot.chunk, acc);
+        slot.marker = slot.outputs.empty() ? acc.front() : slot.outputs.front();
       } catch (...) {
         slot.error = std::current_exception();
       }
@@ -157,33 +128,11 @@ struct Stream::State : std::enable_shared_from_this<Stream::State> {
 Stream::Stream(const Function& f, std::vector<Spec> input_spec, const Tensors& acc_init, Device device,
                StreamOptions options)
     : state_(std::make_shared<State>()) {
-  State& s = *state_;
-  std::vector<Spec> params = detail::stream_parameters(input_spec, acc_init);
-  if (f.inputs() != params)
-    throw StreamError("stream: expected a function of the chunk and accumulator " + specs_str(params) +
-                      ", found one of " + specs_str(f.inputs()));
-  if (f.outputs().size() < acc_init.size())
-    throw StreamError("stream: expected the function to return its outputs and then " +
-                      std::to_string(acc_init.size()) + " accumulator tensors, found " +
-                      std::to_string(f.outputs().size()) + " results");
-  std::vector<Spec> results = f.output_specs();
-  for (size_t i = 0; i < acc_init.size(); ++i) {
-    const Spec& returned = results[results.size() - acc_init.size() + i];
-    if (returned != acc_init[i].spec())
-      throw StreamError("stream: accumulator " + std::to_string(i) + ": expected the function to return " +
-                        acc_init[i].spec().str() + " as the new accumulator, found " + returned.str());
-  }
   if (options.max_pending == 0) throw StreamError("stream: max_pending: expected at least 1, found 0");
-  s.exe = compile(f, device);
-  s.input_spec = std::move(input_spec);
-  s.output_spec.assign(results.begin(), results.end() - static_cast<std::ptrdiff_t>(acc_init.size()));
-  s.device = device;
+  State& s = *state_;
+  s.step = Step(f, std::move(input_spec), acc_init, device, "stream");
   s.options = options;
-  s.n_in = s.input_spec.size();
-  s.n_out = s.output_spec.size();
-  s.n_acc = acc_init.size();
-  // The stream owns a copy: donating the caller's tensors would invalidate them.
-  for (const Tensor& t : acc_init) s.acc.push_back(t.to(device));
+  s.acc = s.step.initial_acc(acc_init);
   s.receiver = std::this_thread::get_id();
 }
 
@@ -194,21 +143,7 @@ Stream& Stream::operator=(Stream&&) noexcept = default;
 void Stream::send(const Tensors& chunk) {
   if (!state_) throw StreamError("send: the stream was moved from");
   State& s = *state_;
-  if (chunk.size() != s.n_in)
-    throw ShapeError("send: expected a chunk of " + std::to_string(s.n_in) + " tensors " + specs_str(s.input_spec) +
-                     ", found " + std::to_string(chunk.size()));
-  Tensors placed;
-  placed.reserve(chunk.size());
-  for (size_t i = 0; i < chunk.size(); ++i) {
-    const Tensor& t = chunk[i];
-    std::string where = "send: chunk tensor " + std::to_string(i);
-    if (!t) throw StreamError(where + ": expected " + s.input_spec[i].str() + ", found an empty tensor");
-    if (t.dtype() != s.input_spec[i].dtype)
-      throw TypeError(where + ": expected " + s.input_spec[i].str() + ", found " + t.spec().str());
-    if (t.shape() != s.input_spec[i].shape)
-      throw ShapeError(where + ": expected " + s.input_spec[i].str() + ", found " + t.spec().str());
-    placed.push_back(t.device() == s.device ? t : t.to(s.device));
-  }
+  Tensors placed = s.step.place(chunk);
 
   std::unique_lock lock(s.mutex);
   s.check_open("send");
@@ -296,9 +231,9 @@ Tensors Stream::done() {
   return acc;
 }
 
-const std::vector<Spec>& Stream::input_spec() const { return state_->input_spec; }
-const std::vector<Spec>& Stream::output_spec() const { return state_->output_spec; }
-Device Stream::device() const { return state_->device; }
+const std::vector<Spec>& Stream::input_spec() const { return state_->step.input_spec(); }
+const std::vector<Spec>& Stream::output_spec() const { return state_->step.output_spec(); }
+Device Stream::device() const { return state_->step.device(); }
 uint64_t Stream::sent() const {
   std::lock_guard lock(state_->mutex);
   return state_->next_seq;

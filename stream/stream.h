@@ -27,11 +27,9 @@
 
 #include "devices/backend.h"
 #include "ops/ops.h"
+#include "stream/step.h"
 
 namespace sluice {
-
-// Several tensors travelling together: a chunk, an output, an accumulator.
-using Tensors = std::vector<Tensor>;
 
 struct StreamOptions {
   // Unreceived outputs allowed before send blocks (backpressure).
@@ -108,15 +106,12 @@ bool stream_cached(F&& f, const std::vector<Spec>& input_spec, const Tensors& ac
 }
 
 // ---- implementation of the templates
-namespace detail {
-std::vector<Spec> stream_parameters(const std::vector<Spec>& input_spec, const Tensors& acc_init);
-}
 template <typename F>
 Function stream_function(F&& f, const std::vector<Spec>& input_spec, const Tensors& acc_init) {
   if constexpr (std::is_convertible_v<F, const Function&>) {
     return f;
   } else {
-    return trace(detail::stream_parameters(input_spec, acc_init), std::forward<F>(f));
+    return trace(step_parameters(input_spec, acc_init, "stream"), std::forward<F>(f));
   }
 }
 

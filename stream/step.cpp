@@ -1,0 +1,79 @@
+#include "stream/step.h"
+
+namespace sluice {
+
+std::string specs_str(const std::vector<Spec>& specs) {
+  std::string s;
+  for (const Spec& spec : specs) s += (s.empty() ? "" : ", ") + spec.str();
+  return "{" + s + "}";
+}
+
+std::vector<Spec> step_parameters(const std::vector<Spec>& input_spec, const Tensors& acc_init, const std::string& who) {
+  if (input_spec.empty()) throw StreamError(who + ": input_spec: expected at least one Spec, found none");
+  std::vector<Spec> params = input_spec;
+  for (size_t i = 0; i < acc_init.size(); ++i) {
+    if (!acc_init[i])
+      throw StreamError(who + ": acc_init[" + std::to_string(i) + "]: expected a tensor, found an empty one");
+    params.push_back(acc_init[i].spec());
+  }
+  return params;
+}
+
+Step::Step(const Function& f, std::vector<Spec> input_spec, const Tensors& acc_init, Device device, std::string who)
+    : input_spec_(std::move(input_spec)), acc_count_(acc_init.size()), device_(device), who_(std::move(who)) {
+  std::vector<Spec> params = step_parameters(input_spec_, acc_init, who_);
+  if (f.inputs() != params)
+    throw StreamError(who_ + ": expected a function of the chunk and accumulator " + specs_str(params) +
+                      ", found one of " + specs_str(f.inputs()));
+  std::vector<Spec> results = f.output_specs();
+  if (results.size() < acc_count_)
+    throw StreamError(who_ + ": expected the function to return its outputs and then " + std::to_string(acc_count_) +
+                      " accumulator tensors, found " + std::to_string(results.size()) + " results");
+  for (size_t i = 0; i < acc_count_; ++i) {
+    const Spec& returned = results[results.size() - acc_count_ + i];
+    if (returned != acc_init[i].spec())
+      throw StreamError(who_ + ": accumulator " + std::to_string(i) + ": expected the function to return " +
+                        acc_init[i].spec().str() + " as the new accumulator, found " + returned.str());
+  }
+  output_spec_.assign(results.begin(), results.end() - static_cast<std::ptrdiff_t>(acc_count_));
+  exe_ = compile(f, device_);
+}
+
+Tensors Step::place(const Tensors& chunk) const {
+  if (chunk.size() != input_spec_.size())
+    throw ShapeError(who_ + ": expected a chunk of " + std::to_string(input_spec_.size()) + " tensors " +
+                     specs_str(input_spec_) + ", found " + std::to_string(chunk.size()));
+  Tensors placed;
+  placed.reserve(chunk.size());
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    const Tensor& t = chunk[i];
+    std::string where = who_ + ": chunk tensor " + std::to_string(i);
+    if (!t) throw ShapeError(where + ": expected " + input_spec_[i].str() + ", found an empty tensor");
+    if (t.dtype() != input_spec_[i].dtype)
+      throw TypeError(where + ": expected " + input_spec_[i].str() + ", found " + t.spec().str());
+    if (t.shape() != input_spec_[i].shape)
+      throw ShapeError(where + ": expected " + input_spec_[i].str() + ", found " + t.spec().str());
+    placed.push_back(t.device() == device_ ? t : t.to(device_));
+  }
+  return placed;
+}
+
+Tensors Step::run(const Tensors& placed_chunk, Tensors& acc) const {
+  Tensors args = placed_chunk;
+  args.insert(args.end(), acc.begin(), acc.end());
+  // The accumulator is donated: a step allocates nothing for state.
+  RunOptions options;
+  for (size_t i = 0; i < acc_count_; ++i) options.donate.push_back(placed_chunk.size() + i);
+  Tensors out = exe_.run(args, options);
+  acc.assign(out.end() - static_cast<std::ptrdiff_t>(acc_count_), out.end());
+  out.resize(out.size() - acc_count_);
+  return out;
+}
+
+Tensors Step::initial_acc(const Tensors& acc_init) const {
+  Tensors acc;
+  for (const Tensor& t : acc_init) acc.push_back(t.to(device_));
+  return acc;
+}
+
+}  // namespace sluice

@@ -1,0 +1,63 @@
+// The host backend: one device, host memory from a pool, plans run by
+// CpuExecutable on oneTBB.
+
+#include "devices/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "devices/cpu/cpu_executable.h"
+#include "devices/cpu/host_memory.h"
+#include "devices/cpu/plan.h"
+#include "devices/cpu/thread_pool.h"
+
+namespace sluice::cpu {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() { start_thread_pool(); }
+
+  int device_count() const override { return 1; }
+
+  Capabilities capabilities() const override {
+    Capabilities caps;
+    for (int op = 0; op < kOpCount; ++op) caps.ops.push_back(static_cast<Op>(op));
+    for (int t = 0; t < kDTypeCount; ++t) caps.dtypes.push_back(static_cast<DType>(t));
+    return caps;
+  }
+
+  BufferPtr allocate(Device device, size_t bytes) override {
+    auto b = std::make_shared<Buffer>();
+    b->device = device;
+    b->memory = host_allocate(bytes);
+    b->data = b->memory.get();
+    b->bytes = bytes;
+    return b;
+  }
+
+  void upload(const void* src, Buffer& dst) override {
+    if (dst.bytes) std::memcpy(dst.data, src, dst.bytes);
+  }
+
+  void download(const Buffer& src, void* dst) override {
+    src.wait();
+    if (src.bytes) std::memcpy(dst, src.data, src.bytes);
+  }
+
+  void copy(const Buffer& src, Buffer& dst) override {
+    src.wait();
+    size_t bytes = std::min(src.bytes, dst.bytes);
+    if (bytes) std::memcpy(dst.data, src.data, bytes);
+  }
+
+  std::unique_ptr<ExecutableImpl> compile(const Function& f, Device device) override {
+    return std::make_unique<CpuExecutable>(f, device, make_plan(f));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(const ClientOptions&) { return std::make_unique<CpuBackend>(); }
+
+}  // namespace sluice::cpu

@@ -1,0 +1,29 @@
+#pragma once
+// Host memory for buffers and per-run arenas: 64-byte aligned (a cache line,
+// and the widest vector load), taken from a pool of freed blocks of the same
+// size class. Fresh allocation of a large block costs about 5x the arithmetic
+// done in it (page faults on first touch); a block that goes back to the pool
+// is handed out again already faulted in, so steady-state streaming allocates
+// nothing from the system.
+// Thread safety: every function may be called from any thread; a block may be
+// released on a thread other than the one that took it.
+
+#include <cstddef>
+#include <memory>
+
+namespace sluice::cpu {
+
+inline constexpr size_t kHostAlignment = 64;
+
+// A block of at least `bytes` (at least one cache line, even for 0), aligned
+// to kHostAlignment. It returns to the pool when the last owner lets go.
+std::shared_ptr<void> host_allocate(size_t bytes);
+
+struct HostMemoryStats {
+  size_t system_allocations = 0;  // blocks ever taken from the system
+  size_t system_bytes = 0;        // bytes held from the system now: in use plus pooled
+  size_t pooled_bytes = 0;        // bytes of free blocks waiting in the pool
+};
+HostMemoryStats host_memory_stats();
+
+}  // namespace sluice::cpu

@@ -1,0 +1,39 @@
+#pragma once
+// The CPU backend's one thread pool: a oneTBB arena. Computations that do not
+// run on the caller's thread are enqueued here, and kernels split large work
+// with tbb::parallel_for, which runs in the arena of the task that calls it.
+// Nothing else may start threads: OpenBLAS is made single-threaded once, at
+// backend start, and FFTW is used without fftw_init_threads, so its plans run
+// on the calling thread. (FFTW with 2 threads on one small transform is 6x
+// slower than with 1: spread rows across cores instead.)
+// Thread safety: every function may be called from any thread.
+
+#include <cstdint>
+#include <functional>
+
+namespace sluice::cpu {
+
+// Below this many elements (read plus written), handing work to another
+// thread costs more than doing it: a parked hand-off costs ~23 us, while a
+// core streams ~32K floats in a few microseconds.
+inline constexpr int64_t kSmallWorkElements = int64_t{32} * 1024;
+
+// Whether work touching `elements` elements should stay on the calling
+// thread rather than be split across cores.
+bool stays_on_caller(int64_t elements);
+
+// Makes the arena and OpenBLAS single-threaded; later calls do nothing.
+void start_thread_pool();
+
+// Runs `fn` on a worker of the arena and returns at once. `fn` must not throw.
+void enqueue(std::function<void()> fn);
+
+// Whether the calling thread is executing a oneTBB task (a pipeline stage,
+// a flow-graph body, a parallel_for body), where blocking on work enqueued
+// to the arena could starve it: such callers run their work inline.
+bool in_tbb_task();
+
+// How many threads the arena runs tasks on.
+int thread_pool_concurrency();
+
+}  // namespace sluice::cpu

@@ -1,0 +1,1174 @@
+#!/usr/bin/python3
+"""Writes reference_cases.json: the op-conformance cases of sluice.
+
+Run with /usr/bin/python3 (it has numpy) from anywhere:
+    /usr/bin/python3 tests/conformance/make_reference.py
+
+Each case names an op (a name of ops/op_list.def, or a builder of ops/ops.h
+such as squeeze and stack), the builder's static arguments (attrs), the
+inputs, the expected output and a tolerance. conformance_test.cpp builds the
+case with sluice's public API, runs it on every device and compares.
+
+The expectations follow Nx's semantics, with numpy as the calculator. Where
+numpy's own semantics differ from Nx's, the reference says so in a comment
+marked "Nx:". Floats are computed in float64 from the exact input values and
+rounded once to the output type, so an expectation is the correctly rounded
+result (for + - * / sqrt fmod a float32 or narrower computation rounds to the
+same value: double rounding through a format with >= 2p+2 bits is harmless).
+
+Encoding: values are flat, row-major; NaN and infinities are the strings
+"nan", "inf", "-inf"; complex values are [re, im]; f16/bf16 values are floats
+exactly representable in that type; pred values are true/false.
+Tolerances: {} exact; {"ulps": n} distance in units in the last place of the
+output type; {"atol": a, "rtol": r} |found - expected| <= a + r*|expected|
+(modulus for complex). A non-finite expectation must always match exactly.
+"""
+
+import json
+import math
+import pathlib
+
+import numpy as np
+
+OUT = pathlib.Path(__file__).with_name("reference_cases.json")
+RNG = np.random.default_rng(20240611)
+
+INT_BITS = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+SIGNED = {"s8", "s16", "s32", "s64"}
+FLOATS = {"f16", "bf16", "f32", "f64"}
+COMPLEX = {"c64", "c128"}
+NP_TYPE = {
+    "pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64,
+    "c64": np.complex64, "c128": np.complex128,
+}
+REAL_OF = {"c64": "f32", "c128": "f64"}
+
+# Tolerances (see the module comment).
+EXACT = {}
+ULP_TRANSCENDENTAL = {"f32": 4, "f64": 8, "f16": 1, "bf16": 1}  # f64: numpy's own libm is ~1 ulp off
+COMPLEX_FN = {"atol": 1e-6, "rtol": 2e-6}
+COMPLEX_FN_C128 = {"atol": 1e-14, "rtol": 1e-13}
+
+
+def int_min(dt):
+    return -(1 << (INT_BITS[dt] - 1)) if dt in SIGNED else 0
+
+
+def int_max(dt):
+    return (1 << (INT_BITS[dt] - 1)) - 1 if dt in SIGNED else (1 << INT_BITS[dt]) - 1
+
+
+def wrap(dt, v):
+    """Two's complement wrap of a Python int into dt."""
+    bits = INT_BITS[dt]
+    v &= (1 << bits) - 1
+    if dt in SIGNED and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def to_bf16(x):
+    """float64 -> the nearest bf16 value (ties to even), held in float32.
+    bf16 subnormals are not needed by any case and are not modelled."""
+    x = np.asarray(x, np.float64)
+    out = x.copy()
+    finite = np.isfinite(x) & (x != 0)
+    m, e = np.frexp(x[finite])
+    r = np.ldexp(np.round(np.ldexp(m, 8)), e - 8)  # np.round: ties to even
+    r[np.abs(r) > 3.3895313892515355e38] *= np.inf
+    out[finite] = r
+    return out.astype(np.float32)
+
+
+def round_to(dt, x):
+    """Rounds float64 (or complex128) values once to dt's nearest value."""
+    if dt == "bf16":
+        return to_bf16(x)
+    with np.errstate(over="ignore"):  # overflow to infinity is the expected rounding
+        if dt in FLOATS:
+            return np.asarray(x, np.float64).astype(NP_TYPE[dt])
+        if dt in COMPLEX:
+            return np.asarray(x, np.complex128).astype(NP_TYPE[dt])
+    raise ValueError(dt)
+
+
+def parse_float(v):
+    return float(v) if not isinstance(v, str) else {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[v]
+
+
+class T:
+    """A tensor of one sluice dtype held in numpy (bf16 as float32 values)."""
+
+    def __init__(self, dtype, values, shape=None):
+        self.dtype = dtype
+        if dtype == "pred":
+            a = np.array(values, dtype=np.bool_)
+        elif dtype in INT_BITS:
+            ints = np.array(values, dtype=object).reshape(-1)
+            for v in ints:
+                assert int_min(dtype) <= v <= int_max(dtype), (dtype, v)
+            a = np.array(values, dtype=NP_TYPE[dtype])
+        elif dtype in FLOATS:
+            flat = [parse_float(v) for v in np.array(values, dtype=object).reshape(-1)]
+            a = round_to(dtype, np.array(flat, np.float64)).reshape(np.shape(values))
+        else:
+            a = round_to(dtype, np.array(values, np.complex128))
+        self.a = a.reshape(shape) if shape is not None else a
+
+    @property
+    def shape(self):
+        return list(self.a.shape)
+
+    def f64(self):
+        return self.a.astype(np.complex128 if self.dtype in COMPLEX else np.float64)
+
+    def ints(self):
+        """Exact Python ints, for integer arithmetic without numpy's overflow rules."""
+        return np.array([int(v) for v in self.a.reshape(-1)], dtype=object).reshape(self.a.shape)
+
+    def encode(self):
+        return {"dtype": self.dtype, "shape": self.shape, "values": [enc(self.dtype, v) for v in self.a.reshape(-1)]}
+
+
+def enc_float(v):
+    v = float(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def enc(dt, v):
+    if dt == "pred":
+        return bool(v)
+    if dt in INT_BITS:
+        return int(v)
+    if dt in COMPLEX:
+        return [enc_float(v.real), enc_float(v.imag)]
+    return enc_float(v)
+
+
+def from_ints(dt, obj):
+    """Python-int array -> T of dt, wrapping as two's complement."""
+    obj = np.asarray(obj, dtype=object)
+    return T(dt, [wrap(dt, int(v)) for v in obj.reshape(-1)], list(obj.shape))
+
+
+def from_f64(dt, x):
+    x = np.asarray(x)
+    return T(dt, round_to(dt, x).astype(np.complex128 if dt in COMPLEX else np.float64), list(x.shape))
+
+
+CASES = []
+
+
+def case(op, name, inputs, expected, attrs=None, tol=None):
+    CASES.append({
+        "op": op, "name": name, "attrs": attrs or {},
+        "inputs": [t.encode() for t in inputs], "expected": expected.encode(), "tol": tol or EXACT,
+    })
+
+
+def rand(shape, lo=-1.0, hi=1.0):
+    """Uniform values on a grid of 1/64: short to write, exact in every float type."""
+    return np.round(RNG.uniform(lo, hi, size=shape) * 64) / 64
+
+
+def normal(shape):
+    return np.round(RNG.normal(size=shape) * 16) / 16
+
+
+def rand_ints(shape, lo, hi):
+    return RNG.integers(lo, hi, size=shape, endpoint=True).tolist()
+
+
+# ------------------------------------------------------------ unary, float functions
+def erfinv(y):
+    """Inverse of math.erf by Newton's method from a rough start (numpy has none)."""
+    if y <= -1.0:
+        return -math.inf if y == -1.0 else math.nan
+    if y >= 1.0:
+        return math.inf if y == 1.0 else math.nan
+    if math.isnan(y):
+        return math.nan
+    w = -math.log((1.0 - y) * (1.0 + y))
+    x = math.copysign(math.sqrt(max(w - math.log(w + 1e-300) * 0.5, 0.0)), y) if w > 1 else y * math.sqrt(math.pi) / 2
+    for _ in range(100):
+        step = (math.erf(x) - y) / (2.0 / math.sqrt(math.pi) * math.exp(-x * x))
+        x -= step
+        if abs(step) <= 1e-17 * max(abs(x), 1e-300):
+            break
+    return x
+
+
+def vec(f):
+    return lambda x: np.array([f(float(v)) for v in x.reshape(-1)]).reshape(x.shape)
+
+
+def sigmoid(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+# name: (numpy float64 function, sample inputs including the domain's edges)
+FLOAT_FUNCS = {
+    "exp": (np.exp, [-10, -1, -0.5, 0, 0.5, 1, 10, 80, "-inf", "inf", "nan"]),
+    "expm1": (np.expm1, [-20, -1, -1e-5, 0, 1e-5, 0.1, 1, 5]),
+    "log": (np.log, [1e-3, 0.5, 1, 2, 10, 1e4, 0, -1, "inf", "nan"]),
+    "log1p": (np.log1p, [-0.5, -1e-5, 0, 1e-5, 0.5, 1, 100, -1, -2]),
+    "sqrt": (np.sqrt, [0, 0.25, 2, 10, 1e4, -1, "inf"]),
+    "rsqrt": (lambda x: 1.0 / np.sqrt(x), [0.25, 2, 3, 10, 1e4, 0, "inf"]),
+    "cbrt": (np.cbrt, [-27, -2, 0, 1e-3, 2, 1000]),
+    "sin": (np.sin, [-3, -1, 0, 0.5, 1, 2, 3, 10, 100]),
+    "cos": (np.cos, [-3, -1, 0, 0.5, 1, 2, 3, 10, 100]),
+    "tan": (np.tan, [-1.5, -1, 0, 0.5, 1, 1.5, 3]),
+    "asin": (np.arcsin, [-1, -0.5, 0, 0.3, 0.9, 1, 1.5]),
+    "acos": (np.arccos, [-1, -0.5, 0, 0.3, 0.9, 1, 1.5]),
+    "atan": (np.arctan, [-100, -1, 0, 0.5, 1, 100, "inf"]),
+    "sinh": (np.sinh, [-5, -1, -0.1, 0, 0.1, 1, 5]),
+    "cosh": (np.cosh, [-5, -1, -0.1, 0, 0.1, 1, 5]),
+    "tanh": (np.tanh, [-20, -1, -0.1, 0, 0.1, 0.5, 1, 20, "-inf", "inf"]),
+    "asinh": (np.arcsinh, [-10, -1, 0, 0.5, 1, 100]),
+    "acosh": (np.arccosh, [1, 1.5, 2, 10, 100, 0.5]),
+    "atanh": (np.arctanh, [-0.9, -0.5, 0, 0.3, 0.9, 1, -1]),
+    "sigmoid": (sigmoid, [-20, -5, -1, 0, 1, 5, 20]),
+    "erf": (vec(math.erf), [-3, -1, -0.5, -1e-3, 0, 0.2, 1, 2, 5]),
+    "erfc": (vec(math.erfc), [-2, -1, 0, 0.5, 1, 2, 4, 9]),
+    "erf_inv": (vec(erfinv), [-0.999, -0.9, -0.5, 0, 0.1, 0.5, 0.9, 0.999, 1, -1]),
+}
+# Complex inputs where Nx defines the function on complex numbers.
+COMPLEX_FUNCS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
+
+
+def float_funcs():
+    for name, (fn, samples) in FLOAT_FUNCS.items():
+        for dt in ("f32", "f64", "f16", "bf16"):
+            x = T(dt, samples)
+            with np.errstate(all="ignore"):
+                y = fn(x.f64())
+            tol = {"ulps": ULP_TRANSCENDENTAL[dt]}
+            if name == "erf_inv" and dt == "f64":
+                tol = {"rtol": 1e-13, "atol": 0}  # the Newton reference is good to ~1e-15, not to ulps
+            case(name, f"{dt} domain and edges", [x], from_f64(dt, y), tol=tol)
+        # Nx: float functions compute integers in f32 (Nx.Type.to_floating).
+        ints = [int(v) for v in map(parse_float, samples) if math.isfinite(v) and v == int(v)]
+        for dt in ("s32", "u8"):
+            vals = [v for v in ints if int_min(dt) <= v <= int_max(dt)]
+            if len(vals) < 2:
+                continue
+            x = T(dt, vals)
+            with np.errstate(all="ignore"):
+                y = fn(x.a.astype(np.float32).astype(np.float64))
+            case(name, f"{dt} computes in f32", [x], from_f64("f32", y), tol={"ulps": 4})
+        if name in COMPLEX_FUNCS:
+            z = T("c64", [1 + 1j, -0.5 + 2j, 3 - 0.25j, -2 - 1j])
+            case(name, "c64", [z], from_f64("c64", COMPLEX_FUNCS[name](z.f64())), tol=COMPLEX_FN)
+            z = T("c128", [0.5 - 1j, -3 + 0.5j])
+            case(name, "c128", [z], from_f64("c128", COMPLEX_FUNCS[name](z.f64())), tol=COMPLEX_FN_C128)
+
+
+# ------------------------------------------------------------ unary, exact ones
+def round_half_away(x):
+    # Nx: round half away from zero; numpy's round is half to even.
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+EDGE_FLOATS = [-2.5, -1.5, -0.5, -0.0, 0.0, 0.49999997, 0.5, 1.5, 2.5, 2.4, -7.75, "inf", "-inf", "nan"]
+
+
+def exact_unary():
+    for dt in ("f32", "f64", "f16", "bf16"):
+        x = T(dt, EDGE_FLOATS)
+        v = x.f64()
+        case("negate", dt, [x], from_f64(dt, -v))
+        case("abs", dt, [x], from_f64(dt, np.abs(v)))
+        case("sign", f"{dt} incl. NaN", [x], from_f64(dt, np.sign(v)))
+        case("floor", dt, [x], from_f64(dt, np.floor(v)))
+        case("ceil", dt, [x], from_f64(dt, np.ceil(v)))
+        # 0.49999997 (f32) + 0.5 rounds to 1 in f32: round must not add 0.5 in f32.
+        case("round", f"{dt} half away from zero", [x], from_f64(dt, round_half_away(v)))
+        case("is_nan", dt, [x], T("pred", np.isnan(v)))
+        case("is_infinity", dt, [x], T("pred", np.isinf(v)))
+    for dt in ("s8", "s32", "s64", "u8", "u32"):
+        lo, hi = int_min(dt), int_max(dt)
+        vals = [lo, lo + 1, -7, -1, 0, 1, 5, hi] if dt in SIGNED else [0, 1, 5, 128, hi - 1, hi]
+        x = T(dt, vals)
+        iv = x.ints()
+        # Two's complement: negate and abs of the minimum wrap to the minimum.
+        case("negate", f"{dt} wraps", [x], from_ints(dt, -iv))
+        case("abs", f"{dt} wraps at min", [x], from_ints(dt, np.abs(iv)))
+        case("sign", dt, [x], from_ints(dt, [(v > 0) - (v < 0) for v in iv]))
+        case("bitwise_not", dt, [x], from_ints(dt, [~v for v in iv]))
+        bits = INT_BITS[dt]
+        case("count_leading_zeros", dt, [x],
+             from_ints(dt, [bits - (v & ((1 << bits) - 1)).bit_length() for v in iv]))
+        case("population_count", dt, [x], from_ints(dt, [bin(v & ((1 << bits) - 1)).count("1") for v in iv]))
+        # Nx: is_nan/is_infinity of integers are all false.
+        case("is_nan", f"{dt} never", [x], T("pred", [False] * len(vals)))
+        case("is_infinity", f"{dt} never", [x], T("pred", [False] * len(vals)))
+    # Nx: floor, ceil and round return integers unchanged (same type).
+    x = T("s32", [-3, 0, 7, 2147483647])
+    for name in ("floor", "ceil", "round"):
+        case(name, "s32 unchanged", [x], x)
+    x = T("s16", [-32768, -1, 0, 255])
+    case("count_leading_zeros", "s16", [x], from_ints("s16", [0, 0, 16, 8]))
+    case("population_count", "s16", [x], from_ints("s16", [1, 16, 0, 8]))
+    for dt in ("c64", "c128"):
+        z = T(dt, [3 + 4j, -1.5 + 0j, 0 - 2j, -0.5 - 0.25j])
+        v = z.f64()
+        real = REAL_OF[dt]
+        case("negate", dt, [z], from_f64(dt, -v))
+        case("abs", f"{dt} -> {real}", [z], from_f64(real, np.abs(v)), tol={"ulps": 2})
+        case("sign", f"{dt} z/|z|", [z], from_f64(dt, v / np.abs(v)), tol=COMPLEX_FN if dt == "c64" else COMPLEX_FN_C128)
+        case("real", f"{dt} -> {real}", [z], from_f64(real, v.real))
+        case("imag", f"{dt} -> {real}", [z], from_f64(real, v.imag))
+        case("conjugate", dt, [z], from_f64(dt, np.conj(v)))
+        zn = T(dt, [complex(math.nan, 0), complex(0, math.nan), 1 + 1j, complex(math.inf, 0)])
+        case("is_nan", f"{dt} either part", [zn], T("pred", [True, True, False, False]))
+        case("is_infinity", f"{dt} either part", [zn], T("pred", [False, False, False, True]))
+    x = T("f32", [1.5, -2.0, 0.0])
+    case("real", "f32 unchanged", [x], x)
+    case("imag", "f32 is zeros", [x], T("f32", [0.0, 0.0, 0.0]))
+    # Nx: conjugate of a real tensor returns complex (f32 -> c64).
+    case("conjugate", "f32 -> c64", [x], T("c64", [1.5, -2.0, 0.0]))
+    x = T("f64", [2.5, -1.0])
+    case("real", "f64 unchanged", [x], x)
+    case("conjugate", "f64 -> c128", [x], T("c128", [2.5, -1.0]))
+    x = T("s32", [1, -2])
+    case("imag", "s32 is zeros", [x], T("s32", [0, 0]))
+
+
+# ------------------------------------------------------------ binary
+def trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def int_binary(op, dt, a, b):
+    """Nx integer semantics on Python ints (numpy differs; see each line)."""
+    bits = INT_BITS[dt]
+    if op == "add":
+        return a + b
+    if op == "subtract":
+        return a - b
+    if op == "multiply":
+        return a * b
+    if op == "quotient":
+        # Nx: truncates toward zero (numpy floors); x / 0 has all bits set;
+        # INT_MIN / -1 wraps to INT_MIN.
+        return -1 if b == 0 else trunc_div(a, b)
+    if op == "remainder":
+        # Nx: the sign follows the dividend (C's %, np.fmod; numpy's
+        # remainder follows the divisor); x rem 0 = x; INT_MIN rem -1 = 0.
+        return a if b == 0 else a - b * trunc_div(a, b)
+    if op == "pow":
+        return a ** b
+    if op == "min":
+        return min(a, b)
+    if op == "max":
+        return max(a, b)
+    if op == "bitwise_and":
+        return a & b
+    if op == "bitwise_or":
+        return a | b
+    if op == "bitwise_xor":
+        return a ^ b
+    if op == "left_shift":
+        # Nx (XLA): a shift by the bit width or more gives 0 (numpy: undefined).
+        return 0 if b >= bits else a << b
+    if op == "right_shift":
+        # Arithmetic for signed types: a shift by the width or more fills with the sign.
+        if b >= bits:
+            return -1 if a < 0 else 0
+        return a >> b
+    raise ValueError(op)
+
+
+def binary_int_case(op, dt, name, av, bv, shape_a=None, shape_b=None):
+    a, b = T(dt, av, shape_a), T(dt, bv, shape_b)
+    ia, ib = np.broadcast_arrays(a.ints(), b.ints())
+    out = np.array([int_binary(op, dt, x, y) for x, y in zip(ia.reshape(-1), ib.reshape(-1))], dtype=object)
+    case(op, f"{dt} {name}", [a, b], from_ints(dt, out.reshape(ia.shape)))
+
+
+def binary_ints():
+    for dt in ("s8", "s32", "s64", "u8", "u16", "u32", "u64"):
+        lo, hi = int_min(dt), int_max(dt)
+        if dt in SIGNED:
+            a = [7, -7, 7, -7, lo, lo, 5, -5, 0, hi, 13, -13]
+            b = [2, 2, -2, -2, -1, 1, 0, 0, 3, 1, 5, 5]
+        else:
+            a = [7, 7, 0, hi, hi, 5, 0, 200 % (hi + 1), 13, 1]
+            b = [2, 3, 3, 1, hi, 0, 0, 7, 5, hi]
+        for op in ("quotient", "remainder"):
+            binary_int_case(op, dt, "signs, zero divisor, min/-1" if dt in SIGNED else "zero divisor", a, b)
+        for op in ("add", "subtract", "multiply"):
+            binary_int_case(op, dt, "wraps", [lo, hi, hi, 3, 0, hi // 2 + 1], [1, 1, hi, 4, hi, 2] if dt not in SIGNED else [-1, 1, hi, -4, lo, 2])
+        for op in ("min", "max"):
+            binary_int_case(op, dt, "extremes", [lo, hi, 0, 5], [hi, lo, 0, 3])
+        bits = INT_BITS[dt]
+        pat = [0x5A % (hi + 1), lo, hi, 0, 1 if dt not in SIGNED else -1, 12]
+        for op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+            binary_int_case(op, dt, "patterns", pat, [0x0F, hi, lo if dt in SIGNED else 0x33, 0x33, 0x7, 10])
+        one = 1
+        neg = -1 if dt in SIGNED else hi
+        binary_int_case("left_shift", dt, "in and out of range", [one, one, one, neg, 5, 3],
+                        [0, bits - 1, bits, bits + 1, 1, bits + 7])
+        binary_int_case("right_shift", dt, "in and out of range" + (" (sign fill)" if dt in SIGNED else ""),
+                        [-8 if dt in SIGNED else 200, neg, hi, lo if dt in SIGNED else hi, 8, neg],
+                        [1, bits, bits - 1, bits - 1, bits + 3, 1])
+        binary_int_case("pow", dt, "non-negative exponents", [2, 3, 0, 0, 1, 5] if dt not in SIGNED else [2, -3, 0, 0, -1, 5],
+                        [7, 3, 0, 2, 5 if dt in SIGNED else 9, 1])
+    # Wrapping exponentiation: 3^20 does not fit s32 and wraps modulo 2^32.
+    binary_int_case("pow", "s32", "wraps", [3, -2, 7], [20, 31, 11])
+    binary_int_case("add", "s32", "broadcast [2][3] + [3]", list(range(6)), [10, 20, 30], [2, 3], [3])
+    binary_int_case("multiply", "s64", "broadcast [2][1] * [1][3]", [2, -3], [5, 7, 11], [2, 1], [1, 3])
+    binary_int_case("quotient", "s32", "broadcast scalar divisor", [-9, -8, 8, 9], [4], [4], [])
+    binary_int_case("subtract", "u8", "broadcast [3][1][2] - [4][1]", rand_ints([3, 1, 2], 100, 255), rand_ints([4, 1], 0, 100))
+
+
+def float_binary_ref(op, x, y):
+    with np.errstate(all="ignore"):
+        return {
+            "add": lambda: x + y, "subtract": lambda: x - y, "multiply": lambda: x * y,
+            "divide": lambda: x / y, "pow": lambda: np.power(x, y),
+            # Nx: remainder follows the dividend's sign (fmod), numpy's the divisor's.
+            "remainder": lambda: np.fmod(x, y),
+            "atan2": lambda: np.arctan2(x, y),
+            # Nx (XLA): min/max propagate NaN (np.minimum does too).
+            "min": lambda: np.minimum(x, y), "max": lambda: np.maximum(x, y),
+        }[op]()
+
+
+FLOAT_BINARY_SAMPLES = {
+    "add": ([1.5, -2.25, 1e30, "inf", "inf", "nan", 0.1, -0.0], [2.25, 2.25, 1e30, "-inf", 1, 1, 0.2, 0.0]),
+    "subtract": ([1.5, -2.25, 1e30, "inf", "inf", "nan", 0.3, 0.0], [2.25, 2.25, -1e30, "inf", 1, 1, 0.1, 0.0]),
+    "multiply": ([1.5, -2.25, 1e30, "inf", 0, "nan", 0.1, -3], [2.25, 2.25, 1e30, 0, -1, 1, 0.3, 0.0]),
+    "divide": ([1, -1, 0, 1, 7, -0.5, 1e30, "inf", 3], [3, 0, 0, "inf", 2, 0.1, 1e-30, "inf", -7]),
+    "pow": ([2, -2, -2, 0, 1, "nan", 2, 0.5, 10, 1.5, -0.0], [0.5, 3, 0.5, -1, "nan", 0, "-inf", 2.5, -3, 40, -1]),
+    "remainder": ([5.5, -5.5, 5.5, -5.5, 1, "inf", 3, 7.25, -0.0], [2, 2, -2, -2, 0, 2, "inf", 0.5, 3]),
+    "atan2": ([0, -0.0, 1, -1, 0, "inf", 1, 3, -2.5], [-1, -1, 0, 0, 0, "inf", 1, -4, 0.5]),
+    "min": ([1, "nan", 2, -0.5, "-inf", 3], ["nan", 1, 2, 0.5, 4, "inf"]),
+    "max": ([1, "nan", 2, -0.5, "-inf", 3], ["nan", 1, 2, 0.5, 4, "inf"]),
+}
+IEEE_EXACT = {"add", "subtract", "multiply", "divide", "remainder", "min", "max"}
+
+
+def binary_floats():
+    for op, (av, bv) in FLOAT_BINARY_SAMPLES.items():
+        for dt in ("f32", "f64", "f16", "bf16"):
+            a, b = T(dt, av), T(dt, bv)
+            tol = EXACT if op in IEEE_EXACT else {"ulps": ULP_TRANSCENDENTAL[dt]}
+            case(op, f"{dt} specials", [a, b], from_f64(dt, float_binary_ref(op, a.f64(), b.f64())), tol=tol)
+        a, b = T("f32", rand([2, 3], 0.5, 4)), T("f32", rand([3], 0.5, 2))
+        tol = EXACT if op in IEEE_EXACT else {"ulps": 4}
+        case(op, "f32 broadcast [2][3] op [3]", [a, b], from_f64("f32", float_binary_ref(op, a.f64(), b.f64())), tol=tol)
+    for op in ("add", "subtract", "multiply", "divide"):
+        for dt, tol in (("c64", COMPLEX_FN), ("c128", COMPLEX_FN_C128)):
+            a = T(dt, [1 + 2j, -3.5 + 0.5j, 0.25 - 1j, 2 + 0j])
+            b = T(dt, [2 - 1j, 0.5 + 0.5j, -4 + 2j, 0 + 1j])
+            case(op, dt, [a, b], from_f64(dt, float_binary_ref(op, a.f64(), b.f64())),
+                 tol=EXACT if op in ("add", "subtract") else tol)
+    # Nx: divide of integers computes in f32 (Nx.Type.to_floating), x/0 -> +-inf, 0/0 -> NaN.
+    for dt in ("s32", "u8", "s64"):
+        av = [7, -7, 1, -1, 0, 5] if dt in SIGNED else [7, 200, 1, 0, 5]
+        bv = [2, 2, 0, 0, 0, -3] if dt in SIGNED else [2, 3, 0, 0, 255]
+        a, b = T(dt, av), T(dt, bv)
+        ref = float_binary_ref("divide", a.a.astype(np.float32).astype(np.float64), b.a.astype(np.float32).astype(np.float64))
+        case("divide", f"{dt} -> f32", [a, b], from_f64("f32", ref))
+    a, b = T("s32", [1, -1, 0, 3]), T("s32", [1, 1, 2, -4])
+    case("atan2", "s32 -> f32", [a, b], from_f64("f32", np.arctan2(a.f64(), b.f64())), tol={"ulps": 4})
+
+
+def promotion():
+    """Nx.Type.merge: the output dtype is part of the expectation."""
+    def add(name, a, b, out):
+        if out in INT_BITS:
+            ia, ib = np.broadcast_arrays(a.ints(), b.ints())
+            case("add", name, [a, b], from_ints(out, ia + ib))
+        else:
+            case("add", name, [a, b], from_f64(out, a.f64() + b.f64()))
+    add("s32 + f32 -> f32", T("s32", [1, -2, 16777217]), T("f32", [0.5, 0.25, 0.0]), "f32")
+    add("s8 + u8 -> s16", T("s8", [-128, 127, -1]), T("u8", [255, 255, 0]), "s16")
+    add("u32 + s32 -> s64", T("u32", [4294967295, 0]), T("s32", [1, -2147483648]), "s64")
+    add("u8 + s64 -> s64", T("u8", [255, 1]), T("s64", [-1000, 9223372036854775806]), "s64")
+    add("u16 + s8 -> s32", T("u16", [65535, 0]), T("s8", [1, -5]), "s32")
+    add("f16 + bf16 -> f32", T("f16", [1.5, 1000]), T("bf16", [0.25, 1024]), "f32")
+    add("f16 + s32 -> f16", T("f16", [1.5, 2]), T("s32", [2, -3]), "f16")
+    add("bf16 + f32 -> f32", T("bf16", [1.5, 3]), T("f32", [0.125, 1e-3]), "f32")
+    add("f32 + f64 -> f64", T("f32", [0.1, 3]), T("f64", [0.2, 1e-12]), "f64")
+    add("f32 + c64 -> c64", T("f32", [1, 2]), T("c64", [1j, 2 + 2j]), "c64")
+    add("f64 + c64 -> c128", T("f64", [0.1, 2]), T("c64", [1j, 0.5 + 2j]), "c128")
+    add("pred + s32 -> s32", T("pred", [True, False]), T("s32", [5, 5]), "s32")
+    add("pred + u8 -> u8", T("pred", [True, True]), T("u8", [254, 255]), "u8")
+    case("multiply", "s32 * f64 -> f64", [T("s32", [3, -7]), T("f64", [0.1, 1e300])],
+         from_f64("f64", np.array([3 * 0.1, -7 * 1e300])))
+    case("max", "s32 max f32 -> f32", [T("s32", [3, -7]), T("f32", [3.5, "nan"])], T("f32", [3.5, "nan"]))
+    # Nx: both sides are converted to the merged type f32 first: 16777217 becomes 16777216.
+    case("equal", "s32 vs f32 compares in f32", [T("s32", [16777217, 3]), T("f32", [16777216, 3.5])],
+         T("pred", [True, False]))
+
+
+def weak_scalars():
+    """Plain C++ numbers take the tensor's type (Nx.Type.merge_number)."""
+    x = T("s32", [1, -2, 2147483647])
+    case("add", "s32 + weak 2 stays s32 (wraps)", [x], from_ints("s32", x.ints() + 2), {"scalar_b": 2})
+    x = T("u8", [1, 200, 255])
+    case("add", "u8 + weak 1 stays u8 (wraps)", [x], from_ints("u8", x.ints() + 1), {"scalar_b": 1})
+    x = T("f16", [1.5, -3, 1000])
+    case("multiply", "f16 * weak 2.5 stays f16", [x], from_f64("f16", x.f64() * 2.5), {"scalar_b": 2.5})
+    x = T("bf16", [1.5, -3, 1000])
+    case("subtract", "bf16 - weak 1 stays bf16", [x], from_f64("bf16", x.f64() - 1), {"scalar_b": 1})
+    x = T("f32", [1.5, -3, 0.1])
+    case("subtract", "weak 10 - f32", [x], from_f64("f32", 10 - x.f64()), {"scalar_a": 10})
+    x = T("f64", [0.1, 2])
+    case("add", "f64 + weak 0.1 keeps f64 precision", [x], from_f64("f64", x.f64() + 0.1), {"scalar_b": 0.1})
+    x = T("c64", [1 + 1j, -2j])
+    case("multiply", "c64 * weak 2", [x], from_f64("c64", x.f64() * 2), {"scalar_b": 2})
+    # Nx: an integer tensor with a float number becomes f32 (to_floating), it is not truncated.
+    x = T("s32", [1, -2])
+    case("add", "s32 + weak 1.5 -> f32", [x], T("f32", [2.5, -0.5]), {"scalar_b": 1.5})
+    x = T("u8", [7, 200])
+    case("divide", "u8 / weak 2 -> f32", [x], T("f32", [3.5, 100]), {"scalar_b": 2})
+    x = T("s64", [-5, 5])
+    case("remainder", "s64 rem weak 3", [x], T("s64", [-2, 2]), {"scalar_b": 3})
+    x = T("s32", [1, 5])
+    case("less", "s32 < weak 3", [x], T("pred", [True, False]), {"scalar_b": 3})
+
+
+def comparisons_and_logic():
+    comps = {"equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
+             "greater": np.greater, "greater_equal": np.greater_equal}
+    for name, fn in comps.items():
+        for dt in ("f32", "f64", "f16", "bf16"):
+            # NaN compares false with everything except not_equal; -0 == 0.
+            a, b = T(dt, [1, "nan", "nan", -0.0, "-inf", 2.5, 3]), T(dt, [1, 1, "nan", 0.0, "-inf", -2.5, "inf"])
+            with np.errstate(invalid="ignore"):
+                case(name, dt, [a, b], T("pred", fn(a.f64(), b.f64())))
+        for dt in ("s8", "s32", "s64", "u8", "u32", "u64"):
+            lo, hi = int_min(dt), int_max(dt)
+            a, b = T(dt, [lo, hi, 0, 5, hi]), T(dt, [hi, lo, 0, 5, hi - 1])
+            case(name, dt, [a, b], T("pred", fn(a.ints(), b.ints()).astype(bool)))
+        # s64 above 2^53 must compare as integers, not through double.
+        a, b = T("s64", [9007199254740993, -9007199254740993]), T("s64", [9007199254740992, -9007199254740992])
+        case(name, "s64 beyond 2^53", [a, b], T("pred", fn(a.ints(), b.ints()).astype(bool)))
+        a, b = T("s32", [1, 2, 3, 4, 5, 6], [2, 3]), T("s32", [3, 2, 1])
+        case(name, "s32 broadcast [2][3] vs [3]", [a, b], T("pred", fn(a.a, b.a)))
+    for name in ("equal", "not_equal"):
+        a, b = T("c64", [1 + 1j, 1 + 1j, 2j]), T("c64", [1 + 1j, 1 - 1j, 2j])
+        case(name, "c64", [a, b], T("pred", comps[name](a.a, b.a)))
+        a, b = T("pred", [True, True, False, False]), T("pred", [True, False, True, False])
+        case(name, "pred", [a, b], T("pred", comps[name](a.a, b.a)))
+    logic = {"logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}
+    for name, fn in logic.items():
+        a, b = T("pred", [True, True, False, False]), T("pred", [True, False, True, False])
+        case(name, "pred", [a, b], T("pred", fn(a.a, b.a)))
+        # Any nonzero value is true; NaN is nonzero, -0.0 is zero.
+        a, b = T("f32", [2.5, "nan", -0.0, 0.0, 1]), T("f32", [1, 1, 1, 0.0, -0.0])
+        case(name, "f32 nonzero is true", [a, b], T("pred", fn(a.a != 0, b.a != 0)))
+        a, b = T("s32", [-1, 0, 7, 0]), T("s32", [2, 3, 0, 0])
+        case(name, "s32", [a, b], T("pred", fn(a.a, b.a)))
+        a, b = T("u8", [255, 0, 1], [3, 1]), T("u8", [0, 9])
+        case(name, "u8 broadcast [3][1] with [2]", [a, b], T("pred", fn(a.a, b.a)))
+        a, b = T("s64", [1, 0]), T("f64", [0.0, 0.5])
+        case(name, "s64 with f64", [a, b], T("pred", fn(a.a != 0, b.a != 0)))
+
+
+# ------------------------------------------------------------ select, clip, conversions
+def ternary():
+    p = T("pred", [True, False, True, False])
+    for dt in ("f32", "s32", "u8", "f16", "c64", "s64", "bf16", "f64"):
+        a, b = T(dt, [1, 2, 3, 4]), T(dt, [-1, -2, -3, -4] if dt not in ("u8",) else [9, 8, 7, 6])
+        case("select", dt, [p, a, b], T(dt, np.where(p.a, a.a, b.a)))
+    p = T("pred", [True, False, False, True, True, False], [2, 3])
+    case("select", "broadcast scalar branches", [p, T("s32", 7), T("s32", -7)], T("s32", np.where(p.a, 7, -7)))
+    p = T("s32", [0, 5, -1])
+    case("select", "s32 predicate: nonzero is true", [p, T("f32", [1, 2, 3]), T("f32", [-1, -2, -3])],
+         T("f32", [-1, 2, 3]))
+    p = T("pred", [True, False])
+    case("select", "u8 vs s32 branches -> s32", [p, T("u8", [200, 200]), T("s32", [-1, -1])], T("s32", [200, -1]))
+    p = T("pred", [True, False, True], [3, 1])
+    case("select", "broadcast [3][1] with [2] branches", [p, T("f64", [1.5, 2.5]), T("f64", 0.0)],
+         T("f64", np.where(p.a, np.array([1.5, 2.5]), 0.0)))
+    for dt in ("f32", "f64", "f16", "bf16", "s32", "u8", "s64", "s8"):
+        vals = [-5, -1, 0, 2, 3, 10] if dt not in ("u8",) else [0, 1, 2, 3, 9, 255]
+        lo, hi = (-1, 3) if dt != "u8" else (1, 9)
+        x = T(dt, vals)
+        case("clip", dt, [x, T(dt, lo), T(dt, hi)], T(dt, np.clip(x.a, lo, hi)))
+    x = T("f32", [-1.5, 0.25, 7, "inf", "-inf"], [5])
+    case("clip", "f32 infinities", [x, T("f32", -1.0), T("f32", 2.0)], T("f32", [-1, 0.25, 2, 2, -1]))
+
+
+def conversions():
+    F = [math.nan, math.inf, -math.inf, 3e9, -3e9, 2.7, -2.7, 0.5, -0.99, 1e20, 100, 255.9]
+    for src in ("f32", "f64", "f16", "bf16"):
+        x = T(src, [enc_float(v) for v in F])
+        v = x.f64()
+        for dst in ("s8", "s32", "s64", "u8", "u32"):
+            # Nx (XLA): truncate toward zero, saturate at the type's range, NaN -> 0.
+            out = [0 if math.isnan(e) else max(int_min(dst), min(int_max(dst), int(e) if math.isfinite(e) else (int_max(dst) if e > 0 else int_min(dst)))) for e in v]
+            case("as_type", f"{src} -> {dst} truncates, saturates, NaN is 0", [x], T(dst, out), {"dtype": dst})
+        for dst in ("f32", "f64", "f16", "bf16"):
+            if dst != src:
+                case("as_type", f"{src} -> {dst} rounds to nearest even", [x], from_f64(dst, v), {"dtype": dst})
+    x = T("f64", [1e39, -1e39, 1e-50, 0.1, 3.4028235677973366e38, 1 + 2**-24, 1 + 3 * 2**-24])
+    case("as_type", "f64 -> f32 overflow, underflow, ties", [x], from_f64("f32", x.f64()), {"dtype": "f32"})
+    x = T("f32", [65520, 65519, 1e-8, 6e-8, 3e-5, 1 + 2**-11, 1 + 3 * 2**-11, -70000])
+    case("as_type", "f32 -> f16 overflow, subnormals, ties", [x], from_f64("f16", x.f64()), {"dtype": "f16"})
+    x = T("f32", [1 + 2**-8, 1 + 3 * 2**-8, 3.4e38, 1.00390625, -2.5])
+    case("as_type", "f32 -> bf16 ties to even, overflow", [x], from_f64("bf16", x.f64()), {"dtype": "bf16"})
+    x = T("s32", [16777217, 16777219, -2147483648, 2147483647, 0, -5])
+    for dst in ("f32", "f64", "f16", "bf16"):
+        case("as_type", f"s32 -> {dst} rounds to nearest even", [x], from_f64(dst, x.a.astype(np.float64)), {"dtype": dst})
+    x = T("s64", [9007199254740993, -9223372036854775808, 123])
+    case("as_type", "s64 -> f64 rounds", [x], from_f64("f64", np.array([float(v) for v in x.ints()])), {"dtype": "f64"})
+    case("as_type", "s64 -> f32 rounds", [x], from_f64("f32", np.array([float(v) for v in x.ints()])), {"dtype": "f32"})
+    # Integer narrowing wraps (two's complement), widening sign- or zero-extends.
+    x = T("s32", [300, -1, 255, -129, 65536])
+    for dst in ("u8", "s8", "s16", "u32", "s64", "u64"):
+        case("as_type", f"s32 -> {dst} wraps", [x], from_ints(dst, x.ints()), {"dtype": dst})
+    x = T("u8", [0, 127, 128, 255])
+    for dst in ("s8", "s32", "u64", "f32"):
+        case("as_type", f"u8 -> {dst}", [x], from_ints(dst, x.ints()) if dst != "f32" else T("f32", x.a), {"dtype": dst})
+    x = T("u64", [18446744073709551615, 9223372036854775808, 1])
+    case("as_type", "u64 -> s64 wraps", [x], from_ints("s64", x.ints()), {"dtype": "s64"})
+    case("as_type", "u64 -> f32 rounds", [x], from_f64("f32", np.array([float(v) for v in x.ints()])), {"dtype": "f32"})
+    # Nonzero is true, as Nx's comparison with zero; -0.0 is zero.
+    x = T("f32", [0.0, -0.0, 2.5, -1e-30, "inf"])
+    case("as_type", "f32 -> pred nonzero", [x], T("pred", [False, False, True, True, True]), {"dtype": "pred"})
+    x = T("s32", [0, 7, -1])
+    case("as_type", "s32 -> pred nonzero", [x], T("pred", [False, True, True]), {"dtype": "pred"})
+    x = T("pred", [True, False])
+    for dst in ("f32", "s32", "u8", "f16"):
+        case("as_type", f"pred -> {dst}", [x], T(dst, [1, 0]), {"dtype": dst})
+    # Nx: complex to real keeps the real part.
+    x = T("c64", [1.5 + 2j, -3 - 1j])
+    case("as_type", "c64 -> f32 real part", [x], T("f32", [1.5, -3]), {"dtype": "f32"})
+    case("as_type", "c64 -> c128", [x], T("c128", x.a), {"dtype": "c128"})
+    case("as_type", "c64 -> s32 real part truncated", [x], T("s32", [1, -3]), {"dtype": "s32"})
+    x = T("f32", [1.5, "nan"])
+    case("as_type", "f32 -> c64", [x], T("c64", [1.5, complex(math.nan, 0)]), {"dtype": "c64"})
+    x = T("s32", [3, -4])
+    case("as_type", "s32 -> c64", [x], T("c64", [3, -4]), {"dtype": "c64"})
+    x = T("c128", [0.1 + 0.2j])
+    case("as_type", "c128 -> c64 rounds", [x], from_f64("c64", x.f64()), {"dtype": "c64"})
+
+
+def bitcasts():
+    def bc(name, x, dst):
+        raw = x.a.astype(NP_TYPE[x.dtype]) if x.dtype != "bf16" else (x.a.view(np.uint32) >> 16).astype(np.uint16)
+        if dst == "bf16":
+            y = T("bf16", (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32))
+        else:
+            y = T(dst, raw.view(NP_TYPE[dst]).tolist())
+        case("bitcast", name, [x], y, {"dtype": dst})
+    bc("f32 -> s32", T("f32", [1.0, -2.0, 0.0, -0.0, "inf", 1e-40]), "s32")
+    bc("f32 -> u32", T("f32", [1.0, -2.0, 3.5]), "u32")
+    bc("s32 -> f32", T("s32", [1065353216, -1073741824, 1, 2139095040]), "f32")
+    bc("u32 -> f32", T("u32", [1065353216, 3221225472]), "f32")
+    bc("f64 -> s64", T("f64", [1.0, -0.5, 1e300]), "s64")
+    bc("s64 -> f64", T("s64", [4607182418800017408, -4611686018427387904]), "f64")
+    bc("u64 -> f64", T("u64", [4607182418800017408]), "f64")
+    bc("f16 -> s16", T("f16", [1.0, -2.0, 65504, 6e-8]), "s16")
+    bc("u16 -> f16", T("u16", [15360, 49152, 31744]), "f16")
+    bc("bf16 -> u16", T("bf16", [1.0, -2.0, 3.0]), "u16")
+    bc("s16 -> bf16", T("s16", [16256, -16384, 16448]), "bf16")
+    bc("u8 -> s8", T("u8", [255, 128, 127, 0]), "s8")
+    bc("s8 -> u8", T("s8", [-1, -128, 5]), "u8")
+    bc("s32 -> u32", T("s32", [-1, -2147483648, 7]), "u32")
+
+
+# ------------------------------------------------------------ shape ops
+def typed(dt, shape, seed_lo=-50, seed_hi=50):
+    n = int(np.prod(shape)) if shape else 1
+    if dt == "pred":
+        return T("pred", RNG.integers(0, 2, n).astype(bool).tolist(), shape)
+    if dt in INT_BITS:
+        lo, hi = max(seed_lo, int_min(dt)), min(seed_hi, int_max(dt))
+        return T(dt, rand_ints([n], lo, hi), shape)
+    if dt in COMPLEX:
+        return T(dt, (RNG.integers(-8, 9, n) + 1j * RNG.integers(-8, 9, n)) / 4, shape)
+    return T(dt, (RNG.integers(-64, 65, n) / 8).tolist(), shape)
+
+
+def same(dt, a):
+    """numpy array of a shape op's result -> T (values unchanged)."""
+    return T(dt, a.astype(np.complex128) if dt in COMPLEX else a, list(a.shape))
+
+
+def shape_ops():
+    DTS = ("f32", "s32", "u8", "f64", "s64", "f16", "bf16", "c64", "pred")
+    for dt in DTS:
+        x = typed(dt, [2, 3])
+        case("reshape", f"{dt} [2][3] -> [3][2]", [x], same(dt, x.a.reshape(3, 2)), {"shape": [3, 2]})
+        case("transpose", f"{dt} default reverses axes", [x], same(dt, x.a.T))
+        case("reverse", f"{dt} axis 1", [x], same(dt, x.a[:, ::-1]), {"axes": [1]})
+        case("broadcast", f"{dt} [2][3] -> [4][2][3]", [x], same(dt, np.broadcast_to(x.a, (4, 2, 3))), {"shape": [4, 2, 3]})
+    x = typed("f32", [2, 3])
+    case("reshape", "f32 [2][3] -> [6]", [x], same("f32", x.a.reshape(6)), {"shape": [6]})
+    x = typed("s32", [])
+    case("reshape", "s32 scalar -> [1][1]", [x], same("s32", x.a.reshape(1, 1)), {"shape": [1, 1]})
+    x = typed("s64", [2, 1, 3, 1])
+    case("squeeze", "s64 all size-1 axes", [x], same("s64", x.a.reshape(2, 3)))
+    case("squeeze", "s64 named axis 3", [x], same("s64", x.a.reshape(2, 1, 3)), {"axes": [3]})
+    x = typed("f16", [1, 1])
+    case("squeeze", "f16 [1][1] -> scalar", [x], same("f16", x.a.reshape(())))
+    x = typed("f32", [3])
+    case("broadcast", "f32 [3] -> [3][2] on axis 0", [x], same("f32", np.broadcast_to(x.a[:, None], (3, 2))),
+         {"shape": [3, 2], "axes": [0]})
+    x = typed("s32", [2, 1])
+    case("broadcast", "s32 [2][1] -> [2][4] expands size 1", [x], same("s32", np.broadcast_to(x.a, (2, 4))),
+         {"shape": [2, 4], "axes": [0, 1]})
+    x = typed("u8", [])
+    case("broadcast", "u8 scalar -> [2][2]", [x], same("u8", np.broadcast_to(x.a, (2, 2))), {"shape": [2, 2]})
+    x = typed("f64", [2, 3])
+    case("broadcast", "f64 [2][3] -> [2][5][3] axes (0, 2)", [x], same("f64", np.broadcast_to(x.a[:, None, :], (2, 5, 3))),
+         {"shape": [2, 5, 3], "axes": [0, 2]})
+    x = typed("s32", [2, 3, 4])
+    case("transpose", "s32 [2][3][4] perm (1, 2, 0)", [x], same("s32", x.a.transpose(1, 2, 0)), {"axes": [1, 2, 0]})
+    x = typed("c64", [2, 1, 3])
+    case("transpose", "c64 perm (2, 0, 1)", [x], same("c64", x.a.transpose(2, 0, 1)), {"axes": [2, 0, 1]})
+    x = typed("f32", [2, 3, 4])
+    case("reverse", "f32 axes (0, 2)", [x], same("f32", x.a[::-1, :, ::-1]), {"axes": [0, 2]})
+    case("reverse", "f32 default all axes", [x], same("f32", x.a[::-1, ::-1, ::-1]))
+    x = typed("s32", [5])
+    case("reverse", "s32 1-D", [x], same("s32", x.a[::-1]), {"axes": [0]})
+    pads()
+    slices()
+    put_slices()
+    joins()
+
+
+def pad_ref(x, value, config):
+    """Nx.pad: interior padding first, then low/high; negative low/high trim."""
+    a = x
+    for axis, (lo, hi, interior) in enumerate(config):
+        n = a.shape[axis]
+        size = n + max(n - 1, 0) * interior
+        shape = list(a.shape)
+        shape[axis] = size
+        b = np.full(shape, value, dtype=a.dtype)
+        idx = [slice(None)] * a.ndim
+        idx[axis] = slice(0, size, interior + 1)
+        b[tuple(idx)] = a
+        if lo >= 0:
+            shape[axis] = lo
+            b = np.concatenate([np.full(shape, value, dtype=a.dtype), b], axis=axis)
+        else:
+            idx = [slice(None)] * a.ndim
+            idx[axis] = slice(-lo, None)
+            b = b[tuple(idx)]
+        if hi >= 0:
+            shape[axis] = hi
+            b = np.concatenate([b, np.full(shape, value, dtype=a.dtype)], axis=axis)
+        else:
+            idx = [slice(None)] * a.ndim
+            idx[axis] = slice(0, b.shape[axis] + hi)
+            b = b[tuple(idx)]
+        a = b
+    return a
+
+
+def pads():
+    configs = [
+        ("low/high", [[1, 2, 0], [0, 1, 0]]),
+        ("interior", [[0, 0, 1], [1, 0, 2]]),
+        ("negative trims", [[-1, 0, 0], [1, -2, 0]]),
+        ("negative with interior", [[-1, -1, 1], [2, -1, 1]]),
+    ]
+    for dt in ("f32", "s32", "u8", "f16", "c64", "s64", "pred", "bf16", "f64"):
+        x = typed(dt, [3, 4])
+        v = typed(dt, [])
+        for name, cfg in configs:
+            if dt not in ("f32", "s32") and name != "negative with interior":
+                continue
+            case("pad", f"{dt} {name}", [x, v], same(dt, pad_ref(x.a, v.a, cfg)), {"config": cfg})
+    x = typed("s32", [4])
+    case("pad", "s32 1-D trims everything but interior", [x, T("s32", 9)], same("s32", pad_ref(x.a, 9, [[-2, -3, 1]])),
+         {"config": [[-2, -3, 1]]})
+
+
+def slices():
+    for dt in ("f32", "s32", "u8", "f64", "c64", "f16", "s64", "pred"):
+        x = typed(dt, [4, 5])
+        case("slice", f"{dt} static", [x], same(dt, x.a[1:3, 2:5]), {"starts": [1, 2], "lengths": [2, 3]})
+    x = typed("f32", [7, 6])
+    # Nx: lengths are taken before striding: [0:7:3] keeps 0, 3, 6.
+    case("slice", "f32 strided", [x], same("f32", x.a[0:7:3, 1:6:2]), {"starts": [0, 1], "lengths": [7, 5], "strides": [3, 2]})
+    x = typed("s32", [10])
+    case("slice", "s32 strided 1-D", [x], same("s32", x.a[2:9:4]), {"starts": [2], "lengths": [7], "strides": [4]})
+    # Dynamic starts are clamped so the slice fits (Nx): -1 -> 0, 9 -> size - length.
+    x = typed("f32", [4, 5])
+    for (s0, s1), name in (((1, 2), "in range"), ((-1, 9), "clamped low and high"), ((3, 4), "clamped at the end")):
+        c0, c1 = min(max(s0, 0), 4 - 2), min(max(s1, 0), 5 - 3)
+        for it in ("s32", "s64"):
+            case("slice", f"f32 dynamic {it} starts {name}", [x, T(it, s0), T(it, s1)], same("f32", x.a[c0:c0 + 2, c1:c1 + 3]),
+                 {"dynamic": True, "lengths": [2, 3]})
+    x = typed("u8", [9])
+    case("slice", "u8 dynamic strided clamped", [x, T("s32", 8)], same("u8", x.a[4:9:2]),
+         {"dynamic": True, "lengths": [5], "strides": [2]})
+    x = typed("s64", [3, 4])
+    case("slice", "s64 dynamic u8 start", [x, T("u8", 1), T("u8", 0)], same("s64", x.a[1:3, 0:4]),
+         {"dynamic": True, "lengths": [2, 4]})
+
+
+def put_slices():
+    for dt in ("f32", "s32", "u8", "c64", "f16", "pred", "s64"):
+        x, u = typed(dt, [4, 5]), typed(dt, [2, 3])
+        y = x.a.copy()
+        y[1:3, 1:4] = u.a
+        case("put_slice", f"{dt} static", [x, u], same(dt, y), {"starts": [1, 1]})
+    # Starts are clamped so the update fits (Nx), static and dynamic alike.
+    x, u = typed("f32", [4, 5]), typed("f32", [2, 3])
+    y = x.a.copy()
+    y[2:4, 2:5] = u.a
+    case("put_slice", "f32 static clamped", [x, u], same("f32", y), {"starts": [3, 4]})
+    case("put_slice", "f32 dynamic clamped high", [x, u, T("s32", 7), T("s32", 3)], same("f32", y), {"dynamic": True})
+    y = x.a.copy()
+    y[0:2, 1:4] = u.a
+    case("put_slice", "f32 dynamic clamped low", [x, u, T("s64", -3), T("s64", 1)], same("f32", y), {"dynamic": True})
+    x, u = typed("s32", [6]), typed("s32", [6])
+    case("put_slice", "s32 update covers everything", [x, u, T("s32", 2)], u, {"dynamic": True})
+
+
+def joins():
+    for dt in ("f32", "s32", "u8", "c64", "f16", "pred", "s64", "f64", "bf16"):
+        a, b, c = typed(dt, [2, 3]), typed(dt, [1, 3]), typed(dt, [3, 3])
+        case("concatenate", f"{dt} axis 0, three inputs", [a, b, c], same(dt, np.concatenate([a.a, b.a, c.a], 0)), {"axis": 0})
+        a, b = typed(dt, [2, 3]), typed(dt, [2, 3])
+        case("stack", f"{dt} axis 0", [a, b], same(dt, np.stack([a.a, b.a], 0)), {"axis": 0})
+    a, b = typed("s32", [2, 1, 2]), typed("s32", [2, 3, 2])
+    case("concatenate", "s32 axis 1", [a, b], same("s32", np.concatenate([a.a, b.a], 1)), {"axis": 1})
+    # Nx: the result has the merged type.
+    a, b = T("s32", [1, 2]), T("f32", [0.5])
+    case("concatenate", "s32 with f32 -> f32", [a, b], T("f32", [1, 2, 0.5]), {"axis": 0})
+    a = typed("f32", [3])
+    case("concatenate", "f32 single input", [a], a, {"axis": 0})
+    a, b, c = typed("u8", [2, 2]), typed("u8", [2, 2]), typed("u8", [2, 2])
+    case("stack", "u8 axis 2 (last)", [a, b, c], same("u8", np.stack([a.a, b.a, c.a], 2)), {"axis": 2})
+    case("stack", "u8 axis 1", [a, b, c], same("u8", np.stack([a.a, b.a, c.a], 1)), {"axis": 1})
+    a, b = typed("f32", []), typed("f32", [])
+    case("stack", "f32 scalars", [a, b], same("f32", np.stack([a.a, b.a])), {"axis": 0})
+
+
+# ------------------------------------------------------------ reductions
+def float_sum_tol(dt, x):
+    """Reductions of floats may reassociate: error grows with sum |x|."""
+    scale = float(np.sum(np.abs(x.f64()))) if x.a.size else 0.0
+    eps = {"f32": 1e-6, "f64": 1e-14, "f16": 1e-3, "bf16": 8e-3}[dt]
+    return {"atol": eps * scale, "rtol": 10 * eps}
+
+
+def reduce_opts(axes, keep):
+    attrs = {"keep_axes": keep}
+    if axes is not None:
+        attrs["axes"] = axes
+    return attrs
+
+
+def reductions():
+    shapes = [([2, 3, 4], None, False), ([2, 3, 4], [1], False), ([2, 3, 4], [0, 2], True), ([5], [0], True)]
+    for dt in ("f32", "f64", "f16", "bf16", "s32", "u8", "s64", "s8", "u32"):
+        for shape, axes, keep in shapes if dt in ("f32", "s32") else shapes[1:3]:
+            x = typed(dt, shape, -20, 20) if dt not in ("u8", "u32") else T(dt, rand_ints([int(np.prod(shape))], 0, 255), shape)
+            ax = tuple(axes) if axes is not None else None
+            tag = f"{dt} {shape} axes {axes} keep {keep}"
+            opts = reduce_opts(axes, keep)
+            if dt in INT_BITS:
+                # Nx: sums and products of integers accumulate in 64 bits (s64 / u64).
+                acc = "s64" if dt in SIGNED else "u64"
+                case("sum", tag, [x], from_ints(acc, np.sum(x.ints(), axis=ax, keepdims=keep)), opts)
+                small = T(dt, np.clip(x.a, -3, 3) if dt in SIGNED else np.clip(x.a, 0, 3))
+                case("product", tag, [small], from_ints(acc, np.prod(small.ints(), axis=ax, keepdims=keep)), opts)
+                case("reduce_max", tag, [x], same(dt, np.max(x.a, axis=ax, keepdims=keep)), opts)
+                case("reduce_min", tag, [x], same(dt, np.min(x.a, axis=ax, keepdims=keep)), opts)
+            else:
+                case("sum", tag, [x], from_f64(dt, np.sum(x.f64(), axis=ax, keepdims=keep)), opts, float_sum_tol(dt, x))
+                small = T(dt, np.clip(x.f64() / 8, -1.5, 1.5))
+                ptol = {"f32": {"rtol": 1e-5, "atol": 0}, "f64": {"rtol": 1e-13, "atol": 0},
+                        "f16": {"rtol": 4e-3, "atol": 0}, "bf16": {"rtol": 3e-2, "atol": 0}}[dt]
+                case("product", tag, [small], from_f64(dt, np.prod(small.f64(), axis=ax, keepdims=keep)), opts, ptol)
+                case("reduce_max", tag, [x], from_f64(dt, np.max(x.f64(), axis=ax, keepdims=keep)), opts)
+                case("reduce_min", tag, [x], from_f64(dt, np.min(x.f64(), axis=ax, keepdims=keep)), opts)
+            case("all", tag, [x], T("pred", np.all(x.a != 0, axis=ax, keepdims=keep)), opts)
+            case("any", tag, [x], T("pred", np.any(x.a != 0, axis=ax, keepdims=keep)), opts)
+    x = T("s32", [2147483647, 2147483647, 2147483647, -5], [2, 2])
+    case("sum", "s32 beyond 2^31 in s64", [x], from_ints("s64", np.sum(x.ints(), axis=1)), {"axes": [1]})
+    x = T("u8", [255] * 6)
+    case("sum", "u8 -> u64", [x], T("u64", 1530))
+    case("product", "u8 -> u64", [x], T("u64", 255 ** 6))
+    x = T("pred", [True, False, True, True, False, True], [2, 3])
+    case("sum", "pred counts -> u64", [x], T("u64", [2, 1, 2]), {"axes": [0]})
+    case("all", "pred axis 1", [x], T("pred", [False, False]), {"axes": [1]})
+    case("any", "pred axis 0", [x], T("pred", [True, True, True]), {"axes": [0]})
+    x = T("f32", [], [0, 3])
+    case("sum", "f32 over an empty axis is 0", [x], T("f32", [0, 0, 0]), {"axes": [0]})
+    case("product", "f32 over an empty axis is 1", [x], T("f32", [1, 1, 1]), {"axes": [0]})
+    case("all", "f32 over an empty axis is true", [x], T("pred", [True] * 3), {"axes": [0]})
+    case("any", "f32 over an empty axis is false", [x], T("pred", [False] * 3), {"axes": [0]})
+    # Nx (XLA): max/min propagate NaN; NaN is nonzero for all/any.
+    x = T("f32", [1, "nan", 3, -1, 2, "-inf"], [2, 3])
+    case("reduce_max", "f32 NaN propagates", [x], T("f32", ["nan", 2]), {"axes": [1]})
+    case("reduce_min", "f32 NaN propagates", [x], T("f32", ["nan", "-inf"]), {"axes": [1]})
+    case("sum", "f32 NaN propagates", [x], T("f32", ["nan", "-inf"]), {"axes": [1]})
+    case("all", "f32 NaN is true", [T("f32", ["nan", 1])], T("pred", True))
+    case("any", "f32 -0.0 is false", [T("f32", [-0.0, 0.0])], T("pred", False))
+    x = T("c64", [1 + 1j, 2 - 1j, 0.5j, -3])
+    case("sum", "c64", [x], T("c64", [0.5 + 0.5j]), tol={"atol": 1e-6, "rtol": 1e-6})
+    case("product", "c64", [x], from_f64("c64", np.prod(x.f64())), tol={"atol": 1e-6, "rtol": 1e-6})
+    argmaxmin()
+
+
+def argmaxmin():
+    def arg(x, fn, axis, high):
+        """Nx: the first NaN counts as the extreme; ties go to the lowest (or highest) index."""
+        a = np.moveaxis(x, axis, -1) if axis is not None else x.reshape(1, -1)
+        out = np.zeros(a.shape[:-1], dtype=np.int64)
+        for idx in np.ndindex(*a.shape[:-1]):
+            row = a[idx].astype(np.float64) if x.dtype.kind != "b" else a[idx].astype(np.int64)
+            order = range(len(row)) if not high else range(len(row) - 1, -1, -1)
+            nan = [i for i in order if row[i] != row[i]]
+            if nan:
+                out[idx] = nan[0]
+                continue
+            best = None
+            for i in order:
+                if best is None or (row[i] > row[best] if fn == "argmax" else row[i] < row[best]):
+                    best = i
+            out[idx] = best
+        return out if axis is not None else out.reshape(())
+    for dt in ("f32", "f64", "f16", "bf16", "s32", "u8", "s64"):
+        x = typed(dt, [3, 4], -3, 3) if dt != "u8" else T("u8", rand_ints([12], 0, 3), [3, 4])
+        for fn in ("argmax", "argmin"):
+            case(fn, f"{dt} all axes", [x], T("s64", arg(x.a, fn, None, False)))
+            case(fn, f"{dt} axis 1 with ties", [x], T("s64", arg(x.a, fn, 1, False)), {"axis": 1})
+            case(fn, f"{dt} axis 0 keep_axis", [x], T("s64", arg(x.a, fn, 0, False)[None, :]), {"axis": 0, "keep_axis": True})
+            case(fn, f"{dt} axis 1 tie_break high", [x], T("s64", arg(x.a, fn, 1, True)), {"axis": 1, "tie_break": "high"})
+    x = T("f32", [1, "nan", 5, "nan", 7, 2, 2, "-inf"], [2, 4])
+    for fn in ("argmax", "argmin"):
+        case(fn, "f32 first NaN is the extreme", [x], T("s64", arg(x.a, fn, 1, False)), {"axis": 1})
+        case(fn, "f32 NaN, flattened", [x], T("s64", arg(x.a, fn, None, False)))
+    x = T("s32", [4, 9, 9, 1, 1, 4])
+    case("argmax", "s32 tie low", [x], T("s64", 1))
+    case("argmin", "s32 tie high", [x], T("s64", 4), {"tie_break": "high"})
+
+
+# ------------------------------------------------------------ dot
+def dot_ref(a, ca, ba, b, cb, bb):
+    """Nx dot/6: result axes are batch, then a's free, then b's free."""
+    fa = [i for i in range(a.ndim) if i not in ca and i not in ba]
+    fb = [i for i in range(b.ndim) if i not in cb and i not in bb]
+    at = np.transpose(a, ba + fa + ca)
+    bt = np.transpose(b, bb + cb + fb)
+    nb = int(np.prod([a.shape[i] for i in ba])) if ba else 1
+    nfa = int(np.prod([a.shape[i] for i in fa])) if fa else 1
+    nfb = int(np.prod([b.shape[i] for i in fb])) if fb else 1
+    nc = int(np.prod([a.shape[i] for i in ca])) if ca else 1
+    r = np.matmul(at.reshape(nb, nfa, nc), bt.reshape(nb, nc, nfb))
+    return r.reshape([a.shape[i] for i in ba] + [a.shape[i] for i in fa] + [b.shape[i] for i in fb])
+
+
+def dot_tol(dt, a, b, ca, ba, cb, bb):
+    scale = float(np.max(np.abs(dot_ref(np.abs(a.f64()), ca, ba, np.abs(b.f64()), cb, bb)), initial=0))
+    eps = {"f32": 1e-6, "f64": 1e-14, "f16": 1e-3, "bf16": 8e-3, "c64": 1e-6, "c128": 1e-14}[dt]
+    return {"atol": eps * scale, "rtol": 10 * eps}
+
+
+def dots():
+    layouts = [
+        ("matmul [3][4].[4][5]", [3, 4], [4, 5], [1], [], [0], []),
+        ("batched [2][3][4].[2][4][5]", [2, 3, 4], [2, 4, 5], [2], [0], [1], [0]),
+        ("batch axes not leading", [3, 2, 4], [4, 2, 5], [2], [1], [0], [1]),
+        ("two contracting axes", [2, 3, 4], [3, 4, 2], [1, 2], [], [0, 1], []),
+        ("outer product (no contraction)", [3], [4], [], [], [], []),
+        ("vector . vector", [6], [6], [0], [], [0], []),
+    ]
+    for dt in ("f32", "f64", "f16", "bf16", "s32", "s64", "c64", "u8", "c128"):
+        for name, sa, sb, ca, ba, cb, bb in layouts:
+            if dt not in ("f32", "s32") and name not in ("matmul [3][4].[4][5]", "batched [2][3][4].[2][4][5]"):
+                continue
+            if dt == "u8":
+                a, b = T("u8", rand_ints([int(np.prod(sa))], 0, 3), sa), T("u8", rand_ints([int(np.prod(sb))], 0, 3), sb)
+            else:
+                a, b = typed(dt, sa, -9, 9), typed(dt, sb, -9, 9)
+            attrs = {"contract_a": ca, "batch_a": ba, "contract_b": cb, "batch_b": bb}
+            if dt in INT_BITS:
+                # Nx: integer dot keeps the operands' merged type (no widening).
+                r = dot_ref(a.ints(), ca, ba, b.ints(), cb, bb)
+                case("dot", f"{dt} {name}", [a, b], from_ints(dt, r), attrs)
+            else:
+                r = dot_ref(a.f64(), ca, ba, b.f64(), cb, bb)
+                case("dot", f"{dt} {name}", [a, b], from_f64(dt, r), attrs, dot_tol(dt, a, b, ca, ba, cb, bb))
+    a, b = T("f32", rand([4, 6])), T("f32", rand([6]))
+    case("dot", "plain matrix . vector", [a, b], from_f64("f32", a.f64() @ b.f64()), {"plain": True},
+         dot_tol("f32", a, b, [1], [], [0], []))
+    a, b = T("f32", rand([2, 3, 4])), T("f32", rand([5, 4, 2]))
+    # Nx dot/2 on rank > 2: last axis of a with the second to last of b.
+    case("dot", "plain rank 3 . rank 3", [a, b], from_f64("f32", np.tensordot(a.f64(), b.f64(), axes=([2], [1]))),
+         {"plain": True}, dot_tol("f32", a, b, [2], [], [1], []))
+    a, b = T("s32", [1, 2, 3, 4, 5, 6], [2, 3]), T("f32", [0.5, 0.25, -1])
+    case("dot", "s32 . f32 -> f32", [a, b], from_f64("f32", a.f64() @ b.f64()), {"plain": True})
+    a, b = T("f32", rand([32, 24])), T("f32", rand([24, 16]))
+    case("dot", "f32 [32][24].[24][16]", [a, b], from_f64("f32", a.f64() @ b.f64()),
+         {"contract_a": [1], "batch_a": [], "contract_b": [0], "batch_b": []}, dot_tol("f32", a, b, [1], [], [0], []))
+
+
+# ------------------------------------------------------------ windows, scans, fft
+def window_ref(x, window, strides, padding, fn, init):
+    pad_width = [(lo, hi) for lo, hi in padding]
+    xp = np.pad(x, pad_width, constant_values=init)
+    out_shape = [(xp.shape[i] - window[i]) // strides[i] + 1 for i in range(x.ndim)]
+    out = np.empty(out_shape, dtype=xp.dtype)
+    for idx in np.ndindex(*out_shape):
+        sl = tuple(slice(i * s, i * s + w) for i, s, w in zip(idx, strides, window))
+        out[idx] = fn(xp[sl])
+    return out
+
+
+def windows():
+    configs = [
+        ("valid", [2, 3], [1, 1], [[0, 0], [0, 0]]),
+        ("strides and padding", [2, 3], [1, 2], [[1, 0], [0, 1]]),
+        ("window 1, stride 2", [1, 1], [2, 2], [[0, 0], [0, 0]]),
+        ("padding both sides, stride 3", [3, 2], [3, 1], [[2, 1], [1, 1]]),
+    ]
+    for dt in ("f32", "s32", "u8", "f64", "f16", "s64", "bf16"):
+        x = typed(dt, [5, 6], -20, 20) if dt != "u8" else T("u8", rand_ints([30], 0, 40), [5, 6])
+        for name, win, st, pad in configs:
+            if dt not in ("f32", "s32") and name not in ("strides and padding",):
+                continue
+            attrs = {"window": win, "strides": st, "padding": pad}
+            # Padding holds each reduction's identity: 0 for sum, -inf (or the
+            # type's minimum) for max, +inf (or the maximum) for min.
+            if dt in INT_BITS:
+                lo, hi = int_min(dt), int_max(dt)
+                s = window_ref(x.ints(), win, st, pad, lambda w: sum(w.reshape(-1)), 0)
+                # Nx: window_sum keeps the input type.
+                case("window_sum", f"{dt} {name}", [x], from_ints(dt, s), attrs)
+                case("window_max", f"{dt} {name}", [x], T(dt, window_ref(x.a, win, st, pad, np.max, lo)), attrs)
+                case("window_min", f"{dt} {name}", [x], T(dt, window_ref(x.a, win, st, pad, np.min, hi)), attrs)
+            else:
+                v = x.f64()
+                case("window_sum", f"{dt} {name}", [x], from_f64(dt, window_ref(v, win, st, pad, np.sum, 0.0)), attrs,
+                     float_sum_tol(dt, T(dt, np.abs(v).max() * np.ones(int(np.prod(win))))))
+                case("window_max", f"{dt} {name}", [x], from_f64(dt, window_ref(v, win, st, pad, np.max, -np.inf)), attrs)
+                case("window_min", f"{dt} {name}", [x], from_f64(dt, window_ref(v, win, st, pad, np.min, np.inf)), attrs)
+    x = T("f32", [1, "nan", 3, 4, 5, -1], [6])
+    for op, fn in (("window_max", np.max), ("window_min", np.min), ("window_sum", np.sum)):
+        case(op, "f32 NaN propagates", [x], T("f32", window_ref(x.f64(), [2], [2], [[0, 0]], fn, 0.0)),
+             {"window": [2], "strides": [2]})
+    x = typed("s32", [2, 3, 4])
+    case("window_sum", "s32 rank 3 default strides", [x], from_ints("s32", window_ref(x.ints(), [1, 2, 2], [1, 1, 1], [[0, 0]] * 3, lambda w: sum(w.reshape(-1)), 0)),
+         {"window": [1, 2, 2]})
+
+
+def scans():
+    for dt in ("f32", "s32", "u8", "f64", "s64", "f16", "c64"):
+        x = typed(dt, [3, 4], -10, 10) if dt != "u8" else T("u8", rand_ints([12], 0, 20), [3, 4])
+        for axis in (0, 1):
+            for rev in (False, True):
+                a = np.flip(x.a, axis) if rev else x.a
+                attrs = {"axis": axis, "reverse": rev}
+                tag = f"{dt} axis {axis}{' reverse' if rev else ''}"
+                if dt in INT_BITS:
+                    c = np.cumsum(np.asarray(a, dtype=object), axis=axis)
+                    c = np.flip(c, axis) if rev else c
+                    # Nx: cumulative_sum keeps the input type (numpy widens to int64).
+                    case("cumulative_sum", tag, [x], from_ints(dt, c), attrs)
+                else:
+                    c = np.cumsum(a.astype(np.complex128 if dt == "c64" else np.float64), axis=axis)
+                    c = np.flip(c, axis) if rev else c
+                    case("cumulative_sum", tag, [x], from_f64(dt, c), attrs, float_sum_tol(dt if dt != "c64" else "f32", T("f64", np.abs(x.f64()))))
+    x = T("s32", [2147483647, 1, 1])
+    case("cumulative_sum", "s32 wraps", [x], from_ints("s32", [2147483647, 2147483648, 2147483649]))
+    x = typed("f32", [2, 2, 3])
+    case("cumulative_sum", "f32 rank 3 axis 2", [x], from_f64("f32", np.cumsum(x.f64(), axis=2)), {"axis": 2},
+         float_sum_tol("f32", x))
+
+
+def ffts():
+    def tol(dt, x, n):
+        # FFT error grows like eps * log(n) * ||x||: scale by the largest output.
+        eps = 1e-6 if dt in ("c64", "f32", "s32") else 1e-14
+        return {"atol": 10 * eps * max(float(np.sum(np.abs(x))), 1.0) / max(n, 1) * max(math.log2(max(n, 2)), 1), "rtol": 10 * eps}
+
+    def fft_case(op, name, x, length=None):
+        v = x.f64() if x.dtype != "s32" else x.a.astype(np.float64)
+        n = length or x.shape[-1]
+        with np.errstate(all="ignore"):
+            r = np.fft.fft(v, n=n, axis=-1) if op == "fft" else np.fft.ifft(v, n=n, axis=-1)  # ifft: 1/n (Nx)
+        out = "c128" if x.dtype in ("f64", "c128") else "c64"
+        attrs = {"length": length} if length is not None else {}
+        case(op, name, [x], from_f64(out, r), attrs, tol(out, r if op == "fft" else r * n, n))
+    for op in ("fft", "ifft"):
+        fft_case(op, "c64 [8]", T("c64", normal(8) + 1j * normal(8)))
+        fft_case(op, "c64 [3][6] batched over rows", T("c64", normal((3, 6)) + 1j * normal((3, 6))))
+        fft_case(op, "c64 [8] padded to 12", T("c64", normal(8) + 1j * normal(8)), 12)
+        fft_case(op, "c64 [8] truncated to 5", T("c64", normal(8) + 1j * normal(8)), 5)
+        fft_case(op, "c128 [2][16]", T("c128", normal((2, 16)) + 1j * normal((2, 16))))
+        fft_case(op, "c128 [7] padded to 9", T("c128", normal(7) + 1j * normal(7)), 9)
+        # Real inputs become complex: f32 -> c64, f64 -> c128.
+        fft_case(op, "f32 [16] -> c64", T("f32", normal(16)))
+        fft_case(op, "f32 [2][10] truncated to 6 -> c64", T("f32", normal((2, 10))), 6)
+        fft_case(op, "f64 [5] padded to 8 -> c128", T("f64", normal(5)), 8)
+        fft_case(op, "s32 [4] -> c64", T("s32", [1, -2, 3, 4]))
+        fft_case(op, "c64 [2][2][4] rank 3", T("c64", normal((2, 2, 4)) + 1j * normal((2, 2, 4))))
+        fft_case(op, "c64 [1]", T("c64", [2 - 1j]))
+
+
+# ------------------------------------------------------------ creation
+def creation():
+    for dt in ("s32", "f32", "u8", "s64", "f16", "f64", "bf16", "c64", "u32"):
+        case("iota", f"{dt} [2][3] counts through all elements", [], same(dt, np.arange(6).reshape(2, 3)),
+             {"dtype": dt, "shape": [2, 3]})
+        case("iota", f"{dt} [2][3] along axis 1", [], same(dt, np.broadcast_to(np.arange(3), (2, 3))),
+             {"dtype": dt, "shape": [2, 3], "axis": 1})
+    case("iota", "s32 [3][2][2] along axis 0", [], same("s32", np.broadcast_to(np.arange(3)[:, None, None], (3, 2, 2))),
+         {"dtype": "s32", "shape": [3, 2, 2], "axis": 0})
+    case("iota", "s64 scalar", [], T("s64", 0), {"dtype": "s64", "shape": []})
+    case("iota", "f32 [300] counts past 255", [], same("f32", np.arange(300)), {"dtype": "f32", "shape": [300]})
+    case("iota", "u8 [300] wraps", [], from_ints("u8", list(range(300))), {"dtype": "u8", "shape": [300]})
+    for dt in ("s32", "f32", "u8", "f64", "pred", "f16", "s64", "c64"):
+        case("eye", f"{dt} [3][3]", [], same(dt, np.eye(3, dtype=NP_TYPE[dt] if dt != "bf16" else np.float32)),
+             {"dtype": dt, "shape": [3, 3]})
+    case("eye", "f32 [2][3] not square", [], same("f32", np.eye(2, 3)), {"dtype": "f32", "shape": [2, 3]})
+    case("eye", "s32 [4][2] not square", [], same("s32", np.eye(4, 2, dtype=np.int32)), {"dtype": "s32", "shape": [4, 2]})
+    case("eye", "f64 [2][2][3] batched", [], same("f64", np.broadcast_to(np.eye(2, 3), (2, 2, 3))), {"dtype": "f64", "shape": [2, 2, 3]})
+    for dt in ("f32", "s32", "u8", "f64", "s64", "f16", "bf16", "c64", "pred", "c128", "s8"):
+        x = typed(dt, [2, 3])
+        case("constant", f"{dt} literal [2][3]", [], x, {"literal": x.encode()})
+    # constant(value, dtype): a strong scalar converted as as_type converts.
+    for v, dt, out in ((2.5, "f64", T("f64", 2.5)), (-3, "s8", T("s8", -3)), (0.1, "f32", from_f64("f32", np.float64(0.1))),
+                       (0.1, "bf16", from_f64("bf16", np.float64(0.1))), (7.9, "s32", T("s32", 7)), (2, "c64", T("c64", 2))):
+        case("constant", f"scalar {v} as {dt}", [], out, {"scalar": v, "dtype": dt})
+
+
+def main():
+    float_funcs()
+    exact_unary()
+    binary_ints()
+    binary_floats()
+    promotion()
+    weak_scalars()
+    comparisons_and_logic()
+    ternary()
+    conversions()
+    bitcasts()
+    shape_ops()
+    reductions()
+    dots()
+    windows()
+    scans()
+    ffts()
+    creation()
+    text = json.dumps({"generator": "tests/conformance/make_reference.py", "numpy": np.__version__, "cases": CASES},
+                      separators=(",", ":"), allow_nan=False)
+    OUT.write_text(text + "\n")
+    print(f"{len(CASES)} cases, {len(text) // 1024} KiB -> {OUT}")
+
+
+if __name__ == "__main__":
+    main()

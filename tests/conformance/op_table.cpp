@@ -1,0 +1,153 @@
+#include "tests/conformance/op_table.h"
+
+#include <optional>
+
+namespace sluice::conformance {
+namespace {
+
+using Inputs = std::vector<Expr>;
+
+Expr weak(const CaseAttrs::Number& n) { return n.is_integer ? weak_scalar(n.i) : weak_scalar(n.d); }
+
+// A binary op on inputs 0 and 1, or with a plain C++ number on one side
+// (attrs scalar_a / scalar_b) and the one input on the other.
+Builder binary(Expr (*fn)(Expr, Expr)) {
+  return [fn](const CaseAttrs& a, const Inputs& x) {
+    if (a.has("scalar_a")) return fn(weak(a.number("scalar_a")), x.at(0));
+    if (a.has("scalar_b")) return fn(x.at(0), weak(a.number("scalar_b")));
+    return fn(x.at(0), x.at(1));
+  };
+}
+
+Builder unary(Expr (*fn)(Expr)) {
+  return [fn](const CaseAttrs&, const Inputs& x) { return fn(x.at(0)); };
+}
+
+Builder reduction(Expr (*fn)(Expr, const ReduceOptions&)) {
+  return [fn](const CaseAttrs& a, const Inputs& x) {
+    return fn(x.at(0), ReduceOptions{.axes = a.ints("axes"), .keep_axes = a.flag("keep_axes")});
+  };
+}
+
+Builder arg_reduction(Expr (*fn)(Expr, const ArgOptions&)) {
+  return [fn](const CaseAttrs& a, const Inputs& x) {
+    ArgOptions o;
+    if (a.has("axis")) o.axis = a.integer("axis", 0);
+    o.keep_axis = a.flag("keep_axis");
+    o.tie_break = a.text("tie_break", "low") == "high" ? TieBreak::High : TieBreak::Low;
+    return fn(x.at(0), o);
+  };
+}
+
+std::vector<PadDim> pad_dims(const std::vector<std::vector<int64_t>>& rows) {
+  std::vector<PadDim> dims;
+  for (const auto& r : rows) dims.push_back(PadDim{.low = r.at(0), .high = r.at(1), .interior = r.size() > 2 ? r[2] : 0});
+  return dims;
+}
+
+Builder window(Expr (*fn)(Expr, const std::vector<int64_t>&, const WindowOptions&)) {
+  return [fn](const CaseAttrs& a, const Inputs& x) {
+    return fn(x.at(0), a.ints("window"), WindowOptions{.strides = a.ints("strides"), .padding = pad_dims(a.rows("padding"))});
+  };
+}
+
+Builder transform(Expr (*fn)(Expr, std::optional<int64_t>)) {
+  return [fn](const CaseAttrs& a, const Inputs& x) {
+    return fn(x.at(0), a.has("length") ? std::optional<int64_t>(a.integer("length", 0)) : std::nullopt);
+  };
+}
+
+// Inputs from `first` on: the dynamic start indices of slice and put_slice.
+Inputs tail(const Inputs& x, size_t first) { return Inputs(x.begin() + static_cast<std::ptrdiff_t>(first), x.end()); }
+
+Expr slice_case(const CaseAttrs& a, const Inputs& x) {
+  if (a.flag("dynamic")) return slice(x.at(0), tail(x, 1), a.ints("lengths"), a.ints("strides"));
+  return slice(x.at(0), a.ints("starts"), a.ints("lengths"), a.ints("strides"));
+}
+
+Expr put_slice_case(const CaseAttrs& a, const Inputs& x) {
+  if (a.flag("dynamic")) return put_slice(x.at(0), tail(x, 2), x.at(1));
+  return put_slice(x.at(0), a.ints("starts"), x.at(1));
+}
+
+Expr dot_case(const CaseAttrs& a, const Inputs& x) {
+  if (a.flag("plain")) return dot(x.at(0), x.at(1));
+  return dot(x.at(0), a.ints("contract_a"), a.ints("batch_a"), x.at(1), a.ints("contract_b"), a.ints("batch_b"));
+}
+
+Expr constant_case(const CaseAttrs& a, const Inputs&) {
+  if (a.has("literal")) {
+    CaseTensor t = a.tensor("literal");
+    return constant(Literal{t.spec, t.bytes});
+  }
+  return constant(a.number("scalar").d, a.dtype("dtype"));
+}
+
+Spec spec_of(const CaseAttrs& a) { return Spec{a.dtype("dtype"), Shape(a.ints("shape"))}; }
+
+}  // namespace
+
+const std::map<std::string, Builder, std::less<>>& op_table() {
+  static const std::map<std::string, Builder, std::less<>> table = {
+      // leaves
+      {"constant", constant_case},
+      {"iota", [](const CaseAttrs& a, const Inputs&) {
+         return iota(spec_of(a), a.has("axis") ? std::optional<int64_t>(a.integer("axis", 0)) : std::nullopt);
+       }},
+      {"eye", [](const CaseAttrs& a, const Inputs&) { return eye(spec_of(a)); }},
+      // unary
+      {"negate", unary(negate)}, {"abs", unary(abs)}, {"sign", unary(sign)}, {"floor", unary(floor)},
+      {"ceil", unary(ceil)}, {"round", unary(round)}, {"exp", unary(exp)}, {"expm1", unary(expm1)},
+      {"log", unary(log)}, {"log1p", unary(log1p)}, {"sqrt", unary(sqrt)}, {"rsqrt", unary(rsqrt)},
+      {"cbrt", unary(cbrt)}, {"sin", unary(sin)}, {"cos", unary(cos)}, {"tan", unary(tan)},
+      {"asin", unary(asin)}, {"acos", unary(acos)}, {"atan", unary(atan)}, {"sinh", unary(sinh)},
+      {"cosh", unary(cosh)}, {"tanh", unary(tanh)}, {"asinh", unary(asinh)}, {"acosh", unary(acosh)},
+      {"atanh", unary(atanh)}, {"sigmoid", unary(sigmoid)}, {"erf", unary(erf)}, {"erfc", unary(erfc)},
+      {"erf_inv", unary(erf_inv)}, {"is_nan", unary(is_nan)}, {"is_infinity", unary(is_infinity)},
+      {"bitwise_not", unary(bitwise_not)}, {"count_leading_zeros", unary(count_leading_zeros)},
+      {"population_count", unary(population_count)}, {"real", unary(real)}, {"imag", unary(imag)},
+      {"conjugate", unary(conjugate)},
+      // binary
+      {"add", binary(add)}, {"subtract", binary(subtract)}, {"multiply", binary(multiply)},
+      {"divide", binary(divide)}, {"pow", binary(pow)}, {"remainder", binary(remainder)},
+      {"quotient", binary(quotient)}, {"atan2", binary(atan2)}, {"min", binary(min)}, {"max", binary(max)},
+      {"bitwise_and", binary(bitwise_and)}, {"bitwise_or", binary(bitwise_or)},
+      {"bitwise_xor", binary(bitwise_xor)}, {"left_shift", binary(left_shift)},
+      {"right_shift", binary(right_shift)}, {"equal", binary(equal)}, {"not_equal", binary(not_equal)},
+      {"less", binary(less)}, {"less_equal", binary(less_equal)}, {"greater", binary(greater)},
+      {"greater_equal", binary(greater_equal)}, {"logical_and", binary(logical_and)},
+      {"logical_or", binary(logical_or)}, {"logical_xor", binary(logical_xor)},
+      // ternary and conversions
+      {"select", [](const CaseAttrs&, const Inputs& x) { return select(x.at(0), x.at(1), x.at(2)); }},
+      {"clip", [](const CaseAttrs&, const Inputs& x) { return clip(x.at(0), x.at(1), x.at(2)); }},
+      {"as_type", [](const CaseAttrs& a, const Inputs& x) { return as_type(x.at(0), a.dtype("dtype")); }},
+      {"bitcast", [](const CaseAttrs& a, const Inputs& x) { return bitcast(x.at(0), a.dtype("dtype")); }},
+      // shape
+      {"reshape", [](const CaseAttrs& a, const Inputs& x) { return reshape(x.at(0), Shape(a.ints("shape"))); }},
+      {"squeeze", [](const CaseAttrs& a, const Inputs& x) { return squeeze(x.at(0), a.ints("axes")); }},
+      {"broadcast", [](const CaseAttrs& a, const Inputs& x) {
+         return broadcast(x.at(0), Shape(a.ints("shape")), a.ints("axes"));
+       }},
+      {"transpose", [](const CaseAttrs& a, const Inputs& x) { return transpose(x.at(0), a.ints("axes")); }},
+      {"pad", [](const CaseAttrs& a, const Inputs& x) { return pad(x.at(0), x.at(1), pad_dims(a.rows("config"))); }},
+      {"reverse", [](const CaseAttrs& a, const Inputs& x) { return reverse(x.at(0), a.ints("axes")); }},
+      {"slice", slice_case},
+      {"put_slice", put_slice_case},
+      {"concatenate", [](const CaseAttrs& a, const Inputs& x) { return concatenate(x, a.integer("axis", 0)); }},
+      {"stack", [](const CaseAttrs& a, const Inputs& x) { return stack(x, a.integer("axis", 0)); }},
+      // reductions
+      {"sum", reduction(sum)}, {"product", reduction(product)}, {"reduce_max", reduction(reduce_max)},
+      {"reduce_min", reduction(reduce_min)}, {"all", reduction(all)}, {"any", reduction(any)},
+      {"argmax", arg_reduction(argmax)}, {"argmin", arg_reduction(argmin)},
+      // contractions, windows, scans, transforms
+      {"dot", dot_case},
+      {"window_sum", window(window_sum)}, {"window_max", window(window_max)}, {"window_min", window(window_min)},
+      {"cumulative_sum", [](const CaseAttrs& a, const Inputs& x) {
+         return cumulative_sum(x.at(0), ScanOptions{.axis = a.integer("axis", 0), .reverse = a.flag("reverse")});
+       }},
+      {"fft", transform(fft)}, {"ifft", transform(ifft)},
+  };
+  return table;
+}
+
+}  // namespace sluice::conformance

@@ -1,0 +1,20 @@
+#pragma once
+// The op table: for each op name of ops/op_list.def (and the builders that
+// have no node of their own, squeeze and stack), how a case calls the builder
+// of ops/ops.h with its attrs and its inputs as Exprs.
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ops/ops.h"
+#include "tests/conformance/cases.h"
+
+namespace sluice::conformance {
+
+using Builder = std::function<Expr(const CaseAttrs& attrs, const std::vector<Expr>& inputs)>;
+
+const std::map<std::string, Builder, std::less<>>& op_table();
+
+}  // namespace sluice::conformance

@@ -2,7 +2,7 @@
 # package config so that find_package(sluice) and sluice::sluice work.
 include(CMakePackageConfigHelpers)
 
-set(SLUICE_LAYERS ops devices stream io)
+set(SLUICE_LAYERS ops devices stream io pipeline)
 foreach(layer IN LISTS SLUICE_LAYERS)
   install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice/${layer}
           FILES_MATCHING PATTERN "*.h" PATTERN "*.def" PATTERN "cpu/kernels" EXCLUDE)

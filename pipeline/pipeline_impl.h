@@ -1,0 +1,85 @@
+#pragma once
+// The inside of a Pipeline: the nodes as built, and the oneTBB graph made
+// from them when it starts. Only pipeline*.cpp include this.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <tbb/flow_graph.h>
+
+#include "pipeline/pipeline.h"
+
+namespace sluice {
+
+using Clock = std::chrono::steady_clock;
+
+// What travels on an edge.
+struct Message {
+  uint64_t seq = 0;
+  Tensors tensors;
+  bool skipped = false;           // dropped by ErrorPolicy::Skip: passes through so sequencers move on
+  std::shared_ptr<void> credit;   // returns the source's credit when the last copy is gone
+  Clock::time_point born;
+};
+
+// A source's credit: how many of its messages may be in flight. Released by
+// the last copy of each message, possibly after the graph is torn down, so
+// releasing is switched off before that.
+struct Credit {
+  std::atomic<bool> live{true};
+  std::function<void()> release;
+};
+
+struct NodeRec {
+  enum class Kind { Source, Stage, Sink };
+  Kind kind;
+  std::string name;
+  std::shared_ptr<Source> source;
+  std::shared_ptr<Sink> sink;
+  std::function<Function(const std::vector<Spec>&)> tracer;
+  StageOptions options;
+  std::optional<Step> step;
+  Tensors acc;                    // touched only by the serial node of the stage
+  std::vector<int> inputs, outputs;
+  NodeCounters counters;
+
+  // Output specs, known once a stage is traced.
+  std::optional<std::vector<Spec>> out_spec() const;
+  const char* kind_name() const;
+};
+
+struct Pipeline::Impl {
+  PipelineOptions options;
+  std::vector<std::unique_ptr<NodeRec>> nodes;
+
+  // ---- the run
+  std::unique_ptr<tbb::flow::graph> graph;
+  std::vector<std::shared_ptr<void>> graph_nodes;   // oneTBB nodes, owned here
+  std::vector<tbb::flow::sender<Message>*> exits;   // per node: what its successors connect to
+  std::vector<std::vector<tbb::flow::receiver<Message>*>> entries;  // per node: one per input
+  std::vector<std::shared_ptr<Credit>> credits;
+  std::vector<tbb::flow::input_node<Message>*> input_nodes;
+  std::thread waiter;
+  bool started = false;
+
+  std::mutex mutex;                 // guards what follows
+  std::condition_variable changed;
+  int open_push_sources = 0;
+  bool stopping = false;
+  std::string first_error;
+  bool cancelled = false;
+
+  void validate_and_trace();
+  void build_graph();
+  void report_error(const NodeRec& node, uint64_t seq, const std::string& what);
+  void stop_sources();
+  PipelineResult collect();
+};
+
+}  // namespace sluice

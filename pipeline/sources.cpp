@@ -1,0 +1,74 @@
+#include "pipeline/sources.h"
+
+namespace sluice {
+
+std::optional<Tensors> PushSource::next() {
+  throw PipelineError("push source: next() is not used; the pipeline receives pushes directly");
+}
+
+void PushSource::wire(Wiring w) {
+  std::lock_guard lock(mutex_);
+  wiring_ = std::move(w);
+  stopped_ = false;
+  wired_.notify_all();
+  if (closed_) wiring_->closed();
+}
+
+void PushSource::unwire() {
+  std::lock_guard lock(mutex_);
+  wiring_.reset();
+  stopped_ = true;
+  wired_.notify_all();
+}
+
+void PushSource::push(const Tensors& tensors) {
+  Wiring w;
+  {
+    std::unique_lock lock(mutex_);
+    if (closed_) throw PipelineError("push source: push after close");
+    // Pushes before the pipeline starts wait for it.
+    wired_.wait(lock, [&] { return wiring_.has_value() || stopped_; });
+    if (!wiring_) throw PipelineError("push source: the pipeline has stopped");
+    w = *wiring_;
+  }
+  if (!w.take_credit()) throw PipelineError("push source: the pipeline has stopped");
+  w.deliver(tensors);
+}
+
+void PushSource::close() {
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  closed_ = true;
+  if (wiring_) wiring_->closed();
+}
+
+namespace sources {
+
+namespace {
+class GeneratorSource : public Source {
+ public:
+  GeneratorSource(std::vector<Spec> spec, std::function<std::optional<Tensors>()> make)
+      : spec_(std::move(spec)), make_(std::move(make)) {}
+  std::vector<Spec> spec() const override { return spec_; }
+  std::optional<Tensors> next() override { return make_(); }
+
+ private:
+  std::vector<Spec> spec_;
+  std::function<std::optional<Tensors>()> make_;
+};
+}  // namespace
+
+std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::optional<Tensors>()> make) {
+  if (spec.empty()) throw PipelineError("sources::generator: expected the spec of its messages, found none");
+  return std::make_shared<GeneratorSource>(std::move(spec), std::move(make));
+}
+
+std::shared_ptr<Source> list(std::vector<Tensor> tensors) { return range(std::move(tensors)); }
+
+std::shared_ptr<PushSource> push(std::vector<Spec> spec) {
+  if (spec.empty()) throw PipelineError("sources::push: expected the spec of its messages, found none");
+  return std::make_shared<PushSource>(std::move(spec));
+}
+
+}  // namespace sources
+}  // namespace sluice

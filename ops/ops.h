@@ -102,6 +102,15 @@ Expr slice(Expr x, const std::vector<Expr>& starts, const std::vector<int64_t>& 
 // Writes `update` into x at starts (clamped so it fits); static or dynamic starts.
 Expr put_slice(Expr x, const std::vector<int64_t>& starts, Expr update);
 Expr put_slice(Expr x, const std::vector<Expr>& starts, Expr update);
+// Braced static starts: slice(x, {2}, {3}) would otherwise be ambiguous
+// between the two overloads above (std::vector<Expr> has a size constructor).
+inline Expr slice(Expr x, std::initializer_list<int64_t> starts, const std::vector<int64_t>& lengths,
+                  const std::vector<int64_t>& strides = {}) {
+  return slice(x, std::vector<int64_t>(starts), lengths, strides);
+}
+inline Expr put_slice(Expr x, std::initializer_list<int64_t> starts, Expr update) {
+  return put_slice(x, std::vector<int64_t>(starts), update);
+}
 Expr concatenate(const std::vector<Expr>& xs, int64_t axis = 0);
 Expr stack(const std::vector<Expr>& xs, int64_t axis = 0);
 

@@ -1,0 +1,44 @@
+# sluice in two commands: `make demo` and `make test`. Each target installs
+# what is missing (scripts/install-deps), configures a CMake preset
+# (CMakePresets.json) and builds before it runs anything.
+#
+#   make demo       build the default preset (Release, build/) and run `sluice demo`
+#   make test       build, then the whole test suite (ctest, 2 at a time, per-test timeout)
+#   make bench      build, run every benchmark, write build/bench-results.json, print the table
+#   make sanitize   the whole test suite under AddressSanitizer + UBSan (build-asan/)
+#
+# Variables: JOBS (parallel compile jobs, default: all cores), WERROR (ON turns
+# warnings into errors; default ON when CI=true, as .ci/run and CI services set it).
+
+JOBS ?= $(shell nproc)
+WERROR ?= $(if $(filter true 1,$(CI)),ON,OFF)
+
+# $(call build,PRESET): configure and build one preset.
+define build
+	cmake --preset $(1) -DSLUICE_WERROR=$(WERROR)
+	cmake --build --preset $(1) -j $(JOBS)
+endef
+
+.PHONY: build demo test bench sanitize deps clean
+
+build: deps
+	$(call build,default)
+
+demo: build
+	build/tools/sluice demo
+
+test: build
+	ctest --preset default
+
+bench: build
+	cmake --build --preset default --target bench-results
+
+sanitize: deps
+	$(call build,asan)
+	ctest --preset asan
+
+deps:
+	scripts/install-deps
+
+clean:
+	rm -rf build build-debug build-asan

@@ -1,0 +1,172 @@
+// Dot: a batched matrix product C[b][m][n] = sum_k A[b][m][k] * B[b][k][n],
+// where b runs over the batch axes, m over a's free axes, n over b's free
+// axes and k over the contracting axes (paired in order).
+//
+// f32, f64, c64 and c128 go to OpenBLAS gemm. An operand already laid out as
+// [batch][free][contract] or [batch][contract][free] is passed as it is (the
+// transpose flag says which); any other is permuted into a scratch buffer
+// first. f16 and bf16 are widened to f32, multiplied, and rounded back.
+// Integers and pred run dot_int.cpp's loops.
+//
+// OpenBLAS runs single-threaded (the backend sets it so: oneTBB owns the
+// cores), so large products are cut into blocks of rows of C, one gemm call
+// each, spread across oneTBB's workers; many small batches are spread whole.
+
+#include <cblas.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "devices/cpu/kernels/dot_layout.h"
+#include "devices/cpu/kernels/kernels.h"
+#include "devices/cpu/kernels/reduce_math.h"
+#include "ops/error.h"
+
+namespace sluice::cpu {
+namespace {
+
+// Below this many multiply-adds a product runs on the calling thread: a
+// wake-up of a worker (~25 us) costs more than the arithmetic.
+constexpr int64_t kSerialMacs = int64_t{1} << 21;
+// The fewest rows of C one gemm call is given when a product is cut up, so
+// that packing b's panel stays a small part of each call.
+constexpr int64_t kMinRows = 32;
+
+struct Gemm {
+  bool trans_a = false, trans_b = false;
+  int64_t lda = 0, ldb = 0;
+};
+
+// One gemm call on rows [m0, m1) of one batch.
+template <typename T>
+void gemm(const Gemm& g, const DotShape& d, const T* a, const T* b, T* c, int64_t m0, int64_t m1) {
+  const CBLAS_TRANSPOSE ta = g.trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = g.trans_b ? CblasTrans : CblasNoTrans;
+  const T* a_rows = a + (g.trans_a ? m0 : m0 * g.lda);
+  const auto rows = static_cast<blasint>(m1 - m0), n = static_cast<blasint>(d.n), k = static_cast<blasint>(d.k);
+  const auto lda = static_cast<blasint>(g.lda), ldb = static_cast<blasint>(g.ldb);
+  T* c_rows = c + m0 * d.n;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta, tb, rows, n, k, 1.0f, a_rows, lda, b, ldb, 0.0f, c_rows, n);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemm(CblasRowMajor, ta, tb, rows, n, k, 1.0, a_rows, lda, b, ldb, 0.0, c_rows, n);
+  } else {
+    const T one(1), zero(0);
+    if constexpr (std::is_same_v<T, complex64>) {
+      cblas_cgemm(CblasRowMajor, ta, tb, rows, n, k, &one, a_rows, lda, b, ldb, &zero, c_rows, n);
+    } else {
+      cblas_zgemm(CblasRowMajor, ta, tb, rows, n, k, &one, a_rows, lda, b, ldb, &zero, c_rows, n);
+    }
+  }
+}
+
+// All batches, each cut into blocks of rows when there are fewer batches than
+// workers, spread across workers.
+template <typename T>
+void blas_dot(const DotShape& d, const Gemm& g, const T* a, const T* b, T* c) {
+  const int64_t macs = d.batch * d.m * d.n * d.k;
+  const int64_t workers = tbb::this_task_arena::max_concurrency();
+  int64_t blocks = 1;
+  if (macs >= kSerialMacs && d.batch < workers) {
+    // A few blocks per worker, so that a worker slowed by other work does
+    // not hold up the rest.
+    blocks = std::clamp<int64_t>(4 * workers / d.batch, 1, std::max<int64_t>(1, d.m / kMinRows));
+  }
+  auto run = [&](int64_t item) {
+    const int64_t batch = item / blocks, block = item % blocks;
+    gemm(g, d, a + batch * d.m * d.k, b + batch * d.k * d.n, c + batch * d.m * d.n, d.m * block / blocks,
+         d.m * (block + 1) / blocks);
+  };
+  const int64_t items = d.batch * blocks;
+  if (macs < kSerialMacs || items == 1) {
+    for (int64_t i = 0; i < items; ++i) run(i);
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, macs / items));
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, items, grain), [&](const tbb::blocked_range<int64_t>& r) {
+    for (int64_t i = r.begin(); i != r.end(); ++i) run(i);
+  });
+}
+
+template <typename T>
+void dot_blas_typed(const DotOperands& ops, const void* a, const void* b, T* c) {
+  const DotShape& d = ops.shape;
+  std::unique_ptr<T[]> a_copy, b_copy;
+  Gemm g;
+  // a: [m][k] (free then contract) is gemm's plain A; [k][m] is A transposed.
+  if (ops.a_layout == Layout::Other) {
+    a_copy.reset(new T[static_cast<size_t>(d.batch * d.m * d.k)]);
+    ops.permute_a(a, a_copy.get());
+    a = a_copy.get();
+  }
+  g.trans_a = ops.a_layout == Layout::ContractFirst;
+  g.lda = g.trans_a ? d.m : d.k;
+  // b: [k][n] (contract then free) is gemm's plain B; [n][k] is B transposed.
+  if (ops.b_layout == Layout::Other) {
+    b_copy.reset(new T[static_cast<size_t>(d.batch * d.k * d.n)]);
+    ops.permute_b(b, b_copy.get());
+    b = b_copy.get();
+  }
+  g.trans_b = ops.b_layout == Layout::FreeFirst;
+  g.ldb = g.trans_b ? d.k : d.n;
+  blas_dot(d, g, static_cast<const T*>(a), static_cast<const T*>(b), c);
+}
+
+// f16/bf16: widened to f32 (in gemm-ready layout), multiplied, rounded back.
+template <typename H>
+void dot_half(const DotOperands& ops, const void* a, const void* b, H* c) {
+  const DotShape& d = ops.shape;
+  auto widen = [](const void* src, int64_t n) {
+    std::unique_ptr<float[]> f(new float[static_cast<size_t>(n)]);
+    const H* h = static_cast<const H*>(src);
+    for (int64_t i = 0; i < n; ++i) f[static_cast<size_t>(i)] = to_arith(h[i]);
+    return f;
+  };
+  DotOperands wide = ops;
+  std::unique_ptr<H[]> a_copy, b_copy;
+  if (ops.a_layout == Layout::Other) {
+    a_copy.reset(new H[static_cast<size_t>(d.batch * d.m * d.k)]);
+    ops.permute_a(a, a_copy.get());
+    a = a_copy.get();
+    wide.a_layout = Layout::FreeFirst;
+  }
+  if (ops.b_layout == Layout::Other) {
+    b_copy.reset(new H[static_cast<size_t>(d.batch * d.k * d.n)]);
+    ops.permute_b(b, b_copy.get());
+    b = b_copy.get();
+    wide.b_layout = Layout::ContractFirst;
+  }
+  const std::unique_ptr<float[]> fa = widen(a, d.batch * d.m * d.k), fb = widen(b, d.batch * d.k * d.n);
+  const int64_t size = d.batch * d.m * d.n;
+  std::unique_ptr<float[]> fc(new float[static_cast<size_t>(size)]);
+  dot_blas_typed<float>(wide, fa.get(), fb.get(), fc.get());
+  for (int64_t i = 0; i < size; ++i) c[i] = from_arith<H>(fc[static_cast<size_t>(i)]);
+}
+
+}  // namespace
+
+void run_dot(const Node& node, const void* a, const void* b, void* out) {
+  const DotOperands ops = make_dot_operands(node);
+  const DotShape& d = ops.shape;
+  if (node.spec.size() == 0) return;
+  if (d.k == 0) {
+    std::memset(out, 0, static_cast<size_t>(node.spec.bytes()));
+    return;
+  }
+  switch (node.spec.dtype) {
+    case DType::F32: return dot_blas_typed(ops, a, b, static_cast<float*>(out));
+    case DType::F64: return dot_blas_typed(ops, a, b, static_cast<double*>(out));
+    case DType::C64: return dot_blas_typed(ops, a, b, static_cast<complex64*>(out));
+    case DType::C128: return dot_blas_typed(ops, a, b, static_cast<complex128*>(out));
+    case DType::F16: return dot_half(ops, a, b, static_cast<half*>(out));
+    case DType::BF16: return dot_half(ops, a, b, static_cast<bfloat16*>(out));
+    default: return dot_integers(ops, a, b, out);
+  }
+}
+
+}  // namespace sluice::cpu

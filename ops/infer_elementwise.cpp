@@ -101,13 +101,15 @@ ElementwiseTypes unary(Op op, DType x) {
 }
 
 ElementwiseTypes binary(Op op, DType a, DType b, DType merged) {
-  auto check = [&](auto&& require) {
-    require(op, "a", a);
-    require(op, "b", b);
-    require(op, "a and b (merged)", merged);
-  };
-  if (is_real_only(op)) check(require_real);
-  if (is_integer_only(op)) check(require_integer);
+  // Checking each argument suffices: integers merge to integers, reals to reals.
+  if (is_real_only(op)) {
+    require_real(op, "a", a);
+    require_real(op, "b", b);
+  }
+  if (is_integer_only(op)) {
+    require_integer(op, "a", a);
+    require_integer(op, "b", b);
+  }
   if (is_comparison(op) || is_logical(op)) return {merged, DType::Pred};
   if (is_bitwise(op)) return {merged, merged};
   if (op == Op::Divide || op == Op::Atan2) return {to_floating(merged), to_floating(merged)};

@@ -1,0 +1,147 @@
+// Fft and Ifft along the last axis with FFTW: fftwf_* for c64, fftw_* for
+// c128; Ifft scales by 1/n, as Nx.
+//
+// Rows are transformed in chunks of a few rows, one plan_many call per chunk,
+// chunks spread across oneTBB's workers; every plan runs single-threaded
+// (FFTW with 2 threads on one small transform is 6x slower than with 1).
+// Plans are made once per (dtype, length, direction, rows per call,
+// in-place, aligned) and kept for the life of the process. Making a plan is
+// not thread-safe in FFTW, so the cache holds a mutex while it plans;
+// executing a plan on new arrays (fftw_execute_dft) is thread-safe.
+// Plans are measured (FFTW_MEASURE, on scratch arrays, since measuring
+// overwrites them) up to kMeasureElements per call, and estimated above.
+
+#include <fftw3.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "devices/cpu/kernels/kernels.h"
+#include "devices/cpu/kernels/split_work.h"
+#include "ops/error.h"
+
+namespace sluice::cpu {
+namespace {
+
+// Rows per plan_many call: about this many bytes, so a chunk's input and
+// output stay in L2 while it is transformed (and scaled, for Ifft).
+constexpr int64_t kChunkBytes = int64_t{64} * 1024;
+// Larger transforms are planned with FFTW_ESTIMATE: measuring them would
+// take seconds.
+constexpr int64_t kMeasureElements = int64_t{1} << 16;
+
+template <typename C>
+struct Fftw;
+
+template <>
+struct Fftw<complex64> {
+  using Plan = fftwf_plan;
+  using Complex = fftwf_complex;
+  static Complex* alloc(int64_t n) { return fftwf_alloc_complex(static_cast<size_t>(n)); }
+  static void free(Complex* p) { fftwf_free(p); }
+  static Plan plan(int n, int rows, Complex* in, Complex* out, int sign, unsigned flags) {
+    return fftwf_plan_many_dft(1, &n, rows, in, nullptr, 1, n, out, nullptr, 1, n, sign, flags);
+  }
+  static void execute(Plan p, Complex* in, Complex* out) { fftwf_execute_dft(p, in, out); }
+  static int alignment_of(const void* p) { return fftwf_alignment_of(static_cast<float*>(const_cast<void*>(p))); }
+};
+
+template <>
+struct Fftw<complex128> {
+  using Plan = fftw_plan;
+  using Complex = fftw_complex;
+  static Complex* alloc(int64_t n) { return fftw_alloc_complex(static_cast<size_t>(n)); }
+  static void free(Complex* p) { fftw_free(p); }
+  static Plan plan(int n, int rows, Complex* in, Complex* out, int sign, unsigned flags) {
+    return fftw_plan_many_dft(1, &n, rows, in, nullptr, 1, n, out, nullptr, 1, n, sign, flags);
+  }
+  static void execute(Plan p, Complex* in, Complex* out) { fftw_execute_dft(p, in, out); }
+  static int alignment_of(const void* p) { return fftw_alignment_of(static_cast<double*>(const_cast<void*>(p))); }
+};
+
+struct PlanKey {
+  int64_t n, rows;
+  int sign;
+  bool in_place, aligned;
+  auto operator<=>(const PlanKey&) const = default;
+};
+
+// The plan for `key`, made on first use. Thread-safe.
+template <typename C>
+typename Fftw<C>::Plan plan_for(const PlanKey& key) {
+  using F = Fftw<C>;
+  static std::mutex mutex;
+  static std::map<PlanKey, typename F::Plan> plans;
+  std::lock_guard lock(mutex);
+  auto it = plans.find(key);
+  if (it != plans.end()) return it->second;
+  const int64_t elements = key.n * key.rows;
+  typename F::Complex* in = F::alloc(elements);
+  typename F::Complex* out = key.in_place ? in : F::alloc(elements);
+  unsigned flags = elements <= kMeasureElements ? FFTW_MEASURE : FFTW_ESTIMATE;
+  if (!key.aligned) flags |= FFTW_UNALIGNED;
+  const typename F::Plan plan = F::plan(static_cast<int>(key.n), static_cast<int>(key.rows), in, out, key.sign, flags);
+  if (!key.in_place) F::free(out);
+  F::free(in);
+  if (plan == nullptr) {
+    throw Error("fft: FFTW could not plan a transform of length " + std::to_string(key.n) + " over " +
+                std::to_string(key.rows) + " rows");
+  }
+  plans.emplace(key, plan);
+  return plan;
+}
+
+template <typename C>
+void transform(const C* in, C* out, int64_t rows, int64_t n, int sign) {
+  using F = Fftw<C>;
+  using Real = typename C::value_type;
+  const int64_t chunk = std::clamp<int64_t>(kChunkBytes / (n * static_cast<int64_t>(sizeof(C))), 1, rows);
+  const int64_t chunks = (rows + chunk - 1) / chunk, last = rows - (chunks - 1) * chunk;
+  const bool in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
+  // Every chunk is aligned when the first two are (FFTW's alignment divides
+  // the distance between chunks then).
+  bool aligned = F::alignment_of(in) == 0 && F::alignment_of(out) == 0;
+  if (chunks > 1) aligned = aligned && F::alignment_of(in + chunk * n) == 0 && F::alignment_of(out + chunk * n) == 0;
+  const typename F::Plan full = plan_for<C>({n, chunk, sign, in_place, aligned});
+  const typename F::Plan tail = last == chunk ? full : plan_for<C>({n, last, sign, in_place, aligned});
+  const Real scale = sign == FFTW_BACKWARD ? Real(1) / static_cast<Real>(n) : Real(1);
+  split_work(chunks, chunk * n, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t r0 = c * chunk;
+      // FFTW's out-of-place complex transforms leave their input as it was.
+      auto* x = reinterpret_cast<typename F::Complex*>(const_cast<C*>(in + r0 * n));
+      auto* y = reinterpret_cast<typename F::Complex*>(out + r0 * n);
+      F::execute(c + 1 == chunks ? tail : full, x, y);
+      if (sign == FFTW_BACKWARD) {
+        Real* __restrict v = reinterpret_cast<Real*>(y);
+        for (int64_t i = 0; i < 2 * std::min(chunk, rows - r0) * n; ++i) v[i] *= scale;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void run_fft(const Node& node, const void* in, void* out) {
+  const Spec& spec = node.operands[0]->spec;
+  if (spec.size() == 0) return;
+  const int64_t n = spec.shape.dim(spec.shape.rank() - 1);
+  const int64_t rows = spec.size() / n;
+  const int sign = node.op == Op::Ifft ? FFTW_BACKWARD : FFTW_FORWARD;
+  switch (spec.dtype) {
+    case DType::C64:
+      return transform(static_cast<const complex64*>(in), static_cast<complex64*>(out), rows, n, sign);
+    case DType::C128:
+      return transform(static_cast<const complex128*>(in), static_cast<complex128*>(out), rows, n, sign);
+    default:
+      throw TypeError(std::string(op_name(node.op)) + ": argument tensor: expected c64 or c128, found " +
+                      std::string(dtype_name(spec.dtype)));
+  }
+}
+
+}  // namespace sluice::cpu

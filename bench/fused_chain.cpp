@@ -36,7 +36,7 @@ std::vector<float> ramp(int64_t n) {
 }
 
 struct SluiceChain {
-  Executable exe = compile(trace({f32({kN})}, [](Expr x) { return tanh(x * 2 + 1) * x - exp(-x); }), host());
+  Executable exe = compile(trace({f32({kN})}, [](Expr v) { return tanh(v * 2 + 1) * v - exp(-v); }), host());
   Tensor x = tensor(ramp(kN), Shape{kN});
 
   Tensor run() const { return exe.run({x})[0]; }

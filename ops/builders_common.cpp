@@ -28,11 +28,16 @@ int64_t read_int(const Literal& l) {
 
 complex128 read_complex(const Literal& l) {
   return visit_dtype(l.spec.dtype, [&]<typename T>() -> complex128 {
-    if constexpr (std::is_same_v<T, half>) return f16_to_float(load<uint16_t>(l));
-    else if constexpr (std::is_same_v<T, bfloat16>) return bf16_to_float(load<uint16_t>(l));
-    else if constexpr (std::is_same_v<T, complex64>) return complex128(load<complex64>(l));
-    else if constexpr (std::is_same_v<T, complex128>) return load<complex128>(l);
-    else return static_cast<double>(load<T>(l));
+    if constexpr (std::is_same_v<T, half>)
+      return f16_to_float(load<uint16_t>(l));
+    else if constexpr (std::is_same_v<T, bfloat16>)
+      return bf16_to_float(load<uint16_t>(l));
+    else if constexpr (std::is_same_v<T, complex64>)
+      return complex128(load<complex64>(l));
+    else if constexpr (std::is_same_v<T, complex128>)
+      return load<complex128>(l);
+    else
+      return static_cast<double>(load<T>(l));
   });
 }
 
@@ -96,7 +101,9 @@ Expr broadcast_to(const Expr& e, const Shape& shape) {
   return make(Op::Broadcast, {e.dtype(), shape}, {e}, std::move(a));
 }
 
-Expr to_operand(const Expr& e, DType dtype, const Shape& shape) { return broadcast_to(convert(e, dtype), shape); }
+Expr to_operand(const Expr& e, DType dtype, const Shape& shape) {
+  return broadcast_to(convert(e, dtype), shape);
+}
 
 Expr strengthen(const Expr& e) {
   if (!is_weak(e)) return e;

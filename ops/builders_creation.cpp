@@ -34,7 +34,8 @@ Expr weak_scalar(double value) { return literal_node(Literal::scalar(DType::F64,
 Expr weak_scalar(int64_t value) { return literal_node(Literal::of<int64_t>({value}, Shape()), true); }
 
 Expr iota(const Spec& spec, std::optional<int64_t> axis) {
-  if (spec.dtype == DType::Pred) infer::type_error("iota", "spec", "a numeric dtype (pred holds only 0 and 1)", "pred");
+  if (spec.dtype == DType::Pred)
+    infer::type_error("iota", "spec", "a numeric dtype (pred holds only 0 and 1)", "pred");
   Attrs a;
   a.axis = axis ? infer::normalize_axis("iota", "axis", spec.shape.rank(), *axis) : -1;
   a.dtype = spec.dtype;

@@ -26,7 +26,8 @@ Expr dot(Expr a, const Axes& contract_a, const Axes& batch_a, Expr b, const Axes
   attrs.batch_a = normalized("batch_a", a, batch_a);
   attrs.contract_b = normalized("contract_b", b, contract_b);
   attrs.batch_b = normalized("batch_b", b, batch_b);
-  Shape shape = infer::dot(a.shape(), attrs.contract_a, attrs.batch_a, b.shape(), attrs.contract_b, attrs.batch_b);
+  Shape shape =
+      infer::dot(a.shape(), attrs.contract_a, attrs.batch_a, b.shape(), attrs.contract_b, attrs.batch_b);
   const DType t = infer::dot_type(detail::merge_types({a, b}));
   return detail::make(Op::Dot, {t, std::move(shape)}, {detail::convert(a, t), detail::convert(b, t)},
                       std::move(attrs));

@@ -149,9 +149,10 @@ Expr clip(Expr x, Expr min, Expr max) {
   const infer::ElementwiseTypes t = infer::ternary(Op::Clip, detail::merge_types({x, min, max}));
   Attrs attrs;
   attrs.weak = is_weak(x) && is_weak(min) && is_weak(max);
-  return make(Op::Clip, {t.result, shape},
-              {to_operand(x, t.compute, shape), to_operand(min, t.compute, shape), to_operand(max, t.compute, shape)},
-              std::move(attrs));
+  return make(
+      Op::Clip, {t.result, shape},
+      {to_operand(x, t.compute, shape), to_operand(min, t.compute, shape), to_operand(max, t.compute, shape)},
+      std::move(attrs));
 }
 
 Expr as_type(Expr x, DType dtype) {

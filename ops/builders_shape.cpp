@@ -34,7 +34,8 @@ std::vector<Expr> start_operands(std::string_view op, const Shape& x, const std:
     const std::string arg = infer::cat("starts[", i, "]");
     require(starts[i], op, arg);
     if (starts[i].rank() != 0) infer::shape_error(op, arg, "a scalar", starts[i].spec().str());
-    if (!is_integer(starts[i].dtype())) infer::type_error(op, arg, "an integer dtype", dtype_name(starts[i].dtype()));
+    if (!is_integer(starts[i].dtype()))
+      infer::type_error(op, arg, "an integer dtype", dtype_name(starts[i].dtype()));
     out.push_back(convert(starts[i], DType::S64));
   }
   return out;
@@ -114,7 +115,8 @@ Expr slice(Expr x, const std::vector<int64_t>& starts, const std::vector<int64_t
   Attrs a;
   a.strides = infer::slice_strides(x.shape(), lengths, strides);
   Shape shape = infer::slice(x.shape(), starts, lengths, a.strides);
-  if (shape == x.shape() && std::all_of(starts.begin(), starts.end(), [](int64_t s) { return s == 0; })) return x;
+  if (shape == x.shape() && std::all_of(starts.begin(), starts.end(), [](int64_t s) { return s == 0; }))
+    return x;
   a.starts = starts;
   a.lengths = lengths;
   return make(Op::Slice, {x.dtype(), std::move(shape)}, {x}, std::move(a));
@@ -174,7 +176,8 @@ Expr stack(const std::vector<Expr>& xs, int64_t axis) {
     const std::string arg = infer::cat("xs[", i, "]");
     require(xs[i], "stack", arg);
     if (xs[i].shape() != xs[0].shape()) {
-      infer::shape_error("stack", arg, infer::cat("the shape of xs[0] ", xs[0].spec().str()), xs[i].spec().str());
+      infer::shape_error("stack", arg, infer::cat("the shape of xs[0] ", xs[0].spec().str()),
+                         xs[i].spec().str());
     }
   }
   const int64_t ax = infer::normalize_axis("stack", "axis", xs[0].rank() + 1, axis);

@@ -81,7 +81,8 @@ DType promote(DType a, DType b) {
   if (ka == DTypeKind::Signed && kb == DTypeKind::Unsigned) {
     return make(DTypeKind::Signed, std::max(ba, std::min(2 * bb, 64)));
   }
-  if (kb == DTypeKind::Complex && ka == DTypeKind::Float) return make(DTypeKind::Complex, std::max(bb, 2 * ba));
+  if (kb == DTypeKind::Complex && ka == DTypeKind::Float)
+    return make(DTypeKind::Complex, std::max(bb, 2 * ba));
   // Integers with floats or complex take the inexact type.
   return b;
 }

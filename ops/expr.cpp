@@ -30,20 +30,23 @@ bool same_literal(const std::shared_ptr<const Literal>& a, const std::shared_ptr
 
 bool Attrs::operator==(const Attrs& o) const {
   return axes == o.axes && dims == o.dims && starts == o.starts && lengths == o.lengths &&
-         strides == o.strides && padding == o.padding && contract_a == o.contract_a &&
-         batch_a == o.batch_a && contract_b == o.contract_b && batch_b == o.batch_b && axis == o.axis &&
-         index == o.index && dtype == o.dtype && keep_axes == o.keep_axes && reverse == o.reverse &&
-         weak == o.weak && tie_break == o.tie_break && same_literal(literal, o.literal);
+         strides == o.strides && padding == o.padding && contract_a == o.contract_a && batch_a == o.batch_a &&
+         contract_b == o.contract_b && batch_b == o.batch_b && axis == o.axis && index == o.index &&
+         dtype == o.dtype && keep_axes == o.keep_axes && reverse == o.reverse && weak == o.weak &&
+         tie_break == o.tie_break && same_literal(literal, o.literal);
 }
 
 uint64_t Attrs::hash() const {
   detail::Hasher h;
-  for (const auto* v : {&axes, &dims, &starts, &lengths, &strides, &contract_a, &batch_a, &contract_b, &batch_b}) {
+  for (const auto* v :
+       {&axes, &dims, &starts, &lengths, &strides, &contract_a, &batch_a, &contract_b, &batch_b}) {
     add_list(h, *v);
   }
   h.add(padding.size());
   for (const PadDim& p : padding) {
-    h.add(static_cast<uint64_t>(p.low)).add(static_cast<uint64_t>(p.high)).add(static_cast<uint64_t>(p.interior));
+    h.add(static_cast<uint64_t>(p.low))
+        .add(static_cast<uint64_t>(p.high))
+        .add(static_cast<uint64_t>(p.interior));
   }
   h.add(static_cast<uint64_t>(axis)).add(static_cast<uint64_t>(index)).add(static_cast<uint64_t>(dtype));
   h.add(keep_axes).add(reverse).add(weak).add(static_cast<uint64_t>(tie_break));
@@ -69,7 +72,8 @@ NodePtr Node::make(Op op, Spec spec, std::vector<NodePtr> operands, Attrs attrs)
   h.add(attrs.hash()).add(operands.size());
   for (size_t i = 0; i < operands.size(); ++i) {
     if (!operands[i]) {
-      throw Error(std::string(op_name(op)) + ": expected operand " + std::to_string(i) + " to be a node, found null");
+      throw Error(std::string(op_name(op)) + ": expected operand " + std::to_string(i) +
+                  " to be a node, found null");
     }
     h.add(operands[i]->hash);
   }
@@ -97,7 +101,8 @@ bool all_pairs_equal(std::vector<NodePair> work) {
         x->operands.size() != y->operands.size() || !(x->attrs == y->attrs)) {
       return false;
     }
-    for (size_t i = 0; i < x->operands.size(); ++i) work.emplace_back(x->operands[i].get(), y->operands[i].get());
+    for (size_t i = 0; i < x->operands.size(); ++i)
+      work.emplace_back(x->operands[i].get(), y->operands[i].get());
   }
   return true;
 }

@@ -129,8 +129,8 @@ Function::Function(std::vector<Spec> inputs, std::vector<Expr> outputs)
     if (n->op != Op::Parameter) continue;
     const int64_t i = n->attrs.index;
     if (i < 0 || static_cast<size_t>(i) >= inputs_.size()) {
-      throw Error("Function: expected parameter indices below " + std::to_string(inputs_.size()) + ", found parameter " +
-                  std::to_string(i));
+      throw Error("Function: expected parameter indices below " + std::to_string(inputs_.size()) +
+                  ", found parameter " + std::to_string(i));
     }
     if (n->spec != inputs_[static_cast<size_t>(i)]) {
       throw TypeError("Function: parameter " + std::to_string(i) + ": expected " +
@@ -211,8 +211,8 @@ Tuple as_tuple(Tuple t) { return t; }
 
 void check_trace_arity(size_t params, size_t specs) {
   if (params != specs) {
-    throw Error("trace: expected " + std::to_string(params) + " input specs (one per parameter of f), found " +
-                std::to_string(specs));
+    throw Error("trace: expected " + std::to_string(params) +
+                " input specs (one per parameter of f), found " + std::to_string(specs));
   }
 }
 

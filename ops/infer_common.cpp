@@ -22,17 +22,20 @@ void append(std::string& s, const std::vector<int64_t>& v) { s += str(v); }
 
 namespace {
 
-std::string message(std::string_view op, std::string_view arg, std::string_view expected, std::string_view found) {
+std::string message(std::string_view op, std::string_view arg, std::string_view expected,
+                    std::string_view found) {
   return cat(op, ": argument ", arg, ": expected ", expected, ", found ", found);
 }
 
 }  // namespace
 
-void shape_error(std::string_view op, std::string_view arg, std::string_view expected, std::string_view found) {
+void shape_error(std::string_view op, std::string_view arg, std::string_view expected,
+                 std::string_view found) {
   throw ShapeError(message(op, arg, expected, found));
 }
 
-void type_error(std::string_view op, std::string_view arg, std::string_view expected, std::string_view found) {
+void type_error(std::string_view op, std::string_view arg, std::string_view expected,
+                std::string_view found) {
   throw TypeError(message(op, arg, expected, found));
 }
 

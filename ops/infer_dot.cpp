@@ -11,9 +11,11 @@ std::vector<bool> mark_axes(std::string_view side, const Shape& s, const std::ve
   for (const auto* list : {&contract, &batch}) {
     const std::string arg = cat(list == &contract ? "contract_" : "batch_", side);
     for (int64_t a : *list) {
-      if (a < 0 || a >= s.rank()) shape_error("dot", arg, cat("axes in [0, ", s.rank(), ") of ", s.str()), str(*list));
+      if (a < 0 || a >= s.rank())
+        shape_error("dot", arg, cat("axes in [0, ", s.rank(), ") of ", s.str()), str(*list));
       if (used[static_cast<size_t>(a)]) {
-        shape_error("dot", arg, cat("each axis of ", side, " named once in contract and batch axes"), cat("axis ", a, " repeated"));
+        shape_error("dot", arg, cat("each axis of ", side, " named once in contract and batch axes"),
+                    cat("axis ", a, " repeated"));
       }
       used[static_cast<size_t>(a)] = true;
     }
@@ -24,7 +26,8 @@ std::vector<bool> mark_axes(std::string_view side, const Shape& s, const std::ve
 void match_sizes(std::string_view what, const Shape& a, const std::vector<int64_t>& axes_a, const Shape& b,
                  const std::vector<int64_t>& axes_b) {
   if (axes_a.size() != axes_b.size()) {
-    shape_error("dot", cat(what, "_b"), cat(axes_a.size(), " axes (as ", what, "_a)"), cat(axes_b.size(), " ", str(axes_b)));
+    shape_error("dot", cat(what, "_b"), cat(axes_a.size(), " axes (as ", what, "_a)"),
+                cat(axes_b.size(), " ", str(axes_b)));
   }
   for (size_t i = 0; i < axes_a.size(); ++i) {
     const int64_t da = a[static_cast<int>(axes_a[i])], db = b[static_cast<int>(axes_b[i])];

@@ -15,46 +15,23 @@ void require_real(Op op, std::string_view arg, DType t) {
 }
 
 void require_integer(Op op, std::string_view arg, DType t) {
-  if (!is_integer(t) && t != DType::Pred) type_error(op_name(op), arg, "an integer or pred dtype", dtype_name(t));
+  if (!is_integer(t) && t != DType::Pred)
+    type_error(op_name(op), arg, "an integer or pred dtype", dtype_name(t));
 }
 
-bool is_float_function(Op op) {
-  switch (op) {
-    case Op::Exp: case Op::Expm1: case Op::Log: case Op::Log1p: case Op::Sqrt: case Op::Rsqrt:
-    case Op::Cbrt: case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos:
-    case Op::Atan: case Op::Sinh: case Op::Cosh: case Op::Tanh: case Op::Asinh: case Op::Acosh:
-    case Op::Atanh: case Op::Sigmoid: case Op::Erf: case Op::Erfc: case Op::ErfInv:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Ops with no complex counterpart (ordering, rounding, special functions).
-bool is_real_only(Op op) {
-  switch (op) {
-    case Op::Floor: case Op::Ceil: case Op::Round: case Op::Cbrt: case Op::Erf: case Op::Erfc:
-    case Op::ErfInv: case Op::Atan2: case Op::Remainder: case Op::Min: case Op::Max: case Op::Less:
-    case Op::LessEqual: case Op::Greater: case Op::GreaterEqual: case Op::Clip:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_bitwise(Op op) {
-  return op == Op::BitwiseAnd || op == Op::BitwiseOr || op == Op::BitwiseXor || op == Op::BitwiseNot;
-}
-
-bool is_integer_only(Op op) {
-  switch (op) {
-    case Op::Quotient: case Op::LeftShift: case Op::RightShift: case Op::CountLeadingZeros:
-    case Op::PopulationCount:
-      return true;
-    default:
-      return is_bitwise(op);
-  }
-}
+// Property sets, as tinygrad keeps them: one list per property.
+constexpr Op kFloatFunctions[] = {Op::Exp,   Op::Expm1,   Op::Log,  Op::Log1p, Op::Sqrt,  Op::Rsqrt,
+                                  Op::Cbrt,  Op::Sin,     Op::Cos,  Op::Tan,   Op::Asin,  Op::Acos,
+                                  Op::Atan,  Op::Sinh,    Op::Cosh, Op::Tanh,  Op::Asinh, Op::Acosh,
+                                  Op::Atanh, Op::Sigmoid, Op::Erf,  Op::Erfc,  Op::ErfInv};
+// No complex counterpart: ordering, rounding, special functions.
+constexpr Op kRealOnly[] = {Op::Floor,     Op::Ceil,    Op::Round,        Op::Cbrt, Op::Erf, Op::Erfc,
+                            Op::ErfInv,    Op::Atan2,   Op::Remainder,    Op::Min,  Op::Max, Op::Less,
+                            Op::LessEqual, Op::Greater, Op::GreaterEqual, Op::Clip};
+constexpr Op kBitwise[] = {Op::BitwiseAnd, Op::BitwiseOr, Op::BitwiseXor, Op::BitwiseNot};
+constexpr Op kIntegerOnly[] = {Op::Quotient,   Op::LeftShift,         Op::RightShift,
+                               Op::BitwiseAnd, Op::CountLeadingZeros, Op::PopulationCount,
+                               Op::BitwiseOr,  Op::BitwiseXor,        Op::BitwiseNot};
 
 }  // namespace
 
@@ -82,36 +59,36 @@ Shape broadcast_shapes(std::string_view op, const std::vector<Shape>& shapes) {
 }
 
 ElementwiseTypes unary(Op op, DType x) {
-  if (is_real_only(op)) require_real(op, "x", x);
-  if (is_integer_only(op)) require_integer(op, "x", x);
-  if (is_float_function(op)) return {to_floating(x), to_floating(x)};
+  if (std::ranges::count(kRealOnly, op) != 0) require_real(op, "x", x);
+  if (std::ranges::count(kIntegerOnly, op) != 0) require_integer(op, "x", x);
+  if (std::ranges::count(kFloatFunctions, op) != 0) return {to_floating(x), to_floating(x)};
   switch (op) {
-    case Op::IsNan: case Op::IsInfinity:
-      return {x, DType::Pred};
-    case Op::BitwiseNot:
-      return {x, x};
-    case Op::Abs: case Op::Real: case Op::Imag:
-      return {arithmetic(x), to_real(arithmetic(x))};
+    case Op::IsNan:
+    case Op::IsInfinity: return {x, DType::Pred};
+    case Op::BitwiseNot: return {x, x};
+    case Op::Abs:
+    case Op::Real:
+    case Op::Imag: return {arithmetic(x), to_real(arithmetic(x))};
     case Op::Conjugate:
-      if (!is_complex(x)) type_error(op_name(op), "x", "a complex dtype (the builder converts reals)", dtype_name(x));
+      if (!is_complex(x))
+        type_error(op_name(op), "x", "a complex dtype (the builder converts reals)", dtype_name(x));
       return {x, x};
-    default:
-      return {arithmetic(x), arithmetic(x)};
+    default: return {arithmetic(x), arithmetic(x)};
   }
 }
 
 ElementwiseTypes binary(Op op, DType a, DType b, DType merged) {
   // Checking each argument suffices: integers merge to integers, reals to reals.
-  if (is_real_only(op)) {
+  if (std::ranges::count(kRealOnly, op) != 0) {
     require_real(op, "a", a);
     require_real(op, "b", b);
   }
-  if (is_integer_only(op)) {
+  if (std::ranges::count(kIntegerOnly, op) != 0) {
     require_integer(op, "a", a);
     require_integer(op, "b", b);
   }
   if (is_comparison(op) || is_logical(op)) return {merged, DType::Pred};
-  if (is_bitwise(op)) return {merged, merged};
+  if (std::ranges::count(kBitwise, op) != 0) return {merged, merged};
   if (op == Op::Divide || op == Op::Atan2) return {to_floating(merged), to_floating(merged)};
   return {arithmetic(merged), arithmetic(merged)};
 }

@@ -35,7 +35,8 @@ std::vector<int64_t> squeeze_axes(const Shape& x, const std::vector<int64_t>& ax
   std::vector<int64_t> out = normalize_axes("squeeze", "axes", x.rank(), axes, false);
   for (int64_t a : out) {
     if (x[static_cast<int>(a)] != 1) {
-      shape_error("squeeze", "axes", cat("axes of size 1 in ", shape_str(x)), cat("axis ", a, " of size ", x[static_cast<int>(a)]));
+      shape_error("squeeze", "axes", cat("axes of size 1 in ", shape_str(x)),
+                  cat("axis ", a, " of size ", x[static_cast<int>(a)]));
     }
   }
   return out;
@@ -43,7 +44,8 @@ std::vector<int64_t> squeeze_axes(const Shape& x, const std::vector<int64_t>& ax
 
 std::vector<int64_t> broadcast_axes(const Shape& x, const Shape& to, const std::vector<int64_t>& axes) {
   if (x.rank() > to.rank()) {
-    shape_error("broadcast", "shape", cat("rank at least ", x.rank(), " (the rank of x ", shape_str(x), ")"), shape_str(to));
+    shape_error("broadcast", "shape", cat("rank at least ", x.rank(), " (the rank of x ", shape_str(x), ")"),
+                shape_str(to));
   }
   std::vector<int64_t> out = axes;
   if (axes.empty()) {
@@ -52,7 +54,8 @@ std::vector<int64_t> broadcast_axes(const Shape& x, const Shape& to, const std::
   require_entries("broadcast", "axes", x, out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = normalize_axis("broadcast", "axes", to.rank(), out[i]);
-    if (i > 0 && out[i] <= out[i - 1]) shape_error("broadcast", "axes", "strictly increasing axes", str(axes));
+    if (i > 0 && out[i] <= out[i - 1])
+      shape_error("broadcast", "axes", "strictly increasing axes", str(axes));
     const int64_t d = x[static_cast<int>(i)], t = to[static_cast<int>(out[i])];
     if (d != 1 && d != t) {
       shape_error("broadcast", "shape",
@@ -126,13 +129,14 @@ Shape slice_shape(const Shape& x, const std::vector<int64_t>* starts, const std:
     const size_t k = static_cast<size_t>(i);
     const int64_t len = lengths[k], d = x[i];
     if (len < 0 || len > d) {
-      shape_error("slice", "lengths", cat("lengths in [0, ", d, "] at axis ", i, " of ", shape_str(x)), str(lengths));
+      shape_error("slice", "lengths", cat("lengths in [0, ", d, "] at axis ", i, " of ", shape_str(x)),
+                  str(lengths));
     }
     if (strides[k] < 1) shape_error("slice", "strides", cat("strides >= 1 (axis ", i, ")"), str(strides));
     if (starts && ((*starts)[k] < 0 || (*starts)[k] + len > d)) {
       shape_error("slice", "starts",
-                  cat("start >= 0 and start + length <= ", d, " at axis ", i, " of ", shape_str(x), " (length ", len,
-                      ")"),
+                  cat("start >= 0 and start + length <= ", d, " at axis ", i, " of ", shape_str(x),
+                      " (length ", len, ")"),
                   cat("start ", (*starts)[k]));
     }
     dims.push_back((len + strides[k] - 1) / strides[k]);
@@ -147,13 +151,15 @@ Shape slice(const Shape& x, const std::vector<int64_t>& starts, const std::vecto
   return slice_shape(x, &starts, lengths, strides);
 }
 
-Shape dynamic_slice(const Shape& x, const std::vector<int64_t>& lengths, const std::vector<int64_t>& strides) {
+Shape dynamic_slice(const Shape& x, const std::vector<int64_t>& lengths,
+                    const std::vector<int64_t>& strides) {
   return slice_shape(x, nullptr, lengths, strides);
 }
 
 void dynamic_put_slice(const Shape& x, const Shape& update) {
   if (update.rank() != x.rank()) {
-    shape_error("put_slice", "update", cat("rank ", x.rank(), " (as x ", shape_str(x), ")"), shape_str(update));
+    shape_error("put_slice", "update", cat("rank ", x.rank(), " (as x ", shape_str(x), ")"),
+                shape_str(update));
   }
   for (int i = 0; i < x.rank(); ++i) {
     if (update[i] > x[i]) {

@@ -6,11 +6,13 @@ namespace sluice::infer {
 void window_options(std::string_view op, const Shape& x, const std::vector<int64_t>& window,
                     std::vector<int64_t>& strides, std::vector<PadDim>& padding) {
   const size_t rank = static_cast<size_t>(x.rank());
-  if (window.size() != rank) shape_error(op, "window", cat(rank, " dims (one per axis of ", x.str(), ")"), str(window));
+  if (window.size() != rank)
+    shape_error(op, "window", cat(rank, " dims (one per axis of ", x.str(), ")"), str(window));
   if (strides.empty()) strides.assign(rank, 1);
   if (padding.empty()) padding.assign(rank, PadDim{});
   if (strides.size() != rank) shape_error(op, "strides", cat(rank, " entries (one per axis)"), str(strides));
-  if (padding.size() != rank) shape_error(op, "padding", cat(rank, " entries (one per axis)"), cat(padding.size()));
+  if (padding.size() != rank)
+    shape_error(op, "padding", cat(rank, " entries (one per axis)"), cat(padding.size()));
   for (size_t i = 0; i < rank; ++i) {
     if (window[i] < 1) shape_error(op, "window", cat("dims >= 1 (axis ", i, ")"), str(window));
     if (strides[i] < 1) shape_error(op, "strides", cat("strides >= 1 (axis ", i, ")"), str(strides));
@@ -38,7 +40,8 @@ Shape window(std::string_view op, const Shape& x, const std::vector<int64_t>& wi
 
 DType window_type(Op op, DType x) {
   if (op == Op::WindowMax || op == Op::WindowMin) {
-    if (is_complex(x)) type_error(op_name(op), "x", "a real dtype (complex numbers have no order)", dtype_name(x));
+    if (is_complex(x))
+      type_error(op_name(op), "x", "a real dtype (complex numbers have no order)", dtype_name(x));
     return x;
   }
   return x == DType::Pred ? DType::U8 : x;

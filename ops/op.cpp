@@ -1,5 +1,6 @@
 #include "ops/op.h"
 
+#include <algorithm>
 #include <array>
 
 namespace sluice {
@@ -23,33 +24,21 @@ constexpr std::array<OpFamily, kOpCount> kFamilies{
 #undef SLUICE_OP
 };
 
+constexpr Op kComparisons[] = {Op::Equal,     Op::NotEqual, Op::Less,
+                               Op::LessEqual, Op::Greater,  Op::GreaterEqual};
+constexpr Op kLogical[] = {Op::LogicalAnd, Op::LogicalOr, Op::LogicalXor};
+constexpr Op kCommutative[] = {Op::Add,        Op::Multiply,   Op::Min,        Op::Max,
+                               Op::BitwiseAnd, Op::BitwiseOr,  Op::BitwiseXor, Op::Equal,
+                               Op::NotEqual,   Op::LogicalAnd, Op::LogicalOr,  Op::LogicalXor};
+
 }  // namespace
 
 std::string_view op_name(Op op) { return kNames[static_cast<size_t>(op)]; }
 int op_arity(Op op) { return kArities[static_cast<size_t>(op)]; }
 OpFamily op_family(Op op) { return kFamilies[static_cast<size_t>(op)]; }
 
-bool is_comparison(Op op) {
-  switch (op) {
-    case Op::Equal: case Op::NotEqual: case Op::Less: case Op::LessEqual: case Op::Greater:
-    case Op::GreaterEqual:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_logical(Op op) { return op == Op::LogicalAnd || op == Op::LogicalOr || op == Op::LogicalXor; }
-
-bool is_commutative(Op op) {
-  switch (op) {
-    case Op::Add: case Op::Multiply: case Op::Min: case Op::Max: case Op::BitwiseAnd:
-    case Op::BitwiseOr: case Op::BitwiseXor: case Op::Equal: case Op::NotEqual:
-    case Op::LogicalAnd: case Op::LogicalOr: case Op::LogicalXor:
-      return true;
-    default:
-      return false;
-  }
-}
+bool is_comparison(Op op) { return std::ranges::count(kComparisons, op) != 0; }
+bool is_logical(Op op) { return std::ranges::count(kLogical, op) != 0; }
+bool is_commutative(Op op) { return std::ranges::count(kCommutative, op) != 0; }
 
 }  // namespace sluice

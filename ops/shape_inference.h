@@ -35,10 +35,8 @@ void append(std::string& s, DType v);
 void append(std::string& s, const Spec& v);
 void append(std::string& s, const std::vector<int64_t>& v);
 template <typename T>
-  requires std::is_integral_v<T>
-void append(std::string& s, T v) {
-  s += std::to_string(v);
-}
+requires std::is_integral_v<T>
+void append(std::string& s, T v) { s += std::to_string(v); }
 template <typename... Ts>
 std::string cat(const Ts&... parts) {
   std::string s;

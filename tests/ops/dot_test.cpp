@@ -19,7 +19,8 @@ TEST(Dot, BatchThenFreeAxesOfAThenB) {
   EXPECT_EQ(a.contract_b, (std::vector<int64_t>{1}));
   EXPECT_EQ(a.batch_b, (std::vector<int64_t>{0}));
   EXPECT_EQ(dot(arg(f32({3, 5, 2})), {0}, {}, arg(f32({3, 7}), 1), {0}, {}).spec(), f32({5, 2, 7}));
-  EXPECT_EQ(dot(arg(f32({2, 3})), {}, {}, arg(f32({4}), 1), {}, {}).spec(), f32({2, 3, 4})) << "outer product";
+  EXPECT_EQ(dot(arg(f32({2, 3})), {}, {}, arg(f32({4}), 1), {}, {}).spec(), f32({2, 3, 4}))
+      << "outer product";
   EXPECT_EQ(dot(arg(f32({2, 3})), {-1}, {}, arg(f32({3}), 1), {-1}, {}).node()->attrs.contract_a,
             (std::vector<int64_t>{1}));
 }
@@ -46,20 +47,23 @@ TEST(Dot, NxDot2) {
 }
 
 TEST(Dot, Errors) {
-  EXPECT_THROW_WITH(dot(arg(f32({2, 3})), arg(f32({4, 5}), 1)), ShapeError, "dot", "contract_b", "size 3", "4");
+  EXPECT_THROW_WITH(dot(arg(f32({2, 3})), arg(f32({4, 5}), 1)), ShapeError, "dot", "contract_b", "size 3",
+                    "4");
   EXPECT_THROW_WITH(dot(arg(f32({2, 3})), {1, 1}, {}, arg(f32({3, 3}), 1), {0, 1}, {}), ShapeError, "dot",
                     "contract_a", "repeated");
-  EXPECT_THROW_WITH(dot(arg(f32({2, 3})), {1}, {1}, arg(f32({3, 3}), 1), {0}, {1}), ShapeError, "dot", "batch_a",
-                    "repeated");
+  EXPECT_THROW_WITH(dot(arg(f32({2, 3})), {1}, {1}, arg(f32({3, 3}), 1), {0}, {1}), ShapeError, "dot",
+                    "batch_a", "repeated");
   EXPECT_THROW_WITH(dot(arg(f32({2, 3})), {1}, {0}, arg(f32({3}), 1), {0}, {}), ShapeError, "dot", "batch_b",
                     "1 axes");
-  EXPECT_THROW_WITH(dot(arg(f32({2, 3})), {1}, {}, arg(f32({3, 2}), 1), {0, 1}, {}), ShapeError, "dot", "contract_b",
-                    "1 axes", "2");
-  EXPECT_THROW_WITH(dot(arg(f32({2, 3})), {2}, {}, arg(f32({3}), 1), {0}, {}), ShapeError, "dot", "contract_a", "2");
-  EXPECT_THROW_WITH(dot(arg(f32({4, 2})), {}, {0}, arg(f32({3, 2}), 1), {}, {0}), ShapeError, "dot", "batch_b",
-                    "size 4", "3");
+  EXPECT_THROW_WITH(dot(arg(f32({2, 3})), {1}, {}, arg(f32({3, 2}), 1), {0, 1}, {}), ShapeError, "dot",
+                    "contract_b", "1 axes", "2");
+  EXPECT_THROW_WITH(dot(arg(f32({2, 3})), {2}, {}, arg(f32({3}), 1), {0}, {}), ShapeError, "dot",
+                    "contract_a", "2");
+  EXPECT_THROW_WITH(dot(arg(f32({4, 2})), {}, {0}, arg(f32({3, 2}), 1), {}, {0}), ShapeError, "dot",
+                    "batch_b", "size 4", "3");
   const Spec r9{DType::F32, Shape(std::vector<int64_t>(9, 1))};
-  EXPECT_THROW_WITH(dot(arg(r9), {}, {}, arg(r9, 1), {}, {}), ShapeError, "dot", "rank at most 16", "rank 18");
+  EXPECT_THROW_WITH(dot(arg(r9), {}, {}, arg(r9, 1), {}, {}), ShapeError, "dot", "rank at most 16",
+                    "rank 18");
   EXPECT_THROW_WITH(dot(Expr(), arg(f32({3}), 1)), Error, "dot", "argument a");
 }
 

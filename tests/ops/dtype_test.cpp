@@ -11,9 +11,9 @@
 namespace sluice {
 namespace {
 
-constexpr DType kAll[] = {DType::Pred, DType::S8,  DType::S16,  DType::S32, DType::S64,
-                          DType::U8,   DType::U16, DType::U32,  DType::U64, DType::F16,
-                          DType::BF16, DType::F32, DType::F64,  DType::C64, DType::C128};
+constexpr DType kAll[] = {DType::Pred, DType::S8,  DType::S16, DType::S32, DType::S64,
+                          DType::U8,   DType::U16, DType::U32, DType::U64, DType::F16,
+                          DType::BF16, DType::F32, DType::F64, DType::C64, DType::C128};
 
 TEST(DType, NamesAsNxPrintsThem) {
   EXPECT_EQ(dtype_name(DType::Pred), "pred");
@@ -69,7 +69,8 @@ TEST(DType, PromoteFollowsNxTypeMerge) {
   };
   for (const auto& c : cases) {
     EXPECT_EQ(promote(c.a, c.b), c.expected) << dtype_name(c.a) << " with " << dtype_name(c.b);
-    EXPECT_EQ(promote(c.b, c.a), c.expected) << "promote is symmetric: " << dtype_name(c.b) << " with " << dtype_name(c.a);
+    EXPECT_EQ(promote(c.b, c.a), c.expected)
+        << "promote is symmetric: " << dtype_name(c.b) << " with " << dtype_name(c.a);
   }
 }
 

@@ -119,10 +119,11 @@ TEST(Binary, ArithmeticOnPredComputesInU8) {
 TEST(Binary, ComparisonsAndLogicalOpsArePred) {
   const Expr x = arg(f32({3}));
   const Expr y = arg(s64({3}), 1);
-  for (Expr r : {equal(x, y), not_equal(x, y), less(x, y), less_equal(x, y), greater(x, y), greater_equal(x, y),
-                 logical_and(x, y), logical_or(x, y), logical_xor(x, y)}) {
+  for (Expr r : {equal(x, y), not_equal(x, y), less(x, y), less_equal(x, y), greater(x, y),
+                 greater_equal(x, y), logical_and(x, y), logical_or(x, y), logical_xor(x, y)}) {
     EXPECT_EQ(r.spec(), pred({3})) << op_name(r.node()->op);
-    EXPECT_EQ(operand(r, 1).spec.dtype, DType::F32) << op_name(r.node()->op) << " compares in the merged type";
+    EXPECT_EQ(operand(r, 1).spec.dtype, DType::F32)
+        << op_name(r.node()->op) << " compares in the merged type";
   }
   EXPECT_EQ((x == 1).dtype(), DType::Pred);
   EXPECT_EQ((x < 0.5).dtype(), DType::Pred);
@@ -130,7 +131,8 @@ TEST(Binary, ComparisonsAndLogicalOpsArePred) {
 }
 
 TEST(Binary, IntegerOnlyOpsRejectInexactTypes) {
-  EXPECT_THROW_WITH(bitwise_and(arg(f32({3})), arg(s32({3}), 1)), TypeError, "bitwise_and", "argument a", "f32");
+  EXPECT_THROW_WITH(bitwise_and(arg(f32({3})), arg(s32({3}), 1)), TypeError, "bitwise_and", "argument a",
+                    "f32");
   EXPECT_THROW_WITH(arg(s32({3})) | 1.5, TypeError, "bitwise_or", "argument b", "f64");
   EXPECT_THROW_WITH(quotient(arg(f16({3})), arg(f16({3}), 1)), TypeError, "quotient", "f16");
   EXPECT_THROW_WITH(left_shift(arg(s32({3})), arg(c64({3}), 1)), TypeError, "left_shift", "c64");
@@ -152,8 +154,9 @@ TEST(Binary, EmptyExprIsAnError) {
 
 TEST(Unary, FloatFunctionsComputeIntegersInF32) {
   using Fn = Expr (*)(Expr);
-  const Fn fns[] = {&exp,  &expm1, &log,   &log1p, &sqrt,  &rsqrt,   &cbrt, &sin,  &cos,     &tan,  &asin, &acos,
-                    &atan, &sinh,  &cosh,  &tanh,  &asinh, &acosh,   &atanh, &sigmoid, &erf, &erfc, &erf_inv};
+  const Fn fns[] = {&exp,   &expm1, &log,   &log1p,   &sqrt, &rsqrt, &cbrt,   &sin,
+                    &cos,   &tan,   &asin,  &acos,    &atan, &sinh,  &cosh,   &tanh,
+                    &asinh, &acosh, &atanh, &sigmoid, &erf,  &erfc,  &erf_inv};
   for (Fn fn : fns) {
     const Expr r = fn(arg(s32({2, 2})));
     EXPECT_EQ(r.spec(), f32({2, 2})) << op_name(r.node()->op);
@@ -239,7 +242,8 @@ TEST(Select, ConvertsPredicateAndMergesValues) {
   EXPECT_EQ(p.operands.at(0)->op, Op::AsType) << "a non-pred predicate is converted: nonzero is true";
   EXPECT_EQ(p.operands.at(0)->spec.dtype, DType::Pred);
   EXPECT_EQ(operand(r, 1).spec, f32({2, 3}));
-  EXPECT_EQ(select(arg(pred({3})), weak(1), weak(2.5)).dtype(), DType::F64) << "two weak values merge as weak";
+  EXPECT_EQ(select(arg(pred({3})), weak(1), weak(2.5)).dtype(), DType::F64)
+      << "two weak values merge as weak";
   EXPECT_EQ(select(arg(pred({3})), arg(s8({3}), 1), weak(0)).dtype(), DType::S8);
   EXPECT_EQ(select(arg(pred({3})), arg(pred({3}), 1), arg(pred({3}), 2)).dtype(), DType::Pred);
 }

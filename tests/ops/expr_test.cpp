@@ -23,7 +23,10 @@ TEST(Attrs, EveryFieldTakesPartInEqualityAndHash) {
       {"starts", [](Attrs& a) { a.starts = {0}; }},
       {"lengths", [](Attrs& a) { a.lengths = {3}; }},
       {"strides", [](Attrs& a) { a.strides = {1}; }},
-      {"padding", [](Attrs& a) { a.padding = {PadDim{0, 1, 0}}; }},
+      {"padding",
+       [](Attrs& a) {
+         a.padding = {PadDim{0, 1, 0}};
+       }},
       {"contract_a", [](Attrs& a) { a.contract_a = {0}; }},
       {"batch_a", [](Attrs& a) { a.batch_a = {0}; }},
       {"contract_b", [](Attrs& a) { a.contract_b = {0}; }},
@@ -35,7 +38,8 @@ TEST(Attrs, EveryFieldTakesPartInEqualityAndHash) {
       {"reverse", [](Attrs& a) { a.reverse = true; }},
       {"weak", [](Attrs& a) { a.weak = true; }},
       {"tie_break", [](Attrs& a) { a.tie_break = TieBreak::High; }},
-      {"literal", [](Attrs& a) { a.literal = std::make_shared<const Literal>(Literal::scalar(DType::F32, 1.0)); }},
+      {"literal",
+       [](Attrs& a) { a.literal = std::make_shared<const Literal>(Literal::scalar(DType::F32, 1.0)); }},
   };
   const Attrs base;
   for (const auto& [field, change] : changes) {

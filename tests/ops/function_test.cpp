@@ -73,15 +73,14 @@ TEST(Function, OutputsMayRepeatBeParametersOrConstants) {
   EXPECT_EQ(specs[5], f64()) << "a weak constant that is an output keeps its type";
   EXPECT_TRUE(f.outputs()[5].node()->attrs.weak);
   EXPECT_TRUE(f == trace({f32({3}), s32({})}, [](Expr x, Expr n) {
-    Expr y = exp(x);
-    return tuple(y, y, n, x, constant(2.0, DType::F64), weak_scalar(1.5));
-  }));
+                Expr y = exp(x);
+                return tuple(y, y, n, x, constant(2.0, DType::F64), weak_scalar(1.5));
+              }));
 }
 
 TEST(Function, VectorCallableAndNoArguments) {
-  const Function f = trace({f32({2}), f32({2}), f32({2})}, [](const std::vector<Expr>& xs) {
-    return xs[0] + xs[1] + xs[2];
-  });
+  const Function f = trace({f32({2}), f32({2}), f32({2})},
+                           [](const std::vector<Expr>& xs) { return xs[0] + xs[1] + xs[2]; });
   EXPECT_EQ(f.inputs().size(), 3u);
   EXPECT_EQ(f.output_specs()[0], f32({2}));
   const Function g = trace({}, [] { return iota(s32({4})); });

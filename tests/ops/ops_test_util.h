@@ -12,19 +12,19 @@ namespace sluice::testing {
 
 // Expects `stmt` to throw `Type` whose message contains every one of `parts`
 // (the op's name, the argument, what was found).
-#define EXPECT_THROW_WITH(stmt, Type, ...)                                                  \
-  do {                                                                                     \
-    try {                                                                                  \
-      stmt;                                                                                \
-      ADD_FAILURE() << #stmt " did not throw " #Type;                                      \
-    } catch (const Type& e) {                                                              \
-      for (const std::string& part : std::vector<std::string>{__VA_ARGS__}) {              \
-        EXPECT_NE(std::string(e.what()).find(part), std::string::npos)                     \
-            << #stmt ": message \"" << e.what() << "\" lacks \"" << part << "\"";          \
-      }                                                                                    \
-    } catch (const std::exception& e) {                                                    \
-      ADD_FAILURE() << #stmt " threw another exception than " #Type ": " << e.what();      \
-    }                                                                                      \
+#define EXPECT_THROW_WITH(stmt, Type, ...)                                            \
+  do {                                                                                \
+    try {                                                                             \
+      stmt;                                                                           \
+      ADD_FAILURE() << #stmt " did not throw " #Type;                                 \
+    } catch (const Type& e) {                                                         \
+      for (const std::string& part : std::vector<std::string>{__VA_ARGS__}) {         \
+        EXPECT_NE(std::string(e.what()).find(part), std::string::npos)                \
+            << #stmt ": message \"" << e.what() << "\" lacks \"" << part << "\"";     \
+      }                                                                               \
+    } catch (const std::exception& e) {                                               \
+      ADD_FAILURE() << #stmt " threw another exception than " #Type ": " << e.what(); \
+    }                                                                                 \
   } while (0)
 
 // A parameter of the given spec, as a traced function's argument would be.

@@ -56,7 +56,8 @@ TEST(Broadcast, ExplicitAxes) {
 TEST(Broadcast, Errors) {
   EXPECT_THROW_WITH(broadcast(arg(f32({2})), {2, 3}), ShapeError, "broadcast", "dim 1 or 2", "3");
   EXPECT_THROW_WITH(broadcast(arg(f32({2, 3})), {3}), ShapeError, "broadcast", "rank at least 2");
-  EXPECT_THROW_WITH(broadcast(arg(f32({2, 3})), {3, 2, 4}, {1, 0}), ShapeError, "broadcast", "strictly increasing");
+  EXPECT_THROW_WITH(broadcast(arg(f32({2, 3})), {3, 2, 4}, {1, 0}), ShapeError, "broadcast",
+                    "strictly increasing");
   EXPECT_THROW_WITH(broadcast(arg(f32({2, 3})), {2, 3, 4}, {0}), ShapeError, "broadcast", "2 entries", "1");
   EXPECT_THROW_WITH(broadcast(arg(f32({2})), {2, 3}, {2}), ShapeError, "broadcast", "axes", "2");
 }
@@ -78,7 +79,8 @@ TEST(Pad, SizesFromLowHighInterior) {
   EXPECT_EQ(p.spec(), f32({8})) << "1 + 3 + 2 interior + 2";
   EXPECT_EQ(p.node()->attrs.padding, (std::vector<PadDim>{{1, 2, 1}}));
   EXPECT_EQ(pad(arg(f32({4, 5})), weak(0), {{-1, 0, 0}, {0, -2, 0}}).spec(), f32({3, 3})) << "negative trims";
-  EXPECT_EQ(pad(arg(f32({0})), weak(0), {{1, 1, 3}}).spec(), f32({2})) << "interior of an empty axis adds nothing";
+  EXPECT_EQ(pad(arg(f32({0})), weak(0), {{1, 1, 3}}).spec(), f32({2}))
+      << "interior of an empty axis adds nothing";
 }
 
 TEST(Pad, ValueTakesTheTensorsType) {
@@ -143,10 +145,10 @@ TEST(Slice, DynamicStartsAreS64ScalarOperands) {
 
 TEST(Slice, DynamicErrors) {
   const Expr x = arg(f32({8}));
-  EXPECT_THROW_WITH(slice(x, std::vector<Expr>{arg(f32({}), 1)}, {4}), TypeError, "slice", "starts[0]", "integer",
-                    "f32");
-  EXPECT_THROW_WITH(slice(x, std::vector<Expr>{arg(s32({1}), 1)}, {4}), ShapeError, "slice", "starts[0]", "scalar",
-                    "s32[1]");
+  EXPECT_THROW_WITH(slice(x, std::vector<Expr>{arg(f32({}), 1)}, {4}), TypeError, "slice", "starts[0]",
+                    "integer", "f32");
+  EXPECT_THROW_WITH(slice(x, std::vector<Expr>{arg(s32({1}), 1)}, {4}), ShapeError, "slice", "starts[0]",
+                    "scalar", "s32[1]");
   EXPECT_THROW_WITH(slice(x, std::vector<Expr>{}, {4}), ShapeError, "slice", "starts", "1 entries", "0");
   EXPECT_THROW_WITH(slice(x, std::vector<Expr>{arg(s32({}), 1)}, {9}), ShapeError, "slice", "lengths", "[9]");
   EXPECT_THROW_WITH(slice(x, std::vector<Expr>{Expr()}, {4}), Error, "slice", "starts[0]", "empty");
@@ -176,9 +178,11 @@ TEST(PutSlice, DynamicStarts) {
 }
 
 TEST(PutSlice, Errors) {
-  EXPECT_THROW_WITH(put_slice(arg(f32({5})), {0}, arg(f32({6}), 1)), ShapeError, "put_slice", "update", "[6]");
+  EXPECT_THROW_WITH(put_slice(arg(f32({5})), {0}, arg(f32({6}), 1)), ShapeError, "put_slice", "update",
+                    "[6]");
   EXPECT_THROW_WITH(put_slice(arg(f32({5})), {0}, arg(f32({1, 1}), 1)), ShapeError, "put_slice", "rank 1");
-  EXPECT_THROW_WITH(put_slice(arg(f32({5})), std::vector<int64_t>{}, arg(f32({1}), 1)), ShapeError, "put_slice", "starts", "1 entries");
+  EXPECT_THROW_WITH(put_slice(arg(f32({5})), std::vector<int64_t>{}, arg(f32({1}), 1)), ShapeError,
+                    "put_slice", "starts", "1 entries");
   EXPECT_THROW_WITH(put_slice(arg(f32({5})), std::vector<Expr>{arg(f32({}), 1)}, arg(f32({1}), 2)), TypeError,
                     "put_slice", "starts[0]", "f32");
 }
@@ -199,9 +203,11 @@ TEST(Concatenate, Errors) {
   EXPECT_THROW_WITH(concatenate({}), ShapeError, "concatenate", "at least one", "none");
   EXPECT_THROW_WITH(concatenate({arg(f32({2, 3})), arg(f32({2, 4}), 1)}), ShapeError, "concatenate", "xs[1]",
                     "[2][4]");
-  EXPECT_THROW_WITH(concatenate({arg(f32({2, 3})), arg(f32({2, 3, 1}), 1)}), ShapeError, "concatenate", "xs[1]");
+  EXPECT_THROW_WITH(concatenate({arg(f32({2, 3})), arg(f32({2, 3, 1}), 1)}), ShapeError, "concatenate",
+                    "xs[1]");
   EXPECT_THROW_WITH(concatenate({arg(f32({})), arg(f32({}), 1)}), ShapeError, "concatenate", "rank >= 1");
-  EXPECT_THROW_WITH(concatenate({arg(f32({2})), arg(f32({2}), 1)}, 1), ShapeError, "concatenate", "axis", "1");
+  EXPECT_THROW_WITH(concatenate({arg(f32({2})), arg(f32({2}), 1)}, 1), ShapeError, "concatenate", "axis",
+                    "1");
 }
 
 TEST(Stack, AddsAnAxis) {

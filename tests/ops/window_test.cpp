@@ -36,8 +36,10 @@ TEST(Window, Errors) {
   EXPECT_THROW_WITH(window_sum(x, {2}), ShapeError, "window_sum", "window", "2 dims", "[2]");
   EXPECT_THROW_WITH(window_sum(x, {0, 2}), ShapeError, "window_sum", "window", ">= 1", "[0, 2]");
   EXPECT_THROW_WITH(window_max(x, {5, 2}), ShapeError, "window_max", "window", "padded", "[5, 2]");
-  EXPECT_THROW_WITH(window_min(x, {2, 2}, {.strides = {1, 0}}), ShapeError, "window_min", "strides", "[1, 0]");
-  EXPECT_THROW_WITH(window_sum(x, {2, 2}, {.strides = {1}}), ShapeError, "window_sum", "strides", "2 entries");
+  EXPECT_THROW_WITH(window_min(x, {2, 2}, {.strides = {1, 0}}), ShapeError, "window_min", "strides",
+                    "[1, 0]");
+  EXPECT_THROW_WITH(window_sum(x, {2, 2}, {.strides = {1}}), ShapeError, "window_sum", "strides",
+                    "2 entries");
   EXPECT_THROW_WITH(window_sum(x, {2, 2}, {.padding = {{-1, 0, 0}, {0, 0, 0}}}), ShapeError, "window_sum",
                     "padding", "low -1");
   EXPECT_THROW_WITH(window_sum(x, {2, 2}, {.padding = {{0, 0, 1}, {0, 0, 0}}}), ShapeError, "window_sum",

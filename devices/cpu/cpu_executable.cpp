@@ -20,29 +20,31 @@ namespace {
 constexpr int kMaxInlineDepth = 8;
 thread_local int t_inline_depth = 0;
 
-// Where one run reads and writes.
-struct Frame {
-  std::vector<const void*> args;                   // each argument's data
-  std::vector<void*> slots;                        // each slot's data
-  std::vector<std::pair<int64_t, void*>> copies;   // (argument, destination): donated arguments outputs show
-};
-
-// The pointers an instruction passes its kernel, without touching the heap
-// for the usual handful.
+// A list of pointers that stays off the heap for the usual handful: a run
+// of a small plan costs well under a microsecond, and each allocation counts.
 template <typename P>
 class Pointers {
  public:
-  explicit Pointers(size_t n) : n_(n) {
+  explicit Pointers(size_t n = 0) : n_(n) {
     if (n > small_.size()) large_.resize(n);
   }
   P& operator[](size_t i) { return data()[i]; }
-  std::span<const P> span() { return {data(), n_}; }
+  P operator[](size_t i) const { return data()[i]; }
+  std::span<const P> span() const { return {data(), n_}; }
 
  private:
   P* data() { return large_.empty() ? small_.data() : large_.data(); }
+  const P* data() const { return large_.empty() ? small_.data() : large_.data(); }
   std::array<P, 8> small_{};
   std::vector<P> large_;
   size_t n_;
+};
+
+// Where one run reads and writes.
+struct Frame {
+  Pointers<const void*> args;                     // each argument's data
+  Pointers<void*> slots;                          // each slot's data
+  std::vector<std::pair<size_t, void*>> copies;   // (argument, destination): donated arguments outputs show
 };
 
 // Rethrows the exception being handled, its message prefixed with the step
@@ -78,19 +80,14 @@ BufferPtr make_buffer(Device device, void* data, size_t bytes, std::shared_ptr<v
   return b;
 }
 
-EventPtr failed_event(std::exception_ptr error) {
-  auto e = std::make_shared<Event>();
-  e->set_error(std::move(error));
-  return e;
-}
-
 // Whether no one but this buffer holds its memory: no other tensor, view or
 // run in flight reads it, so a run it is donated to may write over it.
 bool is_exclusive(const Buffer& b) { return b.memory && b.memory.use_count() == 1; }
 
-std::exception_ptr first_error(const std::vector<EventPtr>& events) {
-  for (const EventPtr& e : events)
-    if (std::exception_ptr error = e->error()) return error;
+std::exception_ptr first_error(const std::vector<BufferPtr>& args) {
+  for (const BufferPtr& a : args)
+    if (a->ready)
+      if (std::exception_ptr e = a->ready->error()) return e;
   return nullptr;
 }
 
@@ -98,9 +95,22 @@ std::exception_ptr first_error(const std::vector<EventPtr>& events) {
 
 class CompiledPlan {
  public:
-  explicit CompiledPlan(Plan plan) : plan_(std::move(plan)) {}
+  explicit CompiledPlan(Plan plan) : plan_(std::move(plan)) {
+    slot_output_.resize(plan_.slots.size());
+    arg_output_.assign(plan_.function.inputs().size(), kNone);
+    for (size_t j = plan_.outputs.size(); j-- > 0;) {
+      const Location& out = plan_.outputs[j];
+      if (out.kind == Location::Kind::Slot) slot_output_[static_cast<size_t>(out.index)] = j;
+      if (out.kind == Location::Kind::Argument) arg_output_[static_cast<size_t>(out.index)] = j;
+    }
+  }
+  static constexpr size_t kNone = ~size_t{0};
+
   const Plan& plan() const { return plan_; }
   bool is_small() const { return plan_.work < kSmallWorkElements; }
+  // The first output showing slot s; the first showing argument k, or kNone.
+  size_t slot_output(size_t s) const { return slot_output_[s]; }
+  size_t arg_output(size_t k) const { return arg_output_[k]; }
 
   void execute(const Frame& frame) {
     Arena arena(*this);
@@ -130,8 +140,7 @@ class CompiledPlan {
       }
     }
     for (auto [arg, dst] : frame.copies)
-      std::memcpy(dst, frame.args[static_cast<size_t>(arg)],
-                  static_cast<size_t>(plan_.function.inputs()[static_cast<size_t>(arg)].bytes()));
+      std::memcpy(dst, frame.args[arg], static_cast<size_t>(plan_.function.inputs()[arg].bytes()));
   }
 
  private:
@@ -159,6 +168,7 @@ class CompiledPlan {
   };
 
   Plan plan_;
+  std::vector<size_t> slot_output_, arg_output_;
   std::mutex mutex_;  // guards arenas_
   std::vector<std::shared_ptr<void>> arenas_;
 };
@@ -170,7 +180,7 @@ struct PendingRun {
   std::shared_ptr<CompiledPlan> plan;
   Frame frame;
   EventPtr done;
-  std::vector<EventPtr> waits;  // the arguments' events: a failed one fails the run
+  std::vector<BufferPtr> args;  // their events say whether they failed; their memory is not held through them
   // Memory of the arguments it reads: kept alive, and, being held, never
   // taken for another run's output while this one may still read it. A
   // donated argument whose buffer holds an output is not here: the output
@@ -191,7 +201,7 @@ struct PendingRun {
   }
 
   void finish() {
-    std::exception_ptr error = first_error(waits);
+    std::exception_ptr error = first_error(args);
     if (!error) {
       try {
         plan->execute(frame);
@@ -200,7 +210,7 @@ struct PendingRun {
       }
     }
     EventPtr event = std::move(done);
-    waits.clear();
+    args.clear();
     reads.clear();
     outputs.clear();
     if (error)
@@ -221,49 +231,79 @@ CpuExecutable::~CpuExecutable() = default;
 
 std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args, const std::vector<bool>& donated) {
   const Plan& plan = plan_->plan();
-  Frame frame;
-  frame.args.reserve(args.size());
-  std::vector<EventPtr> waits, pending_events;
-  for (const BufferPtr& a : args) {
-    frame.args.push_back(a->data);
-    if (!a->ready) continue;
-    waits.push_back(a->ready);
-    if (!a->ready->is_set()) pending_events.push_back(a->ready);
+  Frame frame{Pointers<const void*>(args.size()), Pointers<void*>(plan.slots.size()), {}};
+  bool waiting = false;
+  for (size_t k = 0; k < args.size(); ++k) {
+    frame.args[k] = args[k]->data;
+    waiting = waiting || !args[k]->is_ready();
   }
 
-  // Slots: a donated argument's buffer where the plan allows it, else fresh memory.
-  std::vector<bool> reused(args.size(), false);
-  std::vector<std::shared_ptr<void>> slot_memory(plan.slots.size());
-  frame.slots.resize(plan.slots.size());
+  // The buffers this run writes: one per slot, a donated argument's where the
+  // plan allows it, and a copy of each donated argument an output shows. The
+  // first output showing each holds it; the others share its memory.
+  std::vector<BufferPtr> outputs(plan.outputs.size());
   for (size_t s = 0; s < plan.slots.size(); ++s) {
+    const size_t j = plan_->slot_output(s);
+    std::shared_ptr<void> memory;
+    void* data = nullptr;
     for (int64_t d : plan.slots[s].donors) {
       auto k = static_cast<size_t>(d);
-      if (!donated[k] || reused[k] || !is_exclusive(*args[k])) continue;
-      reused[k] = true;
-      slot_memory[s] = args[k]->memory;
-      frame.slots[s] = args[k]->data;
+      if (!donated[k] || !is_exclusive(*args[k])) continue;
+      // The donated buffer is dead: its memory now belongs to the output
+      // alone, so the run this output is donated to next finds it exclusive
+      // even while this one is in flight.
+      memory = std::move(args[k]->memory);
+      data = args[k]->data;
       break;
     }
-    if (!slot_memory[s]) {
-      slot_memory[s] = host_allocate(static_cast<size_t>(plan.slots[s].bytes));
-      frame.slots[s] = slot_memory[s].get();
+    if (!memory) {
+      memory = host_allocate(static_cast<size_t>(plan.slots[s].bytes));
+      data = memory.get();
     }
+    frame.slots[s] = data;
+    outputs[j] = make_buffer(device_, data, output_bytes_[j], std::move(memory), nullptr);
   }
-  // Outputs showing a donated argument get a copy: its buffer is no longer the caller's.
-  std::vector<std::shared_ptr<void>> copy_memory;
-  for (const Location& out : plan.outputs) {
-    auto k = static_cast<size_t>(out.index);
-    if (out.kind != Location::Kind::Argument || !donated[k]) continue;
-    copy_memory.resize(args.size());
-    if (copy_memory[k]) continue;
-    copy_memory[k] = host_allocate(args[k]->bytes);
-    frame.copies.emplace_back(out.index, copy_memory[k].get());
+  for (size_t k = 0; k < args.size(); ++k) {
+    const size_t j = plan_->arg_output(k);
+    if (!donated[k] || j == CompiledPlan::kNone) continue;
+    std::shared_ptr<void> memory = host_allocate(args[k]->bytes);
+    void* data = memory.get();
+    frame.copies.emplace_back(k, data);
+    outputs[j] = make_buffer(device_, data, output_bytes_[j], std::move(memory), nullptr);
+  }
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (outputs[j]) continue;
+    const Location& out = plan.outputs[j];
+    auto i = static_cast<size_t>(out.index);
+    const BufferPtr* shared = nullptr;
+    switch (out.kind) {
+      case Location::Kind::Slot:
+        shared = &outputs[plan_->slot_output(i)];
+        break;
+      case Location::Kind::Argument:
+        shared = donated[i] ? &outputs[plan_->arg_output(i)] : &args[i];
+        break;
+      case Location::Kind::Constant:
+        outputs[j] = make_buffer(device_, plan.constants[i].get(), output_bytes_[j], plan.constants[i], nullptr);
+        continue;
+      case Location::Kind::Arena:
+        throw Error("host: output " + std::to_string(j) + " was planned in a run's scratch memory");
+    }
+    const Buffer& b = **shared;
+    outputs[j] = make_buffer(device_, b.data, output_bytes_[j], b.memory, b.ready);
   }
 
-  EventPtr done;
-  const bool inline_run = pending_events.empty() && (plan_->is_small() || in_tbb_task());
-  if (inline_run) {
-    std::exception_ptr error = first_error(waits);
+  // Outputs this run computes get its event; those showing a non-donated
+  // argument keep the argument's (set above), constants are ready.
+  auto set_done = [&](const EventPtr& done) {
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const Location& out = plan.outputs[j];
+      if (out.kind == Location::Kind::Slot || (out.kind == Location::Kind::Argument && donated[static_cast<size_t>(out.index)]))
+        outputs[j]->ready = done;
+    }
+  };
+  if (!waiting && (plan_->is_small() || in_tbb_task())) {
+    std::exception_ptr error = first_error(args);
     if (!error) {
       try {
         plan_->execute(frame);
@@ -271,48 +311,31 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args, co
         error = std::current_exception();
       }
     }
-    if (error) done = failed_event(std::move(error));
-  } else {
-    done = std::make_shared<Event>();
-  }
-
-  std::vector<BufferPtr> outputs;
-  outputs.reserve(plan.outputs.size());
-  for (size_t j = 0; j < plan.outputs.size(); ++j) {
-    const Location& out = plan.outputs[j];
-    auto i = static_cast<size_t>(out.index);
-    size_t bytes = output_bytes_[j];
-    switch (out.kind) {
-      case Location::Kind::Slot:
-        outputs.push_back(make_buffer(device_, frame.slots[i], bytes, slot_memory[i], done));
-        break;
-      case Location::Kind::Constant:
-        outputs.push_back(make_buffer(device_, plan.constants[i].get(), bytes, plan.constants[i], nullptr));
-        break;
-      case Location::Kind::Argument:
-        if (donated[i])
-          outputs.push_back(make_buffer(device_, copy_memory[i].get(), bytes, copy_memory[i], done));
-        else
-          outputs.push_back(make_buffer(device_, args[i]->data, bytes, args[i]->memory, args[i]->ready));
-        break;
-      case Location::Kind::Arena:
-        throw Error("host: output " + std::to_string(j) + " was planned in a run's scratch memory");
+    if (error) {
+      auto failed = std::make_shared<Event>();
+      failed->set_error(std::move(error));
+      set_done(failed);
     }
+    return outputs;
   }
-  if (inline_run) return outputs;
 
   auto pending = std::make_shared<PendingRun>();
   pending->plan = plan_;
   pending->frame = std::move(frame);
-  pending->done = std::move(done);
-  pending->waits = std::move(waits);
-  for (size_t k = 0; k < args.size(); ++k)
-    if (!reused[k]) pending->reads.push_back(args[k]->memory);
+  pending->done = std::make_shared<Event>();
+  set_done(pending->done);
+  pending->args = args;
+  // A donated argument whose memory went to an output has none left to hold.
+  for (const BufferPtr& a : args)
+    if (a->memory) pending->reads.push_back(a->memory);
   pending->outputs = outputs;
   // One count per argument still being computed, plus one held until every
   // continuation is in place, so the run cannot start while they are added.
-  pending->waiting.store(static_cast<int>(pending_events.size()) + 1, std::memory_order_relaxed);
-  for (const EventPtr& e : pending_events) e->then([pending] { PendingRun::arrive(pending); });
+  std::vector<EventPtr> events;
+  for (const BufferPtr& a : args)
+    if (!a->is_ready()) events.push_back(a->ready);
+  pending->waiting.store(static_cast<int>(events.size()) + 1, std::memory_order_relaxed);
+  for (const EventPtr& e : events) e->then([pending] { PendingRun::arrive(pending); });
   PendingRun::arrive(pending);
   return outputs;
 }

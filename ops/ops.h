@@ -155,7 +155,8 @@ struct ScanOptions {
 Expr cumulative_sum(Expr x, const ScanOptions& o = {});
 
 // ---- Fourier transforms along the last axis; `length` pads with zeros or
-// truncates (default: the axis' size). Real inputs become complex.
+// truncates (default: the axis' size). Real inputs become complex (f64 ->
+// c128, others c64). fft is unnormalised; ifft divides by n (as Nx, numpy).
 Expr fft(Expr x, std::optional<int64_t> length = std::nullopt);
 Expr ifft(Expr x, std::optional<int64_t> length = std::nullopt);
 

@@ -132,12 +132,19 @@ class T:
         return {"dtype": self.dtype, "shape": self.shape, "values": [enc(self.dtype, v) for v in self.a.reshape(-1)]}
 
 
-def enc_float(v):
+def enc_float(v, dt="f64"):
+    """f32: the shortest decimal that reads back (as a double narrowed to
+    float, as cases.cpp reads it) as exactly v; other types: v itself."""
     v = float(v)
     if math.isnan(v):
         return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
+    if dt == "f32":
+        for digits in range(1, 10):
+            d = float(f"{v:.{digits}g}")
+            if float(np.float32(d)) == v and math.copysign(1, d) == math.copysign(1, v):
+                return d
     return v
 
 
@@ -147,8 +154,9 @@ def enc(dt, v):
     if dt in INT_BITS:
         return int(v)
     if dt in COMPLEX:
-        return [enc_float(v.real), enc_float(v.imag)]
-    return enc_float(v)
+        part = REAL_OF[dt]
+        return [enc_float(v.real, part), enc_float(v.imag, part)]
+    return enc_float(v, dt)
 
 
 def from_ints(dt, obj):
@@ -243,10 +251,25 @@ FLOAT_FUNCS = {
 COMPLEX_FUNCS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
 
 
+# Where each function's f32/f64 cases draw more inputs from, so that a case
+# spans several full SIMD vectors (16 f32 lanes at AVX-512) and a tail.
+FILL_DOMAIN = {
+    "exp": (-20, 20), "expm1": (-2, 2), "log": (0.01, 100), "log1p": (-0.9, 10), "sqrt": (0, 100),
+    "rsqrt": (0.01, 100), "cbrt": (-100, 100), "sin": (-10, 10), "cos": (-10, 10), "tan": (-1.5, 1.5),
+    "asin": (-1, 1), "acos": (-1, 1), "atan": (-10, 10), "sinh": (-10, 10), "cosh": (-10, 10),
+    "tanh": (-5, 5), "asinh": (-100, 100), "acosh": (1, 100), "atanh": (-0.99, 0.99), "sigmoid": (-30, 30),
+    "erf": (-4, 4), "erfc": (-3, 10), "erf_inv": (-0.999, 0.999),
+}
+SIMD_SPAN = 36
+
+
 def float_funcs():
     for name, (fn, samples) in FLOAT_FUNCS.items():
         for dt in ("f32", "f64", "f16", "bf16"):
-            x = T(dt, samples)
+            values = list(samples)
+            if dt in ("f32", "f64"):
+                values += rand(SIMD_SPAN - len(samples), *FILL_DOMAIN[name]).tolist()
+            x = T(dt, values)
             with np.errstate(all="ignore"):
                 y = fn(x.f64())
             tol = {"ulps": ULP_TRANSCENDENTAL[dt]}
@@ -422,6 +445,12 @@ def binary_ints():
                         [1, bits, bits - 1, bits - 1, bits + 3, 1])
         binary_int_case("pow", dt, "non-negative exponents", [2, 3, 0, 0, 1, 5] if dt not in SIGNED else [2, -3, 0, 0, -1, 5],
                         [7, 3, 0, 2, 5 if dt in SIGNED else 9, 1])
+    for dt in ("s32", "u8", "s64"):
+        lo, hi = max(int_min(dt), -1000), min(int_max(dt), 1000)
+        a, b = rand_ints([SIMD_SPAN], lo, hi), rand_ints([SIMD_SPAN], -9 if dt in SIGNED else 0, 9)
+        for op in ("quotient", "remainder", "add", "multiply", "max", "bitwise_xor", "right_shift"):
+            binary_int_case(op, dt, f"[{SIMD_SPAN}] spans SIMD vectors", a,
+                            [abs(v) for v in b] if op == "right_shift" else b)
     # Wrapping exponentiation: 3^20 does not fit s32 and wraps modulo 2^32.
     binary_int_case("pow", "s32", "wraps", [3, -2, 7], [20, 31, 11])
     binary_int_case("add", "s32", "broadcast [2][3] + [3]", list(range(6)), [10, 20, 30], [2, 3], [3])
@@ -466,6 +495,10 @@ def binary_floats():
         a, b = T("f32", rand([2, 3], 0.5, 4)), T("f32", rand([3], 0.5, 2))
         tol = EXACT if op in IEEE_EXACT else {"ulps": 4}
         case(op, "f32 broadcast [2][3] op [3]", [a, b], from_f64("f32", float_binary_ref(op, a.f64(), b.f64())), tol=tol)
+        for dt in ("f32", "f64"):
+            a, b = T(dt, rand([SIMD_SPAN], -8, 8)), T(dt, rand([SIMD_SPAN], 0.25, 4))
+            tol = EXACT if op in IEEE_EXACT else {"ulps": ULP_TRANSCENDENTAL[dt]}
+            case(op, f"{dt} [{SIMD_SPAN}] spans SIMD vectors", [a, b], from_f64(dt, float_binary_ref(op, a.f64(), b.f64())), tol=tol)
     for op in ("add", "subtract", "multiply", "divide"):
         for dt, tol in (("c64", COMPLEX_FN), ("c128", COMPLEX_FN_C128)):
             a = T(dt, [1 + 2j, -3.5 + 0.5j, 0.25 - 1j, 2 + 0j])
@@ -614,6 +647,14 @@ def conversions():
         for dst in ("f32", "f64", "f16", "bf16"):
             if dst != src:
                 case("as_type", f"{src} -> {dst} rounds to nearest even", [x], from_f64(dst, v), {"dtype": dst})
+    x = T("f32", rand([SIMD_SPAN], -300, 300).tolist() + ["nan", 1e10, -1e10])
+    for dst in ("s32", "u8", "s64", "f16", "bf16", "f64"):
+        v = x.f64()
+        if dst in INT_BITS:
+            out = T(dst, [0 if math.isnan(e) else max(int_min(dst), min(int_max(dst), int(e))) for e in v])
+        else:
+            out = from_f64(dst, v)
+        case("as_type", f"f32 -> {dst} [{SIMD_SPAN + 3}] spans SIMD vectors", [x], out, {"dtype": dst})
     x = T("f64", [1e39, -1e39, 1e-50, 0.1, 3.4028235677973366e38, 1 + 2**-24, 1 + 3 * 2**-24])
     case("as_type", "f64 -> f32 overflow, underflow, ties", [x], from_f64("f32", x.f64()), {"dtype": "f32"})
     x = T("f32", [65520, 65519, 1e-8, 6e-8, 3e-5, 1 + 2**-11, 1 + 3 * 2**-11, -70000])
@@ -1012,8 +1053,8 @@ def dots():
          {"plain": True}, dot_tol("f32", a, b, [2], [], [1], []))
     a, b = T("s32", [1, 2, 3, 4, 5, 6], [2, 3]), T("f32", [0.5, 0.25, -1])
     case("dot", "s32 . f32 -> f32", [a, b], from_f64("f32", a.f64() @ b.f64()), {"plain": True})
-    a, b = T("f32", rand([32, 24])), T("f32", rand([24, 16]))
-    case("dot", "f32 [32][24].[24][16]", [a, b], from_f64("f32", a.f64() @ b.f64()),
+    a, b = T("f32", rand([20, 12])), T("f32", rand([12, 9]))
+    case("dot", "f32 [20][12].[12][9]", [a, b], from_f64("f32", a.f64() @ b.f64()),
          {"contract_a": [1], "batch_a": [], "contract_b": [0], "batch_b": []}, dot_tol("f32", a, b, [1], [], [0], []))
 
 

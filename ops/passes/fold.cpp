@@ -1,11 +1,10 @@
 // Constant folding. Nodes are visited operands first, so a chain of constant
 // ops folds in one walk: each node sees its operands already folded.
-#include <string>
-
 #include "ops/error.h"
 #include "ops/ops.h"
 #include "ops/passes/graph_walk.h"
 #include "ops/passes/passes.h"
+#include "ops/shape_inference.h"
 
 namespace sluice::passes {
 namespace {
@@ -29,9 +28,9 @@ Function fold_constants(const Function& f, const Evaluator& eval, int64_t max_el
     for (const NodePtr& operand : node->operands) operands.push_back(operand->attrs.literal.get());
     Literal value = eval(*node, operands);
     if (value.spec != node->spec || static_cast<int64_t>(value.bytes.size()) != node->spec.bytes()) {
-      throw Error("fold_constants: evaluating " + std::string(op_name(node->op)) + ": expected a literal of " +
-                  node->spec.str() + " (" + std::to_string(node->spec.bytes()) + " bytes), found " +
-                  value.spec.str() + " (" + std::to_string(value.bytes.size()) + " bytes)");
+      throw Error(infer::cat("fold_constants: evaluating ", op_name(node->op), ": expected a literal of ", node->spec,
+                             " (", node->spec.bytes(), " bytes), found ", value.spec, " (", value.bytes.size(),
+                             " bytes)"));
     }
     // The builder's constant is strong, as a folded value must be: it has a
     // definite type now, whatever weak scalars it came from.

@@ -1,21 +1,21 @@
 // Scheduling with fusion of elementwise chains.
 //
-// Nodes are grouped greedily in topological order: an elementwise node starts
-// a group of its own, then merges with the group of each operand of its shape,
-// one at a time, unless the merged group would have a path leaving it and
-// coming back (its step could then neither run before nor after the step on
-// that path). Each group is kept free of such paths, which is exactly what
-// makes the steps orderable. A Broadcast starts a group and is merged only
-// from its consumers' side: it is a load of its operand, never fused with it.
+// Every computed node starts as a unit of its own (a future step); units are
+// kept in a topological order of the graph of units, by a position each. Nodes
+// are added in topological order, each at the end. An elementwise node then
+// merges with the unit of each operand of its shape, one at a time, unless
+// some path leads from one of the two units to the other through a third:
+// a step runs whole, so the merged step would have to run both before and
+// after that third one. A merge keeps the order valid by moving only the
+// units between the two (Pearce and Kelly's dynamic topological order), so
+// the check and the upkeep cost what lies between, usually nothing. A
+// Broadcast is merged only from its consumers' side: it is a load of its
+// operand, never fused with it.
 #include <algorithm>
-#include <functional>
-#include <queue>
 #include <span>
-#include <string>
 #include <unordered_map>
 #include <utility>
 
-#include "ops/error.h"
 #include "ops/passes/graph_walk.h"
 #include "ops/passes/passes.h"
 
@@ -76,14 +76,31 @@ class Fusion {
  public:
   explicit Fusion(const Graph& g)
       : g_(g),
-        group_(g.size(), kNone),
+        unit_(g.size(), kNone),
         mark_(g.size(), 0),
         budget_(kBudgetPerItem * static_cast<int64_t>(g.size() + g.operands.size()) + kBudgetBase) {
     for (uint32_t v = 0; v < g.size(); ++v) add(v);
   }
 
-  // The group of node v, kNone for a node that is not fused.
-  int32_t group(uint32_t v) const { return group_[v]; }
+  // The unit of node v; kNone for parameters and constants.
+  int32_t unit(uint32_t v) const { return unit_[v]; }
+
+  // Hands over the units in an order that respects every dependency, each
+  // with its nodes in topological order.
+  std::vector<std::vector<uint32_t>> take_units_in_order() {
+    std::vector<int32_t> live;
+    for (int32_t u = 0; u < static_cast<int32_t>(members_.size()); ++u) {
+      if (!members_[u].empty()) live.push_back(u);
+    }
+    std::sort(live.begin(), live.end(), [&](int32_t a, int32_t b) { return pos_[a] < pos_[b]; });
+    std::vector<std::vector<uint32_t>> units;
+    units.reserve(live.size());
+    for (int32_t u : live) {
+      std::sort(members_[u].begin(), members_[u].end());
+      units.push_back(std::move(members_[u]));
+    }
+    return units;
+  }
 
  private:
   // The searches that prove a merge safe are bounded in total, so schedule
@@ -92,88 +109,108 @@ class Fusion {
   static constexpr int64_t kBudgetPerItem = 64;
   static constexpr int64_t kBudgetBase = 1 << 16;
 
-  void add(uint32_t v) {
-    const Node& node = g_.node(v);
-    if (!is_fusible(node)) return;
-    group_[v] = static_cast<int32_t>(members_.size());
-    members_.push_back({v});
-    first_.push_back(v);
-    if (node.op == Op::Broadcast) return;
-    for (uint32_t o : g_.operands_of(v)) {
-      int32_t other = group_[o];
-      if (other == kNone || other == group_[v] || g_.node(o).spec.shape != node.spec.shape) continue;
-      if (!paths_between(group_[v], other, v)) merge(group_[v], other);
-    }
-  }
-
-  void merge(int32_t a, int32_t b) {
-    if (members_[a].size() < members_[b].size()) std::swap(a, b);
-    for (uint32_t v : members_[b]) group_[v] = a;
-    members_[a].insert(members_[a].end(), members_[b].begin(), members_[b].end());
-    members_[b] = {};
-    first_[a] = std::min(first_[a], first_[b]);
-  }
-
-  // Whether merging groups a and b would break a step's contract: a path from
-  // one to the other through a node of neither, or a Broadcast of a value of
-  // one group in the other. Only the smaller group is walked: its edges
-  // forward and back; `current`, the node being added, bounds what exists.
-  bool paths_between(int32_t a, int32_t b, uint32_t current) {
-    int32_t x = members_[a].size() <= members_[b].size() ? a : b;
-    int32_t y = x == a ? b : a;
-    return reaches(x, y, current, Direction::Forward) || reaches(x, y, current, Direction::Backward);
-  }
-
   enum class Direction { Forward, Backward };
 
-  // Forward: a path x -> (non-members)+ -> y, following users; only nodes
-  // before `current` can lead into y. Backward: a path y -> (non-members)+ ->
-  // x, following operands from x; only nodes after y's first can come from y.
-  bool reaches(int32_t x, int32_t y, uint32_t current, Direction dir) {
-    const bool forward = dir == Direction::Forward;
-    auto next = [&](uint32_t v) { return forward ? g_.users_of(v) : g_.operands_of(v); };
-    auto may_lead_to_y = [&](uint32_t v) { return forward ? v < current : v > first_[y]; };
-    ++stamp_;
-    stack_.clear();
-    for (uint32_t m : members_[x]) {
-      std::span<const uint32_t> edges = next(m);
-      if ((budget_ -= 1 + static_cast<int64_t>(edges.size())) < 0) return true;
-      for (uint32_t v : edges) {
-        if (group_[v] == x) continue;
-        if (group_[v] == y) {
-          const Node& consumer = g_.node(forward ? v : m);
-          if (consumer.op == Op::Broadcast) return true;
-          continue;
-        }
-        push(v, may_lead_to_y(v));
+  void add(uint32_t v) {
+    const Node& node = g_.node(v);
+    if (is_input_leaf(node)) return;
+    unit_[v] = static_cast<int32_t>(members_.size());
+    members_.push_back({v});
+    pos_.push_back(next_pos_++);
+    if (!is_elementwise(node.op)) return;
+    for (uint32_t o : g_.operands_of(v)) {
+      int32_t other = unit_[o];
+      if (other == kNone || other == unit_[v] || !is_fusible(g_.node(o)) ||
+          g_.node(o).spec.shape != node.spec.shape) {
+        continue;
       }
+      try_merge(unit_[v], other);
     }
-    while (!stack_.empty()) {
-      uint32_t w = stack_.back();
-      stack_.pop_back();
-      std::span<const uint32_t> edges = next(w);
-      if ((budget_ -= 1 + static_cast<int64_t>(edges.size())) < 0) return true;
-      for (uint32_t v : edges) {
-        if (group_[v] == y) return true;
-        push(v, may_lead_to_y(v));
-      }
-    }
-    return false;
   }
 
-  void push(uint32_t v, bool relevant) {
-    if (!relevant || mark_[v] == stamp_) return;
-    mark_[v] = stamp_;
-    stack_.push_back(v);
+  // Merges units a and b if no path leads from one to the other through a
+  // third unit. Only the units between them in the order are searched,
+  // starting from the smaller of the two.
+  void try_merge(int32_t a, int32_t b) {
+    const int32_t p = pos_[a] < pos_[b] ? a : b;  // first in the order
+    const int32_t q = p == a ? b : a;
+    if (members_[q].size() <= members_[p].size()) {
+      if (!between(q, p, Direction::Backward, before_)) return;
+      if (before_.empty()) return join(p, q, pos_[p]);
+      if (!between(p, q, Direction::Forward, after_)) return;
+    } else {
+      if (!between(p, q, Direction::Forward, after_)) return;
+      if (after_.empty()) return join(p, q, pos_[q]);
+      if (!between(q, p, Direction::Backward, before_)) return;
+    }
+    // Units q depends on go first, then the merged unit, then units that
+    // depend on p; they take the positions all of them held.
+    std::vector<uint64_t> slots{pos_[p], pos_[q]};
+    for (int32_t u : before_) slots.push_back(pos_[u]);
+    for (int32_t u : after_) slots.push_back(pos_[u]);
+    std::sort(slots.begin(), slots.end());
+    auto by_pos = [&](int32_t x, int32_t y) { return pos_[x] < pos_[y]; };
+    std::sort(before_.begin(), before_.end(), by_pos);
+    std::sort(after_.begin(), after_.end(), by_pos);
+    size_t i = 0;
+    for (int32_t u : before_) pos_[u] = slots[i++];
+    const uint64_t merged = slots[i];
+    i = slots.size() - after_.size();
+    for (int32_t u : after_) pos_[u] = slots[i++];
+    join(p, q, merged);
+  }
+
+  // Collects into `found` the units strictly between `from` and `to` in the
+  // order that depend on `from` (Forward) or that `from` depends on
+  // (Backward). False if one of them touches `to` (a path through a third
+  // unit), if an edge between the two feeds a Broadcast, or when the budget
+  // is spent: the merge must not happen.
+  bool between(int32_t from, int32_t to, Direction dir, std::vector<int32_t>& found) {
+    const bool forward = dir == Direction::Forward;
+    const uint64_t bound = pos_[to];
+    ++stamp_;
+    found.clear();
+    stack_.assign(1, from);
+    while (!stack_.empty()) {
+      const int32_t u = stack_.back();
+      stack_.pop_back();
+      for (uint32_t m : members_[u]) {
+        std::span<const uint32_t> edges = forward ? g_.users_of(m) : g_.operands_of(m);
+        if ((budget_ -= 1 + static_cast<int64_t>(edges.size())) < 0) return false;
+        for (uint32_t v : edges) {
+          const int32_t w = unit_[v];
+          if (w == kNone || w == u) continue;
+          if (w == to) {
+            if (u != from || g_.node(forward ? v : m).op == Op::Broadcast) return false;
+            continue;
+          }
+          if ((forward ? pos_[w] < bound : pos_[w] > bound) && mark_[w] != stamp_) {
+            mark_[w] = stamp_;
+            stack_.push_back(w);
+            found.push_back(w);
+          }
+        }
+      }
+    }
+    return true;
+  }
+
+  void join(int32_t a, int32_t b, uint64_t pos) {
+    if (members_[a].size() < members_[b].size()) std::swap(a, b);
+    for (uint32_t v : members_[b]) unit_[v] = a;
+    members_[a].insert(members_[a].end(), members_[b].begin(), members_[b].end());
+    members_[b] = {};
+    pos_[a] = pos;
   }
 
   const Graph& g_;
-  std::vector<int32_t> group_;
+  std::vector<int32_t> unit_;
   std::vector<std::vector<uint32_t>> members_;
-  std::vector<uint32_t> first_;  // smallest member index of each group
-  std::vector<uint32_t> mark_;
+  std::vector<uint64_t> pos_;  // per unit: distinct, increasing along every edge
+  uint64_t next_pos_ = 0;
+  std::vector<uint32_t> mark_;  // per unit
   uint32_t stamp_ = 0;
-  std::vector<uint32_t> stack_;
+  std::vector<int32_t> stack_, before_, after_;
   int64_t budget_;
 };
 
@@ -182,71 +219,29 @@ class Fusion {
 std::vector<Step> schedule(const Function& f) {
   Graph g(f);
   Fusion fusion(g);
-  const size_t n = g.size();
+  std::vector<std::vector<uint32_t>> units = fusion.take_units_in_order();
 
-  // Steps in order of first node; a group of a lone Broadcast is a plain step.
-  std::vector<Step> steps;
-  std::vector<int32_t> step_of(n, kNone);
-  std::unordered_map<int32_t, int32_t> step_of_group;
-  for (uint32_t v = 0; v < n; ++v) {
-    const Node& node = g.node(v);
-    if (is_input_leaf(node)) continue;
-    int32_t group = fusion.group(v);
-    int32_t fresh = static_cast<int32_t>(steps.size());
-    step_of[v] = group == kNone ? fresh : step_of_group.try_emplace(group, fresh).first->second;
-    if (step_of[v] == fresh) steps.emplace_back();
-    Step& step = steps[static_cast<size_t>(step_of[v])];
-    step.nodes.push_back(&node);
-    step.fused |= is_elementwise(node.op);
-  }
-
-  // Inputs in order of first use, outputs in topological order; edges between
-  // steps for the ordering below.
-  std::vector<int32_t> listed(n, kNone);
-  std::vector<std::vector<int32_t>> successors(steps.size());
-  std::vector<int32_t> pending(steps.size(), 0);
-  std::vector<uint32_t> last_node(steps.size(), 0);
-  for (uint32_t v = 0; v < n; ++v) {
-    int32_t s = step_of[v];
-    if (s == kNone) continue;
-    Step& step = steps[static_cast<size_t>(s)];
-    last_node[static_cast<size_t>(s)] = v;
-    for (uint32_t o : g.operands_of(v)) {
-      if (step_of[o] == s || listed[o] == s) continue;
-      listed[o] = s;
-      step.inputs.push_back(&g.node(o));
-      if (step_of[o] != kNone) {
-        successors[static_cast<size_t>(step_of[o])].push_back(s);
-        ++pending[static_cast<size_t>(s)];
+  // Inputs in order of first use, outputs in topological order. A unit whose
+  // nodes are all Broadcasts (one, as it never merged) is a plain step.
+  std::vector<Step> steps(units.size());
+  std::vector<int32_t> listed(g.size(), kNone);  // unit whose inputs list the node
+  for (size_t s = 0; s < units.size(); ++s) {
+    Step& step = steps[s];
+    const int32_t u = fusion.unit(units[s].front());
+    for (uint32_t v : units[s]) {
+      step.nodes.push_back(&g.node(v));
+      step.fused |= is_elementwise(g.node(v).op);
+      for (uint32_t o : g.operands_of(v)) {
+        if (fusion.unit(o) == u || listed[o] == u) continue;
+        listed[o] = u;
+        step.inputs.push_back(&g.node(o));
       }
-    }
-    bool used_outside = g.is_output[v];
-    for (uint32_t u : g.users_of(v)) used_outside |= step_of[u] != s;
-    if (used_outside) step.outputs.push_back(&g.node(v));
-  }
-
-  // Kahn's order over steps; ties go to the step whose last node comes first
-  // in topological order, so the order is deterministic and close to f's.
-  using Entry = std::pair<uint32_t, int32_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  for (size_t s = 0; s < steps.size(); ++s) {
-    if (pending[s] == 0) ready.emplace(last_node[s], static_cast<int32_t>(s));
-  }
-  std::vector<Step> ordered;
-  ordered.reserve(steps.size());
-  while (!ready.empty()) {
-    int32_t s = ready.top().second;
-    ready.pop();
-    ordered.push_back(std::move(steps[static_cast<size_t>(s)]));
-    for (int32_t t : successors[static_cast<size_t>(s)]) {
-      if (--pending[static_cast<size_t>(t)] == 0) ready.emplace(last_node[static_cast<size_t>(t)], t);
+      bool used_outside = g.is_output[v];
+      for (uint32_t w : g.users_of(v)) used_outside |= fusion.unit(w) != u;
+      if (used_outside) step.outputs.push_back(&g.node(v));
     }
   }
-  if (ordered.size() != steps.size()) {
-    throw Error("schedule: fused steps: expected an acyclic order of " + std::to_string(steps.size()) +
-                " steps, found a cycle after " + std::to_string(ordered.size()));
-  }
-  return ordered;
+  return steps;
 }
 
 }  // namespace sluice::passes

@@ -130,16 +130,20 @@ struct AnyOp : Logical<T> {
 
 // ---- shared pieces
 
-// Independent accumulators of the contiguous loop: enough for the vector
-// units to overlap their latency; also numpy's pairwise leaf.
-constexpr int64_t kLanes = 16;
-constexpr int64_t kPairwiseBlock = 256;
+// A contiguous run is combined as rows of kRunWidth elements into one row of
+// accumulators (a loop the compiler vectorises, NaN-propagating max
+// included), folded pairwise at the end; runs longer than kRunBlock are
+// halved first, so a float sum of n elements errs by O(log n) ulps.
+constexpr int64_t kRunWidth = 64;
+constexpr int64_t kRunBlock = kRunWidth * 64;
 // A contiguous run is cut into pieces of this many elements (work items).
 constexpr int64_t kChunkElements = int64_t{1} << 14;
 // Rows summed one after another at the leaves of the pairwise row tree.
 constexpr int64_t kLeafRows = 16;
-// Columns of one outer-reduction tile: accumulators stay in L1.
-constexpr int64_t kTileBytes = 4096;
+// Columns of one outer-reduction tile: a few pages of each input row.
+constexpr int64_t kTileBytes = int64_t{32} * 1024;
+// Narrow outer reductions read rows in groups this many elements wide.
+constexpr int64_t kMergedWidth = 512;
 // With at least this many independent outputs there is no need to split one
 // output's reduction across tasks.
 constexpr int64_t kEnoughItems = 16;
@@ -149,33 +153,6 @@ constexpr int64_t kMaxSplits = 64;
 int64_t split_count(int64_t items, int64_t elements, int64_t max_pieces) {
   if (items >= kEnoughItems) return 1;
   return std::clamp<int64_t>(elements / kGrainElements, 1, std::min(kMaxSplits, max_pieces));
-}
-
-// Pairwise combination of p[0, n), n >= 1.
-template <typename R>
-typename R::Acc reduce_run(const typename R::In* __restrict p, int64_t n) {
-  using Acc = typename R::Acc;
-  if (n < kLanes) {
-    Acc a = R::load(p[0]);
-    for (int64_t i = 1; i < n; ++i) a = R::combine(a, R::load(p[i]));
-    return a;
-  }
-  if (n <= kPairwiseBlock) {
-    Acc lane[kLanes];
-    for (int64_t j = 0; j < kLanes; ++j) lane[j] = R::load(p[j]);
-    int64_t i = kLanes;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int64_t j = 0; j < kLanes; ++j) lane[j] = R::combine(lane[j], R::load(p[i + j]));
-    }
-    for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-      for (int64_t j = 0; j < width; ++j) lane[j] = R::combine(lane[j], lane[j + width]);
-    }
-    Acc a = lane[0];
-    for (; i < n; ++i) a = R::combine(a, R::load(p[i]));
-    return a;
-  }
-  const int64_t half = (n / 2) & ~(kLanes - 1);
-  return R::combine(reduce_run<R>(p, half), reduce_run<R>(p + half, n - half));
 }
 
 template <typename R>
@@ -191,6 +168,36 @@ void fold_rows(typename R::Acc* acc, int64_t k, int64_t w, int64_t stride) {
     for (int64_t c = 0; c < half; ++c) combine_into<R>(acc + c * stride, acc + (c + k - half) * stride, w);
     k -= half;
   }
+}
+
+// p[0, n) one after another, n >= 1: for runs too short to vectorise.
+template <typename R>
+inline typename R::Acc reduce_short(const typename R::In* __restrict p, int64_t n) {
+  typename R::Acc a = R::load(p[0]);
+  for (int64_t i = 1; i < n; ++i) a = R::combine(a, R::load(p[i]));
+  return a;
+}
+
+// Pairwise combination of p[0, n), n >= 1.
+template <typename R>
+typename R::Acc reduce_run(const typename R::In* __restrict p, int64_t n) {
+  using Acc = typename R::Acc;
+  if (n < 2 * kRunWidth) return reduce_short<R>(p, n);
+  if (n > kRunBlock) {
+    const int64_t half = (n / 2) & ~(kRunWidth - 1);
+    return R::combine(reduce_run<R>(p, half), reduce_run<R>(p + half, n - half));
+  }
+  Acc acc[kRunWidth];
+  for (int64_t j = 0; j < kRunWidth; ++j) acc[j] = R::load(p[j]);
+  int64_t i = kRunWidth;
+  for (; i + kRunWidth <= n; i += kRunWidth) {
+    const typename R::In* __restrict row = p + i;
+    for (int64_t j = 0; j < kRunWidth; ++j) acc[j] = R::combine(acc[j], R::load(row[j]));
+  }
+  for (int64_t width = kRunWidth / 2; width > 0; width /= 2) combine_into<R>(acc, acc + width, width);
+  Acc a = acc[0];
+  for (; i < n; ++i) a = R::combine(a, R::load(p[i]));
+  return a;
 }
 
 // ---- inner reductions: each output combines runs of `inner` contiguous
@@ -215,6 +222,12 @@ class InnerReduction {
   void run() {
     std::vector<Acc> partial(splits_ > 1 ? static_cast<size_t>(outputs_ * splits_) : 0);
     split_work(outputs_ * splits_, units_ * chunk_ / splits_, [&](int64_t begin, int64_t end) {
+      const int64_t n = plan_.inner;
+      if (units_ == 1 && n < 2 * kRunWidth) {
+        // One short run per output: no pieces to combine.
+        for (int64_t o = begin; o < end; ++o) out_[o] = R::store(reduce_short<R>(in_ + plan_.kept.offset(o), n));
+        return;
+      }
       for (int64_t t = begin; t < end; ++t) {
         const int64_t o = t / splits_, s = t % splits_;
         const In* base = in_ + plan_.kept.offset(o);
@@ -274,7 +287,8 @@ class OuterReduction {
     const int64_t max_tile = std::max<int64_t>(16, kTileBytes / static_cast<int64_t>(sizeof(Acc)));
     tiles_ = (m + max_tile - 1) / max_tile;
     tile_ = (m + tiles_ - 1) / tiles_;
-    merge_ = (tiles_ == 1 && r >= 2 * (max_tile / m)) ? std::max<int64_t>(1, max_tile / m) : 1;
+    const int64_t group = kMergedWidth / m;
+    merge_ = (tiles_ == 1 && group >= 2 && r >= 2 * group) ? group : 1;
     wide_rows_ = r / merge_;
     rows_ = plan.reduced.count() * wide_rows_;
     outputs_ = plan.kept.count();
@@ -372,6 +386,22 @@ void reduce(const Node& node, const void* in, void* out) {
   }
   const ReducePlan plan = make_reduce_plan(in_spec.shape, node.attrs.axes);
   const auto* src = static_cast<const typename R::In*>(in);
+  using Acc = typename R::Acc;
+  if constexpr (std::is_same_v<typename R::In, Acc> && std::is_same_v<Out, Acc>) {
+    if (plan.inner_reduced && !plan.reduced.dims.empty() && plan.inner < kChunkElements) {
+      // Short runs under outer reduced axes (f32[64][4096][64] over {0, 2}):
+      // each run to one accumulator, then an outer reduction of those,
+      // rather than many short runs per output.
+      ReducePlan runs;
+      runs.kept = {{in_spec.size() / plan.inner}, {plan.inner}};
+      runs.inner = plan.inner;
+      std::vector<Acc> partial(static_cast<size_t>(in_spec.size() / plan.inner));
+      InnerReduction<R>(runs, src, partial.data()).run();
+      const ReducePlan rest = make_reduce_plan(Shape(plan.outer_dims), plan.outer_reduced);
+      OuterReduction<R>(rest, partial.data(), dst).run();
+      return;
+    }
+  }
   if (plan.inner_reduced) {
     InnerReduction<R>(plan, src, dst).run();
   } else {

@@ -27,6 +27,8 @@ struct ReducePlan {
   int64_t inner = 1;         // elements of the innermost group (stride 1)
   bool inner_reduced = true;
   int64_t adjacent = 1;      // kept inner group: rows of the reduced group just outside it
+  // Every group but the innermost, outermost first, and which are reduced.
+  std::vector<int64_t> outer_dims, outer_reduced;
 };
 
 ReducePlan make_reduce_plan(const Shape& shape, const std::vector<int64_t>& axes);

@@ -51,6 +51,10 @@ ReducePlan make_reduce_plan(const Shape& shape, const std::vector<int64_t>& axes
   plan.inner = groups.back().size;
   plan.inner_reduced = groups.back().reduced;
   if (!plan.inner_reduced && outer > 0) plan.adjacent = groups[--outer].size;
+  for (size_t k = 0; k + 1 < groups.size(); ++k) {
+    if (groups[k].reduced) plan.outer_reduced.push_back(static_cast<int64_t>(k));
+    plan.outer_dims.push_back(groups[k].size);
+  }
   for (size_t k = 0; k < outer; ++k) {
     Groups& g = groups[k].reduced ? plan.reduced : plan.kept;
     g.dims.push_back(groups[k].size);

@@ -31,6 +31,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/ops.h"
 #include "pipeline/metrics.h"
 #include "pipeline/sinks.h"
 #include "pipeline/sources.h"
@@ -95,7 +96,9 @@ class Pipeline {
   // A callback taking const Tensors& (the whole message) or const Tensor& (its first tensor).
   template <typename F>
   NodeId sink(std::string name, F&& fn) {
-    if constexpr (std::is_invocable_v<F&, const Tensors&>) {
+    if constexpr (std::is_convertible_v<F, std::shared_ptr<Sink>>) {
+      return sink(std::move(name), std::shared_ptr<Sink>(std::forward<F>(fn)));
+    } else if constexpr (std::is_invocable_v<F&, const Tensors&>) {
       return sink(std::move(name), sinks::callback(std::forward<F>(fn)));
     } else {
       return sink(std::move(name), sinks::callback([fn](const Tensors& t) { fn(t.at(0)); }));

@@ -3,8 +3,7 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
+#include "devices/log.h"
 #include "pipeline/pipeline_impl.h"
 
 namespace sluice {
@@ -218,7 +217,7 @@ void Pipeline::Impl::stop_sources() {
 void Pipeline::Impl::report_error(const NodeRec& node, uint64_t seq, const std::string& what) {
   std::string message = std::string(node.kind_name()) + " '" + node.name + "' failed on message " +
                         std::to_string(seq) + ": " + what;
-  if (auto log = spdlog::get("sluice")) log->warn("{}", message);
+  logger().warn("{}", message);
   std::lock_guard lock(mutex);
   if (first_error.empty()) first_error = message;
   if (options.on_error == ErrorPolicy::Stop && !stopping) {

@@ -22,7 +22,7 @@ struct DemoOptions {
 void run_demo(const DemoOptions& options) {
   const int64_t n = options.size;
   Function f = trace({f32({n})}, [](Expr x) { return tanh(x * 2 + 1) * x - exp(-x); });
-  Device device = default_device({"cuda", "host"});
+  Device device = default_device();
   Executable exe = compile(f, device);
 
   // Evenly spaced points from -1 to 1.

@@ -26,10 +26,15 @@ std::string one_line(std::string message) {
 int main(int argc, char** argv) {
   CLI::App app{"sluice: streams tensors through compiled computations.", "sluice"};
   app.set_version_flag("--version", SLUICE_VERSION);
-  app.require_subcommand(1);
   sluice::tools::add_demo_command(app);
+  // Not require_subcommand: CLI11 would then call an unknown subcommand a
+  // missing one instead of naming it.
   try {
     app.parse(argc, argv);
+    if (app.get_subcommands().empty()) {
+      std::cerr << "sluice: a subcommand is required (see sluice --help)\n";
+      return kUsageError;
+    }
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
     std::cerr << "sluice: " << one_line(e.what()) << " (see sluice --help)\n";

@@ -51,7 +51,8 @@ void put_element(std::vector<uint8_t>& bytes, DType t, const json& v) {
     case DType::F32: put(bytes, static_cast<float>(float_value(v))); break;
     case DType::F64: put(bytes, float_value(v)); break;
     case DType::C64:
-      put(bytes, complex64(static_cast<float>(float_value(v.at(0))), static_cast<float>(float_value(v.at(1)))));
+      put(bytes,
+          complex64(static_cast<float>(float_value(v.at(0))), static_cast<float>(float_value(v.at(1)))));
       break;
     case DType::C128: put(bytes, complex128(float_value(v.at(0)), float_value(v.at(1)))); break;
   }
@@ -121,7 +122,8 @@ std::vector<int64_t> CaseAttrs::ints(std::string_view key) const {
 }
 
 std::vector<std::vector<int64_t>> CaseAttrs::rows(std::string_view key) const {
-  return has(key) ? attrs_->at(key).get<std::vector<std::vector<int64_t>>>() : std::vector<std::vector<int64_t>>{};
+  return has(key) ? attrs_->at(key).get<std::vector<std::vector<int64_t>>>()
+                  : std::vector<std::vector<int64_t>>{};
 }
 
 int64_t CaseAttrs::integer(std::string_view key, int64_t fallback) const {

@@ -38,10 +38,10 @@ class CaseAttrs {
   explicit CaseAttrs(std::shared_ptr<const nlohmann::json> attrs);
 
   bool has(std::string_view key) const;
-  std::vector<int64_t> ints(std::string_view key) const;              // {} when absent
+  std::vector<int64_t> ints(std::string_view key) const;               // {} when absent
   std::vector<std::vector<int64_t>> rows(std::string_view key) const;  // {} when absent
   int64_t integer(std::string_view key, int64_t fallback) const;
-  bool flag(std::string_view key) const;                              // false when absent
+  bool flag(std::string_view key) const;  // false when absent
   std::string text(std::string_view key, std::string_view fallback) const;
   DType dtype(std::string_view key) const;
   // A plain number, and whether it was written as an integer (a weak int).

@@ -49,7 +49,10 @@ std::string number_str(double v) {
 
 std::string element_str(DType t, const uint8_t* p) {
   switch (t) {
-    case DType::Pred: return load<uint8_t>(p) == 1 ? "true" : load<uint8_t>(p) == 0 ? "false" : "pred byte " + std::to_string(load<uint8_t>(p));
+    case DType::Pred:
+      return load<uint8_t>(p) == 1   ? "true"
+             : load<uint8_t>(p) == 0 ? "false"
+                                     : "pred byte " + std::to_string(load<uint8_t>(p));
     case DType::S8: return std::to_string(load<int8_t>(p));
     case DType::S16: return std::to_string(load<int16_t>(p));
     case DType::S32: return std::to_string(load<int32_t>(p));
@@ -108,7 +111,8 @@ bool complex_matches(const uint8_t* e, const uint8_t* f, const Tolerance& tol) {
     return re_ok && im_ok;
   }
   if (!std::isfinite(fv.real()) || !std::isfinite(fv.imag())) return false;
-  double e_abs = std::abs(std::complex<double>(ev)), diff = std::abs(std::complex<double>(fv) - std::complex<double>(ev));
+  double e_abs = std::abs(std::complex<double>(ev)),
+         diff = std::abs(std::complex<double>(fv) - std::complex<double>(ev));
   return diff <= tol.atol + tol.rtol * e_abs;
 }
 
@@ -143,10 +147,14 @@ std::vector<std::string> mismatches(const CaseTensor& expected, const std::vecto
     const uint8_t* f = found.data() + static_cast<size_t>(i) * size;
     int64_t ulps = -1;
     bool ok = false;
-    if (is_float(t)) ok = real_matches(t, e, f, tolerance, ulps);
-    else if (t == DType::C64) ok = complex_matches<complex64>(e, f, tolerance);
-    else if (t == DType::C128) ok = complex_matches<complex128>(e, f, tolerance);
-    else ok = std::memcmp(e, f, size) == 0;
+    if (is_float(t))
+      ok = real_matches(t, e, f, tolerance, ulps);
+    else if (t == DType::C64)
+      ok = complex_matches<complex64>(e, f, tolerance);
+    else if (t == DType::C128)
+      ok = complex_matches<complex128>(e, f, tolerance);
+    else
+      ok = std::memcmp(e, f, size) == 0;
     if (ok) continue;
     if (++bad > limit) continue;
     std::string line = "element " + index_str(expected.spec.shape, i) + ": expected " + element_str(t, e) +

@@ -51,7 +51,8 @@ std::vector<std::string> unsupported(const Function& f, const Device& device) {
 
 std::string describe(const Case& c) {
   std::string s = "op " + c.op + ", case '" + c.name + "'";
-  for (size_t i = 0; i < c.inputs.size(); ++i) s += "\n  input " + std::to_string(i) + ": " + tensor_str(c.inputs[i]);
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    s += "\n  input " + std::to_string(i) + ": " + tensor_str(c.inputs[i]);
   s += "\n  expected: " + tensor_str(c.expected) + " (tolerance " + c.tolerance.str() + ")";
   return s;
 }
@@ -83,7 +84,8 @@ void run_case(const Case& c, const Builder& build, const Device& device, std::ve
   try {
     Executable exe = compile(f, device);
     std::vector<Tensor> args;
-    for (const CaseTensor& input : c.inputs) args.push_back(tensor_from_bytes(input.spec, input.bytes.data(), device));
+    for (const CaseTensor& input : c.inputs)
+      args.push_back(tensor_from_bytes(input.spec, input.bytes.data(), device));
     std::vector<Tensor> outs = exe.run(args);
     if (outs.size() != 1 || outs[0].spec() != c.expected.spec) {
       ADD_FAILURE() << describe(c) << "\n  on " << device.str() << ": expected one output of "
@@ -122,7 +124,8 @@ TEST(ConformanceCatalogue, EveryOpHasACase) {
     auto op = static_cast<Op>(i);
     if (op == Op::Parameter) continue;  // every case's inputs are parameters
     EXPECT_TRUE(ops.contains(op_name(op)))
-        << "op " << op_name(op) << " of ops/op_list.def has no conformance case: add cases to make_reference.py";
+        << "op " << op_name(op)
+        << " of ops/op_list.def has no conformance case: add cases to make_reference.py";
   }
 }
 
@@ -131,13 +134,15 @@ TEST(ConformanceCatalogue, EveryOpHasABuilder) {
     auto op = static_cast<Op>(i);
     if (op == Op::Parameter) continue;
     EXPECT_TRUE(op_table().contains(op_name(op)))
-        << "op " << op_name(op) << " of ops/op_list.def is missing from the conformance op table (op_table.cpp)";
+        << "op " << op_name(op)
+        << " of ops/op_list.def is missing from the conformance op table (op_table.cpp)";
   }
 }
 
 TEST(ConformanceCatalogue, EveryCaseHasABuilder) {
   for (const Case& c : reference_cases())
-    EXPECT_TRUE(op_table().contains(c.op)) << "case '" << c.name << "' names op " << c.op << ", which op_table.cpp lacks";
+    EXPECT_TRUE(op_table().contains(c.op))
+        << "case '" << c.name << "' names op " << c.op << ", which op_table.cpp lacks";
 }
 
 TEST(ConformanceCatalogue, HostIsAmongTheDevices) {
@@ -159,9 +164,11 @@ TEST_P(OpConformance, MatchesNumpyOnEveryDevice) {
       ++count;
       run_case(c, build, device, skipped);
     }
-    for (const std::string& s : skipped) std::cout << "[ skipped  ] " << device.str() << " lacks " << s << "\n";
+    for (const std::string& s : skipped)
+      std::cout << "[ skipped  ] " << device.str() << " lacks " << s << "\n";
   }
-  EXPECT_GT(count, 0u) << "no conformance case exercises " << GetParam() << ": add cases to make_reference.py";
+  EXPECT_GT(count, 0u) << "no conformance case exercises " << GetParam()
+                       << ": add cases to make_reference.py";
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, OpConformance, ::testing::ValuesIn(table_names()),

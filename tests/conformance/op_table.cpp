@@ -41,13 +41,15 @@ Builder arg_reduction(Expr (*fn)(Expr, const ArgOptions&)) {
 
 std::vector<PadDim> pad_dims(const std::vector<std::vector<int64_t>>& rows) {
   std::vector<PadDim> dims;
-  for (const auto& r : rows) dims.push_back(PadDim{.low = r.at(0), .high = r.at(1), .interior = r.size() > 2 ? r[2] : 0});
+  for (const auto& r : rows)
+    dims.push_back(PadDim{.low = r.at(0), .high = r.at(1), .interior = r.size() > 2 ? r[2] : 0});
   return dims;
 }
 
 Builder window(Expr (*fn)(Expr, const std::vector<int64_t>&, const WindowOptions&)) {
   return [fn](const CaseAttrs& a, const Inputs& x) {
-    return fn(x.at(0), a.ints("window"), WindowOptions{.strides = a.ints("strides"), .padding = pad_dims(a.rows("padding"))});
+    return fn(x.at(0), a.ints("window"),
+              WindowOptions{.strides = a.ints("strides"), .padding = pad_dims(a.rows("padding"))});
   };
 }
 
@@ -58,7 +60,9 @@ Builder transform(Expr (*fn)(Expr, std::optional<int64_t>)) {
 }
 
 // Inputs from `first` on: the dynamic start indices of slice and put_slice.
-Inputs tail(const Inputs& x, size_t first) { return Inputs(x.begin() + static_cast<std::ptrdiff_t>(first), x.end()); }
+Inputs tail(const Inputs& x, size_t first) {
+  return Inputs(x.begin() + static_cast<std::ptrdiff_t>(first), x.end());
+}
 
 Expr slice_case(const CaseAttrs& a, const Inputs& x) {
   if (a.flag("dynamic")) return slice(x.at(0), tail(x, 1), a.ints("lengths"), a.ints("strides"));
@@ -72,7 +76,8 @@ Expr put_slice_case(const CaseAttrs& a, const Inputs& x) {
 
 Expr dot_case(const CaseAttrs& a, const Inputs& x) {
   if (a.flag("plain")) return dot(x.at(0), x.at(1));
-  return dot(x.at(0), a.ints("contract_a"), a.ints("batch_a"), x.at(1), a.ints("contract_b"), a.ints("batch_b"));
+  return dot(x.at(0), a.ints("contract_a"), a.ints("batch_a"), x.at(1), a.ints("contract_b"),
+             a.ints("batch_b"));
 }
 
 Expr constant_case(const CaseAttrs& a, const Inputs&) {
@@ -91,61 +96,117 @@ const std::map<std::string, Builder, std::less<>>& op_table() {
   static const std::map<std::string, Builder, std::less<>> table = {
       // leaves
       {"constant", constant_case},
-      {"iota", [](const CaseAttrs& a, const Inputs&) {
+      {"iota",
+       [](const CaseAttrs& a, const Inputs&) {
          return iota(spec_of(a), a.has("axis") ? std::optional<int64_t>(a.integer("axis", 0)) : std::nullopt);
        }},
       {"eye", [](const CaseAttrs& a, const Inputs&) { return eye(spec_of(a)); }},
       // unary
-      {"negate", unary(negate)}, {"abs", unary(abs)}, {"sign", unary(sign)}, {"floor", unary(floor)},
-      {"ceil", unary(ceil)}, {"round", unary(round)}, {"exp", unary(exp)}, {"expm1", unary(expm1)},
-      {"log", unary(log)}, {"log1p", unary(log1p)}, {"sqrt", unary(sqrt)}, {"rsqrt", unary(rsqrt)},
-      {"cbrt", unary(cbrt)}, {"sin", unary(sin)}, {"cos", unary(cos)}, {"tan", unary(tan)},
-      {"asin", unary(asin)}, {"acos", unary(acos)}, {"atan", unary(atan)}, {"sinh", unary(sinh)},
-      {"cosh", unary(cosh)}, {"tanh", unary(tanh)}, {"asinh", unary(asinh)}, {"acosh", unary(acosh)},
-      {"atanh", unary(atanh)}, {"sigmoid", unary(sigmoid)}, {"erf", unary(erf)}, {"erfc", unary(erfc)},
-      {"erf_inv", unary(erf_inv)}, {"is_nan", unary(is_nan)}, {"is_infinity", unary(is_infinity)},
-      {"bitwise_not", unary(bitwise_not)}, {"count_leading_zeros", unary(count_leading_zeros)},
-      {"population_count", unary(population_count)}, {"real", unary(real)}, {"imag", unary(imag)},
+      {"negate", unary(negate)},
+      {"abs", unary(abs)},
+      {"sign", unary(sign)},
+      {"floor", unary(floor)},
+      {"ceil", unary(ceil)},
+      {"round", unary(round)},
+      {"exp", unary(exp)},
+      {"expm1", unary(expm1)},
+      {"log", unary(log)},
+      {"log1p", unary(log1p)},
+      {"sqrt", unary(sqrt)},
+      {"rsqrt", unary(rsqrt)},
+      {"cbrt", unary(cbrt)},
+      {"sin", unary(sin)},
+      {"cos", unary(cos)},
+      {"tan", unary(tan)},
+      {"asin", unary(asin)},
+      {"acos", unary(acos)},
+      {"atan", unary(atan)},
+      {"sinh", unary(sinh)},
+      {"cosh", unary(cosh)},
+      {"tanh", unary(tanh)},
+      {"asinh", unary(asinh)},
+      {"acosh", unary(acosh)},
+      {"atanh", unary(atanh)},
+      {"sigmoid", unary(sigmoid)},
+      {"erf", unary(erf)},
+      {"erfc", unary(erfc)},
+      {"erf_inv", unary(erf_inv)},
+      {"is_nan", unary(is_nan)},
+      {"is_infinity", unary(is_infinity)},
+      {"bitwise_not", unary(bitwise_not)},
+      {"count_leading_zeros", unary(count_leading_zeros)},
+      {"population_count", unary(population_count)},
+      {"real", unary(real)},
+      {"imag", unary(imag)},
       {"conjugate", unary(conjugate)},
       // binary
-      {"add", binary(add)}, {"subtract", binary(subtract)}, {"multiply", binary(multiply)},
-      {"divide", binary(divide)}, {"pow", binary(pow)}, {"remainder", binary(remainder)},
-      {"quotient", binary(quotient)}, {"atan2", binary(atan2)}, {"min", binary(min)}, {"max", binary(max)},
-      {"bitwise_and", binary(bitwise_and)}, {"bitwise_or", binary(bitwise_or)},
-      {"bitwise_xor", binary(bitwise_xor)}, {"left_shift", binary(left_shift)},
-      {"right_shift", binary(right_shift)}, {"equal", binary(equal)}, {"not_equal", binary(not_equal)},
-      {"less", binary(less)}, {"less_equal", binary(less_equal)}, {"greater", binary(greater)},
-      {"greater_equal", binary(greater_equal)}, {"logical_and", binary(logical_and)},
-      {"logical_or", binary(logical_or)}, {"logical_xor", binary(logical_xor)},
+      {"add", binary(add)},
+      {"subtract", binary(subtract)},
+      {"multiply", binary(multiply)},
+      {"divide", binary(divide)},
+      {"pow", binary(pow)},
+      {"remainder", binary(remainder)},
+      {"quotient", binary(quotient)},
+      {"atan2", binary(atan2)},
+      {"min", binary(min)},
+      {"max", binary(max)},
+      {"bitwise_and", binary(bitwise_and)},
+      {"bitwise_or", binary(bitwise_or)},
+      {"bitwise_xor", binary(bitwise_xor)},
+      {"left_shift", binary(left_shift)},
+      {"right_shift", binary(right_shift)},
+      {"equal", binary(equal)},
+      {"not_equal", binary(not_equal)},
+      {"less", binary(less)},
+      {"less_equal", binary(less_equal)},
+      {"greater", binary(greater)},
+      {"greater_equal", binary(greater_equal)},
+      {"logical_and", binary(logical_and)},
+      {"logical_or", binary(logical_or)},
+      {"logical_xor", binary(logical_xor)},
       // ternary and conversions
       {"select", [](const CaseAttrs&, const Inputs& x) { return select(x.at(0), x.at(1), x.at(2)); }},
       {"clip", [](const CaseAttrs&, const Inputs& x) { return clip(x.at(0), x.at(1), x.at(2)); }},
       {"as_type", [](const CaseAttrs& a, const Inputs& x) { return as_type(x.at(0), a.dtype("dtype")); }},
       {"bitcast", [](const CaseAttrs& a, const Inputs& x) { return bitcast(x.at(0), a.dtype("dtype")); }},
       // shape
-      {"reshape", [](const CaseAttrs& a, const Inputs& x) { return reshape(x.at(0), Shape(a.ints("shape"))); }},
+      {"reshape",
+       [](const CaseAttrs& a, const Inputs& x) { return reshape(x.at(0), Shape(a.ints("shape"))); }},
       {"squeeze", [](const CaseAttrs& a, const Inputs& x) { return squeeze(x.at(0), a.ints("axes")); }},
-      {"broadcast", [](const CaseAttrs& a, const Inputs& x) {
+      {"broadcast",
+       [](const CaseAttrs& a, const Inputs& x) {
          return broadcast(x.at(0), Shape(a.ints("shape")), a.ints("axes"));
        }},
       {"transpose", [](const CaseAttrs& a, const Inputs& x) { return transpose(x.at(0), a.ints("axes")); }},
-      {"pad", [](const CaseAttrs& a, const Inputs& x) { return pad(x.at(0), x.at(1), pad_dims(a.rows("config"))); }},
+      {"pad",
+       [](const CaseAttrs& a, const Inputs& x) { return pad(x.at(0), x.at(1), pad_dims(a.rows("config"))); }},
       {"reverse", [](const CaseAttrs& a, const Inputs& x) { return reverse(x.at(0), a.ints("axes")); }},
       {"slice", slice_case},
       {"put_slice", put_slice_case},
-      {"concatenate", [](const CaseAttrs& a, const Inputs& x) { return concatenate(x, a.integer("axis", 0)); }},
+      {"concatenate",
+       [](const CaseAttrs& a, const Inputs& x) { return concatenate(x, a.integer("axis", 0)); }},
       {"stack", [](const CaseAttrs& a, const Inputs& x) { return stack(x, a.integer("axis", 0)); }},
       // reductions
-      {"sum", reduction(sum)}, {"product", reduction(product)}, {"reduce_max", reduction(reduce_max)},
-      {"reduce_min", reduction(reduce_min)}, {"all", reduction(all)}, {"any", reduction(any)},
-      {"argmax", arg_reduction(argmax)}, {"argmin", arg_reduction(argmin)},
+      {"sum", reduction(sum)},
+      {"product", reduction(product)},
+      {"reduce_max", reduction(reduce_max)},
+      {"reduce_min", reduction(reduce_min)},
+      {"all", reduction(all)},
+      {"any", reduction(any)},
+      {"argmax", arg_reduction(argmax)},
+      {"argmin", arg_reduction(argmin)},
       // contractions, windows, scans, transforms
       {"dot", dot_case},
-      {"window_sum", window(window_sum)}, {"window_max", window(window_max)}, {"window_min", window(window_min)},
-      {"cumulative_sum", [](const CaseAttrs& a, const Inputs& x) {
-         return cumulative_sum(x.at(0), ScanOptions{.axis = a.integer("axis", 0), .reverse = a.flag("reverse")});
+      {"window_sum", window(window_sum)},
+      {"window_max", window(window_max)},
+      {"window_min", window(window_min)},
+      {"cumulative_sum",
+       [](const CaseAttrs& a, const Inputs& x) {
+         return cumulative_sum(x.at(0),
+                               ScanOptions{.axis = a.integer("axis", 0), .reverse = a.flag("reverse")});
        }},
-      {"fft", transform(fft)}, {"ifft", transform(ifft)},
+      {"fft", transform(fft)},
+      {"ifft", transform(ifft)},
   };
   return table;
 }

@@ -954,7 +954,7 @@ def reduce_opts(axes, keep):
 
 
 def reductions():
-    shapes = [([2, 3, 4], None, False), ([2, 3, 4], [1], False), ([2, 3, 4], [0, 2], True), ([5], [0], True)]
+    shapes = [([2, 3, 3], None, False), ([2, 3, 3], [1], False), ([2, 3, 3], [0, 2], True), ([5], [0], True)]
     for dt in ("f32", "f64", "f16", "bf16", "s32", "u8", "s64", "s8", "u32"):
         for shape, axes, keep in shapes if dt in ("f32", "s32") else shapes[1:3]:
             n = int(np.prod(shape))
@@ -1097,7 +1097,8 @@ def dots():
     ]
     for dt in ("f32", "f64", "f16", "bf16", "s32", "s64", "c64", "u8", "c128"):
         for name, sa, sb, ca, ba, cb, bb in layouts:
-            if dt not in ("f32", "s32") and name not in ("matmul [3][4].[4][5]", "batched [2][3][4].[2][4][5]"):
+            wanted = ("matmul [3][4].[4][5]",) + (("batched [2][3][4].[2][4][5]",) if dt in ("f64", "f16", "s64", "c64") else ())
+            if dt not in ("f32", "s32") and name not in wanted:
                 continue
             if dt == "u8":
                 a, b = T("u8", rand_ints([int(np.prod(sa))], 0, 3), sa), T("u8", rand_ints([int(np.prod(sb))], 0, 3), sb)
@@ -1240,8 +1241,8 @@ def creation():
     case("iota", "s32 [3][2][2] along axis 0", [], same("s32", np.broadcast_to(np.arange(3)[:, None, None], (3, 2, 2))),
          {"dtype": "s32", "shape": [3, 2, 2], "axis": 0})
     case("iota", "s64 scalar", [], T("s64", 0), {"dtype": "s64", "shape": []})
-    case("iota", "f32 [300] counts past 255", [], same("f32", np.arange(300)), {"dtype": "f32", "shape": [300]})
-    case("iota", "u8 [300] wraps", [], from_ints("u8", list(range(300))), {"dtype": "u8", "shape": [300]})
+    case("iota", f"f32 [{SIMD_SPAN}]", [], same("f32", np.arange(SIMD_SPAN)), {"dtype": "f32", "shape": [SIMD_SPAN]})
+    case("iota", "u8 [260] wraps", [], from_ints("u8", list(range(260))), {"dtype": "u8", "shape": [260]})
     for dt in ("s32", "f32", "u8", "f64", "pred", "f16", "s64", "c64"):
         case("eye", f"{dt} [3][3]", [], same(dt, np.eye(3, dtype=NP_TYPE[dt] if dt != "bf16" else np.float32)),
              {"dtype": dt, "shape": [3, 3]})
@@ -1256,6 +1257,52 @@ def creation():
     for v, dt, out in ((2.5, "f64", T("f64", 2.5)), (-3, "s8", T("s8", -3)), (0.1, "f32", from_f64("f32", np.float64(0.1))),
                        (0.1, "bf16", from_f64("bf16", np.float64(0.1))), (7.9, "s32", T("s32", 7)), (2, "c64", T("c64", 2))):
         case("constant", f"scalar {v} as {dt}", [], out, {"scalar": v, "dtype": dt})
+
+
+def larger_layouts():
+    """Shapes past one SIMD vector or one 16x16 tile, along inner and outer
+    axes: the layouts kernels choose between by size."""
+    a, b = T("f32", rand([3, SIMD_SPAN], -8, 8)), T("f32", rand([SIMD_SPAN], -8, 8))
+    case("add", f"f32 [3][{SIMD_SPAN}] + [{SIMD_SPAN}] broadcast rows", [a, b], from_f64("f32", a.f64() + b.f64()))
+    a, b = T("s32", rand_ints([SIMD_SPAN], -99, 99), [SIMD_SPAN, 1]), T("s32", rand_ints([3], -99, 99), [1, 3])
+    case("multiply", f"s32 [{SIMD_SPAN}][1] * [1][3] broadcast both", [a, b], from_ints("s32", a.ints() * b.ints()))
+    for dt, shape in (("s32", [20, 17]), ("u8", [17, 18])):
+        x = typed(dt, shape)
+        case("transpose", f"{dt} {shape} crosses 16x16 tiles", [x], same(dt, x.a.T))
+    case("reverse", "u8 [17][18] both axes", [x], same("u8", x.a[::-1, ::-1]), {"axes": [0, 1]})
+    x = T("s32", rand_ints([2 * 18 * 17], -99, 99), [2, 18, 17])
+    case("transpose", "s32 [2][18][17] perm (2, 1, 0)", [x], same("s32", x.a.transpose(2, 1, 0)), {"axes": [2, 1, 0]})
+    rows = rand([SIMD_SPAN, 5], -8, 8)
+    rows[20, 2] = math.nan
+    x = T("f32", rows)
+    v = x.f64()
+    tag = f"f32 [{SIMD_SPAN}][5] along the outer axis, NaN in column 2"
+    case("sum", tag, [x], from_f64("f32", np.sum(v, axis=0)), {"axes": [0]}, float_sum_tol("f32", x))
+    case("reduce_max", tag, [x], from_f64("f32", np.max(v, axis=0)), {"axes": [0]})
+    case("reduce_min", tag, [x], from_f64("f32", np.min(v, axis=0)), {"axes": [0]})
+    case("argmax", tag, [x], T("s64", arg(x.a, "argmax", 0)), {"axis": 0})
+    case("argmin", tag, [x], T("s64", arg(x.a, "argmin", 0)), {"axis": 0})
+    case("product", f"f32 [{SIMD_SPAN}][5] along the outer axis", [T("f32", np.nan_to_num(v) / 8 + 1)],
+         from_f64("f32", np.prod(np.nan_to_num(v) / 8 + 1, axis=0)), {"axes": [0]}, {"rtol": 1e-5, "atol": 0})
+    x = T("s32", rand_ints([SIMD_SPAN * 4], -99, 99), [SIMD_SPAN, 4])
+    case("sum", f"s32 [{SIMD_SPAN}][4] along the outer axis", [x], from_ints("s64", np.sum(x.ints(), axis=0)), {"axes": [0]})
+    x = T("f32", rand([2, SIMD_SPAN], -8, 8))
+    case("cumulative_sum", f"f32 [2][{SIMD_SPAN}] along the long axis", [x], from_f64("f32", np.cumsum(x.f64(), axis=1)),
+         {"axis": 1}, float_sum_tol("f32", x))
+    x = T("s32", rand_ints([SIMD_SPAN * 2], -99, 99), [SIMD_SPAN, 2])
+    case("cumulative_sum", f"s32 [{SIMD_SPAN}][2] reverse along the outer axis", [x],
+         from_ints("s32", np.flip(np.cumsum(np.flip(x.ints(), 0), axis=0), 0)), {"axis": 0, "reverse": True})
+    x = T("f32", rand([SIMD_SPAN], -8, 8))
+    for op, fn, init in (("window_sum", np.sum, 0.0), ("window_max", np.max, -np.inf), ("window_min", np.min, np.inf)):
+        tol = float_sum_tol("f32", T("f32", np.full(5, 8.0))) if op == "window_sum" else EXACT
+        case(op, f"f32 [{SIMD_SPAN}] window 5 padded", [x], from_f64("f32", window_ref(x.f64(), [5], [1], [[2, 2]], fn, init)),
+             {"window": [5], "padding": [[2, 2]]}, tol)
+    x = T("f32", normal(48))
+    r = np.fft.fft(x.f64())
+    case("fft", "f32 [48] -> c64", [x], from_f64("c64", r), {}, {"atol": 1e-5 * float(np.max(np.abs(r))), "rtol": 1e-5})
+    x = T("c64", normal(30) + 1j * normal(30))
+    r = np.fft.ifft(x.f64())
+    case("ifft", "c64 [30]", [x], from_f64("c64", r), {}, {"atol": 1e-5 * float(np.max(np.abs(r))), "rtol": 1e-5})
 
 
 def main():
@@ -1276,6 +1323,7 @@ def main():
     scans()
     ffts()
     creation()
+    larger_layouts()
     text = json.dumps({"generator": "tests/conformance/make_reference.py", "numpy": np.__version__, "cases": CASES},
                       separators=(",", ":"), allow_nan=False)
     OUT.write_text(text + "\n")

@@ -4,6 +4,7 @@
 // references.
 
 #include <gtest/gtest.h>
+#include <tbb/task_group.h>
 
 #include <atomic>
 #include <cmath>
@@ -95,6 +96,20 @@ TEST(CpuExecutable, ReshapeOfAnArgumentSharesItsBuffer) {
   EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
 }
 
+TEST(CpuExecutable, MovingOnlyAxesOfSizeOneIsNoCopy) {
+  Executable e = compile(trace({f32({1, 3})}, [](Expr x) {
+    return tuple(transpose(x), broadcast(x, Shape{1, 1, 3}), transpose(reshape(x, Shape{3, 1}) * 2.0));
+  }));
+  Tensor x = tensor(iota_values(3, 1), Shape{1, 3});
+  auto out = e.run({x});
+  EXPECT_EQ(out[0].shape(), Shape({3, 1}));
+  EXPECT_EQ(out[0].buffer()->data, x.buffer()->data) << "transposing [1][3] to [3][1] keeps the bytes in place";
+  EXPECT_EQ(out[1].buffer()->data, x.buffer()->data) << "broadcasting to [1][1][3] adds axes of size 1 only";
+  EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(out[2].shape(), Shape({1, 3}));
+  EXPECT_EQ(out[2].to_vector<float>(), (std::vector<float>{2, 4, 6}));
+}
+
 TEST(CpuExecutable, ReshapeBetweenStepsReadsTheSameMemory) {
   // exp, then a reshape, then a reduction: the reshape is no step of its own.
   Executable e = compile(trace({f32({6})}, [](Expr x) {
@@ -170,6 +185,23 @@ TEST(CpuExecutable, LargeRunsComputeOnTheThreadPool) {
   std::vector<float> got = out[0].to_vector<float>();
   for (int64_t i = 0; i < kLarge; i += 4099)
     EXPECT_EQ(got[static_cast<size_t>(i)], 0.5f * static_cast<float>(i) + 1) << "element " << i;
+}
+
+TEST(CpuExecutable, ALargeRunInsideAOneTbbTaskRunsInline) {
+  // A pipeline stage that enqueued its run and then waited for it could
+  // starve the workers the run needs: inside a task, runs compute at once.
+  Executable e = compile(trace({f32({kLarge})}, [](Expr x) { return x + 1.0; }));
+  Tensor x = tensor(iota_values(kLarge), Shape{kLarge});
+  Tensor out;
+  bool ready_on_return = false;
+  tbb::task_group group;
+  group.run([&] {
+    out = e.run({x})[0];
+    ready_on_return = out.is_ready();
+  });
+  group.wait();
+  EXPECT_TRUE(ready_on_return) << "computed on the task's thread before run returned";
+  EXPECT_EQ(out.to_vector<float>()[kLarge - 1], static_cast<float>(kLarge));
 }
 
 TEST(CpuExecutable, APendingOutputChainsIntoTheNextRun) {

@@ -1,7 +1,9 @@
 // Op conformance: every op of the catalogue, against numpy-computed
 // references (reference_cases.json, from make_reference.py), on every device
 // this machine has. As ggml's test-backend-ops and JAX's testOpAgainstNumpy:
-// one table of cases, one harness, a stated tolerance per case.
+// one table of cases, one harness, a stated tolerance per case. Each case
+// runs twice per device: inputs as parameters, and as constants the compiler
+// may fold.
 //
 // A platform other than the host may lack an op or a dtype (its
 // capabilities() say so); such cases are skipped there and listed. The host
@@ -57,21 +59,39 @@ std::string describe(const Case& c) {
   return s;
 }
 
+// How a case's inputs enter its function: as parameters given at run time,
+// or as constants, which the compiler may fold (its evaluator, not the run
+// time kernels, then computes the op: both have to conform).
+enum class InputMode { Parameters, Constants };
+
+const char* mode_str(InputMode mode) {
+  return mode == InputMode::Parameters ? "inputs as parameters" : "inputs as constants (foldable)";
+}
+
 // Traces, compiles and runs one case on one device; every failure names the
 // op, the case, the device, the inputs and what differed.
-void run_case(const Case& c, const Builder& build, const Device& device, std::vector<std::string>& skipped) {
+void run_case(const Case& c, const Builder& build, const Device& device, InputMode mode,
+              std::vector<std::string>& skipped) {
   std::vector<Spec> specs;
-  for (const CaseTensor& input : c.inputs) specs.push_back(input.spec);
+  if (mode == InputMode::Parameters)
+    for (const CaseTensor& input : c.inputs) specs.push_back(input.spec);
   Function f;
   try {
-    f = trace(specs, [&](const std::vector<Expr>& args) { return build(c.attrs, args); });
+    f = trace(specs, [&](const std::vector<Expr>& params) {
+      if (mode == InputMode::Parameters) return build(c.attrs, params);
+      std::vector<Expr> constants;
+      for (const CaseTensor& input : c.inputs)
+        constants.push_back(constant(Literal{input.spec, input.bytes}));
+      return build(c.attrs, constants);
+    });
   } catch (const std::exception& e) {
-    ADD_FAILURE() << describe(c) << "\n  tracing threw: " << e.what();
+    ADD_FAILURE() << describe(c) << "\n  tracing with " << mode_str(mode) << " threw: " << e.what();
     return;
   }
   std::vector<Spec> traced = f.output_specs();
   if (traced.size() != 1 || traced[0] != c.expected.spec) {
-    ADD_FAILURE() << describe(c) << "\n  traced output type: expected " << c.expected.spec.str() << ", found "
+    ADD_FAILURE() << describe(c) << "\n  traced with " << mode_str(mode) << ", output type: expected "
+                  << c.expected.spec.str() << ", found "
                   << (traced.empty() ? std::string("no output") : traced[0].str());
     return;
   }
@@ -84,13 +104,14 @@ void run_case(const Case& c, const Builder& build, const Device& device, std::ve
   try {
     Executable exe = compile(f, device);
     std::vector<Tensor> args;
-    for (const CaseTensor& input : c.inputs)
-      args.push_back(tensor_from_bytes(input.spec, input.bytes.data(), device));
+    if (mode == InputMode::Parameters)
+      for (const CaseTensor& input : c.inputs)
+        args.push_back(tensor_from_bytes(input.spec, input.bytes.data(), device));
     std::vector<Tensor> outs = exe.run(args);
     if (outs.size() != 1 || outs[0].spec() != c.expected.spec) {
-      ADD_FAILURE() << describe(c) << "\n  on " << device.str() << ": expected one output of "
-                    << c.expected.spec.str() << ", found " << outs.size() << " outputs"
-                    << (outs.empty() ? std::string() : ", the first " + outs[0].spec().str());
+      ADD_FAILURE() << describe(c) << "\n  on " << device.str() << ", " << mode_str(mode)
+                    << ": expected one output of " << c.expected.spec.str() << ", found " << outs.size()
+                    << " outputs" << (outs.empty() ? std::string() : ", the first " + outs[0].spec().str());
       return;
     }
     std::vector<uint8_t> found(static_cast<size_t>(c.expected.spec.bytes()));
@@ -99,10 +120,11 @@ void run_case(const Case& c, const Builder& build, const Device& device, std::ve
     if (!bad.empty()) {
       std::string lines;
       for (const std::string& line : bad) lines += "\n  " + line;
-      ADD_FAILURE() << describe(c) << "\n  on " << device.str() << ":" << lines;
+      ADD_FAILURE() << describe(c) << "\n  on " << device.str() << ", " << mode_str(mode) << ":" << lines;
     }
   } catch (const std::exception& e) {
-    ADD_FAILURE() << describe(c) << "\n  on " << device.str() << " threw: " << e.what();
+    ADD_FAILURE() << describe(c) << "\n  on " << device.str() << ", " << mode_str(mode)
+                  << " threw: " << e.what();
   }
 }
 
@@ -162,7 +184,8 @@ TEST_P(OpConformance, MatchesNumpyOnEveryDevice) {
     for (const Case& c : reference_cases()) {
       if (c.op != GetParam()) continue;
       ++count;
-      run_case(c, build, device, skipped);
+      for (InputMode mode : {InputMode::Parameters, InputMode::Constants})
+        run_case(c, build, device, mode, skipped);
     }
     for (const std::string& s : skipped)
       std::cout << "[ skipped  ] " << device.str() << " lacks " << s << "\n";

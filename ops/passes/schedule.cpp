@@ -103,9 +103,9 @@ class Fusion {
   }
 
  private:
-  // The searches that prove a merge safe are bounded in total, so schedule
-  // stays linear on any graph; past the bound merges are refused, which only
-  // leaves more, smaller regions.
+  // The searches that prove merges safe are bounded in total by a multiple of
+  // the graph's size, so no graph makes schedule quadratic; past the bound
+  // merges are refused, which only leaves more, smaller regions.
   static constexpr int64_t kBudgetPerItem = 64;
   static constexpr int64_t kBudgetBase = 1 << 16;
 

@@ -56,8 +56,9 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ExecutableImpl> compile(const Function& f, Device device) override {
     Plan plan = make_plan(f);
     if (auto log = spdlog::get("sluice"))
-      log->debug("host: compiled {} steps, {} slots, {} constants, {} bytes of scratch per run, {} elements touched",
-                 plan.instructions.size(), plan.slots.size(), plan.constants.size(), plan.arena_bytes, plan.work);
+      log->debug(
+          "host: compiled {} steps, {} slots, {} constants, {} bytes of scratch per run, {} elements touched",
+          plan.instructions.size(), plan.slots.size(), plan.constants.size(), plan.arena_bytes, plan.work);
     return std::make_unique<CpuExecutable>(f, device, std::move(plan));
   }
 };

@@ -42,13 +42,14 @@ class Pointers {
 
 // Where one run reads and writes.
 struct Frame {
-  Pointers<const void*> args;                     // each argument's data
-  Pointers<void*> slots;                          // each slot's data
-  std::vector<std::pair<size_t, void*>> copies;   // (argument, destination): donated arguments outputs show
+  Pointers<const void*> args;                    // each argument's data
+  Pointers<void*> slots;                         // each slot's data
+  std::vector<std::pair<size_t, void*>> copies;  // (argument, destination): donated arguments outputs show
 };
 
 // Rethrows the exception being handled, its message prefixed with the step
 // that raised it; sluice errors keep their type.
+// clang-format off
 [[noreturn]] void rethrow_naming(const std::string& step) {
   const std::string prefix = "host: " + step + " failed: ";
   try {
@@ -69,6 +70,7 @@ struct Frame {
     throw DeviceError(prefix + "unknown exception");
   }
 }
+// clang-format on
 
 BufferPtr make_buffer(Device device, void* data, size_t bytes, std::shared_ptr<void> memory, EventPtr ready) {
   auto b = std::make_shared<Buffer>();
@@ -135,9 +137,7 @@ class CompiledPlan {
           ins.region->run(in.span(), out.span());
         else
           run_node(*ins.node, in.span(), out[0]);
-      } catch (...) {
-        rethrow_naming(ins.what);
-      }
+      } catch (...) { rethrow_naming(ins.what); }
     }
     for (auto [arg, dst] : frame.copies)
       std::memcpy(dst, frame.args[arg], static_cast<size_t>(plan_.function.inputs()[arg].bytes()));
@@ -205,9 +205,7 @@ struct PendingRun {
     if (!error) {
       try {
         plan->execute(frame);
-      } catch (...) {
-        error = std::current_exception();
-      }
+      } catch (...) { error = std::current_exception(); }
     }
     EventPtr event = std::move(done);
     args.clear();
@@ -229,7 +227,8 @@ CpuExecutable::CpuExecutable(Function f, Device device, Plan plan)
 
 CpuExecutable::~CpuExecutable() = default;
 
-std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args, const std::vector<bool>& donated) {
+std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
+                                          const std::vector<bool>& donated) {
   const Plan& plan = plan_->plan();
   Frame frame{Pointers<const void*>(args.size()), Pointers<void*>(plan.slots.size()), {}};
   bool waiting = false;
@@ -277,14 +276,11 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args, co
     auto i = static_cast<size_t>(out.index);
     const BufferPtr* shared = nullptr;
     switch (out.kind) {
-      case Location::Kind::Slot:
-        shared = &outputs[plan_->slot_output(i)];
-        break;
-      case Location::Kind::Argument:
-        shared = donated[i] ? &outputs[plan_->arg_output(i)] : &args[i];
-        break;
+      case Location::Kind::Slot: shared = &outputs[plan_->slot_output(i)]; break;
+      case Location::Kind::Argument: shared = donated[i] ? &outputs[plan_->arg_output(i)] : &args[i]; break;
       case Location::Kind::Constant:
-        outputs[j] = make_buffer(device_, plan.constants[i].get(), output_bytes_[j], plan.constants[i], nullptr);
+        outputs[j] =
+            make_buffer(device_, plan.constants[i].get(), output_bytes_[j], plan.constants[i], nullptr);
         continue;
       case Location::Kind::Arena:
         throw Error("host: output " + std::to_string(j) + " was planned in a run's scratch memory");
@@ -298,7 +294,8 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args, co
   auto set_done = [&](const EventPtr& done) {
     for (size_t j = 0; j < outputs.size(); ++j) {
       const Location& out = plan.outputs[j];
-      if (out.kind == Location::Kind::Slot || (out.kind == Location::Kind::Argument && donated[static_cast<size_t>(out.index)]))
+      if (out.kind == Location::Kind::Slot ||
+          (out.kind == Location::Kind::Argument && donated[static_cast<size_t>(out.index)]))
         outputs[j]->ready = done;
     }
   };
@@ -307,9 +304,7 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args, co
     if (!error) {
       try {
         plan_->execute(frame);
-      } catch (...) {
-        error = std::current_exception();
-      }
+      } catch (...) { error = std::current_exception(); }
     }
     if (error) {
       auto failed = std::make_shared<Event>();

@@ -61,8 +61,8 @@ class Pool {
   }
 
   HostMemoryStats stats() const {
-    return {system_allocations_.load(std::memory_order_relaxed), system_bytes_.load(std::memory_order_relaxed),
-            pooled_bytes_.load(std::memory_order_relaxed)};
+    return {system_allocations_.load(std::memory_order_relaxed),
+            system_bytes_.load(std::memory_order_relaxed), pooled_bytes_.load(std::memory_order_relaxed)};
   }
 
  private:

@@ -21,10 +21,10 @@ bool is_alias(const Node& n) {
   const std::vector<int64_t>& axes = n.attrs.axes;
   switch (n.op) {
     case Op::Reshape:
-    case Op::Bitcast:
-      return true;
+    case Op::Bitcast: return true;
     case Op::Broadcast:  // adding axes of size 1 only
-      return n.spec.size() == in.size() && std::adjacent_find(axes.begin(), axes.end(), std::greater_equal<>()) == axes.end();
+      return n.spec.size() == in.size() &&
+             std::adjacent_find(axes.begin(), axes.end(), std::greater_equal<>()) == axes.end();
     case Op::Transpose: {  // moving axes of size 1 only
       if (static_cast<int>(axes.size()) != in.shape.rank()) return false;
       int64_t last = -1;
@@ -35,8 +35,7 @@ bool is_alias(const Node& n) {
       }
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -146,7 +145,8 @@ class Lowering {
       if (!computes(steps[s])) continue;
       for (const Node* in : reads(steps[s], operands)) {
         const Node* r = root(in);
-        if (r->op == Op::Parameter) params_[static_cast<size_t>(r->attrs.index)].last_use = static_cast<int64_t>(s);
+        if (r->op == Op::Parameter)
+          params_[static_cast<size_t>(r->attrs.index)].last_use = static_cast<int64_t>(s);
         last_use_[r] = static_cast<int64_t>(s);
       }
     }
@@ -158,7 +158,8 @@ class Lowering {
     if (r->op == Op::Constant) return materialise(r);
     auto it = placed_.find(r);
     if (it == placed_.end())
-      throw Error("host: lowering " + std::string(op_name(n->op)) + ": its value is read before any step computes it");
+      throw Error("host: lowering " + std::string(op_name(n->op)) +
+                  ": its value is read before any step computes it");
     return it->second;
   }
 
@@ -277,25 +278,19 @@ void run_elementwise(const Node& node, std::span<const void* const> in, void* ou
 void run_node(const Node& node, std::span<const void* const> in, void* out) {
   switch (op_family(node.op)) {
     case OpFamily::Leaf:
-      if (node.op == Op::Parameter) throw Error("host: a parameter has no kernel: it is an argument of the run");
+      if (node.op == Op::Parameter)
+        throw Error("host: a parameter has no kernel: it is an argument of the run");
       return run_creation(node, out);
     case OpFamily::Unary:
     case OpFamily::Binary:
     case OpFamily::Ternary:
-    case OpFamily::Convert:
-      return run_elementwise(node, in, out);
-    case OpFamily::Shape:
-      return run_shape(node, in, out);
-    case OpFamily::Reduce:
-      return run_reduce(node, in[0], out);
-    case OpFamily::Dot:
-      return run_dot(node, in[0], in[1], out);
-    case OpFamily::Window:
-      return run_window(node, in[0], out);
-    case OpFamily::Scan:
-      return run_scan(node, in[0], out);
-    case OpFamily::Fft:
-      return run_fft(node, in[0], out);
+    case OpFamily::Convert: return run_elementwise(node, in, out);
+    case OpFamily::Shape: return run_shape(node, in, out);
+    case OpFamily::Reduce: return run_reduce(node, in[0], out);
+    case OpFamily::Dot: return run_dot(node, in[0], in[1], out);
+    case OpFamily::Window: return run_window(node, in[0], out);
+    case OpFamily::Scan: return run_scan(node, in[0], out);
+    case OpFamily::Fft: return run_fft(node, in[0], out);
   }
 }
 

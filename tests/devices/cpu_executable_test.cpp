@@ -24,9 +24,7 @@ template <typename E, typename F>
 std::string message_of(F&& f) {
   try {
     f();
-  } catch (const E& e) {
-    return e.what();
-  }
+  } catch (const E& e) { return e.what(); }
   ADD_FAILURE() << "expected an exception";
   return "";
 }
@@ -68,7 +66,8 @@ TEST(CpuExecutable, AddsTwoTensors) {
 }
 
 TEST(CpuExecutable, RunsAChainOfElementwiseOps) {
-  Executable e = compile(trace({f32({5}), f32({5})}, [](Expr x, Expr y) { return sluice::exp(x) * 2.0 - y / 4.0 + 1.0; }));
+  Executable e = compile(
+      trace({f32({5}), f32({5})}, [](Expr x, Expr y) { return sluice::exp(x) * 2.0 - y / 4.0 + 1.0; }));
   std::vector<float> x{-1, 0, 0.5f, 1, 2}, y{4, 8, -4, 0, 1};
   auto got = e.run({tensor(x, Shape{5}), tensor(y, Shape{5})})[0].to_vector<float>();
   for (size_t i = 0; i < x.size(); ++i) {
@@ -86,7 +85,9 @@ TEST(CpuExecutable, ReducesAfterAnElementwiseChain) {
 }
 
 TEST(CpuExecutable, ReshapeOfAnArgumentSharesItsBuffer) {
-  Executable e = compile(trace({f32({4})}, [](Expr x) { return tuple(reshape(x, Shape{2, 2}), squeeze(reshape(x, Shape{1, 4}))); }));
+  Executable e = compile(trace({f32({4})}, [](Expr x) {
+    return tuple(reshape(x, Shape{2, 2}), squeeze(reshape(x, Shape{1, 4})));
+  }));
   Tensor x = tensor<float>({1, 2, 3, 4});
   auto out = e.run({x});
   ASSERT_EQ(out.size(), 2u);
@@ -103,7 +104,8 @@ TEST(CpuExecutable, MovingOnlyAxesOfSizeOneIsNoCopy) {
   Tensor x = tensor(iota_values(3, 1), Shape{1, 3});
   auto out = e.run({x});
   EXPECT_EQ(out[0].shape(), Shape({3, 1}));
-  EXPECT_EQ(out[0].buffer()->data, x.buffer()->data) << "transposing [1][3] to [3][1] keeps the bytes in place";
+  EXPECT_EQ(out[0].buffer()->data, x.buffer()->data)
+      << "transposing [1][3] to [3][1] keeps the bytes in place";
   EXPECT_EQ(out[1].buffer()->data, x.buffer()->data) << "broadcasting to [1][1][3] adds axes of size 1 only";
   EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(out[2].shape(), Shape({1, 3}));
@@ -137,7 +139,8 @@ TEST(CpuExecutable, ADonatedParameterShownAsAnOutputIsCopied) {
   Tensor x = tensor<float>({1, 2, 3});
   const void* x_data = x.buffer()->data;
   auto out = e.run({x, tensor<float>({2, 2, 2})}, {.donate = {0}});
-  EXPECT_NE(out[0].buffer()->data, x_data) << "the donated buffer is no longer the caller's: the output is a copy";
+  EXPECT_NE(out[0].buffer()->data, x_data)
+      << "the donated buffer is no longer the caller's: the output is a copy";
   EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{2, 4, 6}));
 }
@@ -153,7 +156,8 @@ TEST(CpuExecutable, RepeatedOutputsAreIndependentTensors) {
   Executable twice = compile(trace({f32({2})}, [](Expr x) { return x * 10.0; }));
   auto r = twice.run({out[0]}, {.donate = {0}});
   EXPECT_EQ(r[0].to_vector<float>(), (std::vector<float>{20, 100}));
-  EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{2, 10})) << "the repeated output is a tensor of its own";
+  EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{2, 10}))
+      << "the repeated output is a tensor of its own";
 }
 
 TEST(CpuExecutable, AConstantOutput) {
@@ -240,7 +244,8 @@ TEST(CpuExecutable, AFailingStepSurfacesFromWaitNamingTheOp) {
     Executable e = compile(complex_reduce_max(n));
     std::vector<complex64> values(static_cast<size_t>(n), complex64(1, 2));
     Tensor out;
-    ASSERT_NO_THROW(out = e.run({tensor(values, Shape{n})})[0]) << "run never throws for a computation's failure";
+    ASSERT_NO_THROW(out = e.run({tensor(values, Shape{n})})[0])
+        << "run never throws for a computation's failure";
     std::string m = message_of<TypeError>([&] { out.to_vector<complex64>(); });
     EXPECT_NE(m.find("reduce_max"), std::string::npos) << "n = " << n << ": " << m;
     // A failed output passed on fails what is computed from it.
@@ -256,7 +261,8 @@ TEST(CpuExecutable, DonationWritesInPlaceAndInvalidatesTheArgument) {
   const void* acc_data = acc.buffer()->data;
   Tensor out = e.run({acc, tensor<float>({1, 1, 1, 1})}, {.donate = {0}})[0];
   EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{2, 3, 4, 5}));
-  EXPECT_EQ(out.buffer()->data, acc_data) << "an elementwise region writes over the donated argument it reads";
+  EXPECT_EQ(out.buffer()->data, acc_data)
+      << "an elementwise region writes over the donated argument it reads";
   std::string m = message_of<DeviceError>([&] { acc.to_vector<float>(); });
   EXPECT_NE(m.find("donated"), std::string::npos) << m;
 }
@@ -282,8 +288,10 @@ TEST(CpuExecutable, MemoryStaysFlatWhenAnAccumulatorIsDonated) {
     size_t allocations = cpu::host_memory_stats().system_allocations;
     for (int i = 0; i < 1000; ++i) acc = e.run({acc, ones}, {.donate = {0}})[0];
     std::vector<float> got = acc.to_vector<float>();
-    EXPECT_EQ(cpu::host_memory_stats().system_allocations, allocations) << "n = " << n << ": no allocation per run";
-    EXPECT_EQ(acc.buffer()->data, acc_data) << "n = " << n << ": every run wrote over the donated accumulator";
+    EXPECT_EQ(cpu::host_memory_stats().system_allocations, allocations)
+        << "n = " << n << ": no allocation per run";
+    EXPECT_EQ(acc.buffer()->data, acc_data)
+        << "n = " << n << ": every run wrote over the donated accumulator";
     EXPECT_EQ(got.front(), 1010.0f) << "n = " << n;
     EXPECT_EQ(got.back(), 1010.0f) << "n = " << n;
   }

@@ -18,10 +18,9 @@ struct Bytes16 {
 // Rows longer than this are cut into segments, so that a box of a few long
 // rows (a reshape, a concatenation along axis 0) still splits across cores.
 constexpr int64_t kSegment = kGrainElements;
-// Transposed boxes are copied in kTile x kTile tiles. 16 rather than 32: a
-// tile's strided side then touches 16 lines, fewer than power-of-two strides
-// pile into one L1 set and TLB entries; 16 measured faster for f32 and f64
-// from 1000^2 to 4096^2.
+// Transposed boxes are copied in kTile x kTile tiles. 16 measured faster
+// than 32 here (f32 and f64, 1000^2 to 4096^2): power-of-two strides put all
+// the lines of a tile's strided side into one cache set, and fewer fit.
 constexpr int64_t kTile = 16;
 
 // Drops size-1 axes and merges neighbouring axes that are contiguous in both
@@ -102,6 +101,8 @@ template <typename T>
 void copy_line(const T* in, T* out, int64_t n, int64_t out_stride, int64_t in_stride) {
   if (out_stride == 1 && in_stride == 1) {
     std::memcpy(out, in, static_cast<size_t>(n) * sizeof(T));
+  } else if (out_stride == 1 && in_stride == -1) {
+    for (int64_t i = 0; i < n; ++i) out[i] = in[-i];  // a reversed row: vectorizes as a shuffle
   } else if (in_stride == 0) {
     const T v = *in;
     if (out_stride == 1) {

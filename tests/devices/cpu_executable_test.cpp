@@ -65,6 +65,15 @@ TEST(CpuExecutable, AddsTwoTensors) {
   EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{1.5f, 0, 33, 4000004}));
 }
 
+TEST(CpuExecutable, EmptyTensorsGiveEmptyOutputs) {
+  Executable e =
+      compile(trace({f32({0}), f32({0})}, [](Expr a, Expr b) { return tuple(a * b + 1.0, sum(a)); }));
+  auto out = e.run({tensor(std::vector<float>{}, Shape{0}), tensor(std::vector<float>{}, Shape{0})});
+  EXPECT_EQ(out[0].shape(), Shape({0}));
+  EXPECT_TRUE(out[0].to_vector<float>().empty());
+  EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{0})) << "the sum of nothing is 0";
+}
+
 TEST(CpuExecutable, RunsAChainOfElementwiseOps) {
   Executable e = compile(
       trace({f32({5}), f32({5})}, [](Expr x, Expr y) { return sluice::exp(x) * 2.0 - y / 4.0 + 1.0; }));

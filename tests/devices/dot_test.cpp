@@ -1,20 +1,20 @@
-// The CPU dot: plain and transposed matrices, batch axes anywhere, several
-// contracting axes, every dtype family. Small cases against numpy
-// (tests/devices/reference/dot.py), large ones against long double sums.
+// dot on the host through the public API: plain and transposed matrices,
+// batch axes anywhere, several contracting axes, every dtype family. Small
+// cases against numpy (tests/devices/reference/dot.py), large ones against
+// long double sums.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "devices/cpu/kernels/kernels.h"
-#include "ops/expr.h"
+#include "devices/backend.h"
+#include "ops/ops.h"
 
 namespace sluice {
 namespace {
-
-using Axes = std::vector<int64_t>;
 
 // pattern(n, offset)[i] = (((i + offset) * 37) % 101) / 8 - 6, as dot.py makes it.
 std::vector<double> pattern(int64_t n, int64_t offset = 0) {
@@ -37,31 +37,18 @@ struct DotAxes {
 // The usual matrix product: a's last axis with b's first.
 DotAxes matmul() { return {{1}, {}, {0}, {}}; }
 
-bool contains(const Axes& axes, int64_t k) { return std::find(axes.begin(), axes.end(), k) != axes.end(); }
-
-// One dot node over host data, with the result spec the builders give:
-// batch axes, then a's free axes, then b's.
+// dot(a, b) over host data of `dtype`, run on the host.
 template <typename T>
 std::vector<T> run(const Shape& sa, const std::vector<T>& a, const Shape& sb, const std::vector<T>& b,
                    const DotAxes& ax, DType dtype = dtype_of<T>()) {
-  std::vector<int64_t> dims;
-  for (int64_t k : ax.batch_a) dims.push_back(sa.dim(static_cast<int>(k)));
-  for (int k = 0; k < sa.rank(); ++k) {
-    if (!contains(ax.contract_a, k) && !contains(ax.batch_a, k)) dims.push_back(sa.dim(k));
-  }
-  for (int k = 0; k < sb.rank(); ++k) {
-    if (!contains(ax.contract_b, k) && !contains(ax.batch_b, k)) dims.push_back(sb.dim(k));
-  }
-  Attrs attrs;
-  attrs.contract_a = ax.contract_a;
-  attrs.batch_a = ax.batch_a;
-  attrs.contract_b = ax.contract_b;
-  attrs.batch_b = ax.batch_b;
-  NodePtr pa = Node::make(Op::Parameter, Spec{dtype, sa}, {});
-  NodePtr pb = Node::make(Op::Parameter, Spec{dtype, sb}, {}, Attrs{.index = 1});
-  NodePtr node = Node::make(Op::Dot, Spec{dtype, Shape(dims)}, {pa, pb}, attrs);
-  std::vector<T> out(static_cast<size_t>(node->spec.size()));
-  cpu::run_dot(*node, a.data(), b.data(), out.data());
+  const Spec as{dtype, sa}, bs{dtype, sb};
+  const Function f = trace({as, bs}, [&](Expr x, Expr y) {
+    return dot(x, ax.contract_a, ax.batch_a, y, ax.contract_b, ax.batch_b);
+  });
+  const Tensor c = compile(f).run({tensor_from_bytes(as, a.data()), tensor_from_bytes(bs, b.data())})[0];
+  EXPECT_EQ(c.dtype(), dtype) << "dot keeps its operands' dtype";
+  std::vector<T> out(static_cast<size_t>(c.size()));
+  c.copy_to_host(out.data());
   return out;
 }
 
@@ -134,10 +121,14 @@ TEST(Dot, IntegersWrapInTheirType) {
       << "s64: 2 (2^63 - 1) + 2 wraps to 0";
 }
 
-TEST(Dot, PredIsTheOrOfAnds) {
+TEST(Dot, PredCountsInU8) {
   const std::vector<uint8_t> a{1, 0, 0, 0, 1, 1};  // [2][3]
   const std::vector<uint8_t> b{0, 1, 1, 0, 1, 1};  // [3][2]
-  EXPECT_EQ(run(Shape{2, 3}, a, Shape{3, 2}, b, matmul(), DType::Pred), (std::vector<uint8_t>{0, 1, 1, 1}));
+  const Function f = trace({pred({2, 3}), pred({3, 2})}, [](Expr x, Expr y) { return dot(x, y); });
+  const Tensor c =
+      compile(f).run({tensor_from_bytes(pred({2, 3}), a.data()), tensor_from_bytes(pred({3, 2}), b.data())})[0];
+  EXPECT_EQ(c.dtype(), DType::U8) << "a dot of pred counts, as Nx";
+  EXPECT_EQ(c.to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 2, 1}));
 }
 
 TEST(Dot, ComplexMatchesNumpy) {

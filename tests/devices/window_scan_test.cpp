@@ -1,17 +1,18 @@
-// The CPU window reductions (WindowSum/Max/Min with strides and padding, any
-// rank) and CumulativeSum (any axis, reversed). Small cases against numpy
-// (tests/devices/reference/window_scan.py), large ones (parallel paths)
-// against naive loops in double.
+// window_sum, window_max, window_min (strides and padding, any rank) and
+// cumulative_sum (any axis, reversed) on the host through the public API.
+// Small cases against numpy (tests/devices/reference/window_scan.py), large
+// ones (parallel paths) against naive loops in double.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
-#include "devices/cpu/kernels/kernels.h"
-#include "ops/expr.h"
+#include "devices/backend.h"
+#include "ops/ops.h"
 
 namespace sluice {
 namespace {
@@ -30,12 +31,36 @@ std::vector<To> cast(const std::vector<From>& v) {
   return r;
 }
 
+// Traces f over one argument of `dtype` and `shape` holding x, runs it on
+// the host and returns the result's elements; the result keeps the dtype.
+template <typename T, typename F>
+std::vector<T> eval(const Shape& shape, const std::vector<T>& x, F f, DType dtype = dtype_of<T>()) {
+  const Spec spec{dtype, shape};
+  const Tensor y = compile(trace({spec}, f)).run({tensor_from_bytes(spec, x.data())})[0];
+  EXPECT_EQ(y.dtype(), dtype);
+  std::vector<T> out(static_cast<size_t>(y.size()));
+  y.copy_to_host(out.data());
+  return out;
+}
+
 struct WindowCall {
   std::vector<int64_t> dims, strides;
   std::vector<PadDim> padding;
 };
 
-// Output dims as the builders make them: floor((d + low + high - w) / s) + 1.
+using Windowing = Expr (*)(Expr, const std::vector<int64_t>&, const WindowOptions&);
+
+template <typename T>
+std::vector<T> window(Windowing fn, const Shape& s, const std::vector<T>& x, const WindowCall& c) {
+  return eval(s, x, [&](Expr v) { return fn(v, c.dims, {.strides = c.strides, .padding = c.padding}); });
+}
+
+template <typename T>
+std::vector<T> cumsum(const Shape& s, const std::vector<T>& x, int64_t axis, bool reverse) {
+  return eval(s, x, [&](Expr v) { return cumulative_sum(v, {.axis = axis, .reverse = reverse}); });
+}
+
+// Output dims: floor((d + low + high - w) / s) + 1.
 Shape window_shape(const Shape& s, const WindowCall& c) {
   std::vector<int64_t> dims;
   for (int k = 0; k < s.rank(); ++k) {
@@ -47,62 +72,35 @@ Shape window_shape(const Shape& s, const WindowCall& c) {
   return Shape(dims);
 }
 
-template <typename T>
-std::vector<T> window(Op op, const Shape& s, const std::vector<T>& x, const WindowCall& c,
-                      DType dtype = dtype_of<T>()) {
-  Attrs attrs;
-  attrs.dims = c.dims;
-  attrs.strides = c.strides;
-  attrs.padding = c.padding;
-  NodePtr param = Node::make(Op::Parameter, Spec{dtype, s}, {});
-  NodePtr node = Node::make(op, Spec{dtype, window_shape(s, c)}, {param}, attrs);
-  std::vector<T> out(static_cast<size_t>(node->spec.size()));
-  cpu::run_window(*node, x.data(), out.data());
-  return out;
-}
-
-template <typename T>
-std::vector<T> cumsum(const Shape& s, const std::vector<T>& x, int64_t axis, bool reverse,
-                      DType dtype = dtype_of<T>()) {
-  Attrs attrs;
-  attrs.axis = axis;
-  attrs.reverse = reverse;
-  NodePtr param = Node::make(Op::Parameter, Spec{dtype, s}, {});
-  NodePtr node = Node::make(Op::CumulativeSum, Spec{dtype, s}, {param}, attrs);
-  std::vector<T> out(x.size());
-  cpu::run_scan(*node, x.data(), out.data());
-  return out;
-}
-
 TEST(Window, SumMaxMinWithStridesAndPaddingMatchNumpy) {
-  EXPECT_EQ(window(Op::WindowSum, {4, 5}, pattern(20), {{2, 3}}),
+  EXPECT_EQ(window(window_sum, {4, 5}, pattern(20), {{2, 3}}),
             (std::vector<double>{-2.0, 0.5, 3.0, -2.125, 0.375, 2.875, -2.25, 0.25, 2.75}))
       << "valid window, unit strides";
-  EXPECT_EQ(window(Op::WindowMax, {5, 4}, cast<float>(pattern(20)), {{2, 2}, {2, 2}, {{1, 0}, {0, 1}}}),
+  EXPECT_EQ(window(window_max, {5, 4}, cast<float>(pattern(20)), {{2, 2}, {2, 2}, {{1, 0}, {0, 1}}}),
             (std::vector<float>{-1.375, 3.25, 5.75, 2.375, 4.875, 6.125}))
       << "strided max with padding on both sides";
-  EXPECT_EQ(window(Op::WindowMin, {2, 5, 6}, pattern(60), {{1, 3, 2}, {1, 2, 2}, {{0, 0}, {1, 1}, {0, 1}}}),
+  EXPECT_EQ(window(window_min, {2, 5, 6}, pattern(60), {{1, 3, 2}, {1, 2, 2}, {{0, 0}, {1, 1}, {0, 1}}}),
             (std::vector<double>{-6.0, -4.75, -5.625, -3.5,  -4.375, -5.625, -4.0, -1.875, -5.25,
                                  -3.625, -4.875, -5.75, -3.625, -4.5, -5.75, -4.125, -2.0, -5.375}))
       << "rank 3";
   const std::vector<int32_t> xi{-48, -11, 26, -38, -1, 36, -28, 9, 46, -18};
-  EXPECT_EQ(window(Op::WindowSum, {10}, xi, {{4}, {3}, {{2, 2}}}), (std::vector<int32_t>{-59, -24, 16, 37}))
+  EXPECT_EQ(window(window_sum, {10}, xi, {{4}, {3}, {{2, 2}}}), (std::vector<int32_t>{-59, -24, 16, 37}))
       << "s32 along the only axis, padded and strided";
 }
 
 TEST(Window, PaddingHoldsTheIdentity) {
   const std::vector<float> x{-5, -7};
   const float inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(window(Op::WindowMax, {2}, x, {{2}, {1}, {{2, 1}}}), (std::vector<float>{-inf, -5, -5, -7}))
+  EXPECT_EQ(window(window_max, {2}, x, {{2}, {1}, {{2, 1}}}), (std::vector<float>{-inf, -5, -5, -7}))
       << "a window wholly in padding is the identity; negative values beat padding";
-  EXPECT_EQ(window(Op::WindowMin, {2}, std::vector<int8_t>{5, 7}, {{2}, {1}, {{1, 1}}}),
+  EXPECT_EQ(window(window_min, {2}, std::vector<int8_t>{5, 7}, {{2}, {1}, {{1, 1}}}),
             (std::vector<int8_t>{5, 5, 7}));
-  EXPECT_EQ(window(Op::WindowSum, {2, 1}, x, {{1, 3}, {1, 1}, {{0, 0}, {1, 1}}}), (std::vector<float>{-5, -7}));
+  EXPECT_EQ(window(window_sum, {2, 1}, x, {{1, 3}, {1, 1}, {{0, 0}, {1, 1}}}), (std::vector<float>{-5, -7}));
 }
 
 TEST(Window, MaxPropagatesNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<float> got = window(Op::WindowMax, {5}, std::vector<float>{1, nan, 2, 3, 4}, {{2}});
+  const std::vector<float> got = window(window_max, {5}, std::vector<float>{1, nan, 2, 3, 4}, {{2}});
   EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[1])) << "windows over the NaN";
   EXPECT_EQ(got[2], 3.0f);
   EXPECT_EQ(got[3], 4.0f);
@@ -110,7 +108,7 @@ TEST(Window, MaxPropagatesNaN) {
 
 TEST(Window, HalfPrecisionSumsInF32) {
   const std::vector<half> ones(3000, half{float_to_f16(1.0f)});
-  const std::vector<half> got = window(Op::WindowSum, {3000}, ones, {{3000}});
+  const std::vector<half> got = window(window_sum, {3000}, ones, {{3000}});
   EXPECT_EQ(f16_to_float(got[0].bits), 3000.0f) << "an f16 running sum would stop at 2048";
 }
 
@@ -148,7 +146,8 @@ TEST(Window, LargeWindowsMatchNaiveLoops) {
   };
   for (Op op : {Op::WindowSum, Op::WindowMax, Op::WindowMin}) {
     for (const WindowCall& c : calls) {
-      const std::vector<double> got = window(op, {rows, cols}, x, c);
+      const Windowing fn = op == Op::WindowSum ? window_sum : op == Op::WindowMax ? window_max : window_min;
+      const std::vector<double> got = window(fn, {rows, cols}, x, c);
       const std::vector<double> want = naive_window(x, rows, cols, c, op);
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i) {
@@ -184,15 +183,18 @@ TEST(CumulativeSum, AlongEveryAxisForwardAndReversedMatchesNumpy) {
       << "first axis, reversed";
 }
 
-TEST(CumulativeSum, IntegersWrapAndHalfPrecisionSumsInF32) {
+TEST(CumulativeSum, IntegersWrapHalfPrecisionSumsInF32AndPredCounts) {
   const std::vector<int8_t> got = cumsum(Shape{200}, std::vector<int8_t>(200, 1), 0, false);
   EXPECT_EQ(std::vector<int8_t>(got.begin() + 125, got.begin() + 131),
             (std::vector<int8_t>{126, 127, -128, -127, -126, -125}))
       << "s8 wraps, as numpy's cumsum(dtype=int8)";
   const std::vector<half> h = cumsum(Shape{3000, 1}, std::vector<half>(3000, half{float_to_f16(1.0f)}), 0, false);
   EXPECT_EQ(f16_to_float(h[2999].bits), 3000.0f) << "an f16 running sum would stop at 2048";
-  const std::vector<uint8_t> p = cumsum(Shape{4}, std::vector<uint8_t>{0, 1, 0, 1}, 0, false, DType::Pred);
-  EXPECT_EQ(p, (std::vector<uint8_t>{0, 1, 1, 1})) << "pred: a running or";
+  const std::vector<uint8_t> flags{0, 1, 0, 1};
+  const Tensor counts = compile(trace({pred({4})}, [](Expr v) { return cumulative_sum(v); }))
+                            .run({tensor_from_bytes(pred({4}), flags.data())})[0];
+  EXPECT_EQ(counts.dtype(), DType::U8) << "a cumulative sum of pred counts";
+  EXPECT_EQ(counts.to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 1, 2}));
 }
 
 TEST(CumulativeSum, LargeTensorsMatchNaiveSums) {

@@ -6,7 +6,7 @@
 // [batch][free][contract] or [batch][contract][free] is passed as it is (the
 // transpose flag says which); any other is permuted into a scratch buffer
 // first. f16 and bf16 are widened to f32, multiplied, and rounded back.
-// Integers and pred run dot_int.cpp's loops.
+// Integers run dot_int.cpp's loops.
 //
 // OpenBLAS runs single-threaded (the backend sets it so: oneTBB owns the
 // cores), so large products are cut into blocks of rows of C, one gemm call
@@ -23,8 +23,8 @@
 #include <string>
 
 #include "devices/cpu/kernels/dot_layout.h"
+#include "devices/cpu/kernels/isa.h"
 #include "devices/cpu/kernels/kernels.h"
-#include "devices/cpu/kernels/reduce_math.h"
 #include "ops/error.h"
 
 namespace sluice::cpu {
@@ -118,35 +118,33 @@ void dot_blas_typed(const DotOperands& ops, const void* a, const void* b, T* c) 
   blas_dot(d, g, static_cast<const T*>(a), static_cast<const T*>(b), c);
 }
 
-// f16/bf16: widened to f32 (in gemm-ready layout), multiplied, rounded back.
-template <typename H>
-void dot_half(const DotOperands& ops, const void* a, const void* b, H* c) {
+// f16/bf16: widened to f32 (in gemm-ready layout) by the vector kernels,
+// multiplied, rounded back.
+void dot_half(const DotOperands& ops, const void* a, const void* b, void* c, DType dtype) {
   const DotShape& d = ops.shape;
-  auto widen = [](const void* src, int64_t n) {
-    std::unique_ptr<float[]> f(new float[static_cast<size_t>(n)]);
-    const H* h = static_cast<const H*>(src);
-    for (int64_t i = 0; i < n; ++i) f[static_cast<size_t>(i)] = to_arith(h[i]);
-    return f;
-  };
+  const KernelTable& table = kernel_table();
+  const Kernel widen = table.widen[static_cast<int>(dtype)];
   DotOperands wide = ops;
-  std::unique_ptr<H[]> a_copy, b_copy;
+  std::unique_ptr<uint16_t[]> a_copy, b_copy;
+  const int64_t a_size = d.batch * d.m * d.k, b_size = d.batch * d.k * d.n, c_size = d.batch * d.m * d.n;
   if (ops.a_layout == Layout::Other) {
-    a_copy.reset(new H[static_cast<size_t>(d.batch * d.m * d.k)]);
+    a_copy.reset(new uint16_t[static_cast<size_t>(a_size)]);
     ops.permute_a(a, a_copy.get());
     a = a_copy.get();
     wide.a_layout = Layout::FreeFirst;
   }
   if (ops.b_layout == Layout::Other) {
-    b_copy.reset(new H[static_cast<size_t>(d.batch * d.k * d.n)]);
+    b_copy.reset(new uint16_t[static_cast<size_t>(b_size)]);
     ops.permute_b(b, b_copy.get());
     b = b_copy.get();
     wide.b_layout = Layout::ContractFirst;
   }
-  const std::unique_ptr<float[]> fa = widen(a, d.batch * d.m * d.k), fb = widen(b, d.batch * d.k * d.n);
-  const int64_t size = d.batch * d.m * d.n;
-  std::unique_ptr<float[]> fc(new float[static_cast<size_t>(size)]);
+  std::unique_ptr<float[]> fa(new float[static_cast<size_t>(a_size)]), fb(new float[static_cast<size_t>(b_size)]),
+      fc(new float[static_cast<size_t>(c_size)]);
+  widen(fa.get(), a, nullptr, nullptr, a_size);
+  widen(fb.get(), b, nullptr, nullptr, b_size);
   dot_blas_typed<float>(wide, fa.get(), fb.get(), fc.get());
-  for (int64_t i = 0; i < size; ++i) c[i] = from_arith<H>(fc[static_cast<size_t>(i)]);
+  table.narrow[static_cast<int>(dtype)](c, fc.get(), nullptr, nullptr, c_size);
 }
 
 }  // namespace
@@ -164,8 +162,8 @@ void run_dot(const Node& node, const void* a, const void* b, void* out) {
     case DType::F64: return dot_blas_typed(ops, a, b, static_cast<double*>(out));
     case DType::C64: return dot_blas_typed(ops, a, b, static_cast<complex64*>(out));
     case DType::C128: return dot_blas_typed(ops, a, b, static_cast<complex128*>(out));
-    case DType::F16: return dot_half(ops, a, b, static_cast<half*>(out));
-    case DType::BF16: return dot_half(ops, a, b, static_cast<bfloat16*>(out));
+    case DType::F16:
+    case DType::BF16: return dot_half(ops, a, b, out, node.spec.dtype);
     default: return dot_integers(ops, a, b, out);
   }
 }

@@ -1,7 +1,6 @@
-// Dot of integers and pred: blocked i-k-j loops, vectorised along the rows
-// of b and c. Integers wrap in their own type, as XLA's integer dot does
-// (computed unsigned: signed overflow would be undefined); pred is the or
-// of ands.
+// Dot of integers: blocked i-k-j loops, vectorised along the rows of b and
+// c. Integers wrap in their own type, as XLA's integer dot does (computed
+// unsigned: signed overflow would be undefined).
 
 #include <algorithm>
 #include <cstdint>
@@ -21,7 +20,7 @@ constexpr int64_t kDepth = 256;
 constexpr int64_t kBlockBytes = int64_t{256} * 1024;
 
 // Rows [m0, m1) of c = a b, a: [m][k], b: [k][n], c: [m][n].
-template <typename U, bool kLogical>
+template <typename U>
 void gemm_rows(const U* a, const U* b, U* c, int64_t m0, int64_t m1, int64_t n, int64_t k) {
   // Products of narrow types are formed in unsigned int: U would promote to
   // (signed) int, and 65535 * 65535 overflows it.
@@ -38,20 +37,14 @@ void gemm_rows(const U* a, const U* b, U* c, int64_t m0, int64_t m1, int64_t n, 
           const W av = a[i * k + kk];
           if (av == 0) continue;
           const U* __restrict brow = b + kk * n;
-          for (int64_t j = j0; j < j1; ++j) {
-            if constexpr (kLogical) {
-              crow[j] = static_cast<U>(crow[j] | (brow[j] != 0));
-            } else {
-              crow[j] = static_cast<U>(static_cast<W>(crow[j]) + av * static_cast<W>(brow[j]));
-            }
-          }
+          for (int64_t j = j0; j < j1; ++j) crow[j] = static_cast<U>(static_cast<W>(crow[j]) + av * static_cast<W>(brow[j]));
         }
       }
     }
   }
 }
 
-template <typename U, bool kLogical>
+template <typename U>
 void dot_loops(const DotOperands& ops, const void* a, const void* b, void* out) {
   const DotShape& d = ops.shape;
   std::unique_ptr<U[]> a_copy, b_copy;
@@ -73,7 +66,7 @@ void dot_loops(const DotOperands& ops, const void* a, const void* b, void* out) 
     while (begin < end) {
       const int64_t batch = begin / d.m, row = begin % d.m;
       const int64_t rows = std::min(end - begin, d.m - row);
-      gemm_rows<U, kLogical>(pa + batch * d.m * d.k, pb + batch * d.k * d.n, pc + batch * d.m * d.n, row,
+      gemm_rows<U>(pa + batch * d.m * d.k, pb + batch * d.k * d.n, pc + batch * d.m * d.n, row,
                              row + rows, d.n, d.k);
       begin += rows;
     }
@@ -83,9 +76,8 @@ void dot_loops(const DotOperands& ops, const void* a, const void* b, void* out) 
 }  // namespace
 
 void dot_integers(const DotOperands& ops, const void* a, const void* b, void* out) {
-  if (ops.a_spec.dtype == DType::Pred) return dot_loops<uint8_t, true>(ops, a, b, out);
   visit_dtype(ops.a_spec.dtype, [&]<typename T>() {
-    if constexpr (std::is_integral_v<T>) dot_loops<std::make_unsigned_t<T>, false>(ops, a, b, out);
+    if constexpr (std::is_integral_v<T>) dot_loops<std::make_unsigned_t<T>>(ops, a, b, out);
   });
 }
 

@@ -33,7 +33,7 @@ struct DotOperands {
 
 DotOperands make_dot_operands(const Node& node);
 
-// Dot of integers (wrapping in their type) and of pred (or of ands).
+// Dot of integers, wrapping in their type.
 void dot_integers(const DotOperands& ops, const void* a, const void* b, void* out);
 
 }  // namespace sluice::cpu

@@ -1,5 +1,5 @@
 // Reductions: Sum, Product, ReduceMax, ReduceMin, All, Any (this file) and
-// Argmax, Argmin (reduce_arg.cpp).
+// Argmax, Argmin (reduce_arg.cpp). f16 and bf16 are reduced in f32.
 //
 // The input's axes are merged into groups of adjacent axes of one kind (kept
 // or reduced; size-1 axes dropped), so every reduction is one of two shapes:
@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "devices/cpu/kernels/isa.h"
 #include "devices/cpu/kernels/kernels.h"
 #include "devices/cpu/kernels/reduce_internal.h"
 #include "devices/cpu/kernels/reduce_math.h"
@@ -34,7 +35,7 @@ namespace {
 // Integer sums and products accumulate in 64 bits, wrapping, as Nx: computed
 // unsigned (signed overflow is undefined), stored as s64 or u64.
 template <typename T>
-using WideAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, Arith<T>>;
+using WideAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
 template <typename T>
 using WideOut = std::conditional_t<std::is_integral_v<T>,
                                    std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, T>;
@@ -44,20 +45,8 @@ struct Widening {
   using In = T;
   using Acc = WideAcc<T>;
   using Out = WideOut<T>;
-  static Acc load(T x) {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<uint64_t>(static_cast<WideOut<T>>(x));
-    } else {
-      return to_arith(x);
-    }
-  }
-  static Out store(Acc a) {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<Out>(a);
-    } else {
-      return from_arith<T>(a);
-    }
-  }
+  static Acc load(T x) { return static_cast<Acc>(static_cast<Out>(x)); }
+  static Out store(Acc a) { return static_cast<Out>(a); }
 };
 
 template <typename T>
@@ -77,34 +66,28 @@ struct ProductOp : Widening<T> {
 template <typename T>
 struct Keeping {
   using In = T;
-  using Acc = Arith<T>;
+  using Acc = T;
   using Out = T;
-  static Acc load(T x) { return to_arith(x); }
-  static Out store(Acc a) { return from_arith<T>(a); }
+  static T load(T x) { return x; }
+  static T store(T a) { return a; }
 };
 
 template <typename T>
 struct MaxOp : Keeping<T> {
-  using Acc = Arith<T>;
-  static Acc identity() { return lowest<Acc>(); }
-  static Acc combine(Acc a, Acc b) { return max_nan(a, b); }
+  static T identity() { return lowest<T>(); }
+  static T combine(T a, T b) { return max_nan(a, b); }
 };
 
 template <typename T>
 struct MinOp : Keeping<T> {
-  using Acc = Arith<T>;
-  static Acc identity() { return highest<Acc>(); }
-  static Acc combine(Acc a, Acc b) { return min_nan(a, b); }
+  static T identity() { return highest<T>(); }
+  static T combine(T a, T b) { return min_nan(a, b); }
 };
 
 // All and Any read any dtype as truth values (nonzero, NaN included, is true).
 template <typename T>
 inline uint8_t truth(T x) {
-  if constexpr (kIsHalf<T>) {
-    return (x.bits & 0x7fffu) != 0;  // -0 is zero
-  } else {
-    return x != T(0);
-  }
+  return x != T(0);
 }
 
 template <typename T>
@@ -409,30 +392,48 @@ void reduce(const Node& node, const void* in, void* out) {
   }
 }
 
+template <typename T>
+void reduce_typed(const Node& node, const void* in, void* out) {
+  switch (node.op) {
+    case Op::Sum: return reduce<SumOp<T>>(node, in, out);
+    case Op::Product: return reduce<ProductOp<T>>(node, in, out);
+    case Op::All: return reduce<AllOp<T>>(node, in, out);
+    case Op::Any: return reduce<AnyOp<T>>(node, in, out);
+    case Op::ReduceMax:
+    case Op::ReduceMin:
+      if constexpr (kIsComplex<T>) {
+        throw_not_real(node);
+      } else if (node.op == Op::ReduceMax) {
+        return reduce<MaxOp<T>>(node, in, out);
+      } else {
+        return reduce<MinOp<T>>(node, in, out);
+      }
+    default:
+      throw Error("run_reduce: op " + std::string(op_name(node.op)) + " is not a reduction");
+  }
+}
+
+// f16 and bf16: widened to f32 by the vector kernels in one pass, reduced as
+// f32 and rounded back (all and any need no rounding: they give pred).
+void reduce_narrow(const Node& node, const void* in, void* out) {
+  const int t = static_cast<int>(node.operands[0]->spec.dtype);
+  const KernelTable& table = kernel_table();
+  std::vector<float> wide(static_cast<size_t>(node.operands[0]->spec.size()));
+  table.widen[t](wide.data(), in, nullptr, nullptr, node.operands[0]->spec.size());
+  if (node.op == Op::All || node.op == Op::Any) return reduce_typed<float>(node, wide.data(), out);
+  std::vector<float> result(static_cast<size_t>(node.spec.size()));
+  reduce_typed<float>(node, wide.data(), result.data());
+  table.narrow[t](out, result.data(), nullptr, nullptr, node.spec.size());
+}
+
 }  // namespace
 
 void run_reduce(const Node& node, const void* in, void* out) {
-  visit_dtype(node.operands[0]->spec.dtype, [&]<typename T>() {
-    switch (node.op) {
-      case Op::Sum: return reduce<SumOp<T>>(node, in, out);
-      case Op::Product: return reduce<ProductOp<T>>(node, in, out);
-      case Op::All: return reduce<AllOp<T>>(node, in, out);
-      case Op::Any: return reduce<AnyOp<T>>(node, in, out);
-      case Op::ReduceMax:
-      case Op::ReduceMin:
-        if constexpr (kIsComplex<T>) {
-          throw_not_real(node);
-        } else if (node.op == Op::ReduceMax) {
-          return reduce<MaxOp<T>>(node, in, out);
-        } else {
-          return reduce<MinOp<T>>(node, in, out);
-        }
-      case Op::Argmax:
-      case Op::Argmin:
-        return run_reduce_arg(node, in, out);
-      default:
-        throw Error("run_reduce: op " + std::string(op_name(node.op)) + " is not a reduction");
-    }
+  if (node.op == Op::Argmax || node.op == Op::Argmin) return run_reduce_arg(node, in, out);
+  const DType t = node.operands[0]->spec.dtype;
+  if (t == DType::F16 || t == DType::BF16) return reduce_narrow(node, in, out);
+  visit_dtype(t, [&]<typename T>() {
+    if constexpr (!kIsHalf<T>) reduce_typed<T>(node, in, out);
   });
 }
 

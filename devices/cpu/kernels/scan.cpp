@@ -3,7 +3,7 @@
 // sum; otherwise a running row of `inner` sums walks down the axis,
 // vectorised along the row. f16 and bf16 run their sums in f32 (each output
 // rounded from the f32 sum, so rounding does not accumulate); integers wrap
-// in their type; a cumulative sum of pred is a running or.
+// in their type.
 
 #include <algorithm>
 #include <cstdint>
@@ -19,16 +19,7 @@ namespace {
 
 constexpr int64_t kTileColumns = 1024;
 
-template <typename T, bool kOr>
-inline Arith<T> step(Arith<T> acc, Arith<T> x) {
-  if constexpr (kOr) {
-    return static_cast<Arith<T>>(acc | x);
-  } else {
-    return wrap_add(acc, x);
-  }
-}
-
-template <typename T, bool kOr>
+template <typename T>
 void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool reverse) {
   using A = Arith<T>;
   // Position of the i-th step along the axis.
@@ -40,7 +31,7 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
         T* y = out + o * n;
         A acc = A(0);
         for (int64_t i = 0; i < n; ++i) {
-          acc = step<T, kOr>(acc, to_arith(x[at(i)]));
+          acc = wrap_add(acc, to_arith(x[at(i)]));
           y[at(i)] = from_arith<T>(acc);
         }
       }
@@ -59,7 +50,7 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
         const T* __restrict x = in + offset;
         T* __restrict y = out + offset;
         for (int64_t c = 0; c < w; ++c) {
-          sum[c] = step<T, kOr>(sum[c], to_arith(x[c]));
+          sum[c] = wrap_add(sum[c], to_arith(x[c]));
           y[c] = from_arith<T>(sum[c]);
         }
       }
@@ -78,12 +69,7 @@ void run_scan(const Node& node, const void* in, void* out) {
   const int64_t n = spec.shape.rank() == 0 ? 1 : spec.shape.dim(axis);
   if (outer * n * inner == 0) return;
   visit_dtype(spec.dtype, [&]<typename T>() {
-    const T* x = static_cast<const T*>(in);
-    T* y = static_cast<T*>(out);
-    if constexpr (std::is_same_v<T, uint8_t>) {
-      if (spec.dtype == DType::Pred) return scan<T, true>(x, y, outer, n, inner, node.attrs.reverse);
-    }
-    scan<T, false>(x, y, outer, n, inner, node.attrs.reverse);
+    scan<T>(static_cast<const T*>(in), static_cast<T*>(out), outer, n, inner, node.attrs.reverse);
   });
 }
 

@@ -5,7 +5,7 @@
 // +inf) and so contributes nothing. Each axis whose window, stride or
 // padding is not trivial gets one pass; the passes that shrink the tensor
 // most run first. f16 and bf16 are combined in f32 and rounded once at the
-// end; integers wrap in their type; a sum of pred is an or.
+// end; integers wrap in their type.
 //
 // One pass views its input as [outer][d][inner] and writes [outer][d_out][inner]
 // with out[j] = combine of in[j * stride - low + t], t in [0, window), over
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/cpu/kernels/isa.h"
 #include "devices/cpu/kernels/kernels.h"
 #include "devices/cpu/kernels/reduce_math.h"
 #include "devices/cpu/kernels/split_work.h"
@@ -140,8 +141,7 @@ void window(const Node& node, const void* in, void* out) {
     src = static_cast<const A*>(in);
   } else {
     widened.resize(static_cast<size_t>(in_size));
-    const T* x = static_cast<const T*>(in);
-    for (int64_t i = 0; i < in_size; ++i) widened[static_cast<size_t>(i)] = to_arith(x[i]);
+    kernel_table().widen[static_cast<int>(node.spec.dtype)](widened.data(), in, nullptr, nullptr, in_size);
     src = widened.data();
   }
   for (size_t pass = 0; pass < axes.size(); ++pass) {
@@ -165,9 +165,10 @@ void window(const Node& node, const void* in, void* out) {
   }
   // Round (f16/bf16) or copy (no pass at all) into the output.
   const int64_t size = node.spec.size();
-  T* y = static_cast<T*>(out);
-  if (static_cast<const void*>(src) != out) {
-    for (int64_t i = 0; i < size; ++i) y[i] = from_arith<T>(src[i]);
+  if constexpr (std::is_same_v<A, T>) {
+    if (static_cast<const void*>(src) != out) std::copy(src, src + size, static_cast<T*>(out));
+  } else {
+    kernel_table().narrow[static_cast<int>(node.spec.dtype)](out, src, nullptr, nullptr, size);
   }
 }
 
@@ -177,10 +178,6 @@ void run_window(const Node& node, const void* in, void* out) {
   const DType dtype = node.operands[0]->spec.dtype;
   visit_dtype(dtype, [&]<typename T>() {
     if (node.op == Op::WindowSum) {
-      // A sum of pred is an or: the max of 0s and 1s.
-      if constexpr (std::is_same_v<T, uint8_t>) {
-        if (dtype == DType::Pred) return window<T, MaxWindow>(node, in, out);
-      }
       return window<T, SumWindow>(node, in, out);
     }
     if constexpr (kIsComplex<T>) {

@@ -60,6 +60,22 @@ uint64_t Attrs::hash() const {
   return h.value();
 }
 
+Node::~Node() {
+  std::vector<NodePtr> pending;
+  auto take = [&pending](std::vector<NodePtr>& from) {
+    for (NodePtr& o : from)
+      if (o.use_count() == 1) pending.push_back(std::move(o));
+    from.clear();
+  };
+  take(operands);
+  while (!pending.empty()) {
+    NodePtr last = std::move(pending.back());
+    pending.pop_back();
+    // The only owner: emptying its operands here leaves nothing to recurse into.
+    take(const_cast<Node&>(*last).operands);
+  }
+}
+
 NodePtr Node::make(Op op, Spec spec, std::vector<NodePtr> operands, Attrs attrs) {
   const int arity = op_arity(op);
   if (arity >= 0 && operands.size() != static_cast<size_t>(arity)) {

@@ -61,6 +61,9 @@ struct Node {
 
   // The only way nodes are made: computes the hash.
   static NodePtr make(Op op, Spec spec, std::vector<NodePtr> operands, Attrs attrs = {});
+  // Frees sole-owned operands from a worklist: the default recursive
+  // release would overflow the stack on a chain of a few 100k nodes.
+  ~Node();
 };
 
 // Structural equality of two subgraphs (same ops, specs, attrs, operands).

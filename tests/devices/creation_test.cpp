@@ -36,12 +36,13 @@ std::vector<T> eye_of(const Spec& spec) {
 }
 
 TEST(Constant, CopiesTheLiteral) {
-  EXPECT_EQ(create<float>([] { return constant<float>({1.5f, -2, 3, 4.25f}, {2, 2}); }),
-            (std::vector<float>{1.5f, -2, 3, 4.25f}));
-  EXPECT_EQ(create<complex64>([] { return constant<complex64>({{1, -1}}, {}); }), (std::vector<complex64>{{1, -1}}));
+  const auto f = create<float>([] { return constant<float>({1.5f, -2, 3, 4.25f}, {2, 2}); });
+  EXPECT_EQ(f, (std::vector<float>{1.5f, -2, 3, 4.25f}));
+  const auto c = create<complex64>([] { return constant<complex64>({{1, -1}}, {}); });
+  EXPECT_EQ(c, (std::vector<complex64>{{1, -1}}));
   std::vector<int16_t> big(3000);
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<int16_t>(i * 7);
-  EXPECT_EQ(create<int16_t>([&] { return constant(big, {3000}); }), big) << "larger than constant folding handles";
+  EXPECT_EQ(create<int16_t>([&] { return constant(big, {3000}); }), big) << "larger than constants fold";
 }
 
 TEST(Iota, CountsThroughAllElements) {
@@ -54,10 +55,8 @@ TEST(Iota, CountsThroughAllElements) {
 TEST(Iota, CountsAlongAnAxis) {
   EXPECT_EQ(iota_of<int32_t>(s32({2, 3}), 0), (std::vector<int32_t>{0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(iota_of<int32_t>(s32({2, 3}), 1), (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
-  EXPECT_EQ(iota_of<uint8_t>(u8({2, 3, 2}), 1),
-            (std::vector<uint8_t>{0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2}));
-  EXPECT_EQ(iota_of<int16_t>(s16({1, 2, 1, 2}), 3), (std::vector<int16_t>{0, 1, 0, 1}))
-      << "rank 4";
+  EXPECT_EQ(iota_of<uint8_t>(u8({2, 3, 2}), 1), (std::vector<uint8_t>{0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2}));
+  EXPECT_EQ(iota_of<int16_t>(s16({1, 2, 1, 2}), 3), (std::vector<int16_t>{0, 1, 0, 1})) << "rank 4";
 }
 
 TEST(Iota, FloatsAreExactOrRoundedOnce) {
@@ -66,14 +65,15 @@ TEST(Iota, FloatsAreExactOrRoundedOnce) {
   // f16 steps by 2 in [2048, 4096): 2048 = 0x6800; 2049 ties to even 2048;
   // 2050 = 0x6801; 2051 ties to even 2052 = 0x6802.
   auto h = iota_of<uint16_t>(f16({2052}));
-  EXPECT_EQ((std::vector<uint16_t>(h.end() - 4, h.end())), (std::vector<uint16_t>{0x6800, 0x6800, 0x6801, 0x6802}));
+  EXPECT_EQ((std::vector<uint16_t>(h.end() - 4, h.end())),
+            (std::vector<uint16_t>{0x6800, 0x6800, 0x6801, 0x6802}));
   // bf16 steps by 2 in [256, 512): 256 = 0x4380, 257 ties to 256, 258 = 0x4381,
   // 259 ties to even 260 = 0x4382.
   auto b = iota_of<uint16_t>(bf16({260}));
-  EXPECT_EQ((std::vector<uint16_t>(b.end() - 4, b.end())), (std::vector<uint16_t>{0x4380, 0x4380, 0x4381, 0x4382}));
+  EXPECT_EQ((std::vector<uint16_t>(b.end() - 4, b.end())),
+            (std::vector<uint16_t>{0x4380, 0x4380, 0x4381, 0x4382}));
   EXPECT_EQ(b[1], 0x3F80) << "bf16 1.0";
-  EXPECT_EQ(iota_of<complex128>(c128({2, 2}), 1),
-            (std::vector<complex128>{{0, 0}, {1, 0}, {0, 0}, {1, 0}}));
+  EXPECT_EQ(iota_of<complex128>(c128({2, 2}), 1), (std::vector<complex128>{{0, 0}, {1, 0}, {0, 0}, {1, 0}}));
 }
 
 TEST(Iota, LargeOutputsSplitAcrossCores) {

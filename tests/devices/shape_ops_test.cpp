@@ -27,8 +27,9 @@ struct Elem {
   static constexpr DType dtype = D;
 };
 // f16 elements hold their ids as bit patterns: shape ops never look inside.
-using ElemTypes = ::testing::Types<Elem<int8_t, DType::S8>, Elem<uint16_t, DType::F16>, Elem<float, DType::F32>,
-                                   Elem<int64_t, DType::S64>, Elem<complex128, DType::C128>>;
+using ElemTypes =
+    ::testing::Types<Elem<int8_t, DType::S8>, Elem<uint16_t, DType::F16>, Elem<float, DType::F32>,
+                     Elem<int64_t, DType::S64>, Elem<complex128, DType::C128>>;
 
 template <typename T>
 T value_of(int64_t id) {
@@ -59,7 +60,11 @@ class ShapeOps : public ::testing::Test {
   // `starts`, runs it on the host and returns the id at each position of
   // the result.
   template <typename F>
-  Ids moved(const std::vector<Shape>& shapes, F f, const Ids& starts = {}) {
+  Ids moved(const std::vector<Shape>& shapes, F f) {
+    return moved(shapes, {}, f);
+  }
+  template <typename F>
+  Ids moved(const std::vector<Shape>& shapes, const Ids& starts, F f) {
     std::vector<Spec> specs;
     std::vector<Tensor> args;
     int64_t id = 1;
@@ -84,149 +89,164 @@ class ShapeOps : public ::testing::Test {
 TYPED_TEST_SUITE(ShapeOps, ElemTypes);
 
 TYPED_TEST(ShapeOps, Reshape) {
-  EXPECT_EQ(this->moved({{2, 3}}, [](const Xs& x) { return reshape(x[0], {3, 2}); }), (Ids{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(this->moved({{}}, [](const Xs& x) { return reshape(x[0], {1, 1}); }), (Ids{1})) << "scalar to [1][1]";
-  EXPECT_EQ(this->moved({{4, 0}}, [](const Xs& x) { return reshape(x[0], {0, 4}); }), Ids{}) << "zero-size";
+  Ids got;
+  got = this->moved({{2, 3}}, [](auto& x) { return reshape(x[0], {3, 2}); });
+  EXPECT_EQ(got, (Ids{1, 2, 3, 4, 5, 6}));
+  got = this->moved({{}}, [](auto& x) { return reshape(x[0], {1, 1}); });
+  EXPECT_EQ(got, (Ids{1})) << "scalar to [1][1]";
+  got = this->moved({{4, 0}}, [](auto& x) { return reshape(x[0], {0, 4}); });
+  EXPECT_EQ(got, Ids{}) << "zero-size";
 }
 
 TYPED_TEST(ShapeOps, Broadcast) {
-  EXPECT_EQ(this->moved({{}}, [](const Xs& x) { return broadcast(x[0], {2, 3}); }), (Ids{1, 1, 1, 1, 1, 1}))
-      << "scalar fill";
-  EXPECT_EQ(this->moved({{3}}, [](const Xs& x) { return broadcast(x[0], {2, 3}, {1}); }), (Ids{1, 2, 3, 1, 2, 3}))
-      << "rows repeated";
-  EXPECT_EQ(this->moved({{2}}, [](const Xs& x) { return broadcast(x[0], {2, 3}, {0}); }), (Ids{1, 1, 1, 2, 2, 2}))
-      << "non-trailing axis: each element fills a row";
-  EXPECT_EQ(this->moved({{3, 1}}, [](const Xs& x) { return broadcast(x[0], {2, 3, 2}, {1, 2}); }),
-            (Ids{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}))
-      << "size-1 axis repeats";
-  EXPECT_EQ(this->moved({{2, 3}}, [](const Xs& x) { return broadcast(x[0], {2, 4, 3}, {0, 2}); }),
-            (Ids{1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6, 4, 5, 6, 4, 5, 6}))
+  Ids got;
+  got = this->moved({{}}, [](auto& x) { return broadcast(x[0], {2, 3}); });
+  EXPECT_EQ(got, (Ids{1, 1, 1, 1, 1, 1})) << "scalar fill";
+  got = this->moved({{3}}, [](auto& x) { return broadcast(x[0], {2, 3}, {1}); });
+  EXPECT_EQ(got, (Ids{1, 2, 3, 1, 2, 3})) << "rows repeated";
+  got = this->moved({{2}}, [](auto& x) { return broadcast(x[0], {2, 3}, {0}); });
+  EXPECT_EQ(got, (Ids{1, 1, 1, 2, 2, 2})) << "non-trailing axis: each element fills a row";
+  got = this->moved({{3, 1}}, [](auto& x) { return broadcast(x[0], {2, 3, 2}, {1, 2}); });
+  EXPECT_EQ(got, (Ids{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3})) << "size-1 axis repeats";
+  got = this->moved({{2, 3}}, [](auto& x) { return broadcast(x[0], {2, 4, 3}, {0, 2}); });
+  EXPECT_EQ(got, (Ids{1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6, 4, 5, 6, 4, 5, 6}))
       << "new middle axis";
-  EXPECT_EQ(this->moved({{2, 1}}, [](const Xs& x) { return broadcast(x[0], {2, 2, 1, 3}, {1, 2}); }),
-            (Ids{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2}))
-      << "rank 4, new outer and inner axes";
-  EXPECT_EQ(this->moved({{0}}, [](const Xs& x) { return broadcast(x[0], {3, 0}); }), Ids{}) << "zero-size";
+  got = this->moved({{2, 1}}, [](auto& x) { return broadcast(x[0], {2, 2, 1, 3}, {1, 2}); });
+  EXPECT_EQ(got, (Ids{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2})) << "rank 4, new outer and inner axes";
+  got = this->moved({{0}}, [](auto& x) { return broadcast(x[0], {3, 0}); });
+  EXPECT_EQ(got, Ids{}) << "zero-size";
 }
 
 TYPED_TEST(ShapeOps, Transpose) {
-  EXPECT_EQ(this->moved({{2, 3}}, [](const Xs& x) { return transpose(x[0], {1, 0}); }), (Ids{1, 4, 2, 5, 3, 6}));
+  Ids got;
+  got = this->moved({{2, 3}}, [](auto& x) { return transpose(x[0], {1, 0}); });
+  EXPECT_EQ(got, (Ids{1, 4, 2, 5, 3, 6}));
   // x[a][b][c] = 1 + 12a + 4b + c; out[c][a][b] = x[a][b][c].
-  EXPECT_EQ(this->moved({{2, 3, 4}}, [](const Xs& x) { return transpose(x[0], {2, 0, 1}); }),
+  got = this->moved({{2, 3, 4}}, [](auto& x) { return transpose(x[0], {2, 0, 1}); });
+  EXPECT_EQ(got,
             (Ids{1, 5, 9, 13, 17, 21, 2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23, 4, 8, 12, 16, 20, 24}));
   // x[a][b][c][d] = 1 + 6a + 2c + d (b has size 1); out[d][c][b][a].
-  EXPECT_EQ(this->moved({{2, 1, 3, 2}}, [](const Xs& x) { return transpose(x[0], {3, 2, 1, 0}); }),
-            (Ids{1, 7, 3, 9, 5, 11, 2, 8, 4, 10, 6, 12}));
-  EXPECT_EQ(this->moved({{}}, [](const Xs& x) { return transpose(x[0]); }), (Ids{1})) << "rank 0";
-  EXPECT_EQ(this->moved({{0, 3}}, [](const Xs& x) { return transpose(x[0]); }), Ids{}) << "zero-size";
+  got = this->moved({{2, 1, 3, 2}}, [](auto& x) { return transpose(x[0], {3, 2, 1, 0}); });
+  EXPECT_EQ(got, (Ids{1, 7, 3, 9, 5, 11, 2, 8, 4, 10, 6, 12}));
+  got = this->moved({{}}, [](auto& x) { return transpose(x[0]); });
+  EXPECT_EQ(got, (Ids{1})) << "rank 0";
+  got = this->moved({{0, 3}}, [](auto& x) { return transpose(x[0]); });
+  EXPECT_EQ(got, Ids{}) << "zero-size";
 }
 
 TYPED_TEST(ShapeOps, Reverse) {
-  EXPECT_EQ(this->moved({{2, 3}}, [](const Xs& x) { return reverse(x[0], {1}); }), (Ids{3, 2, 1, 6, 5, 4}));
-  EXPECT_EQ(this->moved({{2, 3}}, [](const Xs& x) { return reverse(x[0], {0}); }), (Ids{4, 5, 6, 1, 2, 3}));
-  EXPECT_EQ(this->moved({{2, 3}}, [](const Xs& x) { return reverse(x[0]); }), (Ids{6, 5, 4, 3, 2, 1}))
-      << "all axes";
-  EXPECT_EQ(this->moved({{2, 2, 2}}, [](const Xs& x) { return reverse(x[0], {0, 2}); }),
-            (Ids{6, 5, 8, 7, 2, 1, 4, 3}));
-  EXPECT_EQ(this->moved({{}}, [](const Xs& x) { return reverse(x[0]); }), (Ids{1})) << "rank 0";
-  EXPECT_EQ(this->moved({{0, 3}}, [](const Xs& x) { return reverse(x[0]); }), Ids{}) << "zero-size";
+  Ids got;
+  got = this->moved({{2, 3}}, [](auto& x) { return reverse(x[0], {1}); });
+  EXPECT_EQ(got, (Ids{3, 2, 1, 6, 5, 4}));
+  got = this->moved({{2, 3}}, [](auto& x) { return reverse(x[0], {0}); });
+  EXPECT_EQ(got, (Ids{4, 5, 6, 1, 2, 3}));
+  got = this->moved({{2, 3}}, [](auto& x) { return reverse(x[0]); });
+  EXPECT_EQ(got, (Ids{6, 5, 4, 3, 2, 1})) << "all axes";
+  got = this->moved({{2, 2, 2}}, [](auto& x) { return reverse(x[0], {0, 2}); });
+  EXPECT_EQ(got, (Ids{6, 5, 8, 7, 2, 1, 4, 3}));
+  got = this->moved({{}}, [](auto& x) { return reverse(x[0]); });
+  EXPECT_EQ(got, (Ids{1})) << "rank 0";
+  got = this->moved({{0, 3}}, [](auto& x) { return reverse(x[0]); });
+  EXPECT_EQ(got, Ids{}) << "zero-size";
 }
 
 TYPED_TEST(ShapeOps, Pad) {
+  Ids got;
   // The value is the last argument: id 4 after x's 3 elements.
-  EXPECT_EQ(this->moved({{3}, {}}, [](const Xs& x) { return pad(x[0], x[1], {{1, 2, 1}}); }),
-            (Ids{4, 1, 4, 2, 4, 3, 4, 4}))
-      << "low 1, high 2, interior 1";
-  EXPECT_EQ(this->moved({{5}, {}}, [](const Xs& x) { return pad(x[0], x[1], {{-1, 1, 0}}); }),
-            (Ids{2, 3, 4, 5, 6}))
-      << "negative low trims";
+  got = this->moved({{3}, {}}, [](auto& x) { return pad(x[0], x[1], {{1, 2, 1}}); });
+  EXPECT_EQ(got, (Ids{4, 1, 4, 2, 4, 3, 4, 4})) << "low 1, high 2, interior 1";
+  got = this->moved({{5}, {}}, [](auto& x) { return pad(x[0], x[1], {{-1, 1, 0}}); });
+  EXPECT_EQ(got, (Ids{2, 3, 4, 5, 6})) << "negative low trims";
   // Dilated x: 1 v 2 v 3 v 4; low -2 drops "1 v", high -1 drops "4".
-  EXPECT_EQ(this->moved({{4}, {}}, [](const Xs& x) { return pad(x[0], x[1], {{-2, -1, 1}}); }), (Ids{2, 5, 3, 5}))
-      << "negative low and high with interior";
-  EXPECT_EQ(this->moved({{2, 3}, {}}, [](const Xs& x) { return pad(x[0], x[1], {{1, 0, 0}, {0, 1, 1}}); }),
-            (Ids{7, 7, 7, 7, 7, 7, 1, 7, 2, 7, 3, 7, 4, 7, 5, 7, 6, 7}));
-  EXPECT_EQ(this->moved({{2, 2}, {}}, [](const Xs& x) { return pad(x[0], x[1], {{0, 1, 0}, {-1, 1, 0}}); }),
-            (Ids{2, 5, 4, 5, 5, 5}))
-      << "trim one axis, grow the other";
-  EXPECT_EQ(this->moved({{1, 2, 2}, {}},
-                        [](const Xs& x) { return pad(x[0], x[1], {{1, 0, 0}, {0, 1, 0}, {1, 0, 0}}); }),
-            (Ids{5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1, 2, 5, 3, 4, 5, 5, 5}))
-      << "border slabs on three axes";
-  EXPECT_EQ(this->moved({{2, 2}, {}}, [](const Xs& x) { return pad(x[0], x[1], {{0, 0, 0}, {-3, 2, 0}}); }),
-            (Ids{5, 5}))
-      << "everything trimmed: only the value remains";
-  EXPECT_EQ(this->moved({{0}, {}}, [](const Xs& x) { return pad(x[0], x[1], {{2, 1, 3}}); }), (Ids{1, 1, 1}))
-      << "zero-size x: the value has id 1";
-  EXPECT_EQ(this->moved({{1, 2, 1, 1}, {}},
-                        [](const Xs& x) { return pad(x[0], x[1], {{0, 0, 0}, {0, 0, 2}, {0, 0, 0}, {0, 0, 0}}); }),
-            (Ids{1, 3, 3, 2}))
-      << "rank 4, interior only";
+  got = this->moved({{4}, {}}, [](auto& x) { return pad(x[0], x[1], {{-2, -1, 1}}); });
+  EXPECT_EQ(got, (Ids{2, 5, 3, 5})) << "negative low and high with interior";
+  got = this->moved({{2, 3}, {}}, [](auto& x) { return pad(x[0], x[1], {{1, 0, 0}, {0, 1, 1}}); });
+  EXPECT_EQ(got, (Ids{7, 7, 7, 7, 7, 7, 1, 7, 2, 7, 3, 7, 4, 7, 5, 7, 6, 7}));
+  got = this->moved({{2, 2}, {}}, [](auto& x) { return pad(x[0], x[1], {{0, 1, 0}, {-1, 1, 0}}); });
+  EXPECT_EQ(got, (Ids{2, 5, 4, 5, 5, 5})) << "trim one axis, grow the other";
+  got = this->moved({{1, 2, 2}, {}}, [](auto& x) {
+    return pad(x[0], x[1], {{1, 0, 0}, {0, 1, 0}, {1, 0, 0}});
+  });
+  EXPECT_EQ(got, (Ids{5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1, 2, 5, 3, 4, 5, 5, 5})) << "border slabs on three axes";
+  got = this->moved({{2, 2}, {}}, [](auto& x) { return pad(x[0], x[1], {{0, 0, 0}, {-3, 2, 0}}); });
+  EXPECT_EQ(got, (Ids{5, 5})) << "everything trimmed: only the value remains";
+  got = this->moved({{0}, {}}, [](auto& x) { return pad(x[0], x[1], {{2, 1, 3}}); });
+  EXPECT_EQ(got, (Ids{1, 1, 1})) << "zero-size x: the value has id 1";
+  got = this->moved({{1, 2, 1, 1}, {}}, [](auto& x) {
+    return pad(x[0], x[1], {{0, 0, 0}, {0, 0, 2}, {0, 0, 0}, {0, 0, 0}});
+  });
+  EXPECT_EQ(got, (Ids{1, 3, 3, 2})) << "rank 4, interior only";
 }
 
 TYPED_TEST(ShapeOps, StaticSlice) {
-  EXPECT_EQ(this->moved({{10}}, [](const Xs& x) { return slice(x[0], {2}, {7}, {2}); }), (Ids{3, 5, 7, 9}))
-      << "[2:9:2]";
+  Ids got;
+  got = this->moved({{10}}, [](auto& x) { return slice(x[0], {2}, {7}, {2}); });
+  EXPECT_EQ(got, (Ids{3, 5, 7, 9})) << "[2:9:2]";
   // x[r][c] = 1 + 5r + c; rows 1, 3; columns 1, 4.
-  EXPECT_EQ(this->moved({{4, 5}}, [](const Xs& x) { return slice(x[0], {1, 1}, {3, 4}, {2, 3}); }),
-            (Ids{7, 10, 17, 20}));
-  EXPECT_EQ(this->moved({{3, 2, 2}}, [](const Xs& x) { return slice(x[0], {1, 0, 0}, {2, 2, 2}); }),
-            (Ids{5, 6, 7, 8, 9, 10, 11, 12}))
-      << "along axis 0: one contiguous run";
+  got = this->moved({{4, 5}}, [](auto& x) { return slice(x[0], {1, 1}, {3, 4}, {2, 3}); });
+  EXPECT_EQ(got, (Ids{7, 10, 17, 20}));
+  got = this->moved({{3, 2, 2}}, [](auto& x) { return slice(x[0], {1, 0, 0}, {2, 2, 2}); });
+  EXPECT_EQ(got, (Ids{5, 6, 7, 8, 9, 10, 11, 12})) << "along axis 0: one contiguous run";
   // x[a][b][c][d] = 1 + 12a + 6b + 3c + d.
-  EXPECT_EQ(this->moved({{2, 2, 2, 3}}, [](const Xs& x) { return slice(x[0], {1, 0, 1, 1}, {1, 2, 1, 2}); }),
-            (Ids{17, 18, 23, 24}))
-      << "rank 4";
-  EXPECT_EQ(this->moved({{3, 2}}, [](const Xs& x) { return slice(x[0], {1, 0}, {0, 2}); }), Ids{}) << "zero-size";
+  got = this->moved({{2, 2, 2, 3}}, [](auto& x) { return slice(x[0], {1, 0, 1, 1}, {1, 2, 1, 2}); });
+  EXPECT_EQ(got, (Ids{17, 18, 23, 24})) << "rank 4";
+  got = this->moved({{3, 2}}, [](auto& x) { return slice(x[0], {1, 0}, {0, 2}); });
+  EXPECT_EQ(got, Ids{}) << "zero-size";
 }
 
 TYPED_TEST(ShapeOps, DynamicSliceClampsStarts) {
-  auto length3 = [](const Xs& x) { return slice(x[0], {x[1]}, {3}); };
-  EXPECT_EQ(this->moved({{5}}, length3, {1}), (Ids{2, 3, 4}));
-  EXPECT_EQ(this->moved({{5}}, length3, {4}), (Ids{3, 4, 5})) << "start 4 clamps to 2";
-  EXPECT_EQ(this->moved({{5}}, length3, {-3}), (Ids{1, 2, 3})) << "start -3 clamps to 0";
+  Ids got;
+  auto length3 = [](auto& x) { return slice(x[0], {x[1]}, {3}); };
+  got = this->moved({{5}}, {1}, length3);
+  EXPECT_EQ(got, (Ids{2, 3, 4}));
+  got = this->moved({{5}}, {4}, length3);
+  EXPECT_EQ(got, (Ids{3, 4, 5})) << "start 4 clamps to 2";
+  got = this->moved({{5}}, {-3}, length3);
+  EXPECT_EQ(got, (Ids{1, 2, 3})) << "start -3 clamps to 0";
   // x[r][c] = 1 + 4r + c; starts (1, 10) clamp to (1, 2).
-  EXPECT_EQ(this->moved({{3, 4}}, [](const Xs& x) { return slice(x[0], {x[1], x[2]}, {2, 2}); }, {1, 10}),
-            (Ids{7, 8, 11, 12}));
-  EXPECT_EQ(this->moved({{3, 4}}, [](const Xs& x) { return slice(x[0], {x[1], x[2]}, {3, 2}, {2, 2}); }, {5, 1}),
-            (Ids{2, 10}))
-      << "strided: starts clamp to (0, 1) so that the lengths fit";
-  EXPECT_EQ(this->moved({{}}, [](const Xs& x) { return slice(x[0], Xs{}, {}); }), (Ids{1})) << "rank 0";
+  got = this->moved({{3, 4}}, {1, 10}, [](auto& x) { return slice(x[0], {x[1], x[2]}, {2, 2}); });
+  EXPECT_EQ(got, (Ids{7, 8, 11, 12}));
+  got = this->moved({{3, 4}}, {5, 1}, [](auto& x) { return slice(x[0], {x[1], x[2]}, {3, 2}, {2, 2}); });
+  EXPECT_EQ(got, (Ids{2, 10})) << "strided: starts clamp to (0, 1) so that the lengths fit";
+  got = this->moved({{}}, [](auto& x) { return slice(x[0], Xs{}, {}); });
+  EXPECT_EQ(got, (Ids{1})) << "rank 0";
 }
 
 TYPED_TEST(ShapeOps, PutSlice) {
+  Ids got;
   // x ids 1..5, update ids 6, 7.
-  EXPECT_EQ(this->moved({{5}, {2}}, [](const Xs& x) { return put_slice(x[0], {3}, x[1]); }), (Ids{1, 2, 3, 6, 7}))
-      << "at the end";
-  auto dynamic = [](const Xs& x) { return put_slice(x[0], {x[2]}, x[1]); };
-  EXPECT_EQ(this->moved({{5}, {2}}, dynamic, {4}), (Ids{1, 2, 3, 6, 7})) << "start 4 clamps to 3";
-  EXPECT_EQ(this->moved({{5}, {2}}, dynamic, {-1}), (Ids{6, 7, 3, 4, 5})) << "start -1 clamps to 0";
+  got = this->moved({{5}, {2}}, [](auto& x) { return put_slice(x[0], {3}, x[1]); });
+  EXPECT_EQ(got, (Ids{1, 2, 3, 6, 7})) << "at the end";
+  auto dynamic = [](auto& x) { return put_slice(x[0], {x[2]}, x[1]); };
+  got = this->moved({{5}, {2}}, {4}, dynamic);
+  EXPECT_EQ(got, (Ids{1, 2, 3, 6, 7})) << "start 4 clamps to 3";
+  got = this->moved({{5}, {2}}, {-1}, dynamic);
+  EXPECT_EQ(got, (Ids{6, 7, 3, 4, 5})) << "start -1 clamps to 0";
   // x ids 1..9 as [3][3], update ids 10..13 as [2][2].
-  EXPECT_EQ(this->moved({{3, 3}, {2, 2}}, [](const Xs& x) { return put_slice(x[0], {1, 1}, x[1]); }),
-            (Ids{1, 2, 3, 4, 10, 11, 7, 12, 13}));
-  EXPECT_EQ(this->moved({{3, 3}, {2, 2}}, [](const Xs& x) { return put_slice(x[0], {x[2], x[3]}, x[1]); }, {7, -2}),
-            (Ids{1, 2, 3, 10, 11, 6, 12, 13, 9}))
-      << "starts (7, -2) clamp to (1, 0)";
-  EXPECT_EQ(this->moved({{2, 2}, {2, 2}}, [](const Xs& x) { return put_slice(x[0], {0, 0}, x[1]); }),
-            (Ids{5, 6, 7, 8}))
-      << "the whole of x";
-  EXPECT_EQ(this->moved({{}, {}}, [](const Xs& x) { return put_slice(x[0], std::vector<int64_t>{}, x[1]); }),
-            (Ids{2}))
-      << "rank 0";
-  EXPECT_EQ(this->moved({{3}, {0}}, [](const Xs& x) { return put_slice(x[0], {1}, x[1]); }), (Ids{1, 2, 3}))
-      << "empty update";
+  got = this->moved({{3, 3}, {2, 2}}, [](auto& x) { return put_slice(x[0], {1, 1}, x[1]); });
+  EXPECT_EQ(got, (Ids{1, 2, 3, 4, 10, 11, 7, 12, 13}));
+  got = this->moved({{3, 3}, {2, 2}}, {7, -2}, [](auto& x) { return put_slice(x[0], {x[2], x[3]}, x[1]); });
+  EXPECT_EQ(got, (Ids{1, 2, 3, 10, 11, 6, 12, 13, 9})) << "starts (7, -2) clamp to (1, 0)";
+  got = this->moved({{2, 2}, {2, 2}}, [](auto& x) { return put_slice(x[0], {0, 0}, x[1]); });
+  EXPECT_EQ(got, (Ids{5, 6, 7, 8})) << "the whole of x";
+  got = this->moved({{}, {}}, [](auto& x) { return put_slice(x[0], std::vector<int64_t>{}, x[1]); });
+  EXPECT_EQ(got, (Ids{2})) << "rank 0";
+  got = this->moved({{3}, {0}}, [](auto& x) { return put_slice(x[0], {1}, x[1]); });
+  EXPECT_EQ(got, (Ids{1, 2, 3})) << "empty update";
 }
 
 TYPED_TEST(ShapeOps, Concatenate) {
-  EXPECT_EQ(this->moved({{2, 2}, {1, 2}}, [](const Xs& x) { return concatenate(x, 0); }), (Ids{1, 2, 3, 4, 5, 6}))
-      << "outer axis";
-  EXPECT_EQ(this->moved({{2, 2}, {2, 1}, {2, 0}, {2, 3}}, [](const Xs& x) { return concatenate(x, 1); }),
-            (Ids{1, 2, 5, 7, 8, 9, 3, 4, 6, 10, 11, 12}))
-      << "inner axis, with an empty operand";
-  EXPECT_EQ(this->moved({{1, 1, 2}, {1, 1, 2}}, [](const Xs& x) { return concatenate(x, 1); }), (Ids{1, 2, 3, 4}))
-      << "middle axis";
-  EXPECT_EQ(this->moved({{2, 1, 1, 2}, {2, 1, 1, 1}}, [](const Xs& x) { return concatenate(x, -1); }),
-            (Ids{1, 2, 5, 3, 4, 6}))
-      << "rank 4, last axis";
-  EXPECT_EQ(this->moved({{0, 1}, {0, 2}}, [](const Xs& x) { return concatenate(x, 1); }), Ids{}) << "zero-size";
+  Ids got;
+  got = this->moved({{2, 2}, {1, 2}}, [](auto& x) { return concatenate(x, 0); });
+  EXPECT_EQ(got, (Ids{1, 2, 3, 4, 5, 6})) << "outer axis";
+  got = this->moved({{2, 2}, {2, 1}, {2, 0}, {2, 3}}, [](auto& x) { return concatenate(x, 1); });
+  EXPECT_EQ(got, (Ids{1, 2, 5, 7, 8, 9, 3, 4, 6, 10, 11, 12})) << "inner axis, with an empty operand";
+  got = this->moved({{1, 1, 2}, {1, 1, 2}}, [](auto& x) { return concatenate(x, 1); });
+  EXPECT_EQ(got, (Ids{1, 2, 3, 4})) << "middle axis";
+  got = this->moved({{2, 1, 1, 2}, {2, 1, 1, 1}}, [](auto& x) { return concatenate(x, -1); });
+  EXPECT_EQ(got, (Ids{1, 2, 5, 3, 4, 6})) << "rank 4, last axis";
+  got = this->moved({{0, 1}, {0, 2}}, [](auto& x) { return concatenate(x, 1); });
+  EXPECT_EQ(got, Ids{}) << "zero-size";
 }
 
 // ---- large cases: split across cores, tiled transposes
@@ -239,7 +259,8 @@ std::vector<float> counting(int64_t n) {
 
 // Runs f, traced over f32 arguments of `shapes`, on `args`.
 template <typename F>
-std::vector<float> run_f32(const std::vector<Shape>& shapes, const std::vector<std::vector<float>>& args, F f) {
+std::vector<float> run_f32(const std::vector<Shape>& shapes, const std::vector<std::vector<float>>& args,
+                           F f) {
   std::vector<Spec> specs;
   std::vector<Tensor> tensors;
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -252,7 +273,7 @@ std::vector<float> run_f32(const std::vector<Shape>& shapes, const std::vector<s
 
 // Expects out[i] == x[index(i)] for every i.
 template <typename F>
-void expect_gather(const std::vector<float>& out, const std::vector<float>& x, F index, const char* what) {
+void expect_gather(const std::vector<float>& out, const std::vector<float>& x, const char* what, F index) {
   int64_t wrong = 0, first = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] != x[static_cast<size_t>(index(static_cast<int64_t>(i)))]) {
@@ -266,62 +287,65 @@ void expect_gather(const std::vector<float>& out, const std::vector<float>& x, F
 TEST(ShapeOpsLarge, Transpose2D) {
   const int64_t rows = 300, cols = 517;
   const auto x = counting(rows * cols);
-  const auto out = run_f32({{rows, cols}}, {x}, [](const Xs& a) { return transpose(a[0]); });
+  const auto out = run_f32({{rows, cols}}, {x}, [](auto& a) { return transpose(a[0]); });
   ASSERT_EQ(out.size(), x.size());
-  expect_gather(out, x, [&](int64_t i) { return (i % rows) * cols + i / rows; }, "transpose [300][517]");
+  expect_gather(out, x, "transpose [300][517]", [&](int64_t i) { return (i % rows) * cols + i / rows; });
 }
 
 TEST(ShapeOpsLarge, TransposeLastTwoAxes) {
   const int64_t b = 3, r = 70, c = 130;
   const auto x = counting(b * r * c);
-  const auto out = run_f32({{b, r, c}}, {x}, [](const Xs& a) { return transpose(a[0], {0, 2, 1}); });
+  const auto out = run_f32({{b, r, c}}, {x}, [](auto& a) { return transpose(a[0], {0, 2, 1}); });
   ASSERT_EQ(out.size(), x.size());
-  expect_gather(out, x, [&](int64_t i) {
+  expect_gather(out, x, "transpose [3][70][130] {0, 2, 1}", [&](int64_t i) {
     const int64_t k = i / (c * r), j = (i / r) % c, l = i % r;  // out[k][j][l] = x[k][l][j]
     return (k * r + l) * c + j;
-  }, "transpose [3][70][130] {0, 2, 1}");
+  });
 }
 
 TEST(ShapeOpsLarge, Transpose3D) {
   const int64_t d0 = 40, d1 = 50, d2 = 60;
   const auto x = counting(d0 * d1 * d2);
-  const auto out = run_f32({{d0, d1, d2}}, {x}, [](const Xs& a) { return transpose(a[0], {2, 0, 1}); });
+  auto out = run_f32({{d0, d1, d2}}, {x}, [](auto& a) { return transpose(a[0], {2, 0, 1}); });
   ASSERT_EQ(out.size(), x.size());
-  expect_gather(out, x, [&](int64_t i) {
+  expect_gather(out, x, "transpose [40][50][60] {2, 0, 1}", [&](int64_t i) {
     const int64_t k = i / (d0 * d1), a = (i / d1) % d0, b = i % d1;  // out[k][a][b] = x[a][b][k]
     return (a * d1 + b) * d2 + k;
-  }, "transpose [40][50][60] {2, 0, 1}");
-  const auto back = run_f32({{d0, d1, d2}}, {x}, [](const Xs& a) { return transpose(a[0], {1, 2, 0}); });
-  ASSERT_EQ(back.size(), x.size());
-  expect_gather(back, x, [&](int64_t i) {
+  });
+  out = run_f32({{d0, d1, d2}}, {x}, [](auto& a) { return transpose(a[0], {1, 2, 0}); });
+  ASSERT_EQ(out.size(), x.size());
+  expect_gather(out, x, "transpose [40][50][60] {1, 2, 0}", [&](int64_t i) {
     const int64_t b = i / (d2 * d0), k = (i / d0) % d2, a = i % d0;  // out[b][k][a] = x[a][b][k]
     return (a * d1 + b) * d2 + k;
-  }, "transpose [40][50][60] {1, 2, 0}");
+  });
 }
 
 TEST(ShapeOpsLarge, BroadcastSliceConcatenate) {
   const auto row = counting(1000);
-  expect_gather(run_f32({{1000}}, {row}, [](const Xs& a) { return broadcast(a[0], {300, 1000}); }), row,
-                [](int64_t i) { return i % 1000; }, "rows repeated");
-  expect_gather(run_f32({{1000}}, {row}, [](const Xs& a) { return broadcast(a[0], {1000, 300}, {0}); }), row,
-                [](int64_t i) { return i / 300; }, "columns repeated");
-  expect_gather(run_f32({{}}, {{7.0f}}, [](const Xs& a) { return broadcast(a[0], {500, 400}); }), {7.0f},
-                [](int64_t) { return 0; }, "scalar fill");
+  auto out = run_f32({{1000}}, {row}, [](auto& a) { return broadcast(a[0], {300, 1000}); });
+  expect_gather(out, row, "rows repeated", [](int64_t i) { return i % 1000; });
+  out = run_f32({{1000}}, {row}, [](auto& a) { return broadcast(a[0], {1000, 300}, {0}); });
+  expect_gather(out, row, "columns repeated", [](int64_t i) { return i / 300; });
+  out = run_f32({{}}, {{7.0f}}, [](auto& a) { return broadcast(a[0], {500, 400}); });
+  expect_gather(out, {7.0f}, "scalar fill", [](int64_t) { return 0; });
 
   const auto x = counting(400 * 500);
-  expect_gather(run_f32({{400, 500}}, {x}, [](const Xs& a) { return slice(a[0], {10, 3}, {300, 480}, {2, 2}); }),
-                x, [](int64_t i) { return (10 + 2 * (i / 240)) * 500 + 3 + 2 * (i % 240); }, "strided slice");
-  expect_gather(run_f32({{400, 500}}, {x}, [](const Xs& a) { return slice(a[0], {50, 0}, {300, 500}); }), x,
-                [](int64_t i) { return 50 * 500 + i; }, "slice along axis 0");
-  expect_gather(run_f32({{400, 500}, {400, 500}}, {x, x}, [](const Xs& a) { return concatenate(a, 1); }), x,
-                [](int64_t i) { return (i / 1000) * 500 + i % 500; }, "concatenate along the inner axis");
+  out = run_f32({{400, 500}}, {x}, [](auto& a) { return slice(a[0], {10, 3}, {300, 480}, {2, 2}); });
+  expect_gather(out, x, "strided slice",
+                [](int64_t i) { return (10 + 2 * (i / 240)) * 500 + 3 + 2 * (i % 240); });
+  out = run_f32({{400, 500}}, {x}, [](auto& a) { return slice(a[0], {50, 0}, {300, 500}); });
+  expect_gather(out, x, "slice along axis 0", [](int64_t i) { return 50 * 500 + i; });
+  out = run_f32({{400, 500}, {400, 500}}, {x, x}, [](auto& a) { return concatenate(a, 1); });
+  expect_gather(out, x, "concatenate along the inner axis",
+                [](int64_t i) { return (i / 1000) * 500 + i % 500; });
 }
 
 TEST(ShapeOpsLarge, PadReversePutSlice) {
   const auto x = counting(300 * 400);
   const float value = -5.0f;
-  const auto out = run_f32({{300, 400}, {}}, {x, {value}},
-                           [](const Xs& a) { return pad(a[0], a[1], {{2, 1, 0}, {-1, 2, 0}}); });
+  auto out = run_f32({{300, 400}, {}}, {x, {value}}, [](auto& a) {
+    return pad(a[0], a[1], {{2, 1, 0}, {-1, 2, 0}});
+  });
   ASSERT_EQ(out.size(), 303u * 401u);
   int64_t wrong = 0;
   for (int64_t i = 0; i < 303; ++i) {
@@ -332,14 +356,16 @@ TEST(ShapeOpsLarge, PadReversePutSlice) {
     }
   }
   EXPECT_EQ(wrong, 0) << "pad [300][400] low (2, -1), high (1, 2)";
-  expect_gather(run_f32({{300, 400}}, {x}, [](const Xs& a) { return reverse(a[0], {1}); }), x,
-                [](int64_t i) { return (i / 400) * 400 + 399 - i % 400; }, "reverse the inner axis");
 
-  // Writing x's first 100 rows over its rows 200..299.
-  const auto put = run_f32({{300, 400}}, {x}, [](const Xs& a) {
+  out = run_f32({{300, 400}}, {x}, [](auto& a) { return reverse(a[0], {1}); });
+  expect_gather(out, x, "reverse the inner axis", [](int64_t i) { return (i / 400) * 400 + 399 - i % 400; });
+
+  // x's first 100 rows written over its rows 200..299.
+  out = run_f32({{300, 400}}, {x}, [](auto& a) {
     return put_slice(a[0], {200, 0}, slice(a[0], {0, 0}, {100, 400}));
   });
-  expect_gather(put, x, [](int64_t i) { return i >= 200 * 400 ? i - 200 * 400 : i; }, "put_slice of 100 rows");
+  expect_gather(out, x, "put_slice of 100 rows",
+                [](int64_t i) { return i >= 200 * 400 ? i - 200 * 400 : i; });
 }
 
 }  // namespace

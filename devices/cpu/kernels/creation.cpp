@@ -17,11 +17,17 @@ namespace {
 // Count i as an element of storage type T: integers convert as a C++ cast
 // does, floats hold i's exact value rounded once to T.
 template <typename T>
-T from_count(int64_t i) { return static_cast<T>(i); }
+T from_count(int64_t i) {
+  return static_cast<T>(i);
+}
 template <>
-half from_count<half>(int64_t i) { return {float_to_f16(static_cast<float>(i))}; }
+half from_count<half>(int64_t i) {
+  return {float_to_f16(static_cast<float>(i))};
+}
 template <>
-bfloat16 from_count<bfloat16>(int64_t i) { return {float_to_bf16(static_cast<float>(i))}; }
+bfloat16 from_count<bfloat16>(int64_t i) {
+  return {float_to_bf16(static_cast<float>(i))};
+}
 
 void run_constant(const Node& node, void* out) {
   const Literal* literal = node.attrs.literal.get();

@@ -18,8 +18,10 @@ void run_shape(const Node& node, std::span<const void* const> in, void* out) {
     case Op::Concatenate: return run_concatenate(node, in, out);
     default: break;
   }
-  throw DeviceError("run_shape: expected a shape op (reshape, broadcast, transpose, pad, reverse, slice, "
-                    "put_slice, concatenate), found " + std::string(op_name(node.op)));
+  throw DeviceError(
+      "run_shape: expected a shape op (reshape, broadcast, transpose, pad, reverse, slice, "
+      "put_slice, concatenate), found " +
+      std::string(op_name(node.op)));
 }
 
 }  // namespace sluice::cpu

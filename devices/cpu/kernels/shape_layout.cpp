@@ -38,7 +38,8 @@ void run_transpose(const Node& node, std::span<const void* const> in, void* out)
   const auto out_strides = row_major_strides(shape);
   const auto x_strides = row_major_strides(node.operands[0]->spec.shape);
   Box box;
-  for (int j = 0; j < shape.rank(); ++j) box.push(shape.dim(j), out_strides[j], x_strides[node.attrs.axes[j]]);
+  for (int j = 0; j < shape.rank(); ++j)
+    box.push(shape.dim(j), out_strides[j], x_strides[node.attrs.axes[j]]);
   copy_box(elem_size(node.spec), in[0], out, box);
 }
 

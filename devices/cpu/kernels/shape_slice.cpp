@@ -43,8 +43,8 @@ std::array<int64_t, kMaxRank> clamped_starts(const Node& node, std::span<const v
   }
   std::array<int64_t, kMaxRank> starts{};
   for (int j = 0; j < x.rank(); ++j) {
-    const int64_t start = dynamic ? read_start(node, j, node.operands[first + j]->spec, in[first + j])
-                                  : node.attrs.starts[j];
+    const int64_t start =
+        dynamic ? read_start(node, j, node.operands[first + j]->spec, in[first + j]) : node.attrs.starts[j];
     starts[j] = std::clamp<int64_t>(start, 0, x.dim(j) - window[j]);
   }
   return starts;

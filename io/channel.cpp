@@ -1,5 +1,7 @@
 #include "io/channel.h"
 
+#include <algorithm>
+
 #include <zmq.hpp>
 
 #include "devices/log.h"
@@ -22,6 +24,10 @@ zmq::socket_type socket_type_of(Pattern p) {
   }
   return zmq::socket_type::pair;
 }
+
+// Smaller frames are copied into ZeroMQ's message: cheaper than the
+// allocation and callback that lending the bytes costs.
+constexpr size_t kZeroCopyBytes = 1024;
 
 bool receives(Pattern p) { return p == Pattern::Pull || p == Pattern::Sub || p == Pattern::Pair; }
 
@@ -73,14 +79,19 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     c.socket.set(zmq::sockopt::linger, static_cast<int>(c.options.linger.count()));
     // No single frame may exceed the limit: ZeroMQ drops such a peer before
     // buffering what it claims.
-    c.socket.set(zmq::sockopt::maxmsgsize, c.options.max_message_bytes + 65536);
+    c.socket.set(zmq::sockopt::maxmsgsize, c.options.max_message_bytes);
     if (pattern == Pattern::Sub) {
       if (c.options.subscribe.empty()) c.socket.set(zmq::sockopt::subscribe, "");
       for (uint64_t id : c.options.subscribe)
         for (const std::string& prefix : subscriptions(id)) c.socket.set(zmq::sockopt::subscribe, prefix);
     }
-    if (bind) c.socket.bind(address);
-    else c.socket.connect(address);
+    if (bind) {
+      c.socket.bind(address);
+      // Name the address bound in messages (the port of tcp://host:*).
+      c.endpoint = c.socket.get(zmq::sockopt::last_endpoint);
+    } else {
+      c.socket.connect(address);
+    }
   } catch (const zmq::error_t& e) {
     throw WireError("channel " + endpoint + ": " + (bind ? "bind" : "connect") + " failed: " + e.what());
   }
@@ -90,16 +101,37 @@ Channel::~Channel() = default;
 Channel::Channel(Channel&&) noexcept = default;
 Channel& Channel::operator=(Channel&&) noexcept = default;
 
-void Channel::send(const wire::Message& message) {
+void Channel::send(const wire::Message& message) { send(message, std::chrono::milliseconds(-1)); }
+
+bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
   std::vector<wire::Frame> frames = wire::encode(message, {.crc = c.options.crc});
+  auto failed = [&](const zmq::error_t& e) {
+    return WireError("channel " + c.endpoint + ": send of seq " + std::to_string(message.header.seq) +
+                     " failed: " + e.what());
+  };
+  // Only the first frame can find the queue full: ZeroMQ takes the rest of
+  // a message it has started.
+  if (timeout.count() >= 0) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      zmq::pollitem_t item{static_cast<void*>(c.socket), 0, ZMQ_POLLOUT, 0};
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      try {
+        if (zmq::poll(&item, 1, std::max(left, std::chrono::milliseconds(0))) > 0) break;
+      } catch (const zmq::error_t& e) {
+        if (e.num() != EINTR) throw failed(e);
+      }
+      if (left.count() <= 0) return false;
+    }
+  }
   for (size_t i = 0; i < frames.size(); ++i) {
     wire::Frame& f = frames[i];
     zmq::send_flags flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
     zmq::message_t msg;
-    if (f.size >= 1024) {
+    if (f.size >= kZeroCopyBytes) {
       // Zero copy: ZeroMQ calls back when it is done with the bytes.
-      auto* keep = new std::shared_ptr<const void>(f.owner);
+      auto* keep = new std::shared_ptr<const void>(std::move(f.owner));
       msg = zmq::message_t(const_cast<void*>(f.data), f.size,
                            [](void*, void* hint) { delete static_cast<std::shared_ptr<const void>*>(hint); }, keep);
     } else {
@@ -108,10 +140,10 @@ void Channel::send(const wire::Message& message) {
     try {
       c.socket.send(msg, flags);
     } catch (const zmq::error_t& e) {
-      throw WireError("channel " + c.endpoint + ": send of seq " + std::to_string(message.header.seq) +
-                      " failed: " + e.what());
+      throw failed(e);
     }
   }
+  return true;
 }
 
 void Channel::send(const std::vector<Tensor>& tensors, uint64_t seq, uint64_t stream_id) {
@@ -137,34 +169,54 @@ void Channel::send_error(const std::string& what, uint64_t seq, uint64_t stream_
 std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Every valid tensor costs a header frame of at least 64 bytes, so the
+  // byte limit bounds the number of frames too.
+  const auto max_frames = static_cast<size_t>(c.options.max_message_bytes / 32 + 1);
   for (;;) {
-    int wait_ms = -1;
-    if (timeout.count() >= 0) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() < 0) return std::nullopt;
-      wait_ms = static_cast<int>(left.count());
-    }
-    zmq::pollitem_t item{static_cast<void*>(c.socket), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, std::chrono::milliseconds(wait_ms)) == 0) return std::nullopt;
-
-    // One multipart message; the byte total is checked as frames arrive,
-    // before anything is decoded.
-    std::vector<wire::ReceivedFrame> frames;
+    // One multipart message, kept whole in one owner so that a tensor made
+    // from a data frame keeps the frame alive. Its size is checked as frames
+    // arrive: past the limit, the rest is dropped unread.
+    auto parts = std::make_shared<std::vector<zmq::message_t>>();
+    zmq::message_t part;
     int64_t total = 0;
-    bool too_big = false;
-    for (;;) {
-      auto part = std::make_shared<zmq::message_t>();
-      if (!c.socket.recv(*part, zmq::recv_flags::none)) break;
-      total += static_cast<int64_t>(part->size());
-      bool more = part->more();
-      if (total > c.options.max_message_bytes + 65536 * 8) too_big = true;
-      if (!too_big) frames.push_back({{static_cast<const uint8_t*>(part->data()), part->size()}, part});
-      if (!more) break;
+    size_t frames_seen = 0;
+    try {
+      // Try first, poll only when nothing is waiting: a poll costs a system call.
+      while (!c.socket.recv(part, zmq::recv_flags::dontwait)) {
+        int wait_ms = -1;
+        if (timeout.count() >= 0) {
+          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+          if (left.count() <= 0) return std::nullopt;
+          wait_ms = static_cast<int>(left.count());
+        }
+        zmq::pollitem_t item{static_cast<void*>(c.socket), 0, ZMQ_POLLIN, 0};
+        zmq::poll(&item, 1, std::chrono::milliseconds(wait_ms));
+      }
+      for (;;) {
+        total += static_cast<int64_t>(part.size());
+        ++frames_seen;
+        bool more = part.more();
+        if (total <= c.options.max_message_bytes && frames_seen <= max_frames) parts->push_back(std::move(part));
+        if (!more) break;
+        // The rest of a multipart message is already here: this never waits.
+        (void)c.socket.recv(part, zmq::recv_flags::none);
+      }
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;  // a signal: try again
+      throw WireError("channel " + c.endpoint + ": receive failed: " + e.what());
     }
     try {
-      if (too_big)
-        throw WireError("channel " + c.endpoint + ": message of " + std::to_string(total) +
-                        " bytes, above max_message_bytes = " + std::to_string(c.options.max_message_bytes));
+      if (total > c.options.max_message_bytes)
+        throw WireError("channel " + c.endpoint + ": message size: expected at most max_message_bytes = " +
+                        std::to_string(c.options.max_message_bytes) + " bytes, found " + std::to_string(total));
+      if (frames_seen > max_frames)
+        throw WireError("channel " + c.endpoint + ": frame count: expected at most " + std::to_string(max_frames) +
+                        " frames within max_message_bytes = " + std::to_string(c.options.max_message_bytes) +
+                        ", found " + std::to_string(frames_seen));
+      std::vector<wire::ReceivedFrame> frames;
+      frames.reserve(parts->size());
+      for (zmq::message_t& p : *parts)
+        frames.push_back({{static_cast<const uint8_t*>(p.data()), p.size()}, std::shared_ptr<void>(parts, &p)});
       return wire::decode(std::move(frames), {.max_message_bytes = c.options.max_message_bytes},
                           "channel " + c.endpoint);
     } catch (const WireError& e) {
@@ -179,5 +231,6 @@ uint64_t Channel::rejected() const { return impl_->rejected; }
 const std::string& Channel::last_rejection() const { return impl_->last_rejection; }
 const std::string& Channel::endpoint() const { return impl_->endpoint; }
 std::string Channel::bound_endpoint() const { return impl_->socket.get(zmq::sockopt::last_endpoint); }
+void* Channel::zmq_context() { return context().handle(); }
 
 }  // namespace sluice

@@ -1,10 +1,12 @@
 #include "io/npy.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <vector>
+
+#include "ops/error.h"
 
 namespace sluice::npy {
 namespace {
@@ -95,12 +97,14 @@ std::string descr(DType t) {
 DType dtype_from_descr(std::string_view d, std::string_view where) {
   for (const auto& e : kDescrs)
     if (d == e.descr) return e.dtype;
-  // Single-byte types carry no byte order; numpy writes '|' but '<' and '=' read the same.
-  if (d.size() == 3 && (d[0] == '<' || d[0] == '=')) {
+  // Single-byte types carry no byte order: numpy writes '|', but '<' and '='
+  // read the same; numpy writes a void type (bf16's '<V2') as '|V2'.
+  if (d.size() == 3 && (d[0] == '<' || d[0] == '=' || d[0] == '|')) {
     std::string_view code = d.substr(1);
     if (code == "b1") return DType::Pred;
     if (code == "i1") return DType::S8;
     if (code == "u1") return DType::U8;
+    if (code == "V2") return DType::BF16;
   }
   fail(where, "descr: expected one of '<f4', '<f8', '<i4', ... (little-endian numeric), found '" + std::string(d) + "'");
 }
@@ -125,90 +129,65 @@ std::string header(const Spec& spec) {
   return out + dict;
 }
 
-Spec parse_header(std::span<const uint8_t> bytes, size_t* header_bytes, std::string_view where) {
+Spec parse_header(std::span<const uint8_t> bytes, size_t* header_bytes, std::string_view where, Accept accept) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, kMagicBytes) != 0)
     fail(where, "expected the .npy magic \\x93NUMPY, found " +
                     (bytes.size() < kMagicBytes ? std::string("a frame of ") + std::to_string(bytes.size()) + " bytes"
                                                 : std::string("other bytes")));
   uint8_t major = bytes[6], minor = bytes[7];
-  size_t len, prefix;
+  size_t len = 0, prefix = 0;
   if (major == 1 && minor == 0) {
     len = bytes[8] | (size_t{bytes[9]} << 8);
     prefix = 10;
-  } else if (major == 2 && minor == 0 && bytes.size() >= 12) {
+  } else if ((major == 2 || major == 3) && minor == 0 && accept == Accept::AnyVersion && bytes.size() >= 12) {
     len = bytes[8] | (size_t{bytes[9]} << 8) | (size_t{bytes[10]} << 16) | (size_t{bytes[11]} << 24);
     prefix = 12;
   } else {
-    fail(where, "expected .npy version 1.0, found " + std::to_string(major) + "." + std::to_string(minor));
+    fail(where, std::string("expected .npy version 1.0") + (accept == Accept::AnyVersion ? ", 2.0 or 3.0" : "") +
+                    ", found " + std::to_string(major) + "." + std::to_string(minor));
   }
   if (len > bytes.size() - prefix)
     fail(where, "header claims " + std::to_string(len) + " bytes, found " + std::to_string(bytes.size() - prefix));
   DictParser p{std::string_view(reinterpret_cast<const char*>(bytes.data() + prefix), len), 0, where};
   std::optional<DType> dtype;
   std::optional<std::vector<int64_t>> dims;
-  bool fortran = false, seen_fortran = false;
+  std::optional<bool> fortran;
   p.expect('{');
   while (!p.eat('}')) {
     std::string_view key = p.quoted();
     p.expect(':');
-    if (key == "descr") {
+    if (key == "descr" && !dtype) {
       dtype = dtype_from_descr(p.quoted(), where);
-    } else if (key == "fortran_order") {
+    } else if (key == "fortran_order" && !fortran) {
       std::string_view w = p.word();
       if (w != "False" && w != "True") fail(where, "fortran_order: expected False, found '" + std::string(w) + "'");
       fortran = w == "True";
-      seen_fortran = true;
-    } else if (key == "shape") {
+    } else if (key == "shape" && !dims) {
       dims = p.shape();
     } else {
-      fail(where, "header dict: unexpected key '" + std::string(key) + "'");
+      fail(where, "header dict: expected the keys descr, fortran_order and shape once each, found '" +
+                      std::string(key) + "'" + (key == "descr" || key == "fortran_order" || key == "shape" ? " again" : ""));
     }
     if (!p.eat(',')) {
       p.expect('}');
       break;
     }
   }
-  if (!dtype || !dims || !seen_fortran) fail(where, "header dict: expected the keys descr, fortran_order and shape");
-  if (fortran) fail(where, "fortran_order: expected False (C order), found True");
+  p.skip_space();
+  if (p.i != p.s.size()) fail(where, "header: expected only padding after the dict, found other bytes");
+  if (!dtype || !dims || !fortran) fail(where, "header dict: expected the keys descr, fortran_order and shape");
+  if (*fortran) fail(where, "fortran_order: expected False (C order), found True");
+  // The size in bytes must be representable: a header may claim anything.
+  int64_t size = dtype_size(*dtype);
+  for (int64_t d : *dims)
+    if (__builtin_mul_overflow(size, d, &size))
+      fail(where, "shape: expected a size in bytes below 2^63, found one that overflows");
   *header_bytes = prefix + len;
   try {
     return Spec{*dtype, Shape(*dims)};
   } catch (const Error& e) {
     fail(where, e.what());
   }
-}
-
-void save(const std::string& path, const Tensor& t) {
-  Tensor h = t.to_host();
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw WireError("npy::save: cannot open '" + path + "' for writing");
-  std::string head = header(h.spec());
-  f.write(head.data(), static_cast<std::streamsize>(head.size()));
-  f.write(static_cast<const char*>(h.host_data()), static_cast<std::streamsize>(h.spec().bytes()));
-  if (!f) throw WireError("npy::save: writing '" + path + "' failed");
-}
-
-Tensor load(const std::string& path, int64_t max_bytes) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) throw WireError("npy::load: cannot open '" + path + "'");
-  int64_t size = f.tellg();
-  f.seekg(0);
-  std::vector<uint8_t> head(static_cast<size_t>(std::min<int64_t>(size, 65536 + 12)));
-  f.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
-  size_t header_bytes = 0;
-  Spec spec = parse_header(head, &header_bytes, "npy::load '" + path + "'");
-  // The file's real size bounds what is read, never the header's claim.
-  if (spec.bytes() > max_bytes)
-    throw WireError("npy::load '" + path + "': " + spec.str() + " is " + std::to_string(spec.bytes()) +
-                    " bytes, above the limit of " + std::to_string(max_bytes));
-  if (size - static_cast<int64_t>(header_bytes) != spec.bytes())
-    throw WireError("npy::load '" + path + "': expected " + std::to_string(spec.bytes()) + " data bytes for " +
-                    spec.str() + ", found " + std::to_string(size - static_cast<int64_t>(header_bytes)));
-  Tensor t = zeros(spec);
-  f.seekg(static_cast<std::streamoff>(header_bytes));
-  f.read(static_cast<char*>(const_cast<void*>(t.host_data())), static_cast<std::streamsize>(spec.bytes()));
-  if (!f && spec.bytes() > 0) throw WireError("npy::load '" + path + "': reading the data failed");
-  return t;
 }
 
 }  // namespace sluice::npy

@@ -1,13 +1,16 @@
 #pragma once
-// The wire format, version 1 (io/WIRE_FORMAT.md is its specification): one
-// message is one ZeroMQ multipart message of a 32-byte header frame and two
-// frames per tensor, an .npy header and the raw data, so that Python reads
-// each tensor with numpy alone. Start here for io/.
+// The wire format, version 1, in tensors (io/WIRE_FORMAT.md is its
+// specification; io/wire_format.h has the bytes): one message is one ZeroMQ
+// multipart message of a 32-byte header frame and two frames per tensor, an
+// .npy header and the raw data, so that Python reads each tensor with numpy
+// alone. Start here for io/; channel.h sends and receives these messages.
 //
 // Encoding never copies tensor data: data frames point into the tensors'
-// buffers and keep them alive. Decoding is strict and never allocates what a
-// header merely claims: every size is checked against the frames actually
-// received and against max_message_bytes first.
+// buffers and keep them alive. Decoding is strict (wire::parse) and never
+// allocates what a header merely claims; a data frame becomes a tensor
+// without a copy when its address suits the element type.
+//
+// Thread safety: encode and decode may be called from any thread.
 
 #include <cstdint>
 #include <memory>
@@ -16,35 +19,9 @@
 #include <vector>
 
 #include "devices/backend.h"
+#include "io/wire_format.h"
 
 namespace sluice::wire {
-
-inline constexpr uint8_t kVersion = 1;
-inline constexpr size_t kHeaderBytes = 32;
-
-enum class Kind : uint8_t {
-  Data = 0,
-  EndOfStream = 1,
-  Error = 2,  // frame 1 is a UTF-8 message
-  // Reserved for reliable channels; a version-1 reader rejects them.
-  Credit = 3,
-  Ack = 4,
-  Barrier = 5,
-  Heartbeat = 6,
-};
-
-enum Flags : uint16_t {
-  kFlagCrc = 1 << 0,  // `crc` holds the CRC-32C of the data frames
-};
-
-struct Header {
-  Kind kind = Kind::Data;
-  uint16_t flags = 0;
-  uint64_t stream_id = 0;
-  uint64_t seq = 0;
-  uint32_t count = 0;  // tensors in the message
-  uint32_t crc = 0;
-};
 
 // One frame to send: bytes that stay valid as long as `owner` lives.
 struct Frame {
@@ -56,34 +33,25 @@ struct Frame {
 // One received frame: its bytes and what keeps them alive, so that a data
 // frame can become a tensor's buffer without a copy.
 struct ReceivedFrame {
-  std::span<const uint8_t> bytes;
+  Bytes bytes;
   std::shared_ptr<void> owner;
 };
 
 struct Message {
-  Header header;
+  Header header;                // encode sets count, flags and crc itself
   std::vector<Tensor> tensors;  // Data
-  std::string error;            // Error
+  std::string error;            // Error: UTF-8
 };
 
 struct EncodeOptions {
   bool crc = false;  // compute a CRC-32C of the data frames
 };
 
-struct DecodeLimits {
-  int64_t max_message_bytes = int64_t{1} << 30;
-};
-
+// The frames of `message` (tensors not on the host are copied there first).
+// WireError for a reserved kind, tensors in a message that is not data, or
+// an error message that is not UTF-8.
 std::vector<Frame> encode(const Message& message, const EncodeOptions& options = {});
 // Throws WireError naming `where` (an endpoint) and what was wrong.
-Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits = {},
-               std::string_view where = "wire");
-
-// The 32-byte header, little-endian.
-void write_header(const Header& h, uint8_t* out);
-Header read_header(std::span<const uint8_t> frame, std::string_view where);
-
-// CRC-32C (Castagnoli) continuing from `crc` (0 to start).
-uint32_t crc32c(uint32_t crc, const void* data, size_t size);
+Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");
 
 }  // namespace sluice::wire

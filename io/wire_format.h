@@ -1,0 +1,89 @@
+#pragma once
+// The bytes of the wire format, version 1 (io/WIRE_FORMAT.md specifies it):
+// the 32-byte header frame, the CRC-32C, and parse(), which validates a
+// received message's frames without making tensors. Depends on ops/shape.h
+// alone, so that the fuzzer (fuzz/) builds it without the devices layer.
+// Most code wants io/wire.h, which turns parsed frames into tensors.
+//
+// Thread safety: everything here is a pure function of its arguments.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ops/shape.h"
+
+namespace sluice::wire {
+
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kHeaderBytes = 32;
+
+enum class Kind : uint8_t {
+  Data = 0,
+  EndOfStream = 1,
+  Error = 2,  // frame 1 is a UTF-8 message
+  // Reserved for reliable channels; a version-1 reader rejects them.
+  Credit = 3,
+  Ack = 4,
+  Barrier = 5,
+  Heartbeat = 6,
+};
+
+enum Flags : uint16_t {
+  kFlagCrc = 1 << 0,  // `crc` holds the CRC-32C of the data frames
+};
+
+struct Header {
+  Kind kind = Kind::Data;
+  uint16_t flags = 0;
+  uint64_t stream_id = 0;
+  uint64_t seq = 0;
+  uint32_t count = 0;  // tensors in the message
+  uint32_t crc = 0;
+};
+
+struct DecodeLimits {
+  // The most bytes a message's frames may hold together; anything larger is
+  // rejected before any allocation it would imply.
+  int64_t max_message_bytes = int64_t{1} << 30;
+};
+
+using Bytes = std::span<const uint8_t>;
+
+// One tensor of a parsed message: its spec and its data frame's bytes.
+struct TensorView {
+  Spec spec;
+  Bytes data;
+};
+
+// A validated message: views into the frames it was parsed from.
+struct Parsed {
+  Header header;
+  std::vector<TensorView> tensors;  // Data
+  std::string_view error;           // Error: the peer's message
+};
+
+// Validates every frame of one message: the header (magic, version, kind,
+// frame count), each tensor's .npy header (version 1.0, dtype, rank, dims)
+// and data size, the byte total against `limits`, the CRC when flagged, an
+// error message's UTF-8. Throws WireError naming `where` (an endpoint), the
+// sequence number and tensor when known, what was expected and what was found.
+Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");
+
+// The 32-byte header, little-endian. write_header writes flags as given:
+// callers pass 0 for bits they do not define.
+void write_header(const Header& h, uint8_t* out);
+// Checks size, magic, version and kind; unknown flag bits are ignored.
+Header read_header(Bytes frame, std::string_view where);
+
+// CRC-32C (Castagnoli) continuing from `crc` (0 to start).
+uint32_t crc32c(uint32_t crc, const void* data, size_t size);
+
+// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+bool valid_utf8(Bytes text);
+
+// "data", "end of stream", "error", "credit (reserved)", ...
+std::string_view kind_name(Kind kind);
+
+}  // namespace sluice::wire

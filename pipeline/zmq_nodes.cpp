@@ -1,0 +1,159 @@
+#include "pipeline/zmq_nodes.h"
+
+#include <tbb/task_group.h>
+
+#include "devices/log.h"
+
+namespace sluice {
+namespace {
+
+// A sink's body runs in the pipeline graph's oneTBB task group, which
+// Pipeline::cancel (and an error under ErrorPolicy::Stop) cancels: a body
+// waiting on the network looks here to let go.
+bool pipeline_cancelled() { return tbb::is_current_task_group_canceling(); }
+
+// The pattern of a source's socket, which must receive (a sink's must send).
+Pattern receiving(Pattern p, const std::string& endpoint) {
+  if (p == Pattern::Push || p == Pattern::Pub)
+    throw PipelineError("sources::zmq " + endpoint + ": pattern: expected pull, sub or pair, found a sending socket");
+  return p;
+}
+Pattern sending(Pattern p, const std::string& endpoint) {
+  if (p == Pattern::Pull || p == Pattern::Sub)
+    throw PipelineError("sinks::zmq " + endpoint + ": pattern: expected push, pub or pair, found a receiving socket");
+  return p;
+}
+
+}  // namespace
+
+ZmqSource::ZmqSource(const std::string& endpoint, std::vector<Spec> spec, ZmqSourceOptions options)
+    : PushSource(std::move(spec)),
+      options_(std::move(options)),
+      channel_(receiving(options_.pattern, endpoint), endpoint, options_.channel),
+      bound_endpoint_(channel_.bound_endpoint()) {
+  if (this->spec().empty())
+    throw PipelineError("sources::zmq " + endpoint + ": expected the spec of its messages, found none");
+  if (options_.expected_peers < 0)
+    throw PipelineError("sources::zmq " + endpoint + ": expected_peers: expected 0 (forever) or more, found " +
+                        std::to_string(options_.expected_peers));
+  thread_ = std::thread([this] { receive(); });
+}
+
+ZmqSource::~ZmqSource() {
+  stop();
+  // A push waiting for a pipeline that will never start gives up.
+  unwire();
+  thread_.join();
+}
+
+void ZmqSource::stop() { stopped_.store(true); }
+
+std::string ZmqSource::last_rejection() const {
+  std::lock_guard lock(mutex_);
+  return last_rejection_;
+}
+
+void ZmqSource::reject(const std::string& why) {
+  {
+    std::lock_guard lock(mutex_);
+    last_rejection_ = why;
+  }
+  rejected_.fetch_add(1);
+}
+
+void ZmqSource::receive() {
+  const auto wanted = static_cast<uint64_t>(options_.expected_peers);
+  uint64_t channel_rejected = 0;  // the channel's count already added to rejected_
+  try {
+    while (!stopped_.load() && (wanted == 0 || ends_.load() < wanted)) {
+      std::optional<wire::Message> m = channel_.recv(options_.poll_interval);
+      // The channel logged what it skipped; count it here too.
+      if (uint64_t skipped = channel_.rejected() - channel_rejected; skipped > 0) {
+        channel_rejected = channel_.rejected();
+        {
+          std::lock_guard lock(mutex_);
+          last_rejection_ = channel_.last_rejection();
+        }
+        rejected_.fetch_add(skipped);
+      }
+      if (!m) continue;
+      const wire::Header& h = m->header;
+      switch (h.kind) {
+        case wire::Kind::Data: {
+          std::vector<Spec> got;
+          for (const Tensor& t : m->tensors) got.push_back(t.spec());
+          if (got == spec()) {
+            push(m->tensors);  // waits for the pipeline's credit
+            break;
+          }
+          std::string why = "source zmq " + channel_.endpoint() + ": seq " + std::to_string(h.seq) + ": expected " +
+                            specs_str(spec()) + ", found " + specs_str(got);
+          logger().warn("{} (message skipped)", why);
+          reject(why);
+          break;
+        }
+        case wire::Kind::EndOfStream:
+          ends_.fetch_add(1);
+          logger().debug("source zmq {}: end of stream {} of {} (stream id {}, seq {})", channel_.endpoint(),
+                         ends_.load(), wanted, h.stream_id, h.seq);
+          break;
+        default:
+          peer_errors_.fetch_add(1);
+          logger().warn("source zmq {}: a peer sent an error at seq {} (stream id {}): {}", channel_.endpoint(), h.seq,
+                        h.stream_id, m->error);
+          break;
+      }
+    }
+  } catch (const PipelineError&) {
+    return;  // the pipeline stopped (cancelled, or an error under ErrorPolicy::Stop): nothing more to deliver
+  } catch (const std::exception& e) {
+    logger().error("source zmq {}: receiving stopped: {}", channel_.endpoint(), e.what());
+  }
+  close();
+}
+
+ZmqSink::ZmqSink(const std::string& endpoint, ZmqSinkOptions options)
+    : options_(std::move(options)),
+      channel_(sending(options_.pattern, endpoint), endpoint, options_.channel) {}
+
+void ZmqSink::consume(uint64_t seq, const Tensors& tensors) {
+  wire::Message m;
+  m.header.kind = wire::Kind::Data;
+  m.header.stream_id = options_.stream_id;
+  m.header.seq = seq;
+  m.tensors = tensors;
+  // Wait for room in short steps, so that a cancelled pipeline is not held
+  // by a peer that stopped reading.
+  while (!channel_.send(m, std::chrono::milliseconds(20))) {
+    if (pipeline_cancelled()) return;
+  }
+  next_seq_ = seq + 1;
+}
+
+void ZmqSink::finish() {
+  if (finished_) return;
+  finished_ = true;
+  wire::Message m;
+  m.header.kind = wire::Kind::EndOfStream;
+  m.header.stream_id = options_.stream_id;
+  m.header.seq = next_seq_;
+  // finish runs after the graph, on the thread that waits for the pipeline:
+  // a peer that never reads must not hold it longer than the linger time.
+  if (!channel_.send(m, options_.channel.linger))
+    logger().warn("sink zmq {}: end of stream not sent: no peer took it within {} ms", channel_.endpoint(),
+                  options_.channel.linger.count());
+}
+
+namespace sources {
+std::shared_ptr<ZmqSource> zmq(const std::string& endpoint, std::vector<Spec> spec, ZmqSourceOptions options) {
+  return std::make_shared<ZmqSource>(endpoint, std::move(spec), std::move(options));
+}
+}  // namespace sources
+
+namespace sinks {
+std::shared_ptr<ZmqSink> zmq(const std::string& endpoint, ZmqSinkOptions options) {
+  return std::make_shared<ZmqSink>(endpoint, std::move(options));
+}
+}  // namespace sinks
+
+}  // namespace sluice

@@ -6,6 +6,7 @@
 #   make test       build, then the whole test suite (ctest, 2 at a time, per-test timeout)
 #   make bench      build, run every benchmark, write build/bench-results.json, print the table
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (build-asan/)
+#   make fuzz       the wire decoder under libFuzzer (clang, build-fuzz/) for FUZZ_SECONDS (default 60)
 #
 # Variables: JOBS (parallel compile jobs, default: all cores), WERROR (ON turns
 # warnings into errors; default ON when CI=true, as .ci/run and CI services set it).
@@ -19,7 +20,9 @@ define build
 	cmake --build --preset $(1) -j $(JOBS)
 endef
 
-.PHONY: build demo test bench sanitize deps clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: build demo test bench sanitize fuzz deps clean
 
 build: deps
 	$(call build,default)
@@ -36,6 +39,11 @@ bench: build
 sanitize: deps
 	$(call build,asan)
 	ctest --preset asan
+
+fuzz: deps
+	cmake -S fuzz -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j $(JOBS)
+	fuzz/run.sh $(CURDIR)/build-fuzz/wire_fuzzer $(FUZZ_SECONDS) build-fuzz/work
 
 deps:
 	scripts/install-deps

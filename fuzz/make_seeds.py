@@ -1,0 +1,45 @@
+"""Writes the fuzzer's seed corpus: valid messages of each kind, in the
+fuzzer's framing (a limit byte, then a u16 length before each frame), made
+by io/python/sluice_wire.py.
+
+    make_seeds.py DIRECTORY
+"""
+
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "io", "python"))
+
+import numpy as np  # noqa: E402
+
+import sluice_wire  # noqa: E402
+
+
+def framed(frames, limit_byte=15):
+    out = bytes([limit_byte])
+    for f in frames:
+        f = bytes(f)
+        out += struct.pack("<H", len(f)) + f
+    return out
+
+
+def main(directory):
+    os.makedirs(directory, exist_ok=True)
+    seeds = {
+        "f32_2x3": sluice_wire.encode([np.arange(6, dtype=np.float32).reshape(2, 3)], seq=1),
+        "crc_two_tensors": sluice_wire.encode([np.arange(3, dtype=np.int64), np.ones((2, 2), np.complex64)],
+                                              seq=2, crc=True),
+        "scalar_bool": sluice_wire.encode([np.array(True)]),
+        "empty_u16": sluice_wire.encode([np.zeros((3, 0), np.uint16)]),
+        "end_of_stream": sluice_wire.encode_end_of_stream(seq=9),
+        "error": sluice_wire.encode_error("stage 'x' failed", seq=4),
+        "no_tensors": sluice_wire.encode([]),
+    }
+    for name, frames in seeds.items():
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(framed(frames))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

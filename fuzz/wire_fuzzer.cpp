@@ -1,0 +1,57 @@
+// libFuzzer target: wire::parse, the strict decoder every received message
+// goes through, on arbitrary frames. It may reject (WireError) but must not
+// crash, read out of bounds, overflow, allocate what a header claims, or
+// accept a message whose tensors do not match their frames.
+//
+// Input: a limit byte, then frames, each a little-endian u16 length and that
+// many bytes (the last one cut short by the input's end).
+
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "io/npy.h"
+#include "io/wire_format.h"
+#include "ops/error.h"
+
+namespace {
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace sluice;
+  if (size < 1) return 0;
+  // Limits from 64 bytes to 2 MiB reach the size checks on small inputs.
+  const wire::DecodeLimits limits{.max_message_bytes = int64_t{64} << (data[0] % 16)};
+  std::vector<wire::Bytes> frames;
+  for (size_t at = 1; at + 2 <= size;) {
+    size_t n = data[at] | (size_t{data[at + 1]} << 8);
+    at += 2;
+    n = std::min(n, size - at);
+    frames.emplace_back(data + at, n);
+    at += n;
+  }
+  try {
+    wire::Parsed m = wire::parse(frames, limits, "fuzz");
+    int64_t total = 0;
+    for (wire::Bytes f : frames) total += static_cast<int64_t>(f.size());
+    check(total <= limits.max_message_bytes);
+    check(frames.size() == (m.header.kind == wire::Kind::Data ? 1 + 2 * m.tensors.size()
+                            : m.header.kind == wire::Kind::Error ? 2 : 1));
+    for (const wire::TensorView& t : m.tensors) {
+      check(static_cast<int64_t>(t.data.size()) == t.spec.bytes());
+      // What a writer makes of an accepted spec reads back as the same spec.
+      std::string header = npy::header(t.spec);
+      size_t header_bytes = 0;
+      Spec again = npy::parse_header({reinterpret_cast<const uint8_t*>(header.data()), header.size()}, &header_bytes,
+                                     "fuzz", npy::Accept::Version1);
+      check(again == t.spec && header_bytes == header.size() && header.size() % 64 == 0);
+    }
+  } catch (const WireError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,114 @@
+"""The Python end of the interop tests (python_interop_test.cpp drives it).
+
+    interop.py produce ENDPOINT N   send N messages [f32[4][3], s64[5]] (and one error), then end of stream
+    interop.py consume ENDPOINT N   receive N messages, check each is twice what produce sent, exit 0
+    interop.py selftest             sluice_wire alone: round trips and malformed messages
+
+Every receive has a timeout; any failure exits non-zero with the reason.
+"""
+
+import io
+import sys
+
+import numpy as np
+import zmq
+
+import sluice_wire
+
+TIMEOUT_MS = 60000
+
+
+def message(i):
+    a = np.arange(12, dtype=np.float32).reshape(4, 3) * np.float32(i) + np.float32(0.5)
+    b = np.arange(5, dtype=np.int64) - i
+    return [a, b]
+
+
+def produce(endpoint, n):
+    push = zmq.Context.instance().socket(zmq.PUSH)
+    push.connect(endpoint)
+    for i in range(n):
+        if i == n // 2:
+            sluice_wire.send_error(push, "python producer: halfway (not data)", seq=i)
+        # Every other message carries a CRC, which the C++ reader checks.
+        sluice_wire.send(push, message(i), seq=i, crc=(i % 2 == 0))
+    sluice_wire.send_end_of_stream(push, seq=n)
+    push.close(linger=TIMEOUT_MS)
+
+
+def consume(endpoint, n):
+    pull = zmq.Context.instance().socket(zmq.PULL)
+    pull.setsockopt(zmq.RCVTIMEO, TIMEOUT_MS)
+    pull.bind(endpoint)
+    for i in range(n + 1):
+        m = sluice_wire.recv(pull)
+        if i == n:
+            assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
+            break
+        assert m.kind == sluice_wire.DATA, f"message {i}: expected data, found kind {m.kind}"
+        assert m.seq == i, f"message {i}: found seq {m.seq}"
+        want = [2 * x for x in message(i)]
+        assert len(m.arrays) == 2, f"message {i}: expected 2 arrays, found {len(m.arrays)}"
+        for got, w in zip(m.arrays, want):
+            assert got.dtype == w.dtype and got.shape == w.shape, f"message {i}: {got.dtype}{got.shape} != {w.dtype}{w.shape}"
+            assert np.array_equal(got, w), f"message {i}: {got} != {w}"
+
+
+def selftest():
+    arrays = [np.float32(1.5), np.arange(6, dtype=np.complex64).reshape(2, 3), np.zeros((3, 0), np.uint16),
+              np.array([True, False]), np.arange(4, dtype=">i4")]
+    m = sluice_wire.decode(sluice_wire.encode(arrays, seq=7, stream_id=3, crc=True))
+    assert (m.kind, m.seq, m.stream_id, m.flags) == (sluice_wire.DATA, 7, 3, sluice_wire.FLAG_CRC)
+    for got, want in zip(m.arrays, arrays):
+        assert got.shape == np.shape(want) and np.array_equal(got, want), (got, want)
+    assert m.arrays[4].dtype == np.dtype("<i4"), "big-endian arrays travel little-endian"
+    # The frames of one array are an .npy file.
+    frames = sluice_wire.encode([np.arange(3.0)])
+    assert np.array_equal(np.load(io.BytesIO(bytes(frames[1]) + bytes(frames[2]))), np.arange(3.0))
+
+    good = [bytes(f) for f in sluice_wire.encode([np.arange(6, dtype=np.float32).reshape(2, 3)], seq=5)]
+    def changed(index, new):
+        frames = list(good)
+        frames[index] = new(frames[index])
+        return frames
+    bad = {
+        "magic": changed(0, lambda f: b"X" + f[1:]),
+        "version": changed(0, lambda f: f[:4] + b"\x02" + f[5:]),
+        "kind": changed(0, lambda f: f[:5] + b"\x03" + f[6:]),
+        "descr": changed(1, lambda f: f.replace(b"'<f4'", b"'>f4'")),
+        "fortran_order": changed(1, lambda f: f.replace(b"False", b"True ")),
+        "data frame": changed(2, lambda f: f[:-1]),
+        "frames": good[:2],
+        "header frame": changed(0, lambda f: f[:20]),
+        "max_message_bytes": None,
+    }
+    for reason, frames in bad.items():
+        try:
+            if frames is None:
+                sluice_wire.decode(good, max_message_bytes=64)
+            else:
+                sluice_wire.decode(frames)
+        except sluice_wire.WireError as e:
+            assert reason in str(e), f"{reason}: {e}"
+        else:
+            raise AssertionError(f"{reason}: accepted")
+    crc = [bytes(f) for f in sluice_wire.encode([np.arange(4.0)], crc=True)]
+    crc[2] = b"\x01" + crc[2][1:]
+    try:
+        sluice_wire.decode(crc)
+        raise AssertionError("crc: accepted")
+    except sluice_wire.WireError as e:
+        assert "CRC-32C" in str(e), e
+
+
+if __name__ == "__main__":
+    try:
+        if sys.argv[1] == "produce":
+            produce(sys.argv[2], int(sys.argv[3]))
+        elif sys.argv[1] == "consume":
+            consume(sys.argv[2], int(sys.argv[3]))
+        else:
+            selftest()
+    except (AssertionError, sluice_wire.WireError, zmq.ZMQError) as e:
+        print(f"interop.py {sys.argv[1]}: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)

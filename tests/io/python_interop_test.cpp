@@ -1,0 +1,54 @@
+// Python at both ends: a Python producer (pyzmq + numpy + io/python/sluice_wire.py)
+// sends arrays into a C++ pipeline that doubles them and sends them on to a
+// Python consumer, which checks every value.
+
+#include <gtest/gtest.h>
+
+#include "pipeline/pipeline.h"
+#include "pipeline/zmq_nodes.h"
+#include "tests/io/wire_test_util.h"
+
+namespace sluice {
+namespace {
+
+using std::chrono::milliseconds;
+
+const std::string kScript = SLUICE_SOURCE_DIR "/tests/io/interop.py";
+const std::string kPythonPath = "PYTHONPATH=" SLUICE_SOURCE_DIR "/io/python";
+
+std::string python_or_skip_reason() { return test::python_with_numpy_and_zmq(); }
+
+TEST(PythonInterop, SluiceWireSelfTest) {
+  std::string python = python_or_skip_reason();
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
+  test::Child selftest({python, kScript, "selftest"}, {kPythonPath});
+  EXPECT_EQ(selftest.wait(milliseconds(60000)), 0) << "sluice_wire.py's self test failed (its stderr is above)";
+}
+
+TEST(PythonInterop, PythonToCppPipelineToPython) {
+  std::string python = python_or_skip_reason();
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
+  constexpr int kCount = 200;
+  test::TempDir dir;
+  auto source = sources::zmq("@" + dir.ipc("in"), {f32({4, 3}), s64({5})});
+  Pipeline p;
+  auto twice = p.stage("twice", [](Expr a, Expr b) { return tuple(a * 2, b * 2); });
+  p.connect(p.source("from python", source), twice);
+  p.connect(twice, p.sink("to python", sinks::zmq(">" + dir.ipc("out"))));
+
+  test::Child consumer({python, kScript, "consume", dir.ipc("out"), std::to_string(kCount)}, {kPythonPath});
+  test::Child producer({python, kScript, "produce", dir.ipc("in"), std::to_string(kCount)}, {kPythonPath});
+  {
+    test::Watchdog watchdog(source, milliseconds(60000));
+    PipelineResult r = p.run();
+    EXPECT_FALSE(watchdog.fired()) << "no end of stream from the Python producer within 60 s";
+    EXPECT_EQ(r.metrics_of("twice").messages_out, static_cast<uint64_t>(kCount));
+  }
+  EXPECT_EQ(producer.wait(milliseconds(30000)), 0) << "the Python producer failed (its stderr is above)";
+  EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
+  EXPECT_EQ(source->peer_errors(), 1u) << "the producer's error message was counted, not taken for data";
+  EXPECT_EQ(source->rejected(), 0u) << source->last_rejection();
+}
+
+}  // namespace
+}  // namespace sluice

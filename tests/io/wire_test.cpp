@@ -1,0 +1,188 @@
+// The wire format without sockets: encode then decode every dtype and rank,
+// the header's bytes, the CRC, and every class of malformed message.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "io/npy.h"
+#include "io/wire.h"
+#include "tests/io/wire_test_util.h"
+
+namespace sluice {
+namespace {
+
+using test::frames_of;
+using test::received;
+
+TEST(Wire, RoundTripsEveryDtypeAndRankIncludingEmptyTensors) {
+  uint32_t seed = 0;
+  for (const Spec& spec : test::round_trip_specs()) {
+    Tensor t = test::random_tensor(spec, ++seed);
+    for (bool crc : {false, true}) {
+      wire::Message back = wire::decode(received(frames_of(test::data_message({t}, seed, 9), {.crc = crc})));
+      ASSERT_EQ(back.tensors.size(), 1u) << spec.str();
+      EXPECT_TRUE(test::identical(back.tensors[0], t)) << spec.str() << (crc ? " with crc" : "") << ": bytes differ";
+      EXPECT_EQ(back.header.seq, seed) << spec.str();
+      EXPECT_EQ(back.header.stream_id, 9u) << spec.str();
+      EXPECT_EQ(back.header.flags, crc ? wire::kFlagCrc : 0) << spec.str();
+    }
+  }
+}
+
+TEST(Wire, CarriesSeveralTensorsInOneMessage) {
+  std::vector<Tensor> ts = {test::random_tensor(f64({3}), 1), test::random_tensor(u8({0}), 2),
+                            test::random_tensor(c64({2, 2}), 3)};
+  wire::Message back = wire::decode(received(frames_of(test::data_message(ts, 1))));
+  ASSERT_EQ(back.tensors.size(), 3u);
+  for (size_t i = 0; i < ts.size(); ++i) EXPECT_TRUE(test::identical(back.tensors[i], ts[i])) << "tensor " << i;
+}
+
+TEST(Wire, HeaderFrameIsTheDocumentedLittleEndianLayout) {
+  wire::Message m = test::data_message({test::random_tensor(s32({2}), 1)}, 0x0102030405060708, 0x1112131415161718);
+  std::vector<std::string> f = frames_of(m);
+  ASSERT_EQ(f.size(), 3u) << "header, npy header, data";
+  const std::string want_header("SLCE\x01\x00\x00\x00"
+                                "\x18\x17\x16\x15\x14\x13\x12\x11"
+                                "\x08\x07\x06\x05\x04\x03\x02\x01"
+                                "\x01\x00\x00\x00"
+                                "\x00\x00\x00\x00",
+                                32);
+  EXPECT_EQ(f[0], want_header) << "magic, version 1, kind data, flags 0, stream id, seq, count 1, crc 0";
+}
+
+TEST(Wire, NpyHeaderFramesAreWhatNumpyWrites) {
+  // numpy 1.24: np.lib.format.write_array_header_1_0 for each spec.
+  const std::pair<Spec, std::string> cases[] = {
+      {f32({2, 3}), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"},
+      {pred({}), "{'descr': '|b1', 'fortran_order': False, 'shape': (), }"},
+      {c128({5}), "{'descr': '<c16', 'fortran_order': False, 'shape': (5,), }"},
+      {u16({0, 4, 1, 2}), "{'descr': '<u2', 'fortran_order': False, 'shape': (0, 4, 1, 2), }"},
+  };
+  for (const auto& [spec, dict] : cases) {
+    std::string want = std::string("\x93NUMPY\x01\x00v\x00", 10) + dict + std::string(117 - dict.size(), ' ') + "\n";
+    EXPECT_EQ(npy::header(spec), want) << spec.str();
+  }
+}
+
+TEST(Wire, Crc32cMatchesTheStandardCheckValue) {
+  const char* digits = "123456789";
+  EXPECT_EQ(wire::crc32c(0, digits, 9), 0xE3069283u) << "CRC-32C check value (RFC 3720)";
+  // Continuing a CRC over two pieces equals one pass over both.
+  std::vector<uint8_t> bytes(1000);
+  std::mt19937 rng(3);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  EXPECT_EQ(wire::crc32c(wire::crc32c(0, bytes.data(), 333), bytes.data() + 333, 667),
+            wire::crc32c(0, bytes.data(), 1000));
+}
+
+TEST(Wire, EndOfStreamAndErrorMessagesRoundTrip) {
+  wire::Message end;
+  end.header.kind = wire::Kind::EndOfStream;
+  end.header.seq = 77;
+  wire::Message back = wire::decode(received(frames_of(end)));
+  EXPECT_EQ(back.header.kind, wire::Kind::EndOfStream);
+  EXPECT_EQ(back.header.seq, 77u);
+
+  wire::Message error;
+  error.header.kind = wire::Kind::Error;
+  error.error = "stage 'fft' failed: d\xc3\xa9j\xc3\xa0 vu";
+  back = wire::decode(received(frames_of(error)));
+  EXPECT_EQ(back.header.kind, wire::Kind::Error);
+  EXPECT_EQ(back.error, error.error);
+  EXPECT_TRUE(back.tensors.empty()) << "an error message is not data";
+}
+
+TEST(Wire, UnknownFlagBitsAreIgnored) {
+  std::vector<std::string> f = frames_of(test::data_message({test::random_tensor(f32({4}), 1)}, 3));
+  f[0][7] = '\x80';  // bit 15: not defined in version 1
+  EXPECT_NO_THROW(wire::decode(received(f))) << "writers write 0, readers ignore";
+}
+
+TEST(Wire, RejectsEveryMalformedClassWithAWireError) {
+  for (const test::Malformed& bad : test::malformed_messages()) {
+    try {
+      wire::decode(received(bad.frames), {}, "test");
+      ADD_FAILURE() << bad.name << ": accepted";
+    } catch (const WireError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad.reason), std::string::npos)
+          << bad.name << ": expected the reason to mention '" << bad.reason << "', found: " << e.what();
+    }
+  }
+  EXPECT_THROW(wire::decode({}), WireError) << "no frames at all";
+}
+
+TEST(Wire, RejectsMessagesAboveTheLimitBeforeMakingTensors) {
+  std::vector<std::string> f = frames_of(test::data_message({test::random_tensor(f32({1024}), 1)}, 3));
+  try {
+    wire::decode(received(f), {.max_message_bytes = 4096}, "limited");
+    ADD_FAILURE() << "a 4 KiB tensor passed a 4 KiB message limit";
+  } catch (const WireError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_message_bytes = 4096"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(wire::decode(received(f), {.max_message_bytes = 8192}));
+}
+
+TEST(Wire, ErrorsNameTheEndpointSequenceAndTensor) {
+  std::vector<std::string> f = frames_of(test::data_message({test::random_tensor(f32({2}), 1), test::random_tensor(f32({2}), 2)}, 41));
+  f[4].pop_back();
+  try {
+    wire::decode(received(f), {}, "channel ipc:///tmp/x");
+    ADD_FAILURE() << "accepted a short data frame";
+  } catch (const WireError& e) {
+    EXPECT_STREQ(e.what(), "channel ipc:///tmp/x: seq 41, tensor 1: data frame: expected 8 bytes for f32[2], found 7");
+  }
+}
+
+TEST(Wire, RandomFramesNeverCrashTheDecoder) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> good = frames_of(test::data_message({test::random_tensor(s16({3, 2}), 1)}, 1));
+  for (int i = 0; i < 2000; ++i) {
+    // Mutate a valid message: random bytes alone rarely get past the magic.
+    std::vector<std::string> f = good;
+    for (int k = 0, n = 1 + static_cast<int>(rng() % 4); k < n; ++k) {
+      std::string& frame = f[rng() % f.size()];
+      if (!frame.empty()) frame[rng() % frame.size()] = static_cast<char>(rng());
+    }
+    if (rng() % 4 == 0) f[rng() % f.size()].resize(rng() % 140);
+    try {
+      wire::decode(received(f));
+    } catch (const WireError&) {
+    }
+  }
+}
+
+TEST(Wire, AlignedDataFramesBecomeTensorsWithoutACopy) {
+  std::vector<std::string> f = frames_of(test::data_message({test::random_tensor(f64({64}), 1)}, 1));
+  std::vector<wire::ReceivedFrame> frames = received(f);
+  const uint8_t* frame_data = frames[2].bytes.data();
+  wire::Message m = wire::decode(frames);
+  EXPECT_EQ(m.tensors[0].host_data(), frame_data) << "an aligned frame is wrapped, not copied";
+
+  // The same bytes one past an aligned address: copied into aligned memory.
+  auto shifted = std::make_shared<std::string>("x" + f[2]);
+  frames = received(f);
+  frames[2] = {{reinterpret_cast<const uint8_t*>(shifted->data()) + 1, f[2].size()}, shifted};
+  m = wire::decode(frames);
+  EXPECT_NE(m.tensors[0].host_data(), static_cast<const void*>(shifted->data() + 1));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m.tensors[0].host_data()) % 8, 0u);
+  EXPECT_EQ(m.tensors[0].to_vector<double>(), test::random_tensor(f64({64}), 1).to_vector<double>());
+}
+
+TEST(Wire, EncodeRefusesWhatAReaderWouldReject) {
+  wire::Message credit;
+  credit.header.kind = wire::Kind::Credit;
+  EXPECT_THROW(wire::encode(credit), WireError) << "reserved kinds are not sent by version 1";
+  wire::Message end;
+  end.header.kind = wire::Kind::EndOfStream;
+  end.tensors = {test::random_tensor(f32({1}), 1)};
+  EXPECT_THROW(wire::encode(end), WireError) << "an end of stream carries no tensors";
+  wire::Message error;
+  error.header.kind = wire::Kind::Error;
+  error.error = "\xff";
+  EXPECT_THROW(wire::encode(error), WireError) << "error text must be UTF-8";
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,103 @@
+#pragma once
+// What the io tests share: tensors of every dtype and rank, frames as
+// strings, the catalogue of malformed messages, temporary directories and
+// child processes that never outlive a failing test.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "devices/backend.h"
+#include "io/wire.h"
+#include "pipeline/zmq_nodes.h"
+
+namespace sluice::test {
+
+// Every dtype at ranks 0 to 4, and empty tensors of ranks 1 to 4.
+std::vector<Spec> round_trip_specs();
+// A tensor of `spec` filled with bytes from `seed` (pred: 0 or 1).
+Tensor random_tensor(const Spec& spec, uint32_t seed);
+// Same spec and the same bytes (NaN payloads included).
+bool identical(const Tensor& a, const Tensor& b);
+
+// Message i of the two-process test: f32[16] of arbitrary bit patterns
+// (NaN payloads, subnormals, infinities) and i as an s64 scalar.
+std::vector<Tensor> peer_message(uint64_t i);
+std::vector<Spec> peer_message_spec();
+
+// The frames of a message as strings, and back as received frames.
+std::vector<std::string> frames_of(const wire::Message& m, wire::EncodeOptions options = {});
+std::vector<wire::ReceivedFrame> received(const std::vector<std::string>& frames);
+wire::Message data_message(std::vector<Tensor> tensors, uint64_t seq, uint64_t stream_id = 0);
+
+// One malformed message per class a reader must reject, and a word its
+// WireError must contain.
+struct Malformed {
+  std::string name;
+  std::vector<std::string> frames;
+  std::string reason;
+};
+std::vector<Malformed> malformed_messages();
+
+// A fresh directory under /tmp, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string ipc(const std::string& name) const { return "ipc://" + path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A child process running `argv`; killed (SIGKILL) on destruction if it is
+// still running, so that a failing test leaves nothing behind.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  // The exit status (0..255; 128 + signal when killed by one), or -1 when it
+  // has not exited within `timeout` (it is then killed).
+  int wait(std::chrono::milliseconds timeout);
+  // Whether it has exited (the status is kept for wait).
+  bool exited();
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
+
+// Stops a ZeroMQ source that is still receiving after `limit`, so that a
+// test whose peer failed ends (and fails) instead of hanging.
+class Watchdog {
+ public:
+  Watchdog(std::shared_ptr<ZmqSource> source, std::chrono::milliseconds limit);
+  ~Watchdog();  // dismisses it
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  bool fired() const { return fired_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable dismissed_;
+  bool done_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+// /usr/bin/python3 or the python3 on PATH, whichever imports numpy and zmq;
+// empty when neither does.
+std::string python_with_numpy_and_zmq();
+
+}  // namespace sluice::test

@@ -1,0 +1,148 @@
+// The ZeroMQ source and sink as pipeline nodes, inside one process: what
+// they send and receive, what a source skips, and how a run ends.
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include <zmq.h>
+
+#include "pipeline/pipeline.h"
+#include "pipeline/zmq_nodes.h"
+#include "tests/io/wire_test_util.h"
+
+namespace sluice {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kLimit{30000};  // no run in these tests may take longer
+
+TEST(ZmqNodes, SinkSendsEachMessageThenEndOfStream) {
+  Channel pull(Pattern::Pull, "@inproc://nodes-sink");
+  Pipeline p;
+  std::vector<Tensor> values;
+  for (int64_t i = 0; i < 20; ++i) values.push_back(tensor<int64_t>({i, -i}));
+  auto in = p.source("values", sources::list(values));
+  auto out = p.sink("send", sinks::zmq(">inproc://nodes-sink", {.stream_id = 5}));
+  p.connect(in, out);
+  p.run();
+  for (int64_t i = 0; i < 20; ++i) {
+    std::optional<wire::Message> m = pull.recv(milliseconds(5000));
+    ASSERT_TRUE(m) << "message " << i;
+    EXPECT_EQ(m->header.seq, static_cast<uint64_t>(i));
+    EXPECT_EQ(m->header.stream_id, 5u);
+    EXPECT_EQ(m->tensors.at(0).to_vector<int64_t>(), (std::vector<int64_t>{i, -i}));
+  }
+  std::optional<wire::Message> end = pull.recv(milliseconds(5000));
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->header.kind, wire::Kind::EndOfStream);
+  EXPECT_EQ(end->header.seq, 20u) << "end of stream takes the next sequence number";
+}
+
+TEST(ZmqNodes, SourceEndsAfterEveryExpectedPeerEnded) {
+  auto source = sources::zmq("@inproc://nodes-two-peers", {f32({3})}, {.expected_peers = 2});
+  Channel a(Pattern::Push, ">inproc://nodes-two-peers"), b(Pattern::Push, ">inproc://nodes-two-peers");
+  for (int i = 0; i < 5; ++i) a.send({tensor<float>({1, 2, static_cast<float>(i)})}, static_cast<uint64_t>(i));
+  a.send_end_of_stream(5);
+  for (int i = 0; i < 3; ++i) b.send({tensor<float>({4, 5, static_cast<float>(i)})}, static_cast<uint64_t>(i));
+  b.send_end_of_stream(3);
+
+  Pipeline p;
+  auto collect = sinks::collector();
+  p.connect(p.source("in", source), p.sink("keep", collect));
+  test::Watchdog watchdog(source, kLimit);
+  PipelineResult r = p.run();
+  EXPECT_FALSE(watchdog.fired()) << "the source did not end by itself";
+  EXPECT_EQ(collect->results().size(), 8u) << "5 from one peer and 3 from the other";
+  EXPECT_EQ(source->ends_received(), 2u);
+  EXPECT_EQ(r.metrics_of("in").messages_out, 8u);
+}
+
+TEST(ZmqNodes, SourceSkipsMalformedMismatchedAndErrorMessagesAndGoesOn) {
+  auto source = sources::zmq("@inproc://nodes-skip", {s32({2})});
+  Channel push(Pattern::Push, ">inproc://nodes-skip");
+  void* raw = zmq_socket(Channel::zmq_context(), ZMQ_PUSH);
+  ASSERT_EQ(zmq_connect(raw, "inproc://nodes-skip"), 0);
+
+  push.send({tensor<int32_t>({1, 2})}, 0);
+  const char bad[] = "SLCE but not a header";
+  zmq_send(raw, bad, sizeof bad, 0);                       // malformed
+  push.send({tensor<float>({1, 2})}, 1);                    // f32, not s32
+  push.send({tensor<int32_t>({1, 2, 3})}, 2);               // three elements, not two
+  push.send_error("producer: sensor 4 unplugged", 3);       // a peer's error
+  push.send({tensor<int32_t>({3, 4})}, 4);
+  push.send_end_of_stream(5);
+  zmq_close(raw);
+
+  Pipeline p;
+  auto collect = sinks::collector();
+  p.connect(p.source("in", source), p.sink("keep", collect));
+  {
+    test::Watchdog watchdog(source, kLimit);
+    p.run();
+    EXPECT_FALSE(watchdog.fired()) << "the source did not end by itself";
+  }
+  std::vector<Tensors> got = collect->results();
+  ASSERT_EQ(got.size(), 2u) << "only the two s32[2] messages are data";
+  EXPECT_EQ(got[0].at(0).to_vector<int32_t>(), (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(got[1].at(0).to_vector<int32_t>(), (std::vector<int32_t>{3, 4}));
+  EXPECT_EQ(source->rejected(), 3u) << "one malformed, two of other specs";
+  EXPECT_EQ(source->peer_errors(), 1u) << "the error message is counted, not taken for data";
+  EXPECT_NE(source->last_rejection().find("expected {s32[2]}"), std::string::npos) << source->last_rejection();
+}
+
+TEST(ZmqNodes, ForeverSourceStopsOnCancel) {
+  auto source = sources::zmq("@inproc://nodes-forever", {f32({})}, {.expected_peers = 0});
+  Channel push(Pattern::Push, ">inproc://nodes-forever");
+  Pipeline p;
+  auto collect = sinks::collector();
+  p.connect(p.source("in", source), p.sink("keep", collect));
+  p.start();
+  for (int i = 0; i < 3; ++i) push.send({scalar(static_cast<float>(i))}, static_cast<uint64_t>(i));
+  push.send_end_of_stream(3);  // ignored: this source receives forever
+  auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+  while (collect->results().size() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_EQ(collect->results().size(), 3u);
+
+  auto start = std::chrono::steady_clock::now();
+  test::Watchdog watchdog(source, milliseconds(10000));
+  p.cancel();
+  PipelineResult r = p.wait();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(watchdog.fired()) << "cancel did not reach a source waiting on the network";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(5000));
+}
+
+TEST(ZmqNodes, SourceAndSinkConnectTwoPipelinesInOneProcess) {
+  auto source = sources::zmq("@tcp://127.0.0.1:*", {f64({4})});
+  Pipeline producer, consumer;
+  std::vector<Tensor> values;
+  for (int i = 0; i < 100; ++i) values.push_back(tensor<double>({1.0 * i, 2.0, 3.0, 4.0}));
+  producer.connect(producer.source("values", sources::list(values)),
+                   producer.sink("send", sinks::zmq(">" + source->bound_endpoint())));
+  auto collect = sinks::collector();
+  auto scale = consumer.stage("scale", [](Expr x) { return x * 0.5; }, {.input = {f64({4})}});
+  consumer.connect(consumer.source("receive", source), scale);
+  consumer.connect(scale, consumer.sink("keep", collect));
+  test::Watchdog watchdog(source, kLimit);
+  consumer.start();
+  producer.run();
+  consumer.wait();
+  EXPECT_FALSE(watchdog.fired()) << "the end of stream did not end the consumer";
+  std::vector<Tensors> got = collect->results();
+  ASSERT_EQ(got.size(), 100u);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(got[static_cast<size_t>(i)].at(0).to_vector<double>(), (std::vector<double>{0.5 * i, 1.0, 1.5, 2.0}))
+        << "message " << i;
+}
+
+TEST(ZmqNodes, WrongPatternsAreRefused) {
+  EXPECT_THROW(sources::zmq("@inproc://x1", {f32({})}, {.pattern = Pattern::Push}), PipelineError);
+  EXPECT_THROW(sinks::zmq(">inproc://x2", {.pattern = Pattern::Sub}), PipelineError);
+  EXPECT_THROW(sources::zmq("@inproc://x3", {}), PipelineError);
+}
+
+}  // namespace
+}  // namespace sluice

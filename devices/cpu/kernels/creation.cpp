@@ -15,7 +15,8 @@ namespace sluice::cpu {
 namespace {
 
 // Count i as an element of storage type T: integers convert as a C++ cast
-// does, floats hold i's exact value rounded once to T.
+// does, f32/f64 hold i rounded once, f16/bf16 go through f32 (exact below
+// 2^24, far beyond where they stop holding integers).
 template <typename T>
 T from_count(int64_t i) {
   return static_cast<T>(i);

@@ -1,35 +1,16 @@
 // slice and put_slice: a box copy out of, or into, a window of x. Starts are
-// static (attrs.starts) or dynamic (integer scalar operands, one per axis);
-// both are clamped so the window fits, as Nx clamps dynamic starts.
+// static (attrs.starts) or dynamic (s64 scalar operands, one per axis, as the
+// builders convert them); both are clamped so the window fits, as Nx clamps.
 
 #include <algorithm>
-#include <limits>
 #include <string>
-#include <type_traits>
 
 #include "devices/cpu/kernels/shape_box.h"
 #include "devices/cpu/kernels/shape_ops.h"
-#include "ops/dtype_dispatch.h"
 #include "ops/error.h"
 
 namespace sluice::cpu {
 namespace {
-
-int64_t read_start(const Node& node, int axis, const Spec& spec, const void* data) {
-  return visit_dtype(spec.dtype, [&]<typename T>() -> int64_t {
-    if constexpr (std::is_integral_v<T>) {
-      const T v = *static_cast<const T*>(data);
-      if constexpr (std::is_unsigned_v<T>) {
-        return static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max()));
-      } else {
-        return v;
-      }
-    } else {
-      throw TypeError(std::string(op_name(node.op)) + ": start index of axis " + std::to_string(axis) +
-                      ": expected an integer scalar, found " + spec.str());
-    }
-  });
-}
 
 // The start of each axis of x, clamped to [0, dim - window dim]. Dynamic
 // starts are operands first, first + 1, ...
@@ -43,8 +24,7 @@ std::array<int64_t, kMaxRank> clamped_starts(const Node& node, std::span<const v
   }
   std::array<int64_t, kMaxRank> starts{};
   for (int j = 0; j < x.rank(); ++j) {
-    const int64_t start =
-        dynamic ? read_start(node, j, node.operands[first + j]->spec, in[first + j]) : node.attrs.starts[j];
+    const int64_t start = dynamic ? *static_cast<const int64_t*>(in[first + j]) : node.attrs.starts[j];
     starts[j] = std::clamp<int64_t>(start, 0, x.dim(j) - window[j]);
   }
   return starts;

@@ -33,9 +33,10 @@
 namespace sluice::cpu {
 namespace {
 
-constexpr int64_t kTile = 2048;          // elements per tile: intermediates stay in L1/L2
+constexpr int64_t kTile = 512;           // elements per tile: a region's intermediates stay in L1
 constexpr int64_t kSerialBelow = 32768;  // smaller regions never involve oneTBB
-constexpr int64_t kTilesPerTask = 8;
+constexpr int64_t kTilesPerTask = 16;
+constexpr int64_t kPrefetchAbove = 1 << 20;  // bytes of inputs and outputs: beyond, they are not in cache
 constexpr int64_t kAlign = 64;
 
 int64_t align_up(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
@@ -64,11 +65,19 @@ DType result_dtype(Op op, DType operand) {
 
 // ---- the program
 
-enum class SlotKind : uint8_t { Null, Input, Output, Pattern, Scratch };
+enum class SlotKind : uint8_t { Null, Input, Output, Pattern, Scratch, Constant };
+
+// Scalars some kernels read (see Affine): 1, -1, -0 as f32, then as f64.
+alignas(8) constexpr float kConstantsF32[] = {1.0f, -1.0f, -0.0f};
+alignas(8) constexpr double kConstantsF64[] = {1.0, -1.0, -0.0};
+const void* constant_data(int index) {
+  return index < 3 ? static_cast<const void*>(&kConstantsF32[index]) : &kConstantsF64[index - 3];
+}
 
 struct Slot {
   SlotKind kind = SlotKind::Null;
-  int index = 0;       // Input/Output: position in run()'s spans; Pattern: index in Plan::patterns
+  int index = 0;       // Input/Output: position in run()'s spans; Pattern: index in Plan::patterns;
+                       // Constant: constant_data's index
   int64_t bytes = 0;   // per element: stored for Input/Output, compute representation otherwise
   int64_t offset = 0;  // Scratch: byte offset in the thread's scratch
 };
@@ -79,7 +88,8 @@ struct Instr {
 };
 
 // A broadcast load whose output repeats every `map.period` elements: kept
-// in scratch as tile + period - 1 elements, so every tile is a window into it.
+// in scratch as tile + period - 1 elements, so every tile is a window into
+// it (only one period when it is read as a scalar).
 struct Pattern {
   int input = 0;
   BroadcastMap map;
@@ -87,6 +97,7 @@ struct Pattern {
   int64_t offset = 0;    // in scratch
   int64_t staging = -1;  // f16/bf16: scratch offset of the stored bits
   Kernel widen = nullptr;
+  int64_t length = 0;    // elements kept: a tile's worth of windows, or one period
 };
 
 // A broadcast load gathered again for every tile.
@@ -99,9 +110,20 @@ struct Gather {
   Kernel widen = nullptr;
 };
 
+// A slot re-pointed every tile (Input, Output, Pattern), with what that takes.
+struct Moving {
+  int slot = 0;
+  SlotKind kind = SlotKind::Input;
+  int index = 0;         // Input/Output: position in run()'s spans
+  int64_t bytes = 0;     // per element
+  int64_t offset = 0;    // Pattern: its scratch offset
+  int64_t period = 1;    // Pattern: its period
+  int64_t prefetch = 0;  // Input/Output: bytes of the next tile to prefetch after each instruction
+};
+
 struct Plan {
   std::vector<Slot> slots{Slot{}};
-  std::vector<int> moving;  // slots re-pointed every tile (Input, Output, Pattern)
+  std::vector<Moving> moving;
   std::vector<Pattern> patterns;
   std::vector<Gather> gathers;
   std::vector<Instr> instrs;
@@ -115,6 +137,7 @@ struct FusedRegion::Program {
   int64_t elements = 0;
   int64_t tile = 1;
   std::vector<int64_t> input_bytes, output_bytes;
+  int64_t io_bytes = 0;  // of the inputs and outputs read and written element for element
   std::vector<bool> input_broadcast;  // read through a broadcast load
   Plan direct;  // outputs written in place
   Plan safe;    // outputs written through scratch (an output aliases an input)
@@ -126,8 +149,8 @@ namespace {
 
 // A value of the region before slots are assigned.
 struct Value {
-  enum class Kind : uint8_t { Input, Pattern, Gather, Computed } kind;
-  int index = 0;  // Input: input position; Pattern/Gather: load index
+  enum class Kind : uint8_t { Input, Pattern, Gather, Computed, Constant } kind;
+  int index = 0;  // Input: input position; Pattern/Gather: load index; Constant: kConstants index
   DType dtype = DType::F32;
 };
 
@@ -142,6 +165,7 @@ struct Step {
   std::vector<Kernel> kernels;  // the op, then its rounding (in place) if any
   int result;
   std::vector<int> operands;
+  bool affine = false;  // operands 1 and 2 are read as scalars
 };
 
 struct Graph {
@@ -180,6 +204,85 @@ Kernel op_kernel(const KernelTable& table, const Node& node) {
   return k;
 }
 
+// ---- folding x * a + b into a unary math op
+
+// A unary float op that reads (x * scale) + shift, scale and shift scalars
+// of the region, computed in its kernel's registers (isa.h's affine
+// table): the multiply and the add no longer cost a pass over the tile
+// each. Absent parts are the identities 1 and -0 (x + -0 is x, also for
+// x = -0), supplied as constants.
+struct Affine {
+  const Node* x = nullptr;
+  const Node* scale = nullptr;  // null: 1, or -1 when `negate`
+  const Node* shift = nullptr;  // null: -0
+  bool negate = false;
+};
+
+bool is_scalar_load(const Node* n, const std::unordered_map<const Node*, int>& input_index) {
+  return n->op == Op::Broadcast && input_index.contains(n->operands[0].get()) && n->operands[0]->spec.size() == 1;
+}
+
+// Which unary ops read an affine function of a value computed only for
+// them; the nodes that computed it are absorbed (not run).
+std::unordered_map<const Node*, Affine> find_affine(const KernelTable& table, const std::vector<const Node*>& nodes,
+                                                    const std::vector<const Node*>& outputs,
+                                                    const std::unordered_map<const Node*, int>& input_index,
+                                                    std::unordered_map<const Node*, bool>& absorbed) {
+  std::unordered_map<const Node*, int> uses;
+  std::unordered_map<const Node*, bool> in_region;
+  for (const Node* n : nodes) {
+    in_region[n] = true;
+    for (const NodePtr& o : n->operands) ++uses[o.get()];
+  }
+  for (const Node* n : outputs) ++uses[n];
+  // n, computed in the region for one reader only, in dtype t.
+  auto foldable = [&](const Node* n, DType t) {
+    return in_region.contains(n) && uses[n] == 1 && n->spec.dtype == t && !absorbed.contains(n);
+  };
+  // The operand of a binary n that is not the scalar load, or null.
+  auto other_than_scalar = [&](const Node* n) -> const Node* {
+    if (is_scalar_load(n->operands[1].get(), input_index)) return n->operands[0].get();
+    if (is_scalar_load(n->operands[0].get(), input_index)) return n->operands[1].get();
+    return nullptr;
+  };
+  std::unordered_map<const Node*, Affine> found;
+  for (const Node* n : nodes) {
+    DType t = n->spec.dtype;
+    if (op_arity(n->op) != 1 || op_family(n->op) != OpFamily::Unary || (t != DType::F32 && t != DType::F64)) continue;
+    if (table.affine[static_cast<int>(n->op)][static_cast<int>(t)] == nullptr) continue;
+    if (n->operands[0]->spec.dtype != t) continue;
+    Affine a;
+    const Node* x = n->operands[0].get();
+    std::vector<const Node*> taken;
+    if (foldable(x, t) && x->op == Op::Add && other_than_scalar(x)) {
+      const Node* rest = other_than_scalar(x);
+      a.shift = rest == x->operands[0].get() ? x->operands[1].get() : x->operands[0].get();
+      taken.push_back(x);
+      x = rest;
+    } else if (foldable(x, t) && x->op == Op::Subtract && is_scalar_load(x->operands[0].get(), input_index)) {
+      a.shift = x->operands[0].get();  // s - y is s + (-y), exactly
+      a.negate = true;
+      taken.push_back(x);
+      x = x->operands[1].get();
+    }
+    if (!a.negate && foldable(x, t) && x->op == Op::Multiply && other_than_scalar(x)) {
+      const Node* rest = other_than_scalar(x);
+      a.scale = rest == x->operands[0].get() ? x->operands[1].get() : x->operands[0].get();
+      taken.push_back(x);
+      x = rest;
+    } else if (!a.negate && foldable(x, t) && x->op == Op::Negate) {
+      a.negate = true;
+      taken.push_back(x);
+      x = x->operands[0].get();
+    }
+    if (taken.empty()) continue;
+    a.x = x;
+    for (const Node* m : taken) absorbed[m] = true;
+    found[n] = a;
+  }
+  return found;
+}
+
 Graph build_graph(const KernelTable& table, const std::vector<const Node*>& nodes,
                   const std::vector<const Node*>& inputs, const std::vector<const Node*>& outputs,
                   const Shape& shape) {
@@ -204,8 +307,8 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
   };
   std::unordered_map<const Node*, int> input_index;
   for (size_t i = 0; i < inputs.size(); ++i) input_index.emplace(inputs[i], static_cast<int>(i));
-  auto operand_value = [&](const Node& node, size_t k) {
-    const Node* operand = node.operands[k].get();
+  // The value of `operand`, the k-th operand of `node`.
+  auto operand_value = [&](const Node& node, const Node* operand, size_t k) {
     if (auto it = value_of.find(operand); it != value_of.end()) return it->second;
     auto it = input_index.find(operand);
     if (it == input_index.end()) {
@@ -221,7 +324,15 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
     return direct_input(it->second);
   };
 
+  std::unordered_map<const Node*, bool> absorbed;
+  const std::unordered_map<const Node*, Affine> affine = find_affine(table, nodes, outputs, input_index, absorbed);
+  // The constants 1, -1 and -0 of f32 (0..2) and f64 (3..5).
+  auto constant = [&](DType t, int which) {
+    return add_value({Value::Kind::Constant, (t == DType::F64 ? 3 : 0) + which, t});
+  };
+
   for (const Node* node : nodes) {
+    if (absorbed.contains(node)) continue;
     if (node->spec.shape != shape) {
       throw ShapeError("fused region: " + node_name(*node) + ": expected the region's shape " + shape.str());
     }
@@ -246,11 +357,24 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
       throw DeviceError("fused region: " + node_name(*node) + ": expected an elementwise op or a broadcast load");
     }
     Step step;
+    if (auto it = affine.find(node); it != affine.end()) {
+      const Affine& a = it->second;
+      DType t = node->spec.dtype;
+      step.kernels.push_back(table.affine[static_cast<int>(node->op)][static_cast<int>(t)]);
+      step.operands = {operand_value(*node, a.x, 0),
+                       a.scale ? operand_value(*node, a.scale, 1) : constant(t, a.negate ? 1 : 0),
+                       a.shift ? operand_value(*node, a.shift, 2) : constant(t, 2)};
+      step.result = add_value({Value::Kind::Computed, 0, t});
+      step.affine = true;
+      value_of[node] = step.result;
+      g.steps.push_back(std::move(step));
+      continue;
+    }
     step.kernels.push_back(op_kernel(table, *node));
     if (is_narrow(node->spec.dtype) && !is_exact(node->op) && node->op != Op::AsType && node->op != Op::Bitcast) {
       step.kernels.push_back(table.round[static_cast<int>(node->spec.dtype)]);
     }
-    for (size_t k = 0; k < node->operands.size(); ++k) step.operands.push_back(operand_value(*node, k));
+    for (size_t k = 0; k < node->operands.size(); ++k) step.operands.push_back(operand_value(*node, node->operands[k].get(), k));
     step.result = add_value({Value::Kind::Computed, 0, node->spec.dtype});
     value_of[node] = step.result;
     g.steps.push_back(std::move(step));
@@ -277,24 +401,34 @@ Plan make_plan(const KernelTable& table, const Graph& g, const std::vector<const
   };
   auto add_slot = [&](Slot s) {
     plan.slots.push_back(s);
-    int id = static_cast<int>(plan.slots.size()) - 1;
-    if (s.kind != SlotKind::Scratch) plan.moving.push_back(id);
-    return id;
+    return static_cast<int>(plan.slots.size()) - 1;
   };
   auto compute_bytes = [](DType t) { return int64_t{dtype_size(compute_dtype(t))}; };
+
+  // A pattern read only as a scalar needs its period, not a tile's length.
+  std::vector<bool> read_as_tile(g.values.size(), false);
+  for (const Step& step : g.steps) {
+    for (size_t k = 0; k < step.operands.size(); ++k) {
+      if (!step.affine || k == 0) read_as_tile[static_cast<size_t>(step.operands[k])] = true;
+    }
+  }
+  for (int v : g.outputs) read_as_tile[static_cast<size_t>(v)] = true;
 
   std::vector<int> slot_of(g.values.size(), 0);
   for (size_t v = 0; v < g.values.size(); ++v) {
     const Value& value = g.values[v];
     if (value.kind == Value::Kind::Input) {
       slot_of[v] = add_slot({SlotKind::Input, value.index, dtype_size(value.dtype), 0});
+    } else if (value.kind == Value::Kind::Constant) {
+      slot_of[v] = add_slot({SlotKind::Constant, value.index, dtype_size(value.dtype), 0});
     } else if (value.kind != Value::Kind::Computed) {
       const Load& load = g.loads[static_cast<size_t>(value.index)];
       Kernel widen = is_narrow(load.dtype) ? table.widen[static_cast<int>(load.dtype)] : nullptr;
       int64_t stored = dtype_size(load.dtype), cbytes = compute_bytes(load.dtype);
       if (load.pattern) {
         Pattern p{load.input, load.map, stored, cbytes, 0, -1, widen};
-        p.offset = take((tile + load.map.period - 1) * cbytes);
+        p.length = read_as_tile[v] ? tile + load.map.period - 1 : load.map.period;
+        p.offset = take(p.length * cbytes);
         if (widen) p.staging = take(load.map.period * stored);
         plan.patterns.push_back(std::move(p));
         slot_of[v] = add_slot({SlotKind::Pattern, static_cast<int>(plan.patterns.size()) - 1, cbytes, 0});
@@ -373,6 +507,20 @@ Plan make_plan(const KernelTable& table, const Graph& g, const std::vector<const
     Kernel store = is_narrow(t) ? table.narrow[static_cast<int>(t)] : table.bitcast[static_cast<int>(t)][static_cast<int>(t)];
     plan.instrs.push_back({store, output_slot[k], slot_of[static_cast<size_t>(g.outputs[k])]});
   }
+  for (size_t s = 0; s < plan.slots.size(); ++s) {
+    const Slot& slot = plan.slots[s];
+    if (slot.kind == SlotKind::Scratch || slot.kind == SlotKind::Null || slot.kind == SlotKind::Constant) continue;
+    Moving m{static_cast<int>(s), slot.kind, slot.index, slot.bytes};
+    if (slot.kind == SlotKind::Pattern) {
+      m.offset = plan.patterns[static_cast<size_t>(slot.index)].offset;
+      m.period = plan.patterns[static_cast<size_t>(slot.index)].map.period;
+    } else {
+      // The next tile's bytes, spread over the instructions in whole lines.
+      auto steps = static_cast<int64_t>(std::max<size_t>(plan.instrs.size(), 1));
+      m.prefetch = align_up((tile * slot.bytes + steps - 1) / steps);
+    }
+    plan.moving.push_back(m);
+  }
   plan.slots_offset = align_up(static_cast<int64_t>(plan.slots.size() * sizeof(void*)));
   plan.scratch_bytes = plan.slots_offset + scratch;
   return plan;
@@ -398,7 +546,7 @@ std::byte* thread_scratch(int64_t bytes) {
   return buffer.data;
 }
 
-void build_pattern(const Pattern& p, const void* src, std::byte* base, int64_t tile) {
+void build_pattern(const Pattern& p, const void* src, std::byte* base) {
   std::byte* data = base + p.offset;
   const int64_t period = p.map.period;
   if (p.widen) {
@@ -408,7 +556,7 @@ void build_pattern(const Pattern& p, const void* src, std::byte* base, int64_t t
     broadcast_gather(p.map, src, static_cast<int>(p.stored_bytes), 0, period, data);
   }
   // Repeat the period by doubling until every window of one tile fits.
-  const int64_t length = (tile + period - 1) * p.compute_bytes;
+  const int64_t length = p.length * p.compute_bytes;
   for (int64_t have = period * p.compute_bytes; have < length;) {
     int64_t n = std::min(have, length - have);
     std::memcpy(data + have, data, static_cast<size_t>(n));
@@ -416,32 +564,47 @@ void build_pattern(const Pattern& p, const void* src, std::byte* base, int64_t t
   }
 }
 
-void run_range(const Plan& plan, int64_t tile, const void* const* in, void* const* out, int64_t begin, int64_t end) {
+// While a tile computes, the next tile's inputs and outputs are requested a
+// slice after each instruction: the hardware prefetcher sees no accesses to
+// them during the math of a tile, so each tile would start by waiting on
+// memory, and asking for a whole tile at once stalls on the core's limit of
+// outstanding misses. (Inline asm: g++ deletes a function made only of
+// __builtin_prefetch as side-effect free.)
+inline void prefetch_line(const void* p) { asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p))); }
+
+void prefetch_slice(const Plan& plan, void* const* ptr, int64_t tile, int64_t step) {
+  constexpr int64_t kLine = 64;
+  for (const Moving& m : plan.moving) {
+    if (m.prefetch == 0) continue;
+    const char* next = static_cast<const char*>(ptr[m.slot]) + tile * m.bytes;
+    const int64_t end = std::min((step + 1) * m.prefetch, tile * m.bytes);
+    for (int64_t b = step * m.prefetch; b < end; b += kLine) prefetch_line(next + b);
+  }
+}
+
+// Runs elements [begin, end) on the calling thread. `prefetch`: the data is
+// too large to be in cache already.
+void run_range(const Plan& plan, int64_t tile, const void* const* in, void* const* out, int64_t begin, int64_t end,
+               bool prefetch) {
   std::byte* scratch = thread_scratch(plan.scratch_bytes);
   std::byte* base = scratch + plan.slots_offset;
   auto** ptr = reinterpret_cast<void**>(scratch);
   for (size_t s = 0; s < plan.slots.size(); ++s) {
-    ptr[s] = plan.slots[s].kind == SlotKind::Scratch ? base + plan.slots[s].offset : nullptr;
+    const Slot& slot = plan.slots[s];
+    ptr[s] = slot.kind == SlotKind::Scratch    ? base + slot.offset
+             : slot.kind == SlotKind::Constant ? const_cast<void*>(constant_data(slot.index))
+                                               : nullptr;
   }
-  for (const Pattern& p : plan.patterns) build_pattern(p, in[p.input], base, tile);
+  for (const Pattern& p : plan.patterns) build_pattern(p, in[p.input], base);
   for (int64_t start = begin; start < end; start += tile) {
     const int64_t len = std::min(tile, end - start);
-    for (int s : plan.moving) {
-      const Slot& slot = plan.slots[static_cast<size_t>(s)];
-      switch (slot.kind) {
-        case SlotKind::Input:
-          ptr[s] = const_cast<std::byte*>(static_cast<const std::byte*>(in[slot.index])) + start * slot.bytes;
-          break;
-        case SlotKind::Output:
-          ptr[s] = static_cast<std::byte*>(out[slot.index]) + start * slot.bytes;
-          break;
-        case SlotKind::Pattern: {
-          const Pattern& p = plan.patterns[static_cast<size_t>(slot.index)];
-          ptr[s] = base + p.offset + (start % p.map.period) * slot.bytes;
-          break;
-        }
-        default:
-          break;
+    for (const Moving& m : plan.moving) {
+      if (m.kind == SlotKind::Input) {
+        ptr[m.slot] = const_cast<std::byte*>(static_cast<const std::byte*>(in[m.index])) + start * m.bytes;
+      } else if (m.kind == SlotKind::Output) {
+        ptr[m.slot] = static_cast<std::byte*>(out[m.index]) + start * m.bytes;
+      } else {
+        ptr[m.slot] = base + m.offset + (start % m.period) * m.bytes;
       }
     }
     for (const Gather& g : plan.gathers) {
@@ -449,7 +612,15 @@ void run_range(const Plan& plan, int64_t tile, const void* const* in, void* cons
       broadcast_gather(g.map, in[g.input], static_cast<int>(g.stored_bytes), start, len, dst);
       if (g.widen) g.widen(ptr[g.slot], dst, nullptr, nullptr, len);
     }
-    for (const Instr& i : plan.instrs) i.fn(ptr[i.out], ptr[i.a], ptr[i.b], ptr[i.c], len);
+    if (prefetch && start + 2 * tile <= end) {
+      for (size_t k = 0; k < plan.instrs.size(); ++k) {
+        const Instr& i = plan.instrs[k];
+        i.fn(ptr[i.out], ptr[i.a], ptr[i.b], ptr[i.c], len);
+        prefetch_slice(plan, ptr, tile, static_cast<int64_t>(k));
+      }
+    } else {
+      for (const Instr& i : plan.instrs) i.fn(ptr[i.out], ptr[i.a], ptr[i.b], ptr[i.c], len);
+    }
   }
 }
 
@@ -476,6 +647,8 @@ FusedRegion::FusedRegion(std::vector<const Node*> nodes, std::vector<const Node*
   for (const Node* n : outputs) p.output_bytes.push_back(n->spec.bytes());
   p.input_broadcast.assign(inputs.size(), false);
   for (const Load& load : g.loads) p.input_broadcast[static_cast<size_t>(load.input)] = true;
+  for (size_t i = 0; i < inputs.size(); ++i) p.io_bytes += p.input_broadcast[i] ? 0 : p.input_bytes[i];
+  for (int64_t b : p.output_bytes) p.io_bytes += b;
 }
 
 FusedRegion::~FusedRegion() = default;
@@ -503,13 +676,13 @@ void FusedRegion::run(std::span<const void* const> inputs, std::span<void* const
     }
   }
   if (p.elements < kSerialBelow) {
-    run_range(*plan, p.tile, inputs.data(), outputs.data(), 0, p.elements);
+    run_range(*plan, p.tile, inputs.data(), outputs.data(), 0, p.elements, false);
     return;
   }
   const int64_t tiles = (p.elements + p.tile - 1) / p.tile;
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles, kTilesPerTask), [&](const tbb::blocked_range<int64_t>& r) {
     run_range(*plan, p.tile, inputs.data(), outputs.data(), r.begin() * p.tile,
-              std::min(r.end() * p.tile, p.elements));
+              std::min(r.end() * p.tile, p.elements), p.io_bytes > kPrefetchAbove);
   });
 }
 

@@ -41,6 +41,10 @@ struct KernelTable {
   // is_infinity (pred), abs/real/imag of complex (the real type) and
   // conjugate of a real (the complex type).
   Kernel op[kOpCount][kDTypeCount] = {};
+  // affine[op][d], for unary f32/f64 math: op(a[i] * b[0] + c[0]), b and c
+  // pointing to one scalar each; the multiply and the add round as separate
+  // ops do. Null where not provided.
+  Kernel affine[kOpCount][kDTypeCount] = {};
   // as_type[from][to] and bitcast[from][to] on compute representations;
   // a result of f16/bf16 is rounded (to nearest even) to that precision.
   Kernel as_type[kDTypeCount][kDTypeCount] = {};

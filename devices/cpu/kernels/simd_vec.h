@@ -28,6 +28,8 @@ inline VecF load(const float* p) { return _mm512_loadu_ps(p); }
 inline VecD load(const double* p) { return _mm512_loadu_pd(p); }
 inline void store(float* p, VecF v) { _mm512_storeu_ps(p, v); }
 inline void store(double* p, VecD v) { _mm512_storeu_pd(p, v); }
+inline VecF broadcast(float v) { return _mm512_set1_ps(v); }
+inline VecD broadcast(double v) { return _mm512_set1_pd(v); }
 #define SLUICE_SLEEF_F(fn, ulp) VecFn<Sleef_##fn##f16_##ulp##avx512f>
 #define SLUICE_SLEEF_D(fn, ulp) VecFn<Sleef_##fn##d8_##ulp##avx512f>
 #elif defined(__AVX2__)
@@ -38,6 +40,8 @@ inline VecF load(const float* p) { return _mm256_loadu_ps(p); }
 inline VecD load(const double* p) { return _mm256_loadu_pd(p); }
 inline void store(float* p, VecF v) { _mm256_storeu_ps(p, v); }
 inline void store(double* p, VecD v) { _mm256_storeu_pd(p, v); }
+inline VecF broadcast(float v) { return _mm256_set1_ps(v); }
+inline VecD broadcast(double v) { return _mm256_set1_pd(v); }
 #define SLUICE_SLEEF_F(fn, ulp) VecFn<Sleef_##fn##f8_##ulp##avx2>
 #define SLUICE_SLEEF_D(fn, ulp) VecFn<Sleef_##fn##d4_##ulp##avx2>
 #else
@@ -48,9 +52,54 @@ inline VecF load(const float* p) { return _mm_loadu_ps(p); }
 inline VecD load(const double* p) { return _mm_loadu_pd(p); }
 inline void store(float* p, VecF v) { _mm_storeu_ps(p, v); }
 inline void store(double* p, VecD v) { _mm_storeu_pd(p, v); }
+inline VecF broadcast(float v) { return _mm_set1_ps(v); }
+inline VecD broadcast(double v) { return _mm_set1_pd(v); }
 #define SLUICE_SLEEF_F(fn, ulp) VecFn<Sleef_##fn##f4_##ulp##sse4>
 #define SLUICE_SLEEF_D(fn, ulp) VecFn<Sleef_##fn##d2_##ulp##sse4>
 #endif
+
+// Lanes of 32-bit integers as wide as VecF. VecF and VecI are GCC vector
+// types: arithmetic, comparisons (giving VecI masks), `mask ? a : b` and
+// casts between them (reinterpreting bits) work with plain operators.
+using VecI = int32_t __attribute__((vector_size(sizeof(VecF))));
+
+// x86 min/max: the second operand when the comparison fails, so
+// min_ps(c, x) keeps a NaN x and clamps the rest to at most c.
+inline VecF min_ps(VecF a, VecF b) {
+#if defined(__AVX512F__)
+  return _mm512_maskz_min_ps(0xffff, a, b);  // maskz: see f16_from in elementwise_convert_isa.cpp
+#elif defined(__AVX2__)
+  return _mm256_min_ps(a, b);
+#else
+  return _mm_min_ps(a, b);
+#endif
+}
+inline VecF max_ps(VecF a, VecF b) {
+#if defined(__AVX512F__)
+  return _mm512_maskz_max_ps(0xffff, a, b);
+#elif defined(__AVX2__)
+  return _mm256_max_ps(a, b);
+#else
+  return _mm_max_ps(a, b);
+#endif
+}
+
+// Forces v to be computed (rounded) here: the compiler may not fuse the
+// multiply that made it with the add that uses it into one FMA.
+template <typename V> inline V rounded(V v) {
+  asm("" : "+v"(v));
+  return v;
+}
+
+inline VecF fmadd(VecF a, VecF b, VecF c) {
+#if defined(__AVX512F__)
+  return _mm512_fmadd_ps(a, b, c);
+#elif defined(__FMA__)
+  return _mm256_fmadd_ps(a, b, c);
+#else
+  return a * b + c;  // no FMA before AVX2: two roundings
+#endif
+}
 
 template <typename T> struct VecOf;
 template <> struct VecOf<float> { using type = VecF; };
@@ -66,17 +115,17 @@ struct VecFn {
   template <typename... V> auto operator()(V... v) const { return F(v...); }
 };
 
-// out[i] = f(a[i]) (and f(a[i], b[i])) for a vector functor F; the tail is
-// padded through a local vector so that every lane F sees is initialised.
+// out[i] = f(a[i]) (and f(a[i], b[i])) for a vector functor f; the tail is
+// padded through a local vector so that every lane f sees is initialised.
 template <typename T, typename F>
-void vmap(T* out, const T* a, int64_t n) {
+void vmap(T* out, const T* a, int64_t n, F f = {}) {
   constexpr int64_t w = kLanes<T>;
   int64_t i = 0;
-  for (; i + w <= n; i += w) store(out + i, F{}(load(a + i)));
+  for (; i + w <= n; i += w) store(out + i, f(load(a + i)));
   if (i < n) {
     alignas(64) T in[w] = {}, res[w];
     std::memcpy(in, a + i, static_cast<size_t>(n - i) * sizeof(T));
-    store(res, F{}(load(in)));
+    store(res, f(load(in)));
     std::memcpy(out + i, res, static_cast<size_t>(n - i) * sizeof(T));
   }
 }

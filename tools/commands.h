@@ -1,6 +1,9 @@
 #pragma once
-// The subcommands of the `sluice` program. Each adds itself to the app and
-// runs from its own callback; errors propagate as sluice::Error.
+// The subcommands of the `sluice` program, one file each. Each adds itself
+// to the app and returns what runs it once the command line is parsed.
+// Errors propagate as sluice::Error; main turns them into one line.
+
+#include <functional>
 
 namespace CLI {
 class App;
@@ -8,7 +11,24 @@ class App;
 
 namespace sluice::tools {
 
-// `sluice demo`: trace, compile and run a small function and print the result.
-void add_demo_command(CLI::App& app);
+// A subcommand and what runs it once it is parsed, returning the program's exit status.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+// Exit statuses every subcommand shares.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;  // an error of sluice, or the demo's detector did not learn
+inline constexpr int kExitUsage = 2;   // a bad command line
+
+// `sluice devices`: the clients and devices of this machine, with their options.
+Command add_devices_command(CLI::App& app);
+// `sluice demo`: the sensor monitor, as three processes or one.
+Command add_demo_command(CLI::App& app);
+// `sluice cat ENDPOINT`: one line per wire-format message received.
+Command add_cat_command(CLI::App& app);
+// `sluice send ENDPOINT FILE.npy...`: .npy files as messages, then end of stream.
+Command add_send_command(CLI::App& app);
 
 }  // namespace sluice::tools

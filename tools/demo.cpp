@@ -1,49 +1,154 @@
-// `sluice demo`: the smallest whole use of sluice. Traces a function of a
-// symbolic tensor, compiles it for the default device, runs it on a small
-// tensor and prints the input and the result.
+// `sluice demo`: the sensor monitor of samples/sensor_monitor. By default
+// its source, its two compiled stages and its monitor run as three
+// processes of this program, joined by ZeroMQ over ipc:
+//
+//   sluice demo --role source ──ipc──> --role compute ──ipc──> --role sink
+//   vibration                          spectrum, detector      monitor
+//
+// The parent starts them, waits for all three and exits with the sink's
+// status: 0 only when the detector learned. --in-process runs the same
+// pipeline in one process.
+
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
-#include <vector>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include "samples/sensor_monitor/sensor_monitor.h"
 #include "tools/commands.h"
+#include "tools/processes.h"
+#include "tools/zmq_bridge.h"
 
 namespace sluice::tools {
 namespace {
 
+namespace sm = sensor_monitor;
+
 struct DemoOptions {
-  int64_t size = 8;
+  int64_t channels = 8;
+  double seconds = 20;
+  uint64_t seed = 1;
+  std::string device = "host";
+  bool in_process = false;
+  // The hidden part: what a child process of the three-process demo runs.
+  std::string role;
+  std::string input, output;  // ipc endpoints
 };
 
-void run_demo(const DemoOptions& options) {
-  const int64_t n = options.size;
-  Function f = trace({f32({n})}, [](Expr x) { return tanh(x * 2 + 1) * x - exp(-x); });
-  Device device = default_device();
-  Executable exe = compile(f, device);
+sm::Config config_of(const DemoOptions& o) {
+  sm::Config c;
+  c.channels = o.channels;
+  c.seconds = o.seconds;
+  c.seed = o.seed;
+  c.device = sm::device_or_host(o.device);
+  return c;
+}
 
-  // Evenly spaced points from -1 to 1.
-  std::vector<float> values(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    values[static_cast<size_t>(i)] = n == 1 ? 0.0f : -1.0f + 2.0f * static_cast<float>(i) / static_cast<float>(n - 1);
-  Tensor x = tensor(values, Shape{n}, device);
-  Tensor y = exe.run({x})[0];
+sm::Progress progress_here() { return isatty(STDOUT_FILENO) ? sm::Progress::Line : sm::Progress::Log; }
 
-  std::cout << "f(x) = tanh(x * 2 + 1) * x - exp(-x), compiled for " << device.str() << "\n\n"
-            << "x = " << x << "\n\n"
-            << "f(x) = " << y << "\n";
+int finish(const sm::Summary& summary, const sm::Config& c) {
+  sm::print_summary(std::cout, summary, c);
+  return summary.learned() ? kExitOk : kExitFailed;
+}
+
+// ---- the three roles: one pipeline each, joined by the ZeroMQ nodes
+int run_role(const DemoOptions& o) {
+  sm::Config c = config_of(o);
+  Pipeline p(sm::pipeline_options(c));
+  if (o.role == "source") {
+    p.connect(p.source("vibration", sm::vibration(c)), p.sink("to compute", zmq_sink(o.output)));
+    p.run();
+    return kExitOk;
+  }
+  if (o.role == "compute") {
+    NodeId in = p.source("from source", zmq_source(o.input, sm::signal_spec(c)));
+    p.connect(sm::add_compute_stages(p, in, c), p.sink("to sink", zmq_sink(o.output)));
+    p.run();
+    return kExitOk;
+  }
+  auto monitor = std::make_shared<sm::Monitor>(c, std::cout, progress_here());
+  p.connect(p.source("from compute", zmq_source(o.input, sm::score_spec(c))), p.sink("monitor", monitor));
+  p.run();
+  return finish(monitor->summary(), c);
+}
+
+int run_processes(const DemoOptions& o, const std::string& self) {
+  TempDir dir("sluice-demo");
+  const std::string signal = "ipc://" + dir.path() + "/signal", scores = "ipc://" + dir.path() + "/scores";
+  std::vector<std::string> common = {self,         "demo",
+                                     "--channels", std::to_string(o.channels),
+                                     "--seconds",  std::to_string(o.seconds),
+                                     "--seed",     std::to_string(o.seed),
+                                     "--device",   o.device};
+  auto role = [&](const std::string& name, const std::string& in, const std::string& out) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"--role", name});
+    if (!in.empty()) args.insert(args.end(), {"--input", in});
+    if (!out.empty()) args.insert(args.end(), {"--output", out});
+    return args;
+  };
+  std::cout << "sluice demo: source, compute and sink as three processes, joined by ZeroMQ over " << signal
+            << " and " << scores << "\n"
+            << std::flush;
+  // The receivers bind; the order they start in does not matter to ZeroMQ.
+  ProcessGroup group;
+  group.start("sink", role("sink", scores, ""));
+  group.start("compute", role("compute", signal, scores));
+  group.start("source", role("source", "", signal));
+  // A stalled run is ended: generous, since the stages compile before data flows.
+  std::vector<ProcessGroup::Exit> exits = group.wait(o.seconds + 120);
+  int status = kExitOk;
+  std::string line = "processes:";
+  for (const ProcessGroup::Exit& e : exits) {
+    line += " " + e.name + " " + e.how;
+    if (e.status != kExitOk && status == kExitOk) status = e.status == kExitUsage ? kExitFailed : e.status;
+  }
+  std::cout << line << "\n";
+  return status;
 }
 
 }  // namespace
 
-void add_demo_command(CLI::App& app) {
-  auto options = std::make_shared<DemoOptions>();
-  CLI::App* demo = app.add_subcommand("demo", "trace, compile and run f(x) = tanh(x * 2 + 1) * x - exp(-x)");
-  demo->add_option("-n,--size", options->size, "number of elements of x")->check(CLI::Range(1, 1 << 20));
-  demo->callback([options] { run_demo(*options); });
+Command add_demo_command(CLI::App& app) {
+  auto o = std::make_shared<DemoOptions>();
+  CLI::App* demo = app.add_subcommand(
+      "demo",
+      "the sensor monitor: vibration data through a compiled spectrum and an online-trained fault detector, "
+      "as three processes joined by ZeroMQ; exits with 0 when the detector learned");
+  demo->add_option("--channels", o->channels, "sensor channels")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  demo->add_option("--seconds", o->seconds, "how long the source produces data (wall clock)")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  demo->add_option("--seed", o->seed, "the seed of the synthetic signal and its faults")
+      ->capture_default_str();
+  demo->add_option("--device", o->device,
+                   "where the compiled stages run (cuda falls back to host where there is none)")
+      ->check(CLI::IsMember({"host", "cuda"}))
+      ->capture_default_str();
+  demo->add_flag("--in-process", o->in_process, "run source, stages and sink in this one process");
+  // What the parent passes to its children; not for people.
+  demo->add_option("--role", o->role)->check(CLI::IsMember({"source", "compute", "sink"}))->group("");
+  demo->add_option("--input", o->input)->group("");
+  demo->add_option("--output", o->output)->group("");
+  demo->parse_complete_callback([o] {
+    bool needs_input = o->role == "compute" || o->role == "sink";
+    bool needs_output = o->role == "compute" || o->role == "source";
+    if ((needs_input && o->input.empty()) || (needs_output && o->output.empty()))
+      throw CLI::ValidationError("--role " + o->role, "is missing its --input or --output endpoint");
+  });
+  return {demo, [o] {
+            if (!o->role.empty()) return run_role(*o);
+            sm::Config c = config_of(*o);
+            if (o->device == "cuda" && c.device == host())
+              std::cerr << "sluice demo: no CUDA device here, the stages run on " << c.device.str() << "\n";
+            if (o->in_process) return finish(sm::run_in_process(c, std::cout, progress_here()), c);
+            return run_processes(*o, self_path());
+          }};
 }
 
 }  // namespace sluice::tools

@@ -1,18 +1,15 @@
 // sluice: the command-line program. Usage errors print one line and exit
-// with status 2; errors of sluice itself print one line and exit with 1.
+// with status 2; errors while running print one line and exit with 1.
 
+#include <exception>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
-#include "ops/error.h"
 #include "tools/commands.h"
 
 namespace {
-
-constexpr int kUsageError = 2;
-constexpr int kRunError = 1;
 
 // CLI11 messages may span lines; a usage error is promised to be one.
 std::string one_line(std::string message) {
@@ -24,24 +21,27 @@ std::string one_line(std::string message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  using namespace sluice::tools;
   CLI::App app{"sluice: streams tensors through compiled computations.", "sluice"};
   app.set_version_flag("--version", SLUICE_VERSION);
-  sluice::tools::add_demo_command(app);
+  const Command commands[] = {add_demo_command(app), add_devices_command(app), add_cat_command(app),
+                              add_send_command(app)};
   // Not require_subcommand: CLI11 would then call an unknown subcommand a
   // missing one instead of naming it.
   try {
     app.parse(argc, argv);
-    if (app.get_subcommands().empty()) {
-      std::cerr << "sluice: a subcommand is required (see sluice --help)\n";
-      return kUsageError;
-    }
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
     std::cerr << "sluice: " << one_line(e.what()) << " (see sluice --help)\n";
-    return kUsageError;
-  } catch (const sluice::Error& e) {
-    std::cerr << "sluice: " << one_line(e.what()) << "\n";
-    return kRunError;
+    return kExitUsage;
   }
-  return 0;
+  try {
+    for (const Command& command : commands)
+      if (command.app->parsed()) return command.run();
+  } catch (const std::exception& e) {  // sluice::Error, and what the system throws (a full disk, no memory)
+    std::cerr << "sluice: " << one_line(e.what()) << "\n";
+    return kExitFailed;
+  }
+  std::cerr << "sluice: a subcommand is required (see sluice --help)\n";
+  return kExitUsage;
 }

@@ -1,0 +1,189 @@
+// The monitor: the sink at the end of the pipeline. It judges every fault
+// score against the window's label, measures throughput and latency, and
+// keeps a person watching informed.
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "pipeline/metrics.h"
+#include "samples/sensor_monitor/sensor_monitor.h"
+
+namespace sluice::sensor_monitor {
+namespace {
+
+constexpr double kPassAccuracy = 0.9;
+constexpr auto kLineEvery = std::chrono::milliseconds(200);
+constexpr auto kLogEvery = std::chrono::seconds(2);
+
+// One window's outcome: the detector's call and the truth.
+struct Outcome {
+  bool fault_called;
+  bool fault;
+};
+
+struct Counts {
+  int64_t windows = 0, correct = 0, tp = 0, fp = 0, fn = 0, faults = 0;
+  void add(Outcome o) {
+    ++windows;
+    correct += o.fault_called == o.fault;
+    tp += o.fault_called && o.fault;
+    fp += o.fault_called && !o.fault;
+    fn += !o.fault_called && o.fault;
+    faults += o.fault;
+  }
+  double ratio(int64_t num, int64_t den) const {
+    return den ? static_cast<double>(num) / static_cast<double>(den) : 0;
+  }
+};
+
+std::string with_commas(int64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// 1234567 -> "1.23 M".
+std::string si(double v) {
+  const char* units[] = {"", " k", " M", " G"};
+  int u = 0;
+  while (std::abs(v) >= 1000 && u < 3) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g%s", v, units[u]);
+  return buf;
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+}  // namespace
+
+bool Summary::learned() const { return late_windows > 0 && late_accuracy >= kPassAccuracy; }
+
+struct Monitor::State {
+  Config c;
+  std::ostream& out;
+  Progress progress;
+  mutable std::mutex mutex;  // guards what follows
+  std::vector<Outcome> outcomes;
+  Counts all;
+  LatencyHistogram latency;  // microseconds per chunk, made to scored
+  int64_t first_born_ns = -1, last_scored_ns = 0;
+  std::chrono::steady_clock::time_point last_progress{};
+  bool line_open = false;
+
+  Summary summarise() const {
+    Summary s;
+    s.windows = all.windows;
+    s.samples = s.windows * c.channels * c.window;
+    s.bytes = s.samples * static_cast<int64_t>(sizeof(float));
+    s.seconds = first_born_ns < 0 ? 0 : static_cast<double>(last_scored_ns - first_born_ns) * 1e-9;
+    s.latency_p50_ms = latency.percentile(0.5) / 1000;
+    s.latency_p99_ms = latency.percentile(0.99) / 1000;
+    s.accuracy = all.ratio(all.correct, all.windows);
+    Counts late;
+    for (size_t i = outcomes.size() / 2; i < outcomes.size(); ++i) late.add(outcomes[i]);
+    s.late_windows = late.windows;
+    s.late_faults = late.faults;
+    s.late_accuracy = late.ratio(late.correct, late.windows);
+    s.late_precision = late.ratio(late.tp, late.tp + late.fp);
+    s.late_recall = late.ratio(late.tp, late.tp + late.fn);
+    return s;
+  }
+
+  std::string progress_text() const {
+    Summary s = summarise();
+    double rate = s.seconds > 0 ? 1 / s.seconds : 0;
+    return "windows " + with_commas(s.windows) + " | " + si(static_cast<double>(s.samples) * rate) +
+           " samples/s | " + fixed(static_cast<double>(s.bytes) * rate / 1e6, 1) + " MB/s | latency p50 " +
+           fixed(s.latency_p50_ms, 2) + " ms p99 " + fixed(s.latency_p99_ms, 2) + " ms | accuracy " +
+           fixed(s.accuracy, 3);
+  }
+
+  void report(bool last) {
+    auto now = std::chrono::steady_clock::now();
+    if (progress == Progress::Off) return;
+    if (progress == Progress::Line) {
+      if (!last && now - last_progress < kLineEvery) return;
+      out << "\r\033[K" << progress_text() << (last ? "\n" : "") << std::flush;
+      line_open = !last;
+    } else {
+      if (last || now - last_progress < kLogEvery) return;
+      out << progress_text() << "\n" << std::flush;
+    }
+    last_progress = now;
+  }
+};
+
+Monitor::Monitor(const Config& c, std::ostream& out, Progress progress)
+    : state_(new State{.c = c, .out = out, .progress = progress}) {
+  state_->last_progress = std::chrono::steady_clock::now();
+}
+
+Monitor::~Monitor() = default;
+
+void Monitor::consume(uint64_t, const Tensors& tensors) {
+  std::vector<float> scores = tensors.at(0).to_vector<float>();
+  std::vector<float> labels = tensors.at(1).to_vector<float>();
+  int64_t born = tensors.at(2).to_vector<int64_t>().at(0);
+  int64_t scored = now_ns();
+
+  std::lock_guard lock(state_->mutex);
+  State& s = *state_;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    Outcome o{scores[i] > 0.5f, labels[i] > 0.5f};
+    s.outcomes.push_back(o);
+    s.all.add(o);
+  }
+  if (s.first_born_ns < 0) s.first_born_ns = born;
+  s.last_scored_ns = scored;
+  s.latency.record(static_cast<double>(scored - born) / 1000);
+  s.report(false);
+}
+
+void Monitor::finish() {
+  std::lock_guard lock(state_->mutex);
+  if (state_->line_open) state_->report(true);
+}
+
+Summary Monitor::summary() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->summarise();
+}
+
+void print_summary(std::ostream& out, const Summary& s, const Config& c) {
+  double signal_seconds = static_cast<double>(s.windows * c.window) / c.sample_rate;
+  double rate = s.seconds > 0 ? 1 / s.seconds : 0;
+  auto row = [&out](const std::string& name, const std::string& value) {
+    out << "  " << std::left << std::setw(22) << name << value << "\n";
+  };
+  out << "\nsensor monitor: " << c.channels << " channels at " << si(c.sample_rate) << "Hz, " << c.window
+      << "-sample windows, " << c.bands << " bands per channel, stages on " << c.device.str() << "\n";
+  row("windows", with_commas(s.windows) + " (" + fixed(signal_seconds, 1) + " s of signal in " +
+                     fixed(s.seconds, 1) + " s: " + fixed(signal_seconds * rate, 0) + "x real time)");
+  row("throughput", si(static_cast<double>(s.samples) * rate) + " samples/s, " +
+                        fixed(static_cast<double>(s.bytes) * rate / 1e6, 1) + " MB/s");
+  row("latency per chunk", "p50 " + fixed(s.latency_p50_ms, 2) + " ms, p99 " + fixed(s.latency_p99_ms, 2) +
+                               " ms (" + std::to_string(c.windows_per_chunk) + " windows a chunk)");
+  row("accuracy, whole run", fixed(s.accuracy, 3));
+  row("second half", "accuracy " + fixed(s.late_accuracy, 3) + ", precision " + fixed(s.late_precision, 3) +
+                         ", recall " + fixed(s.late_recall, 3) + " (" + with_commas(s.late_windows) +
+                         " windows, " + with_commas(s.late_faults) + " faulty)");
+  out << (s.learned() ? "the detector learned: " : "the detector did not learn: ")
+      << "accuracy over the second half " << fixed(s.late_accuracy, 3) << (s.learned() ? " >= " : " < ")
+      << fixed(kPassAccuracy, 2) << "\n";
+}
+
+}  // namespace sluice::sensor_monitor

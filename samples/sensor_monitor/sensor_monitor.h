@@ -1,0 +1,125 @@
+#pragma once
+// The sensor monitor: vibration data from a machine's sensors streamed
+// through compiled kernels, and a fault detector trained online on it.
+//
+//   vibration ──> spectrum ──────────────> detector ──────────────> monitor
+//   (source)      Hann, FFT, log band       logistic regression      progress line,
+//   C x 1024      energies, normalised      acc: weights, one        summary: accuracy,
+//   per window    acc: running mean/var     gradient step a chunk    precision, recall
+//
+// Every message is one chunk of `windows_per_chunk` windows and carries
+// three tensors: the chunk's data, its labels (1: the machine had a fault
+// during that window) and the time the source made it. The stages pass the
+// labels and the time through, so the detector can learn from the labels
+// and the monitor can score the detector and measure latency, whether the
+// nodes share a process or not.
+//
+// samples/sensor_monitor/main.cpp runs it in one process; `sluice demo`
+// runs the same nodes as three processes joined by ZeroMQ.
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/pipeline.h"
+
+namespace sluice::sensor_monitor {
+
+struct Config {
+  int64_t channels = 8;            // sensors on the machine
+  double sample_rate = 16000;      // Hz
+  int64_t window = 1024;           // samples per channel per window (one FFT frame)
+  int64_t bands = 32;              // frequency bands per channel
+  int64_t windows_per_chunk = 16;  // windows per message
+  size_t chunks_in_flight = 8;     // per pipeline: bounds memory and latency, enough to keep stages busy
+  double seconds = 20;             // how long the source produces, wall clock
+  uint64_t seed = 1;               // the signal (and its faults) for a seed is always the same
+  float learning_rate = 0.05f;     // of the detector's gradient step
+  Device device = host();          // where the two compiled stages run
+};
+
+// ---- messages between the nodes
+// vibration -> spectrum: {signal f32[W][C][N], labels f32[W], born s64[]}
+std::vector<Spec> signal_spec(const Config& c);
+// spectrum -> detector: {features f32[W][C * bands], labels, born}
+std::vector<Spec> feature_spec(const Config& c);
+// detector -> monitor: {fault scores f32[W] (probabilities), labels, born}
+std::vector<Spec> score_spec(const Config& c);
+// The default device of `platform` ("cuda", "host") when this machine has
+// it, else the host.
+Device device_or_host(std::string_view platform);
+// Nanoseconds of the steady clock, the clock `born` is read from: on Linux
+// it is one clock for every process of the machine.
+int64_t now_ns();
+
+// ---- the source
+// The synthetic vibration of a machine, chunk after chunk, until
+// `c.seconds` have passed: harmonics of a wandering shaft speed and sensor
+// noise, with faults injected at random windows for random durations,
+// either an impulse train ringing a structural resonance (a bearing defect)
+// or a new band of tones with sidebands (a gear mesh defect). The data of
+// chunk i depends only on the seed and i.
+std::shared_ptr<Source> vibration(const Config& c);
+
+// ---- the compiled stages
+// Initial accumulators: spectrum's {count f32[], mean f32[C][bands],
+// m2 f32[C][bands]} (Chan's parallel variance), detector's {weights
+// f32[C * bands], bias f32[]}, all zero.
+Tensors spectrum_acc(const Config& c);
+Tensors detector_acc(const Config& c);
+// The stages' functions, traced once when the pipeline starts.
+Function spectrum_function(const Config& c);
+Function detector_function(const Config& c);
+// Adds "spectrum" and "detector" after `from` (which sends signal_spec
+// messages); returns the detector, which sends score_spec messages.
+NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c);
+
+// ---- the monitor
+enum class Progress : uint8_t {
+  Line,  // one line rewritten in place (a terminal)
+  Log,   // a plain line every few seconds (a file, a pipe)
+  Off,
+};
+
+// What the monitor saw; the second half of the run is what a trained
+// detector is judged on.
+struct Summary {
+  int64_t windows = 0, samples = 0, bytes = 0;
+  double seconds = 0;  // first chunk made to last chunk scored
+  double latency_p50_ms = 0, latency_p99_ms = 0;
+  double accuracy = 0;                                            // all windows
+  double late_accuracy = 0, late_precision = 0, late_recall = 0;  // second half
+  int64_t late_windows = 0, late_faults = 0;
+  // The demo's pass mark: accuracy over the second half of at least 0.9.
+  bool learned() const;
+};
+
+// A sink of score_spec messages: scores every window (score > 0.5 says
+// fault), keeps the figures of the summary and writes progress to `out`.
+// Thread safety: summary() may be called while the pipeline runs.
+class Monitor : public Sink {
+ public:
+  Monitor(const Config& c, std::ostream& out, Progress progress);
+  ~Monitor() override;
+  void consume(uint64_t seq, const Tensors& tensors) override;
+  void finish() override;
+  Summary summary() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The summary as a table, and one closing line saying whether the detector learned.
+void print_summary(std::ostream& out, const Summary& s, const Config& c);
+
+// A pipeline bounded as the config says, for any part of the monitor.
+PipelineOptions pipeline_options(const Config& c);
+
+// The whole pipeline in this process: vibration -> spectrum -> detector -> monitor.
+Summary run_in_process(const Config& c, std::ostream& out, Progress progress);
+
+}  // namespace sluice::sensor_monitor

@@ -1,0 +1,91 @@
+// The two compiled stages. Each is a function of one message's tensors and
+// the stage's accumulator, returning the message for the next node and the
+// new accumulator; sluice traces it once and runs it on every chunk.
+
+#include <cmath>
+#include <numbers>
+
+#include "samples/sensor_monitor/sensor_monitor.h"
+
+namespace sluice::sensor_monitor {
+namespace {
+
+// The periodic Hann window, the usual taper before a spectrum.
+Expr hann(int64_t n) {
+  std::vector<float> w(static_cast<size_t>(n));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<float>(
+        0.5 - 0.5 * std::cos(2 * std::numbers::pi * static_cast<double>(i) / static_cast<double>(n)));
+  return constant(w, Shape{n});
+}
+
+}  // namespace
+
+std::vector<Spec> signal_spec(const Config& c) {
+  return {f32({c.windows_per_chunk, c.channels, c.window}), f32({c.windows_per_chunk}), s64({})};
+}
+
+std::vector<Spec> feature_spec(const Config& c) {
+  return {f32({c.windows_per_chunk, c.channels * c.bands}), f32({c.windows_per_chunk}), s64({})};
+}
+
+std::vector<Spec> score_spec(const Config& c) {
+  return {f32({c.windows_per_chunk}), f32({c.windows_per_chunk}), s64({})};
+}
+
+Tensors spectrum_acc(const Config& c) {
+  return {zeros(f32({})), zeros(f32({c.channels, c.bands})), zeros(f32({c.channels, c.bands}))};
+}
+
+Tensors detector_acc(const Config& c) { return {zeros(f32({c.channels * c.bands})), zeros(f32({}))}; }
+
+// spectrum(signal[W][C][N], labels, born, count, mean[C][B], m2[C][B]):
+// the log energy of each of B equal frequency bands of each channel's
+// window, normalised by the running mean and variance of every window seen
+// so far, this chunk's included.
+Function spectrum_function(const Config& c) {
+  const int64_t w = c.windows_per_chunk, n = c.window, b = c.bands;
+  std::vector<Spec> params = signal_spec(c);
+  for (const Tensor& t : spectrum_acc(c)) params.push_back(t.spec());
+  return trace(params, [=](Expr signal, Expr labels, Expr born, Expr count, Expr mean, Expr m2) {
+    Expr spectrum = fft(signal * hann(n));  // c64[W][C][N]
+    Expr power = real(spectrum) * real(spectrum) + imag(spectrum) * imag(spectrum);
+    // A real signal's spectrum is symmetric: keep bins 0 .. N/2 - 1, then B bands of them.
+    Expr half = slice(power, {0, 0, 0}, {w, c.channels, n / 2});
+    Expr band_power = sum(reshape(half, Shape{w, c.channels, b, n / 2 / b}), {.axes = {3}});
+    Expr energy = log(band_power + 1e-6);  // [W][C][B]
+
+    // Chan et al.'s merge of this chunk's mean and squared deviations into the running ones.
+    Expr chunk_mean = sum(energy, {.axes = {0}}) / static_cast<double>(w);
+    Expr deviation = energy - chunk_mean;
+    Expr chunk_m2 = sum(deviation * deviation, {.axes = {0}});
+    Expr total = count + static_cast<double>(w);
+    Expr delta = chunk_mean - mean;
+    Expr new_mean = mean + delta * (static_cast<double>(w) / total);
+    Expr new_m2 = m2 + chunk_m2 + delta * delta * (count * static_cast<double>(w) / total);
+
+    Expr z = (energy - new_mean) * rsqrt(new_m2 / total + 1e-6);
+    Expr features = reshape(z, Shape{w, c.channels * b});
+    return tuple(features, labels, born, total, new_mean, new_m2);
+  });
+}
+
+// detector(features[W][F], labels, born, weights[F], bias): logistic
+// regression. Scores the chunk with the weights as they are (so every score
+// is a prediction on windows the detector has not learned from), then takes
+// one gradient step of the log loss on the chunk's labels:
+//   p = sigmoid(x w + b),  dL/dw = x^T (p - y) / W,  dL/db = mean(p - y).
+Function detector_function(const Config& c) {
+  const double w = static_cast<double>(c.windows_per_chunk), rate = c.learning_rate;
+  std::vector<Spec> params = feature_spec(c);
+  for (const Tensor& t : detector_acc(c)) params.push_back(t.spec());
+  return trace(params, [=](Expr features, Expr labels, Expr born, Expr weights, Expr bias) {
+    Expr scores = sigmoid(dot(features, weights) + bias);  // [W]
+    Expr error = scores - labels;
+    Expr grad_weights = dot(error, {0}, {}, features, {0}, {}) / w;  // [F]
+    Expr grad_bias = sum(error) / w;
+    return tuple(scores, labels, born, weights - rate * grad_weights, bias - rate * grad_bias);
+  });
+}
+
+}  // namespace sluice::sensor_monitor

@@ -1,0 +1,240 @@
+// The vibration source: a synthetic machine with C sensors, made window by
+// window. Nothing here is compiled by sluice; it only has to be fast enough
+// to keep the compiled stages busy and to be the same for the same seed.
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <numbers>
+#include <optional>
+
+#include "samples/sensor_monitor/sensor_monitor.h"
+
+namespace sluice::sensor_monitor {
+namespace {
+
+constexpr int kHarmonics = 6;
+constexpr double kTwoPi = 2 * std::numbers::pi;
+
+// xoshiro256**: small, fast, and the same numbers on every platform (the
+// standard library's distributions are not).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) {
+    for (uint64_t& word : s_) {  // splitmix64 spreads the seed over the state
+      seed += 0x9e3779b97f4a7c15;
+      uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+      word = z ^ (z >> 31);
+    }
+  }
+  uint64_t next() {
+    uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
+    uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = std::rotl(s_[3], 45);
+    return result;
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+  // Unit variance, near enough to normal for sensor noise: the sum of four
+  // 16-bit uniforms (Irwin-Hall), from one draw.
+  float noise() {
+    uint64_t r = next();
+    float sum = static_cast<float>((r & 0xffff) + ((r >> 16) & 0xffff) + ((r >> 32) & 0xffff) + (r >> 48));
+    constexpr float kMean = 2 * 65535.0f;
+    constexpr float kScale = 1.7320508f / 65536.0f;  // sqrt(12 / 4) per unit of range
+    return (sum - kMean) * kScale;
+  }
+
+ private:
+  uint64_t s_[4];
+};
+
+enum class Fault : uint8_t { None, ImpulseTrain, ToneBand };
+
+class Machine {
+ public:
+  explicit Machine(const Config& c) : c_(c), rng_(c.seed) {
+    const auto channels = static_cast<size_t>(c.channels);
+    harmonic_sin_.resize(channels * kHarmonics);
+    harmonic_cos_.resize(channels * kHarmonics);
+    noise_.resize(channels);
+    fault_gain_.resize(channels);
+    for (size_t ch = 0; ch < channels; ++ch) {
+      double gain = rng_.uniform(0.5, 1.5);  // how well the sensor is coupled to the shaft
+      for (int k = 0; k < kHarmonics; ++k) {
+        double amplitude = gain / (k + 1) * rng_.uniform(0.5, 1.5);
+        double phase = rng_.uniform(0, kTwoPi);
+        harmonic_sin_[ch * kHarmonics + static_cast<size_t>(k)] =
+            static_cast<float>(amplitude * std::cos(phase));
+        harmonic_cos_[ch * kHarmonics + static_cast<size_t>(k)] =
+            static_cast<float>(amplitude * std::sin(phase));
+      }
+      noise_[ch] = static_cast<float>(rng_.uniform(0.2, 0.4));
+    }
+    const auto n = static_cast<size_t>(c.window);
+    basis_.resize(2 * kHarmonics * n);
+    fault_wave_.resize(n);
+  }
+
+  // One window into out[C][N]; returns its label (1: a fault was present).
+  float window(float* out) {
+    step_operating_point();
+    step_fault();
+    const auto n = static_cast<size_t>(c_.window);
+    make_harmonic_basis();
+    make_fault_wave();
+    for (size_t ch = 0; ch < static_cast<size_t>(c_.channels); ++ch) {
+      float* x = out + ch * n;
+      const float* a = &harmonic_sin_[ch * kHarmonics];
+      const float* b = &harmonic_cos_[ch * kHarmonics];
+      for (size_t i = 0; i < n; ++i) x[i] = noise_[ch] * rng_.noise();
+      for (int k = 0; k < kHarmonics; ++k) {
+        const float* s = &basis_[(2 * static_cast<size_t>(k)) * n];
+        const float* co = s + n;
+        float sa = static_cast<float>(load_) * a[k], cb = static_cast<float>(load_) * b[k];
+        for (size_t i = 0; i < n; ++i) x[i] += sa * s[i] + cb * co[i];
+      }
+      if (fault_ != Fault::None)
+        for (size_t i = 0; i < n; ++i) x[i] += fault_gain_[ch] * fault_wave_[i];
+    }
+    return fault_ == Fault::None ? 0.0f : 1.0f;
+  }
+
+ private:
+  // Shaft speed and load wander slowly, as a machine's do under changing work.
+  void step_operating_point() {
+    shaft_hz_ = std::clamp(shaft_hz_ + rng_.uniform(-0.5, 0.5), 20.0, 60.0);
+    load_ = std::clamp(load_ + rng_.uniform(-0.03, 0.03), 0.6, 1.4);
+  }
+
+  // Faults start at random windows and last 8 to 40 windows, about a third of the time in all.
+  void step_fault() {
+    if (fault_ != Fault::None && --fault_left_ > 0) return;
+    fault_ = Fault::None;
+    if (rng_.uniform() >= 1.0 / 40) return;
+    fault_ = rng_.uniform() < 0.5 ? Fault::ImpulseTrain : Fault::ToneBand;
+    fault_left_ = 8 + static_cast<int>(rng_.uniform(0, 33));
+    // Where the defect sits decides how strongly each sensor hears it.
+    for (float& g : fault_gain_) g = static_cast<float>(rng_.uniform(0.3, 1.0));
+    if (fault_ == Fault::ImpulseTrain) {
+      impulse_ratio_ = rng_.uniform(3.0, 5.5);  // defect frequency over shaft speed
+      amplitude_ = rng_.uniform(0.6, 2.0);
+      double resonance = rng_.uniform(2500, 4500);
+      double r = std::exp(-1.0 / (0.0008 * c_.sample_rate));  // rings for about 0.8 ms
+      res_a1_ = 2 * r * std::cos(kTwoPi * resonance / c_.sample_rate);
+      res_a2_ = -r * r;
+      res_y1_ = res_y2_ = to_impulse_ = 0;
+    } else {
+      tone_hz_ = rng_.uniform(1200, 2400);
+      amplitude_ = rng_.uniform(0.15, 0.5);
+    }
+  }
+
+  // sin(k phi) and cos(k phi) of the shaft angle phi over the window, by
+  // powers of one rotating phasor, restarted exactly from the angle each window.
+  void make_harmonic_basis() {
+    const auto n = static_cast<size_t>(c_.window);
+    std::complex<double> z = std::polar(1.0, shaft_angle_);
+    const double step = kTwoPi * shaft_hz_ / c_.sample_rate;
+    const std::complex<double> rotate = std::polar(1.0, step);
+    for (size_t i = 0; i < n; ++i) {
+      std::complex<double> p = z;
+      for (size_t k = 0; k < kHarmonics; ++k) {
+        basis_[2 * k * n + i] = static_cast<float>(p.imag());
+        basis_[(2 * k + 1) * n + i] = static_cast<float>(p.real());
+        p *= z;
+      }
+      z *= rotate;
+    }
+    shaft_angle_ = std::fmod(shaft_angle_ + step * static_cast<double>(n), kTwoPi);
+  }
+
+  void make_fault_wave() {
+    const auto n = static_cast<size_t>(c_.window);
+    if (fault_ == Fault::ImpulseTrain) {
+      // Impulses at the defect frequency, each ringing a two-pole resonator.
+      const double period = c_.sample_rate / (shaft_hz_ * impulse_ratio_);
+      for (size_t i = 0; i < n; ++i) {
+        double kick = 0;
+        if (--to_impulse_ <= 0) {
+          kick = amplitude_;
+          to_impulse_ += period;
+        }
+        double y = kick + res_a1_ * res_y1_ + res_a2_ * res_y2_;
+        res_y2_ = res_y1_;
+        res_y1_ = y;
+        fault_wave_[i] = static_cast<float>(y);
+      }
+    } else if (fault_ == Fault::ToneBand) {
+      // A tone with sidebands at the shaft speed, as gear mesh faults show.
+      constexpr double kSideband[] = {1.0, 0.5, 0.5, 0.25, 0.25};
+      constexpr double kOffset[] = {0, 1, -1, 2, -2};
+      std::fill(fault_wave_.begin(), fault_wave_.end(), 0.0f);
+      for (int s = 0; s < 5; ++s) {
+        double hz = tone_hz_ + kOffset[s] * shaft_hz_;
+        std::complex<double> z = std::polar(1.0, std::fmod(kTwoPi * hz * seconds_, kTwoPi));
+        const std::complex<double> rotate = std::polar(1.0, kTwoPi * hz / c_.sample_rate);
+        for (size_t i = 0; i < n; ++i) {
+          fault_wave_[i] += static_cast<float>(amplitude_ * kSideband[s] * z.imag());
+          z *= rotate;
+        }
+      }
+    }
+    seconds_ += static_cast<double>(n) / c_.sample_rate;
+  }
+
+  Config c_;
+  Rng rng_;
+  std::vector<float> harmonic_sin_, harmonic_cos_, noise_, fault_gain_, basis_, fault_wave_;
+  double shaft_hz_ = 40, shaft_angle_ = 0, load_ = 1;
+  Fault fault_ = Fault::None;
+  int fault_left_ = 0;
+  double impulse_ratio_ = 0, amplitude_ = 0, to_impulse_ = 0;
+  double res_a1_ = 0, res_a2_ = 0, res_y1_ = 0, res_y2_ = 0;
+  double tone_hz_ = 0;
+  double seconds_ = 0;  // since the first window
+};
+
+class VibrationSource : public Source {
+ public:
+  explicit VibrationSource(const Config& c) : c_(c), machine_(c) {}
+
+  std::vector<Spec> spec() const override { return signal_spec(c_); }
+
+  std::optional<Tensors> next() override {
+    auto now = std::chrono::steady_clock::now();
+    if (!deadline_)
+      deadline_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(c_.seconds));
+    if (now >= *deadline_) return std::nullopt;
+
+    const std::vector<Spec> specs = spec();
+    // The chunk's memory becomes the tensor's buffer: no copy.
+    auto signal = std::shared_ptr<float[]>(new float[static_cast<size_t>(specs[0].size())]);
+    std::vector<float> labels(static_cast<size_t>(c_.windows_per_chunk));
+    const auto per_window = static_cast<size_t>(c_.channels * c_.window);
+    for (size_t w = 0; w < labels.size(); ++w) labels[w] = machine_.window(signal.get() + w * per_window);
+    return Tensors{wrap_host(specs[0], signal.get(), signal), tensor(labels, specs[1].shape),
+                   scalar<int64_t>(now_ns())};
+  }
+
+ private:
+  Config c_;
+  Machine machine_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+};
+
+}  // namespace
+
+std::shared_ptr<Source> vibration(const Config& c) { return std::make_shared<VibrationSource>(c); }
+
+}  // namespace sluice::sensor_monitor

@@ -1,0 +1,46 @@
+"""sluice send -> sluice cat over ipc: cat prints one line per message with
+each tensor's spec, min, max and mean, which must match numpy's."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sluice = sys.argv[1]
+rng = np.random.default_rng(3)
+arrays = [
+    ("f32[3][4]", rng.standard_normal((3, 4)).astype(np.float32)),
+    ("s64[5]", np.array([7, -2, 40, 0, 3], dtype=np.int64)),
+    ("u8[2][2][2]", np.arange(8, dtype=np.uint8)),
+    ("c64[3]", np.array([3 + 4j, 1j, -2], dtype=np.complex64)),  # statistics of magnitudes
+]
+arrays[2] = (arrays[2][0], arrays[2][1].reshape(2, 2, 2))
+
+with tempfile.TemporaryDirectory() as tmp:
+    files = []
+    for i, (_, a) in enumerate(arrays):
+        files.append(os.path.join(tmp, f"{i}.npy"))
+        np.save(files[-1], a)
+    endpoint = f"ipc://{tmp}/cat"
+    cat = subprocess.Popen([sluice, "cat", endpoint, "--timeout", "30"], stdout=subprocess.PIPE, text=True)
+    send = subprocess.run([sluice, "send", endpoint, *files], capture_output=True, text=True, timeout=30)
+    out, _ = cat.communicate(timeout=30)
+
+assert send.returncode == 0, f"sluice send failed ({send.returncode}): {send.stderr}"
+assert cat.returncode == 0, f"sluice cat exited {cat.returncode}, printed:\n{out}"
+lines = out.splitlines()
+assert len(lines) == len(arrays) + 1, f"expected {len(arrays)} data lines and end of stream, found:\n{out}"
+for seq, ((spec, a), line) in enumerate(zip(arrays, lines)):
+    head, stats = line.split(": ", 1)
+    assert head == f"stream 0 seq {seq}", f"line {seq}: expected 'stream 0 seq {seq}', found '{head}'"
+    words = stats.split()
+    assert words[0] == spec, f"line {seq}: expected spec {spec}, found {words[0]}"
+    found = dict(zip(words[1::2], map(float, words[2::2])))
+    v = np.abs(a) if np.iscomplexobj(a) else a
+    for name, want in (("min", v.min()), ("max", v.max()), ("mean", v.mean())):
+        # cat prints 6 significant digits.
+        assert np.isclose(found[name], want, rtol=1e-5, atol=1e-6), \
+            f"line {seq} ({spec}): {name} expected {want}, found {found[name]}"
+assert lines[-1] == f"stream 0 seq {len(arrays)}: end of stream", f"last line: {lines[-1]}"
+print("ok:", len(arrays), "messages")

@@ -1,0 +1,203 @@
+// The sensor monitor's pieces against independent references: its source is
+// deterministic, its spectrum stage agrees with a naive DFT and a direct
+// mean and variance, its detector with a hand-written gradient step, and its
+// monitor with hand-counted scores.
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <random>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "samples/sensor_monitor/sensor_monitor.h"
+
+namespace sluice::sensor_monitor {
+namespace {
+
+std::vector<float> floats(const Tensor& t) { return t.to_vector<float>(); }
+
+TEST(SensorMonitor, VibrationIsDeterministicPerSeedWithFaultsSomeOfTheTime) {
+  Config c;
+  c.channels = 2;
+  c.seconds = 1e6;
+  auto first = vibration(c), again = vibration(c);
+  c.seed = 2;
+  auto other = vibration(c);
+  int64_t windows = 0, faults = 0;
+  bool other_differs = false;
+  for (int chunk = 0; chunk < 100; ++chunk) {
+    Tensors a = *first->next(), b = *again->next(), o = *other->next();
+    ASSERT_EQ(a.size(), 3u);
+    EXPECT_EQ(a[0].spec(), signal_spec(c)[0]);
+    EXPECT_EQ(std::memcmp(a[0].host_data(), b[0].host_data(), static_cast<size_t>(a[0].spec().bytes())), 0)
+        << "chunk " << chunk << " of the same seed differs";
+    EXPECT_EQ(floats(a[1]), floats(b[1])) << "labels of chunk " << chunk << " differ for the same seed";
+    other_differs = other_differs || floats(a[0]) != floats(o[0]);
+    for (float label : floats(a[1])) {
+      EXPECT_TRUE(label == 0.0f || label == 1.0f) << "a label is 0 or 1, found " << label;
+      ++windows;
+      faults += label == 1.0f;
+    }
+  }
+  EXPECT_TRUE(other_differs) << "seeds 1 and 2 gave the same signal";
+  double fraction = static_cast<double>(faults) / static_cast<double>(windows);
+  EXPECT_GT(fraction, 0.1) << "faults should be injected a fair part of the time";
+  EXPECT_LT(fraction, 0.6) << "faults should be the exception";
+}
+
+TEST(SensorMonitor, VibrationEndsAfterItsSeconds) {
+  Config c;
+  c.channels = 1;
+  c.seconds = 0.05;
+  auto source = vibration(c);
+  int chunks = 0;
+  while (source->next()) ASSERT_LT(++chunks, 100000) << "the source never ended";
+  EXPECT_GT(chunks, 0) << "the source should produce something in 50 ms";
+}
+
+// Log band energies of one frame by a naive DFT in double.
+std::vector<double> band_energies(const float* x, const Config& c) {
+  const int64_t n = c.window, bins = n / 2, per_band = bins / c.bands;
+  std::vector<double> energy(static_cast<size_t>(c.bands), 0.0);
+  for (int64_t k = 0; k < bins; ++k) {
+    double re = 0, im = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double w = 0.5 - 0.5 * std::cos(2 * std::numbers::pi * static_cast<double>(i) / static_cast<double>(n));
+      double angle = -2 * std::numbers::pi * static_cast<double>(k * i) / static_cast<double>(n);
+      re += w * x[i] * std::cos(angle);
+      im += w * x[i] * std::sin(angle);
+    }
+    energy[static_cast<size_t>(k / per_band)] += re * re + im * im;
+  }
+  for (double& e : energy) e = std::log(e + 1e-6);
+  return energy;
+}
+
+TEST(SensorMonitor, SpectrumNormalisesLogBandEnergiesByEveryWindowSoFar) {
+  Config c;
+  c.channels = 2;
+  c.window = 64;
+  c.bands = 4;
+  c.windows_per_chunk = 3;
+  const int64_t w = c.windows_per_chunk, f = c.channels * c.bands;
+  Executable spectrum = compile(spectrum_function(c));
+
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Tensors acc = spectrum_acc(c);
+  std::vector<std::vector<double>> energies;  // per window seen, C * B values
+  for (int chunk = 0; chunk < 2; ++chunk) {
+    std::vector<float> x(static_cast<size_t>(w * c.channels * c.window));
+    for (float& v : x) v = normal(gen) * static_cast<float>(1 + chunk);  // the second chunk is louder
+    for (int64_t win = 0; win < w; ++win) {
+      std::vector<double> e;
+      for (int64_t ch = 0; ch < c.channels; ++ch) {
+        auto band = band_energies(&x[static_cast<size_t>((win * c.channels + ch) * c.window)], c);
+        e.insert(e.end(), band.begin(), band.end());
+      }
+      energies.push_back(e);
+    }
+    Tensors args = {tensor(x, signal_spec(c)[0].shape),
+                    tensor(std::vector<float>(static_cast<size_t>(w), 1.0f), Shape{w}), scalar<int64_t>(42)};
+    args.insert(args.end(), acc.begin(), acc.end());
+    Tensors out = spectrum.run(args);
+    ASSERT_EQ(out.size(), 6u);
+    acc = {out[3], out[4], out[5]};
+    EXPECT_EQ(out[2].to_vector<int64_t>()[0], 42) << "born passes through";
+    EXPECT_FLOAT_EQ(out[3].to_vector<float>()[0], static_cast<float>(energies.size()))
+        << "count of windows so far";
+
+    // Reference: mean and population variance over every window so far.
+    std::vector<double> mean(static_cast<size_t>(f), 0), var(static_cast<size_t>(f), 0);
+    for (const auto& e : energies)
+      for (size_t j = 0; j < e.size(); ++j) mean[j] += e[j] / static_cast<double>(energies.size());
+    for (const auto& e : energies)
+      for (size_t j = 0; j < e.size(); ++j)
+        var[j] += (e[j] - mean[j]) * (e[j] - mean[j]) / static_cast<double>(energies.size());
+    std::vector<float> features = floats(out[0]);
+    ASSERT_EQ(features.size(), static_cast<size_t>(w * f));
+    for (int64_t win = 0; win < w; ++win)
+      for (int64_t j = 0; j < f; ++j) {
+        const auto& e = energies[energies.size() - static_cast<size_t>(w - win)];
+        double want = (e[static_cast<size_t>(j)] - mean[static_cast<size_t>(j)]) /
+                      std::sqrt(var[static_cast<size_t>(j)] + 1e-6);
+        // f32 log energies, amplified by 1/std of a few windows.
+        EXPECT_NEAR(features[static_cast<size_t>(win * f + j)], want, 2e-3)
+            << "chunk " << chunk << ", window " << win << ", feature " << j;
+      }
+  }
+}
+
+TEST(SensorMonitor, DetectorScoresThenTakesOneGradientStep) {
+  Config c;
+  c.channels = 1;
+  c.bands = 3;
+  c.windows_per_chunk = 4;
+  c.learning_rate = 0.5f;
+  const size_t w = 4, f = 3;
+  Executable detector = compile(detector_function(c));
+  const std::vector<float> x = {1, 0, -1, 0.5f, 2, 0, -1, 1, 1, 0, 0, -2};
+  const std::vector<float> y = {1, 0, 1, 0};
+
+  std::vector<double> weights(f, 0), bias_ref(1, 0);
+  Tensors acc = detector_acc(c);
+  for (int step = 0; step < 3; ++step) {
+    Tensors out =
+        detector.run({tensor(x, Shape{4, 3}), tensor(y, Shape{4}), scalar<int64_t>(7), acc[0], acc[1]});
+    std::vector<double> p(w), grad(f, 0);
+    double grad_bias = 0;
+    for (size_t i = 0; i < w; ++i) {
+      double logit = bias_ref[0];
+      for (size_t j = 0; j < f; ++j) logit += x[i * f + j] * weights[j];
+      p[i] = 1 / (1 + std::exp(-logit));
+      for (size_t j = 0; j < f; ++j) grad[j] += (p[i] - y[i]) * x[i * f + j] / w;
+      grad_bias += (p[i] - y[i]) / w;
+    }
+    std::vector<float> scores = floats(out[0]);
+    for (size_t i = 0; i < w; ++i)
+      EXPECT_NEAR(scores[i], p[i], 1e-6)
+          << "step " << step << ": the score of window " << i << " uses the old weights";
+    EXPECT_EQ(floats(out[1]), y) << "labels pass through";
+    for (size_t j = 0; j < f; ++j) weights[j] -= 0.5 * grad[j];
+    bias_ref[0] -= 0.5 * grad_bias;
+    acc = {out[3], out[4]};
+    std::vector<float> new_weights = floats(acc[0]);
+    for (size_t j = 0; j < f; ++j)
+      EXPECT_NEAR(new_weights[j], weights[j], 1e-6) << "step " << step << ", weight " << j;
+    EXPECT_NEAR(floats(acc[1])[0], bias_ref[0], 1e-6) << "step " << step << ", bias";
+  }
+}
+
+TEST(SensorMonitor, MonitorJudgesTheSecondHalf) {
+  Config c;
+  c.windows_per_chunk = 4;
+  std::ostringstream out;
+  Monitor monitor(c, out, Progress::Off);
+  const int64_t born = now_ns() - 2'000'000;  // made 2 ms ago
+  // Chunk 0: right, right, a false alarm, right. Chunk 1: right, a miss, right, right.
+  monitor.consume(0, {tensor<float>({0.9f, 0.1f, 0.6f, 0.2f}), tensor<float>({1, 0, 0, 0}), scalar(born)});
+  monitor.consume(1, {tensor<float>({0.8f, 0.3f, 0.7f, 0.4f}), tensor<float>({1, 1, 1, 0}), scalar(born)});
+  monitor.finish();
+  Summary s = monitor.summary();
+  EXPECT_EQ(s.windows, 8);
+  EXPECT_EQ(s.samples, 8 * c.channels * c.window);
+  EXPECT_DOUBLE_EQ(s.accuracy, 6.0 / 8);
+  EXPECT_EQ(s.late_windows, 4) << "the second half is chunk 1";
+  EXPECT_EQ(s.late_faults, 3);
+  EXPECT_DOUBLE_EQ(s.late_accuracy, 3.0 / 4);
+  EXPECT_DOUBLE_EQ(s.late_precision, 1.0) << "no false alarm in the second half";
+  EXPECT_DOUBLE_EQ(s.late_recall, 2.0 / 3);
+  EXPECT_GE(s.latency_p50_ms, 1.9) << "the chunks were made 2 ms before they were scored";
+  EXPECT_FALSE(s.learned()) << "0.75 is below the pass mark of 0.9";
+  EXPECT_TRUE(out.str().empty()) << "Progress::Off writes nothing";
+
+  std::ostringstream table;
+  print_summary(table, s, c);
+  EXPECT_NE(table.str().find("precision 1.000, recall 0.667"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("did not learn"), std::string::npos) << table.str();
+}
+
+}  // namespace
+}  // namespace sluice::sensor_monitor

@@ -1,0 +1,94 @@
+// `sluice cat ENDPOINT`: receives wire-format messages and prints one line
+// each, like kafkacat for tensors:
+//   stream 0 seq 3: f32[16][1024] min -2.31 max 2.57 mean 0.00121 | s64[] min 7 max 7 mean 7
+// The statistics are computed by a function compiled once per spec.
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "devices/backend.h"
+#include "io/channel.h"
+#include "ops/ops.h"
+#include "tools/commands.h"
+
+namespace sluice::tools {
+namespace {
+
+struct CatOptions {
+  std::string endpoint;
+  std::string pattern = "pull";
+  int64_t count = 0;    // data messages to print; 0: until end of stream
+  double timeout = -1;  // seconds to wait for a message; negative: forever
+};
+
+// min, max and mean as f64 scalars; complex tensors by magnitude.
+Executable stats_of(const Spec& spec) {
+  Function f = trace({spec}, [&spec](Expr x) {
+    Expr v = as_type(is_complex(spec.dtype) ? abs(x) : x, DType::F64);
+    return tuple(reduce_min(v), reduce_max(v), sum(v) / static_cast<double>(spec.size()));
+  });
+  return compile(f, host());  // cached: one compile per spec
+}
+
+std::string describe(const Tensor& t) {
+  std::string line = t.spec().str();
+  if (t.size() == 0) return line + " empty";
+  std::vector<Tensor> stats = stats_of(t.spec()).run({t});
+  char buf[128];
+  std::snprintf(buf, sizeof buf, " min %.6g max %.6g mean %.6g", stats[0].to_vector<double>()[0],
+                stats[1].to_vector<double>()[0], stats[2].to_vector<double>()[0]);
+  return line + buf;
+}
+
+int cat(const CatOptions& o) {
+  Channel channel(o.pattern == "sub" ? Pattern::Sub : Pattern::Pull, o.endpoint);
+  const auto timeout = o.timeout < 0 ? std::chrono::milliseconds(-1)
+                                     : std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
+  for (int64_t printed = 0; o.count == 0 || printed < o.count;) {
+    std::optional<wire::Message> m = channel.recv(timeout);
+    if (!m) {
+      std::cerr << "sluice cat: no message on " << o.endpoint << " for " << o.timeout << " s\n";
+      return kExitFailed;
+    }
+    std::cout << "stream " << m->header.stream_id << " seq " << m->header.seq << ": ";
+    switch (m->header.kind) {
+      case wire::Kind::EndOfStream: std::cout << "end of stream" << std::endl; return kExitOk;
+      case wire::Kind::Error: std::cout << "error: " << m->error << std::endl; return kExitFailed;
+      default: {
+        std::string line;
+        for (const Tensor& t : m->tensors) line += (line.empty() ? "" : " | ") + describe(t);
+        std::cout << (line.empty() ? "no tensors" : line) << std::endl;
+        ++printed;
+      }
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_cat_command(CLI::App& app) {
+  auto o = std::make_shared<CatOptions>();
+  CLI::App* cmd = app.add_subcommand("cat",
+                                     "receive wire-format messages and print one line each: stream, seq, and "
+                                     "each tensor's spec, min, max, mean");
+  cmd->add_option("endpoint", o->endpoint,
+                  "ZeroMQ address (ipc:///path, tcp://host:port); binds unless it starts with '>'")
+      ->required();
+  cmd->add_option("--pattern", o->pattern,
+                  "pull (one of a sender's receivers) or sub (every message published)")
+      ->check(CLI::IsMember({"pull", "sub"}))
+      ->capture_default_str();
+  cmd->add_option("-n,--count", o->count, "stop after this many data messages (default: at end of stream)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--timeout", o->timeout, "give up (status 1) after this many seconds without a message")
+      ->check(CLI::Range(0.001, 1e6));
+  return {cmd, [o] { return cat(*o); }};
+}
+
+}  // namespace sluice::tools

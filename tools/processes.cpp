@@ -1,0 +1,127 @@
+// Starting, watching and stopping the demo's child processes (POSIX).
+
+#include "tools/processes.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include "ops/error.h"
+
+extern char** environ;
+
+namespace sluice::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(20);
+constexpr auto kGrace = std::chrono::seconds(2);  // between SIGTERM and SIGKILL
+
+std::string describe(int wait_status, int* status) {
+  if (WIFEXITED(wait_status)) {
+    *status = WEXITSTATUS(wait_status);
+    return "exited " + std::to_string(*status);
+  }
+  int sig = WTERMSIG(wait_status);
+  *status = 128 + sig;
+  return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+}
+
+}  // namespace
+
+std::string self_path() {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("self_path: expected /proc/self/exe to name this program, found " + ec.message());
+  return p.string();
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  if (!mkdtemp(pattern.data()))
+    throw Error("temporary directory: expected to create " + pattern + ", found " + std::strerror(errno));
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+ProcessGroup::~ProcessGroup() {
+  for (Child& c : children_)
+    if (c.running) {
+      kill(c.pid, SIGKILL);
+      waitpid(c.pid, nullptr, 0);
+    }
+}
+
+void ProcessGroup::start(const std::string& name, const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (int err = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ))
+    throw Error("process " + name + ": expected to start " + args[0] + ", found " + std::strerror(err));
+  children_.push_back({.name = name, .pid = pid});
+}
+
+void ProcessGroup::stop_running(const std::string& because) {
+  for (Child& c : children_)
+    if (c.running && c.stopped_because.empty()) {
+      c.stopped_because = because;
+      kill(c.pid, SIGTERM);
+    }
+}
+
+std::vector<ProcessGroup::Exit> ProcessGroup::wait(double timeout_seconds) {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_seconds));
+  std::optional<Clock::time_point> kill_at;
+  size_t running = 0;
+  for (const Child& c : children_) running += c.running;
+  while (running > 0) {
+    for (Child& c : children_) {
+      if (!c.running) continue;
+      int wait_status = 0;
+      pid_t r = waitpid(c.pid, &wait_status, WNOHANG);
+      if (r == 0) continue;
+      c.running = false;
+      --running;
+      c.exit.name = c.name;
+      if (r < 0) {
+        c.exit.status = 1;
+        c.exit.how = std::string("lost (") + std::strerror(errno) + ")";
+      } else {
+        c.exit.how = describe(wait_status, &c.exit.status);
+      }
+      if (!c.stopped_because.empty()) c.exit.how += " (stopped: " + c.stopped_because + ")";
+      if (c.exit.status != 0 && c.stopped_because.empty()) stop_running(c.name + " failed");
+    }
+    if (running == 0) break;
+    auto now = Clock::now();
+    if (now >= deadline && !kill_at) stop_running("the run passed its deadline");
+    bool stopping = false;
+    for (const Child& c : children_) stopping = stopping || (c.running && !c.stopped_because.empty());
+    if (stopping && !kill_at) kill_at = now + kGrace;
+    if (kill_at && now >= *kill_at)
+      for (const Child& c : children_)
+        if (c.running) kill(c.pid, SIGKILL);
+    std::this_thread::sleep_for(kPoll);
+  }
+  std::vector<Exit> exits;
+  for (const Child& c : children_) exits.push_back(c.exit);
+  return exits;
+}
+
+}  // namespace sluice::tools

@@ -1,0 +1,64 @@
+#pragma once
+// Child processes for the three-process demo: started together, waited for
+// together, and never left running when the parent is done.
+
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace sluice::tools {
+
+// The path of the running program, to start copies of it.
+std::string self_path();
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents
+// when this object goes.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Processes that only make sense together: when one fails, or all run past
+// the deadline, the others are stopped, since a peer waiting on a dead one
+// would wait forever. Thread safety: one thread uses a group.
+class ProcessGroup {
+ public:
+  struct Exit {
+    std::string name;
+    int status;       // the exit status, or 128 + the signal that ended it
+    std::string how;  // "exited 0", "killed by signal 15 (stopped: compute failed)"
+  };
+
+  ProcessGroup() = default;
+  ~ProcessGroup();  // kills and reaps any still running
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  // Starts args[0] with args (stdin, stdout and stderr shared with this
+  // process); throws sluice::Error when it cannot be started.
+  void start(const std::string& name, const std::vector<std::string>& args);
+  // Waits until every process has ended, stopping the rest when one fails
+  // or `timeout_seconds` pass. Returns their exits in start order.
+  std::vector<Exit> wait(double timeout_seconds);
+
+ private:
+  struct Child {
+    std::string name;
+    pid_t pid;
+    bool running = true;
+    std::string stopped_because;
+    Exit exit;
+  };
+  void stop_running(const std::string& because);
+  std::vector<Child> children_;
+};
+
+}  // namespace sluice::tools

@@ -133,13 +133,23 @@ void sigmoid_f64(void* out, const void* a, const void*, const void*, int64_t n) 
 // Halley converges cubically: from Giles' ~1e-7 the first step reaches
 // double precision; the second covers the far tail of f64 (|x| > 1 - 1e-12),
 // where the start is outside the range Giles fitted.
+// Beyond that range (w > 16, |x| > 1 - 1e-7, reached by f64 only) the start
+// is the asymptotic inverse of erfc(y) ~ e^-y^2 / (y sqrt(pi)) instead:
+// y^2 = -log(sqrt(pi) y (1 - |x|)), iterated once from y^2 = -log(1 - |x|),
+// within 1% of the root.
 void erf_inv_block(double* y, const double* x, int64_t m) {
   alignas(64) double a[kBlock], w[kBlock], erf_y[kBlock], erfc_y[kBlock], d[kBlock];
   for (int64_t i = 0; i < m; ++i) {
     a[i] = __builtin_fabs(x[i]);
     w[i] = (1.0 - a[i]) * (1.0 + a[i]);
+    d[i] = 1.0 - a[i];
   }
   vmap<double, SLUICE_SLEEF_D(log, u10)>(w, w, m);
+  vmap<double, SLUICE_SLEEF_D(log, u10)>(d, d, m);
+  constexpr double kSqrtPi = 1.7724538509055160;
+  for (int64_t i = 0; i < m; ++i) d[i] = kSqrtPi * __builtin_sqrt(-d[i]) * (1.0 - a[i]);
+  vmap<double, SLUICE_SLEEF_D(log, u10)>(d, d, m);
+  for (int64_t i = 0; i < m; ++i) erfc_y[i] = __builtin_sqrt(-d[i]);  // the asymptotic start
   for (int64_t i = 0; i < m; ++i) {
     double v = -w[i], p;
     if (v < 5.0) {
@@ -165,7 +175,7 @@ void erf_inv_block(double* y, const double* x, int64_t m) {
       p = 1.00167406 + p * v;
       p = 2.83297682 + p * v;
     }
-    y[i] = p * a[i];
+    y[i] = -w[i] > 16.0 ? erfc_y[i] : p * a[i];
   }
   constexpr double kTwoOverSqrtPi = 1.1283791670955126;
   for (int step = 0; step < 2; ++step) {
@@ -202,15 +212,65 @@ void erf_inv(void* out, const void* a, const void*, const void*, int64_t n) {
   }
 }
 
+// ---- where SLEEF's domain ends
+
+// SLEEF documents some functions on a bounded domain only (sinh and cosh to
+// |x| <= 88 in f32, 709 in f64; asinh and acosh to 1.8e19 and 1.34e154;
+// log1p to 1e38 and 1e307); beyond, it overflows in intermediates. Elements
+// there are recomputed with libm, element by element.
+struct Beyond {
+  double f32, f64;  // where SLEEF's domain ends, by |x|
+};
+
+template <typename T, typename F, Beyond B, T (*Libm)(T)>
+void sleef_with_libm_beyond(void* out, const void* a, const void*, const void*, int64_t n) {
+  T* o = static_cast<T*>(out);
+  const T* x = static_cast<const T*>(a);
+  vmap<T, F>(o, x, n);
+  const T edge = T(std::is_same_v<T, float> ? B.f32 : B.f64);
+  for (int64_t i = 0; i < n; ++i) {
+    if (__builtin_fabs(x[i]) > edge) o[i] = Libm(x[i]);
+  }
+}
+
+float libm_sinh(float x) { return __builtin_sinhf(x); }
+double libm_sinh(double x) { return __builtin_sinh(x); }
+float libm_cosh(float x) { return __builtin_coshf(x); }
+double libm_cosh(double x) { return __builtin_cosh(x); }
+float libm_asinh(float x) { return __builtin_asinhf(x); }
+double libm_asinh(double x) { return __builtin_asinh(x); }
+float libm_acosh(float x) { return __builtin_acoshf(x); }
+double libm_acosh(double x) { return __builtin_acosh(x); }
+float libm_log1p(float x) { return __builtin_log1pf(x); }
+double libm_log1p(double x) { return __builtin_log1p(x); }
+
+template <typename T, typename F, Beyond B, T (*Libm)(T)>
+void set_bounded(KernelTable& t, Op op) {
+  constexpr DType d = std::is_same_v<T, float> ? DType::F32 : DType::F64;
+  set(t, op, d, sleef_with_libm_beyond<T, F, B, Libm>);
+}
+
+// C's fmod, exact: SLEEF's loses the result when x / y is huge.
+struct Fmod {
+  float operator()(float a, float b) const { return __builtin_fmodf(a, b); }
+  double operator()(double a, double b) const { return __builtin_fmod(a, b); }
+};
+
 // One X per SLEEF function: op, SLEEF name, f32 accuracy, f64 accuracy
 // (u35 is 3.5 ulp, u10 1.0 ulp, u15 1.5 ulp).
 #define SLUICE_SLEEF_UNARY(X)                                                          \
-  X(Expm1, expm1, u10, u10) X(Log, log, u10, u10) X(Log1p, log1p, u10, u10)            \
-  X(Cbrt, cbrt, u10, u10) X(Sin, sin, u10, u10) X(Cos, cos, u10, u10)                  \
-  X(Tan, tan, u10, u10) X(Asin, asin, u10, u10) X(Acos, acos, u10, u10)                \
-  X(Atan, atan, u10, u10) X(Sinh, sinh, u10, u10) X(Cosh, cosh, u10, u10)              \
-  X(Asinh, asinh, u10, u10) X(Acosh, acosh, u10, u10) X(Atanh, atanh, u10, u10)        \
-  X(Erf, erf, u10, u10) X(Erfc, erfc, u15, u15)
+  X(Expm1, expm1, u10, u10) X(Log, log, u10, u10) X(Cbrt, cbrt, u10, u10)              \
+  X(Sin, sin, u10, u10) X(Cos, cos, u10, u10) X(Tan, tan, u10, u10)                    \
+  X(Asin, asin, u10, u10) X(Acos, acos, u10, u10) X(Atan, atan, u10, u10)              \
+  X(Atanh, atanh, u10, u10) X(Erf, erf, u10, u10) X(Erfc, erfc, u15, u15)
+
+// The same for the functions of bounded domain: op, name, domain, libm.
+#define SLUICE_SLEEF_BOUNDED(X)                                        \
+  X(Sinh, sinh, (Beyond{88, 709}), libm_sinh)                          \
+  X(Cosh, cosh, (Beyond{88, 709}), libm_cosh)                          \
+  X(Asinh, asinh, (Beyond{1.8e19, 1.34e154}), libm_asinh)              \
+  X(Acosh, acosh, (Beyond{1.8e19, 1.34e154}), libm_acosh)              \
+  X(Log1p, log1p, (Beyond{1e38, 1e307}), libm_log1p)
 
 // A vector function of T for op, plain and with its affine prologue.
 template <typename T, typename F>
@@ -228,6 +288,11 @@ void fill_math_kernels(KernelTable& t) {
   set_vector<double, SLUICE_SLEEF_D(fn, ud)>(t, Op::op);
   SLUICE_SLEEF_UNARY(SLUICE_SET_SLEEF)
 #undef SLUICE_SET_SLEEF
+#define SLUICE_SET_BOUNDED(op, fn, beyond, libm)                                 \
+  set_bounded<float, SLUICE_SLEEF_F(fn, u10), beyond, libm>(t, Op::op); \
+  set_bounded<double, SLUICE_SLEEF_D(fn, u10), beyond, libm>(t, Op::op);
+  SLUICE_SLEEF_BOUNDED(SLUICE_SET_BOUNDED)
+#undef SLUICE_SET_BOUNDED
   set_vector<float, F32Fn<exp_f32>>(t, Op::Exp);
   set_vector<double, SLUICE_SLEEF_D(exp, u10)>(t, Op::Exp);
   set_vector<float, F32Fn<tanh_f32>>(t, Op::Tanh);
@@ -237,9 +302,8 @@ void fill_math_kernels(KernelTable& t) {
   set(t, Op::Pow, DType::F64, vector_binary<double, SLUICE_SLEEF_D(pow, u10)>);
   set(t, Op::Atan2, DType::F32, vector_binary<float, SLUICE_SLEEF_F(atan2, u10)>);
   set(t, Op::Atan2, DType::F64, vector_binary<double, SLUICE_SLEEF_D(atan2, u10)>);
-  // C's fmod: exact, with the dividend's sign.
-  set(t, Op::Remainder, DType::F32, vector_binary<float, SLUICE_SLEEF_F(fmod, )>);
-  set(t, Op::Remainder, DType::F64, vector_binary<double, SLUICE_SLEEF_D(fmod, )>);
+  set(t, Op::Remainder, DType::F32, binary_kernel<float, float, Fmod>);
+  set(t, Op::Remainder, DType::F64, binary_kernel<double, double, Fmod>);
   set(t, Op::Sqrt, DType::F32, unary_kernel<float, float, Sqrt>);
   set(t, Op::Sqrt, DType::F64, unary_kernel<double, double, Sqrt>);
   set(t, Op::Rsqrt, DType::F32, unary_kernel<float, float, Rsqrt>);

@@ -17,10 +17,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "pipeline/zmq_nodes.h"
 #include "samples/sensor_monitor/sensor_monitor.h"
 #include "tools/commands.h"
 #include "tools/processes.h"
-#include "tools/zmq_bridge.h"
 
 namespace sluice::tools {
 namespace {
@@ -54,23 +54,41 @@ int finish(const sm::Summary& summary, const sm::Config& c) {
   return summary.learned() ? kExitOk : kExitFailed;
 }
 
-// ---- the three roles: one pipeline each, joined by the ZeroMQ nodes
+// ---- the three roles: one pipeline each, joined by the ZeroMQ nodes.
+// A few messages queue at each end of a channel: enough to keep both sides
+// busy, few enough that a slow receiver slows its sender instead of queueing
+// seconds of data (ZeroMQ's default is 1000 messages at each end).
+constexpr int kQueuedPerEnd = 4;
+
+ZmqSinkOptions to_peer() {
+  ZmqSinkOptions o;
+  o.channel.send_high_water_mark = kQueuedPerEnd;
+  return o;
+}
+
+ZmqSourceOptions from_peer() {
+  ZmqSourceOptions o;
+  o.channel.recv_high_water_mark = kQueuedPerEnd;
+  return o;
+}
+
 int run_role(const DemoOptions& o) {
   sm::Config c = config_of(o);
   Pipeline p(sm::pipeline_options(c));
   if (o.role == "source") {
-    p.connect(p.source("vibration", sm::vibration(c)), p.sink("to compute", zmq_sink(o.output)));
+    p.connect(p.source("vibration", sm::vibration(c)), p.sink("to compute", sinks::zmq(o.output, to_peer())));
     p.run();
     return kExitOk;
   }
   if (o.role == "compute") {
-    NodeId in = p.source("from source", zmq_source(o.input, sm::signal_spec(c)));
-    p.connect(sm::add_compute_stages(p, in, c), p.sink("to sink", zmq_sink(o.output)));
+    NodeId in = p.source("from source", sources::zmq(o.input, sm::signal_spec(c), from_peer()));
+    p.connect(sm::add_compute_stages(p, in, c), p.sink("to sink", sinks::zmq(o.output, to_peer())));
     p.run();
     return kExitOk;
   }
   auto monitor = std::make_shared<sm::Monitor>(c, std::cout, progress_here());
-  p.connect(p.source("from compute", zmq_source(o.input, sm::score_spec(c))), p.sink("monitor", monitor));
+  p.connect(p.source("from compute", sources::zmq(o.input, sm::score_spec(c), from_peer())),
+            p.sink("monitor", monitor));
   p.run();
   return finish(monitor->summary(), c);
 }

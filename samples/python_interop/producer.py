@@ -1,0 +1,31 @@
+"""producer.py ENDPOINT N: sends N chunks of a sine (chunk i: a sine at
+frequency bin 10 + (7 i mod 490), as f32[1024]) to the C++ stage, then end of stream."""
+import os
+import sys
+
+import numpy as np
+import zmq
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "io", "python"))
+import sluice_wire  # noqa: E402
+
+
+def peak_bin(i):
+    return 10 + 7 * i % 490
+
+
+def chunk(i):
+    """Chunk i: a sine at frequency bin peak_bin(i) plus a little deterministic noise."""
+    t = np.arange(1024)
+    noise = np.random.default_rng(i).standard_normal(1024) * 0.1
+    return (np.sin(2 * np.pi * peak_bin(i) * t / 1024) + noise).astype(np.float32)
+
+
+if __name__ == "__main__":
+    endpoint, n = sys.argv[1], int(sys.argv[2])
+    push = zmq.Context.instance().socket(zmq.PUSH)
+    push.connect(endpoint)
+    for i in range(n):
+        sluice_wire.send(push, [chunk(i)], seq=i)
+    sluice_wire.send_end_of_stream(push, seq=n)
+    push.close(linger=60000)  # wait (up to a minute) until the stage has everything

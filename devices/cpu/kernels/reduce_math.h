@@ -47,6 +47,20 @@ inline T from_arith(Arith<T> x) {
   }
 }
 
+// The type sums of T run in: integers as the unsigned type of their width,
+// whose wrapping gives signed sums' bits as well (and signed overflow would
+// be undefined); other types as themselves.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrapping {
+  using type = T;
+};
+template <typename T>
+struct Wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+using WrapType = typename Wrapping<T>::type;
+
 // a + b, wrapping for integers (signed overflow would be undefined).
 template <typename T>
 inline T wrap_add(T a, T b) {

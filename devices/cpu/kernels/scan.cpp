@@ -11,7 +11,7 @@
 
 #include "devices/cpu/kernels/kernels.h"
 #include "devices/cpu/kernels/reduce_math.h"
-#include "devices/cpu/kernels/split_work.h"
+#include "devices/cpu/kernels/reduce_split.h"
 #include "ops/dtype_dispatch.h"
 
 namespace sluice::cpu {
@@ -25,7 +25,7 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
   // Position of the i-th step along the axis.
   auto at = [&](int64_t i) { return reverse ? n - 1 - i : i; };
   if (inner == 1) {
-    split_work(outer, n, [&](int64_t begin, int64_t end) {
+    split_items(outer, n, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
         const T* x = in + o * n;
         T* y = out + o * n;
@@ -39,7 +39,7 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
     return;
   }
   const int64_t tiles = (inner + kTileColumns - 1) / kTileColumns;
-  split_work(outer * tiles, n * std::min(inner, kTileColumns), [&](int64_t begin, int64_t end) {
+  split_items(outer * tiles, n * std::min(inner, kTileColumns), [&](int64_t begin, int64_t end) {
     std::vector<A> acc(static_cast<size_t>(std::min(inner, kTileColumns)));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t o = item / tiles, c0 = (item % tiles) * kTileColumns, w = std::min(kTileColumns, inner - c0);
@@ -69,7 +69,9 @@ void run_scan(const Node& node, const void* in, void* out) {
   const int64_t n = spec.shape.rank() == 0 ? 1 : spec.shape.dim(axis);
   if (outer * n * inner == 0) return;
   visit_dtype(spec.dtype, [&]<typename T>() {
-    scan<T>(static_cast<const T*>(in), static_cast<T*>(out), outer, n, inner, node.attrs.reverse);
+    // Wrapping sums of signed and unsigned integers have the same bits.
+    using S = WrapType<T>;
+    scan<S>(static_cast<const S*>(in), static_cast<S*>(out), outer, n, inner, node.attrs.reverse);
   });
 }
 

@@ -128,13 +128,13 @@ inline typename R::T reduce_short(const typename R::T* __restrict p, int64_t n) 
 // Pairwise combination of p[0, n), n >= 1.
 template <typename R>
 typename R::T reduce_run(const typename R::T* __restrict p, int64_t n) {
-  using Acc = typename R::T;
+  using T = typename R::T;
   if (n < 2 * kRunWidth) return reduce_short<R>(p, n);
   if (n > kRunBlock) {
     const int64_t half = (n / 2) & ~(kRunWidth - 1);
     return R::combine(reduce_run<R>(p, half), reduce_run<R>(p + half, n - half));
   }
-  Acc acc[kRunWidth];
+  T acc[kRunWidth];
   for (int64_t j = 0; j < kRunWidth; ++j) acc[j] = p[j];
   int64_t i = kRunWidth;
   for (; i + kRunWidth <= n; i += kRunWidth) {
@@ -142,7 +142,7 @@ typename R::T reduce_run(const typename R::T* __restrict p, int64_t n) {
     for (int64_t j = 0; j < kRunWidth; ++j) acc[j] = R::combine(acc[j], row[j]);
   }
   for (int64_t width = kRunWidth / 2; width > 0; width /= 2) combine_into<R>(acc, acc + width, width);
-  Acc a = acc[0];
+  T a = acc[0];
   for (; i < n; ++i) a = R::combine(a, p[i]);
   return a;
 }
@@ -153,11 +153,9 @@ typename R::T reduce_run(const typename R::T* __restrict p, int64_t n) {
 template <typename R>
 class InnerReduction {
  public:
-  using In = typename R::T;
-  using Acc = typename R::T;
-  using Out = typename R::T;
+  using T = typename R::T;
 
-  InnerReduction(const ReducePlan& plan, const In* in, Out* out) : plan_(plan), in_(in), out_(out) {
+  InnerReduction(const ReducePlan& plan, const T* in, T* out) : plan_(plan), in_(in), out_(out) {
     const int64_t n = plan.inner;
     chunks_ = (n + kChunkElements - 1) / kChunkElements;
     chunk_ = (n + chunks_ - 1) / chunks_;
@@ -167,7 +165,7 @@ class InnerReduction {
   }
 
   void run() {
-    std::vector<Acc> partial(splits_ > 1 ? static_cast<size_t>(outputs_ * splits_) : 0);
+    std::vector<T> partial(splits_ > 1 ? static_cast<size_t>(outputs_ * splits_) : 0);
     split_items(outputs_ * splits_, units_ * chunk_ / splits_, [&](int64_t begin, int64_t end) {
       const int64_t n = plan_.inner;
       if (units_ == 1 && n < 2 * kRunWidth) {
@@ -177,8 +175,8 @@ class InnerReduction {
       }
       for (int64_t t = begin; t < end; ++t) {
         const int64_t o = t / splits_, s = t % splits_;
-        const In* base = in_ + plan_.kept.offset(o);
-        const Acc a = units(base, units_ * s / splits_, units_ * (s + 1) / splits_);
+        const T* base = in_ + plan_.kept.offset(o);
+        const T a = units(base, units_ * s / splits_, units_ * (s + 1) / splits_);
         if (splits_ == 1) {
           out_[o] = a;
         } else {
@@ -188,22 +186,22 @@ class InnerReduction {
     });
     if (splits_ == 1) return;
     for (int64_t o = 0; o < outputs_; ++o) {
-      Acc* p = partial.data() + o * splits_;
+      T* p = partial.data() + o * splits_;
       fold_rows<R>(p, splits_, 1, 1);
       out_[o] = p[0];
     }
   }
 
  private:
-  Acc unit(const In* base, int64_t u) const {
+  T unit(const T* base, int64_t u) const {
     const int64_t q = u / chunks_, c = u % chunks_;
     const int64_t start = c * chunk_;
     return reduce_run<R>(base + plan_.reduced.offset(q) + start, std::min(chunk_, plan_.inner - start));
   }
 
-  Acc units(const In* base, int64_t u0, int64_t u1) const {
+  T units(const T* base, int64_t u0, int64_t u1) const {
     if (u1 - u0 <= 4) {
-      Acc a = unit(base, u0);
+      T a = unit(base, u0);
       for (int64_t u = u0 + 1; u < u1; ++u) a = R::combine(a, unit(base, u));
       return a;
     }
@@ -212,8 +210,8 @@ class InnerReduction {
   }
 
   const ReducePlan& plan_;
-  const In* in_;
-  Out* out_;
+  const T* in_;
+  T* out_;
   int64_t chunks_, chunk_, units_, outputs_, splits_;
 };
 
@@ -225,13 +223,11 @@ class InnerReduction {
 template <typename R>
 class OuterReduction {
  public:
-  using In = typename R::T;
-  using Acc = typename R::T;
-  using Out = typename R::T;
+  using T = typename R::T;
 
-  OuterReduction(const ReducePlan& plan, const In* in, Out* out) : plan_(plan), in_(in), out_(out) {
+  OuterReduction(const ReducePlan& plan, const T* in, T* out) : plan_(plan), in_(in), out_(out) {
     const int64_t m = plan.inner, r = plan.adjacent;
-    const int64_t max_tile = std::max<int64_t>(16, kTileBytes / static_cast<int64_t>(sizeof(Acc)));
+    const int64_t max_tile = std::max<int64_t>(16, kTileBytes / static_cast<int64_t>(sizeof(T)));
     tiles_ = (m + max_tile - 1) / max_tile;
     tile_ = (m + tiles_ - 1) / tiles_;
     const int64_t group = kMergedWidth / m;
@@ -244,20 +240,20 @@ class OuterReduction {
 
   void run() {
     const int64_t items = outputs_ * tiles_ * splits_;
-    std::vector<Acc> partial(splits_ > 1 ? static_cast<size_t>(items * tile_) : 0);
+    std::vector<T> partial(splits_ > 1 ? static_cast<size_t>(items * tile_) : 0);
     const int64_t width = merge_ * tile_;
     // Depth of the pairwise tree: rows, or the rows merging left over.
     const int64_t all_rows = plan_.reduced.count() * plan_.adjacent;
     const int64_t levels = std::bit_width(static_cast<uint64_t>(all_rows)) + 2;
     split_items(items, rows_ * width / splits_, [&](int64_t begin, int64_t end) {
-      std::vector<Acc> scratch(static_cast<size_t>((levels + 1) * width));
+      std::vector<T> scratch(static_cast<size_t>((levels + 1) * width));
       for (int64_t t = begin; t < end; ++t) {
         const int64_t s = t % splits_, tile = (t / splits_) % tiles_, o = t / splits_ / tiles_;
         const int64_t c0 = tile * tile_, w = std::min(tile_, plan_.inner - c0);
-        Acc* acc = scratch.data();
+        T* acc = scratch.data();
         reduce_tile(o, c0, w, rows_ * s / splits_, rows_ * (s + 1) / splits_, s == 0, acc, acc + width);
         if (splits_ == 1) {
-          Out* dst = out_ + o * plan_.inner + c0;
+          T* dst = out_ + o * plan_.inner + c0;
           for (int64_t j = 0; j < w; ++j) dst[j] = acc[j];
         } else {
           std::copy(acc, acc + w, partial.begin() + t * tile_);
@@ -266,10 +262,10 @@ class OuterReduction {
     });
     if (splits_ == 1) return;
     for (int64_t ot = 0; ot < outputs_ * tiles_; ++ot) {
-      Acc* p = partial.data() + ot * splits_ * tile_;
+      T* p = partial.data() + ot * splits_ * tile_;
       const int64_t c0 = (ot % tiles_) * tile_, w = std::min(tile_, plan_.inner - c0);
       fold_rows<R>(p, splits_, w, tile_);
-      Out* dst = out_ + (ot / tiles_) * plan_.inner + c0;
+      T* dst = out_ + (ot / tiles_) * plan_.inner + c0;
       for (int64_t j = 0; j < w; ++j) dst[j] = p[j];
     }
   }
@@ -277,18 +273,18 @@ class OuterReduction {
  private:
   // Rows [i0, i1) of `stride` elements, `per_block` to a block.
   struct Rows {
-    const In* base;
+    const T* base;
     const Groups* blocks;
     int64_t per_block, stride;
-    const In* row(int64_t i) const { return base + blocks->offset(i / per_block) + (i % per_block) * stride; }
+    const T* row(int64_t i) const { return base + blocks->offset(i / per_block) + (i % per_block) * stride; }
   };
 
   // Output row o, columns [c0, c0 + w), wide rows [i0, i1) into acc; the
   // rows left over by merging are added by the first split.
-  void reduce_tile(int64_t o, int64_t c0, int64_t w, int64_t i0, int64_t i1, bool first, Acc* acc,
-                   Acc* scratch) const {
+  void reduce_tile(int64_t o, int64_t c0, int64_t w, int64_t i0, int64_t i1, bool first, T* acc,
+                   T* scratch) const {
     const int64_t m = plan_.inner;
-    const In* base = in_ + plan_.kept.offset(o) + c0;
+    const T* base = in_ + plan_.kept.offset(o) + c0;
     combine_rows(Rows{base, &plan_.reduced, wide_rows_, merge_ * m}, i0, i1, merge_ * w, acc, scratch);
     if (merge_ == 1) return;
     fold_rows<R>(acc, merge_, m, m);
@@ -299,10 +295,10 @@ class OuterReduction {
     combine_into<R>(acc, scratch, m);
   }
 
-  static void combine_rows(const Rows& rows, int64_t i0, int64_t i1, int64_t w, Acc* __restrict acc,
-                           Acc* scratch) {
+  static void combine_rows(const Rows& rows, int64_t i0, int64_t i1, int64_t w, T* __restrict acc,
+                           T* scratch) {
     if (i1 - i0 <= kLeafRows) {
-      const In* __restrict p = rows.row(i0);
+      const T* __restrict p = rows.row(i0);
       for (int64_t j = 0; j < w; ++j) acc[j] = p[j];
       for (int64_t i = i0 + 1; i < i1; ++i) {
         p = rows.row(i);
@@ -317,8 +313,8 @@ class OuterReduction {
   }
 
   const ReducePlan& plan_;
-  const In* in_;
-  Out* out_;
+  const T* in_;
+  T* out_;
   int64_t tiles_, tile_, merge_, wide_rows_, rows_, outputs_, splits_;
 };
 

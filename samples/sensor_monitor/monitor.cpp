@@ -116,7 +116,7 @@ struct Monitor::State {
     double rate = s.seconds > 0 ? 1 / s.seconds : 0;
     return "windows " + with_commas(s.windows) + " | " + si(static_cast<double>(s.samples) * rate) +
            " samples/s | " + fixed(static_cast<double>(s.bytes) * rate / 1e6, 1) + " MB/s | latency p50 " +
-           fixed(s.latency_p50_ms, 2) + " ms p99 " + fixed(s.latency_p99_ms, 2) + " ms | accuracy " +
+           si(s.latency_p50_ms) + " ms p99 " + si(s.latency_p99_ms) + " ms | accuracy " +
            fixed(s.accuracy, 3);
   }
 

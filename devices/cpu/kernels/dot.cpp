@@ -73,11 +73,9 @@ void blas_dot(const DotShape& d, const Gemm& g, const T* a, const T* b, T* c) {
   const int64_t workers = tbb::this_task_arena::max_concurrency();
   int64_t blocks = 1;
   if (macs >= kSerialMacs && d.batch < workers) {
-    // Two blocks per worker, so that a worker slowed by other work on its
-    // core does not hold up the product. Not more: every gemm call packs
-    // all of b again (8 sequential calls of a 1024^3 product take ~12%
-    // longer than 1; 4 calls about the same).
-    blocks = std::clamp<int64_t>((2 * workers + d.batch - 1) / d.batch, 1, std::max<int64_t>(1, d.m / kMinRows));
+    // One block per worker: every gemm call packs all of b again (8
+    // sequential calls of a 1024^3 product take ~12% longer than 1).
+    blocks = std::clamp<int64_t>((workers + d.batch - 1) / d.batch, 1, std::max<int64_t>(1, d.m / kMinRows));
   }
   auto run = [&](int64_t item) {
     const int64_t batch = item / blocks, block = item % blocks;

@@ -259,6 +259,9 @@ TEST(ElementwiseFloats, NanAndInfinity) {
   EXPECT_EQ(run1([](Expr v) { return is_infinity(v); }, {x}).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 1, 0, 0}));
   EXPECT_EQ(run1([](Expr v) { return is_infinity(v); }, {vec<double>({-kInfD, 1e308})}).to_vector<uint8_t>(),
             (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(run1([](Expr v) { return is_nan(v); }, {vec<int32_t>({0, -1})}).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 0}))
+      << "integers are never NaN";
+  EXPECT_EQ(run1([](Expr v) { return is_infinity(v); }, {preds({1, 0})}).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 0}));
   auto a = vec<float>({kNan, kNan, kNan, 1}), b = vec<float>({kNan, 1, 1, kNan});
   EXPECT_EQ(run1([](Expr p, Expr q) { return equal(p, q); }, {a, b}).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 0, 0, 0}));
   EXPECT_EQ(run1([](Expr p, Expr q) { return not_equal(p, q); }, {a, b}).to_vector<uint8_t>(),

@@ -16,6 +16,9 @@ namespace sluice::sensor_monitor {
 namespace {
 
 constexpr double kPassAccuracy = 0.9;
+// Fewer windows, or too few of either kind, say nothing about the detector.
+constexpr int64_t kJudgedWindows = 100;
+constexpr int64_t kJudgedOfEachKind = 10;
 constexpr auto kLineEvery = std::chrono::milliseconds(200);
 constexpr auto kLogEvery = std::chrono::seconds(2);
 
@@ -70,7 +73,12 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
-bool Summary::learned() const { return late_windows > 0 && late_accuracy >= kPassAccuracy; }
+bool Summary::judged() const {
+  return late_windows >= kJudgedWindows && late_faults >= kJudgedOfEachKind &&
+         late_windows - late_faults >= kJudgedOfEachKind;
+}
+
+bool Summary::learned() const { return judged() && late_accuracy >= kPassAccuracy; }
 
 struct Monitor::State {
   Config c;
@@ -108,7 +116,7 @@ struct Monitor::State {
     double rate = s.seconds > 0 ? 1 / s.seconds : 0;
     return "windows " + with_commas(s.windows) + " | " + si(static_cast<double>(s.samples) * rate) +
            " samples/s | " + fixed(static_cast<double>(s.bytes) * rate / 1e6, 1) + " MB/s | latency p50 " +
-           fixed(s.latency_p50_ms, 2) + " ms p99 " + fixed(s.latency_p99_ms, 2) + " ms | accuracy " +
+           si(s.latency_p50_ms) + " ms p99 " + si(s.latency_p99_ms) + " ms | accuracy " +
            fixed(s.accuracy, 3);
   }
 
@@ -181,6 +189,12 @@ void print_summary(std::ostream& out, const Summary& s, const Config& c) {
   row("second half", "accuracy " + fixed(s.late_accuracy, 3) + ", precision " + fixed(s.late_precision, 3) +
                          ", recall " + fixed(s.late_recall, 3) + " (" + with_commas(s.late_windows) +
                          " windows, " + with_commas(s.late_faults) + " faulty)");
+  if (!s.judged()) {
+    out << "the run was too short to judge the detector: expected at least " << kJudgedWindows
+        << " windows in its second half, " << kJudgedOfEachKind << " of them faulty and " << kJudgedOfEachKind
+        << " normal\n";
+    return;
+  }
   out << (s.learned() ? "the detector learned: " : "the detector did not learn: ")
       << "accuracy over the second half " << fixed(s.late_accuracy, 3) << (s.learned() ? " >= " : " < ")
       << fixed(kPassAccuracy, 2) << "\n";

@@ -93,7 +93,9 @@ struct Summary {
   double accuracy = 0;                                            // all windows
   double late_accuracy = 0, late_precision = 0, late_recall = 0;  // second half
   int64_t late_windows = 0, late_faults = 0;
-  // The demo's pass mark: accuracy over the second half of at least 0.9.
+  // Whether the second half has enough windows of both kinds to judge by.
+  bool judged() const;
+  // The demo's pass mark: judged, and accuracy over the second half of at least 0.9.
   bool learned() const;
 };
 

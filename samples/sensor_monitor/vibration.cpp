@@ -124,10 +124,10 @@ class Machine {
     fault_ = rng_.uniform() < 0.5 ? Fault::ImpulseTrain : Fault::ToneBand;
     fault_left_ = 8 + static_cast<int>(rng_.uniform(0, 33));
     // Where the defect sits decides how strongly each sensor hears it.
-    for (float& g : fault_gain_) g = static_cast<float>(rng_.uniform(0.3, 1.0));
+    for (float& g : fault_gain_) g = static_cast<float>(rng_.uniform(0.5, 1.0));
     if (fault_ == Fault::ImpulseTrain) {
       impulse_ratio_ = rng_.uniform(3.0, 5.5);  // defect frequency over shaft speed
-      amplitude_ = rng_.uniform(0.6, 2.0);
+      amplitude_ = rng_.uniform(1.0, 2.5);
       double resonance = rng_.uniform(2500, 4500);
       double r = std::exp(-1.0 / (0.0008 * c_.sample_rate));  // rings for about 0.8 ms
       res_a1_ = 2 * r * std::cos(kTwoPi * resonance / c_.sample_rate);
@@ -135,7 +135,7 @@ class Machine {
       res_y1_ = res_y2_ = to_impulse_ = 0;
     } else {
       tone_hz_ = rng_.uniform(1200, 2400);
-      amplitude_ = rng_.uniform(0.15, 0.5);
+      amplitude_ = rng_.uniform(0.25, 0.6);
     }
   }
 

@@ -398,6 +398,8 @@ void fill_arith_kernels(KernelTable& t) {
   set(t, Op::BitwiseOr, DType::Pred, binary_kernel<uint8_t, uint8_t, BitwiseOr>);
   set(t, Op::BitwiseXor, DType::Pred, binary_kernel<uint8_t, uint8_t, BitwiseXor>);
   set(t, Op::BitwiseNot, DType::Pred, unary_kernel<uint8_t, uint8_t, PredNot>);
+  set(t, Op::IsNan, DType::Pred, unary_kernel<uint8_t, uint8_t, False>);
+  set(t, Op::IsInfinity, DType::Pred, unary_kernel<uint8_t, uint8_t, False>);
   fill_integer<int8_t>(t, DType::S8);
   fill_integer<int16_t>(t, DType::S16);
   fill_integer<int32_t>(t, DType::S32);

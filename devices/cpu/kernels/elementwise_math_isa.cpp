@@ -46,11 +46,13 @@ inline VecF select(VecI mask, VecF a, VecF b) { return mask ? a : b; }
 // may lie, to spare the work for results that cannot occur. Clamping x to
 // [-104, 89] keeps n in [-150, 128]. A NaN x gives NaN in r and p, and so
 // in the result, whatever garbage its n makes of the scale.
-enum class ExpRange { Any, NonNegative };  // NonNegative: x >= 0 or NaN
+// NonNegative: x >= 0 or NaN, and x above 88 may be taken as 88 (e^88 is
+// still finite).
+enum class ExpRange { Any, NonNegative };
 
 template <ExpRange Range>
 inline VecF exp_f32_impl(VecF x) {
-  VecF xc = min_ps(broadcast(89.0f), x);  // NaN stays NaN, through to the result
+  VecF xc = min_ps(broadcast(Range == ExpRange::Any ? 89.0f : 88.0f), x);  // NaN stays NaN, through to the result
   if constexpr (Range == ExpRange::Any) xc = max_ps(broadcast(-104.0f), xc);
   const VecF magic = broadcast(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
   VecF n = (xc * 1.44269504088896341f + magic) - magic;
@@ -64,8 +66,7 @@ inline VecF exp_f32_impl(VecF x) {
   p = fmadd(p, r * r, r + 1.0f);
   VecI k = __builtin_convertvector(n, VecI);
   if constexpr (Range == ExpRange::NonNegative) {
-    // n in [0, 128]: 2^n as one factor, which is infinite only for n = 128,
-    // where the result overflows anyway.
+    // n in [0, 127]: 2^n as one factor.
     return p * VecF((k + 127) << 23);
   } else {
     // n in [-150, 128]: 2^n as two factors, so that results that overflow
@@ -80,9 +81,10 @@ inline VecF abs_f32(VecF x) { return VecF(VecI(x) & 0x7fffffff); }
 
 // tanh |x| below 0.75: x + x^3 q(x^2), q minimax of degree 5 (relative
 // error 2e-9); above: 1 - 2 / (e^2|x| + 1), where the subtraction cannot
-// cancel (the quotient is below 0.37). The sign is copied back.
-inline VecF tanh_f32(VecF x) {
-  VecF a = abs_f32(x);
+// cancel (the quotient is below 0.37; e^2|x| is at most e^88, so the
+// reciprocal sees a finite value). A vector whose lanes all fall on one
+// side computes that side only. The sign is copied back.
+inline VecF tanh_small(VecF a) {
   VecF a2 = a * a;
   VecF q = broadcast(0.0017369328f);
   q = fmadd(q, a2, broadcast(-0.0076572509f));
@@ -90,9 +92,16 @@ inline VecF tanh_f32(VecF x) {
   q = fmadd(q, a2, broadcast(-0.053892724f));
   q = fmadd(q, a2, broadcast(0.13332695f));
   q = fmadd(q, a2, broadcast(-0.33333316f));
-  VecF small = fmadd(a * a2, q, a);
-  VecF large = 1.0f - 2.0f / (exp_f32_impl<ExpRange::NonNegative>(a + a) + 1.0f);
-  VecF t = select(a < 0.75f, small, large);
+  return fmadd(a * a2, q, a);
+}
+inline VecF tanh_large(VecF a) {
+  return 1.0f - 2.0f * reciprocal(exp_f32_impl<ExpRange::NonNegative>(a + a) + 1.0f);
+}
+inline VecF tanh_f32(VecF x) {
+  VecF a = abs_f32(x);
+  VecI is_small = a < 0.75f;
+  int lanes = lane_bits(is_small);
+  VecF t = lanes == kAllLanes ? tanh_small(a) : lanes == 0 ? tanh_large(a) : select(is_small, tanh_small(a), tanh_large(a));
   return VecF(VecI(t) | (VecI(x) & int32_t(0x80000000u)));
 }
 

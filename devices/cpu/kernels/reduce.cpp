@@ -1,5 +1,6 @@
 // Reductions: Sum, Product, ReduceMax, ReduceMin, All, Any (this file) and
-// Argmax, Argmin (reduce_arg.cpp). f16 and bf16 are reduced in f32.
+// Argmax, Argmin (reduce_arg.cpp). f16 and bf16 are reduced in f32, integer
+// sums and products in 64 bits, all and any on bytes 0 and 1.
 //
 // The input's axes are merged into groups of adjacent axes of one kind (kept
 // or reduced; size-1 axes dropped), so every reduction is one of two shapes:
@@ -22,93 +23,56 @@
 #include "devices/cpu/kernels/kernels.h"
 #include "devices/cpu/kernels/reduce_internal.h"
 #include "devices/cpu/kernels/reduce_math.h"
-#include "devices/cpu/kernels/split_work.h"
+#include "devices/cpu/kernels/reduce_split.h"
 #include "ops/dtype_dispatch.h"
 #include "ops/error.h"
 
 namespace sluice::cpu {
 namespace {
 
-// ---- what each reduction computes: accumulator type, identity, load,
-// combine, store.
+// ---- what each reduction computes: the element type it reads, writes and
+// accumulates in, its identity and how two values combine. Integer sums and
+// products run on u64 (the input widened first), whose wrapping gives s64's
+// bits as well; all and any run on truth bytes (the input tested first).
 
-// Integer sums and products accumulate in 64 bits, wrapping, as Nx: computed
-// unsigned (signed overflow is undefined), stored as s64 or u64.
-template <typename T>
-using WideAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
-template <typename T>
-using WideOut = std::conditional_t<std::is_integral_v<T>,
-                                   std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, T>;
-
-template <typename T>
-struct Widening {
-  using In = T;
-  using Acc = WideAcc<T>;
-  using Out = WideOut<T>;
-  static Acc load(T x) { return static_cast<Acc>(static_cast<Out>(x)); }
-  static Out store(Acc a) { return static_cast<Out>(a); }
+template <typename E>
+struct SumOp {
+  using T = E;
+  static T identity() { return T(0); }
+  static T combine(T a, T b) { return a + b; }
 };
 
-template <typename T>
-struct SumOp : Widening<T> {
-  using Acc = WideAcc<T>;
-  static Acc identity() { return Acc(0); }
-  static Acc combine(Acc a, Acc b) { return a + b; }
+template <typename E>
+struct ProductOp {
+  using T = E;
+  static T identity() { return T(1); }
+  static T combine(T a, T b) { return a * b; }
 };
 
-template <typename T>
-struct ProductOp : Widening<T> {
-  using Acc = WideAcc<T>;
-  static Acc identity() { return Acc(1); }
-  static Acc combine(Acc a, Acc b) { return a * b; }
-};
-
-template <typename T>
-struct Keeping {
-  using In = T;
-  using Acc = T;
-  using Out = T;
-  static T load(T x) { return x; }
-  static T store(T a) { return a; }
-};
-
-template <typename T>
-struct MaxOp : Keeping<T> {
+template <typename E>
+struct MaxOp {
+  using T = E;
   static T identity() { return lowest<T>(); }
   static T combine(T a, T b) { return max_nan(a, b); }
 };
 
-template <typename T>
-struct MinOp : Keeping<T> {
+template <typename E>
+struct MinOp {
+  using T = E;
   static T identity() { return highest<T>(); }
   static T combine(T a, T b) { return min_nan(a, b); }
 };
 
-// All and Any read any dtype as truth values (nonzero, NaN included, is true).
-template <typename T>
-inline uint8_t truth(T x) {
-  return x != T(0);
-}
-
-template <typename T>
-struct Logical {
-  using In = T;
-  using Acc = uint8_t;
-  using Out = uint8_t;
-  static Acc load(T x) { return truth(x); }
-  static Out store(Acc a) { return a; }
+struct AllOp {
+  using T = uint8_t;
+  static T identity() { return 1; }
+  static T combine(T a, T b) { return a & b; }
 };
 
-template <typename T>
-struct AllOp : Logical<T> {
-  static uint8_t identity() { return 1; }
-  static uint8_t combine(uint8_t a, uint8_t b) { return a & b; }
-};
-
-template <typename T>
-struct AnyOp : Logical<T> {
-  static uint8_t identity() { return 0; }
-  static uint8_t combine(uint8_t a, uint8_t b) { return a | b; }
+struct AnyOp {
+  using T = uint8_t;
+  static T identity() { return 0; }
+  static T combine(T a, T b) { return a | b; }
 };
 
 // ---- shared pieces
@@ -139,13 +103,13 @@ int64_t split_count(int64_t items, int64_t elements, int64_t max_pieces) {
 }
 
 template <typename R>
-void combine_into(typename R::Acc* __restrict acc, const typename R::Acc* __restrict other, int64_t w) {
+void combine_into(typename R::T* __restrict acc, const typename R::T* __restrict other, int64_t w) {
   for (int64_t j = 0; j < w; ++j) acc[j] = R::combine(acc[j], other[j]);
 }
 
 // Combines k rows of width w, `stride` apart, into the first, pairwise.
 template <typename R>
-void fold_rows(typename R::Acc* acc, int64_t k, int64_t w, int64_t stride) {
+void fold_rows(typename R::T* acc, int64_t k, int64_t w, int64_t stride) {
   while (k > 1) {
     const int64_t half = k / 2;
     for (int64_t c = 0; c < half; ++c) combine_into<R>(acc + c * stride, acc + (c + k - half) * stride, w);
@@ -155,31 +119,31 @@ void fold_rows(typename R::Acc* acc, int64_t k, int64_t w, int64_t stride) {
 
 // p[0, n) one after another, n >= 1: for runs too short to vectorise.
 template <typename R>
-inline typename R::Acc reduce_short(const typename R::In* __restrict p, int64_t n) {
-  typename R::Acc a = R::load(p[0]);
-  for (int64_t i = 1; i < n; ++i) a = R::combine(a, R::load(p[i]));
+inline typename R::T reduce_short(const typename R::T* __restrict p, int64_t n) {
+  typename R::T a = p[0];
+  for (int64_t i = 1; i < n; ++i) a = R::combine(a, p[i]);
   return a;
 }
 
 // Pairwise combination of p[0, n), n >= 1.
 template <typename R>
-typename R::Acc reduce_run(const typename R::In* __restrict p, int64_t n) {
-  using Acc = typename R::Acc;
+typename R::T reduce_run(const typename R::T* __restrict p, int64_t n) {
+  using T = typename R::T;
   if (n < 2 * kRunWidth) return reduce_short<R>(p, n);
   if (n > kRunBlock) {
     const int64_t half = (n / 2) & ~(kRunWidth - 1);
     return R::combine(reduce_run<R>(p, half), reduce_run<R>(p + half, n - half));
   }
-  Acc acc[kRunWidth];
-  for (int64_t j = 0; j < kRunWidth; ++j) acc[j] = R::load(p[j]);
+  T acc[kRunWidth];
+  for (int64_t j = 0; j < kRunWidth; ++j) acc[j] = p[j];
   int64_t i = kRunWidth;
   for (; i + kRunWidth <= n; i += kRunWidth) {
-    const typename R::In* __restrict row = p + i;
-    for (int64_t j = 0; j < kRunWidth; ++j) acc[j] = R::combine(acc[j], R::load(row[j]));
+    const typename R::T* __restrict row = p + i;
+    for (int64_t j = 0; j < kRunWidth; ++j) acc[j] = R::combine(acc[j], row[j]);
   }
   for (int64_t width = kRunWidth / 2; width > 0; width /= 2) combine_into<R>(acc, acc + width, width);
-  Acc a = acc[0];
-  for (; i < n; ++i) a = R::combine(a, R::load(p[i]));
+  T a = acc[0];
+  for (; i < n; ++i) a = R::combine(a, p[i]);
   return a;
 }
 
@@ -189,11 +153,9 @@ typename R::Acc reduce_run(const typename R::In* __restrict p, int64_t n) {
 template <typename R>
 class InnerReduction {
  public:
-  using In = typename R::In;
-  using Acc = typename R::Acc;
-  using Out = typename R::Out;
+  using T = typename R::T;
 
-  InnerReduction(const ReducePlan& plan, const In* in, Out* out) : plan_(plan), in_(in), out_(out) {
+  InnerReduction(const ReducePlan& plan, const T* in, T* out) : plan_(plan), in_(in), out_(out) {
     const int64_t n = plan.inner;
     chunks_ = (n + kChunkElements - 1) / kChunkElements;
     chunk_ = (n + chunks_ - 1) / chunks_;
@@ -203,20 +165,20 @@ class InnerReduction {
   }
 
   void run() {
-    std::vector<Acc> partial(splits_ > 1 ? static_cast<size_t>(outputs_ * splits_) : 0);
-    split_work(outputs_ * splits_, units_ * chunk_ / splits_, [&](int64_t begin, int64_t end) {
+    std::vector<T> partial(splits_ > 1 ? static_cast<size_t>(outputs_ * splits_) : 0);
+    split_items(outputs_ * splits_, units_ * chunk_ / splits_, [&](int64_t begin, int64_t end) {
       const int64_t n = plan_.inner;
       if (units_ == 1 && n < 2 * kRunWidth) {
         // One short run per output: no pieces to combine.
-        for (int64_t o = begin; o < end; ++o) out_[o] = R::store(reduce_short<R>(in_ + plan_.kept.offset(o), n));
+        for (int64_t o = begin; o < end; ++o) out_[o] = reduce_short<R>(in_ + plan_.kept.offset(o), n);
         return;
       }
       for (int64_t t = begin; t < end; ++t) {
         const int64_t o = t / splits_, s = t % splits_;
-        const In* base = in_ + plan_.kept.offset(o);
-        const Acc a = units(base, units_ * s / splits_, units_ * (s + 1) / splits_);
+        const T* base = in_ + plan_.kept.offset(o);
+        const T a = units(base, units_ * s / splits_, units_ * (s + 1) / splits_);
         if (splits_ == 1) {
-          out_[o] = R::store(a);
+          out_[o] = a;
         } else {
           partial[static_cast<size_t>(t)] = a;
         }
@@ -224,22 +186,22 @@ class InnerReduction {
     });
     if (splits_ == 1) return;
     for (int64_t o = 0; o < outputs_; ++o) {
-      Acc* p = partial.data() + o * splits_;
+      T* p = partial.data() + o * splits_;
       fold_rows<R>(p, splits_, 1, 1);
-      out_[o] = R::store(p[0]);
+      out_[o] = p[0];
     }
   }
 
  private:
-  Acc unit(const In* base, int64_t u) const {
+  T unit(const T* base, int64_t u) const {
     const int64_t q = u / chunks_, c = u % chunks_;
     const int64_t start = c * chunk_;
     return reduce_run<R>(base + plan_.reduced.offset(q) + start, std::min(chunk_, plan_.inner - start));
   }
 
-  Acc units(const In* base, int64_t u0, int64_t u1) const {
+  T units(const T* base, int64_t u0, int64_t u1) const {
     if (u1 - u0 <= 4) {
-      Acc a = unit(base, u0);
+      T a = unit(base, u0);
       for (int64_t u = u0 + 1; u < u1; ++u) a = R::combine(a, unit(base, u));
       return a;
     }
@@ -248,8 +210,8 @@ class InnerReduction {
   }
 
   const ReducePlan& plan_;
-  const In* in_;
-  Out* out_;
+  const T* in_;
+  T* out_;
   int64_t chunks_, chunk_, units_, outputs_, splits_;
 };
 
@@ -261,13 +223,11 @@ class InnerReduction {
 template <typename R>
 class OuterReduction {
  public:
-  using In = typename R::In;
-  using Acc = typename R::Acc;
-  using Out = typename R::Out;
+  using T = typename R::T;
 
-  OuterReduction(const ReducePlan& plan, const In* in, Out* out) : plan_(plan), in_(in), out_(out) {
+  OuterReduction(const ReducePlan& plan, const T* in, T* out) : plan_(plan), in_(in), out_(out) {
     const int64_t m = plan.inner, r = plan.adjacent;
-    const int64_t max_tile = std::max<int64_t>(16, kTileBytes / static_cast<int64_t>(sizeof(Acc)));
+    const int64_t max_tile = std::max<int64_t>(16, kTileBytes / static_cast<int64_t>(sizeof(T)));
     tiles_ = (m + max_tile - 1) / max_tile;
     tile_ = (m + tiles_ - 1) / tiles_;
     const int64_t group = kMergedWidth / m;
@@ -280,21 +240,21 @@ class OuterReduction {
 
   void run() {
     const int64_t items = outputs_ * tiles_ * splits_;
-    std::vector<Acc> partial(splits_ > 1 ? static_cast<size_t>(items * tile_) : 0);
+    std::vector<T> partial(splits_ > 1 ? static_cast<size_t>(items * tile_) : 0);
     const int64_t width = merge_ * tile_;
     // Depth of the pairwise tree: rows, or the rows merging left over.
     const int64_t all_rows = plan_.reduced.count() * plan_.adjacent;
     const int64_t levels = std::bit_width(static_cast<uint64_t>(all_rows)) + 2;
-    split_work(items, rows_ * width / splits_, [&](int64_t begin, int64_t end) {
-      std::vector<Acc> scratch(static_cast<size_t>((levels + 1) * width));
+    split_items(items, rows_ * width / splits_, [&](int64_t begin, int64_t end) {
+      std::vector<T> scratch(static_cast<size_t>((levels + 1) * width));
       for (int64_t t = begin; t < end; ++t) {
         const int64_t s = t % splits_, tile = (t / splits_) % tiles_, o = t / splits_ / tiles_;
         const int64_t c0 = tile * tile_, w = std::min(tile_, plan_.inner - c0);
-        Acc* acc = scratch.data();
+        T* acc = scratch.data();
         reduce_tile(o, c0, w, rows_ * s / splits_, rows_ * (s + 1) / splits_, s == 0, acc, acc + width);
         if (splits_ == 1) {
-          Out* dst = out_ + o * plan_.inner + c0;
-          for (int64_t j = 0; j < w; ++j) dst[j] = R::store(acc[j]);
+          T* dst = out_ + o * plan_.inner + c0;
+          for (int64_t j = 0; j < w; ++j) dst[j] = acc[j];
         } else {
           std::copy(acc, acc + w, partial.begin() + t * tile_);
         }
@@ -302,29 +262,29 @@ class OuterReduction {
     });
     if (splits_ == 1) return;
     for (int64_t ot = 0; ot < outputs_ * tiles_; ++ot) {
-      Acc* p = partial.data() + ot * splits_ * tile_;
+      T* p = partial.data() + ot * splits_ * tile_;
       const int64_t c0 = (ot % tiles_) * tile_, w = std::min(tile_, plan_.inner - c0);
       fold_rows<R>(p, splits_, w, tile_);
-      Out* dst = out_ + (ot / tiles_) * plan_.inner + c0;
-      for (int64_t j = 0; j < w; ++j) dst[j] = R::store(p[j]);
+      T* dst = out_ + (ot / tiles_) * plan_.inner + c0;
+      for (int64_t j = 0; j < w; ++j) dst[j] = p[j];
     }
   }
 
  private:
   // Rows [i0, i1) of `stride` elements, `per_block` to a block.
   struct Rows {
-    const In* base;
+    const T* base;
     const Groups* blocks;
     int64_t per_block, stride;
-    const In* row(int64_t i) const { return base + blocks->offset(i / per_block) + (i % per_block) * stride; }
+    const T* row(int64_t i) const { return base + blocks->offset(i / per_block) + (i % per_block) * stride; }
   };
 
   // Output row o, columns [c0, c0 + w), wide rows [i0, i1) into acc; the
   // rows left over by merging are added by the first split.
-  void reduce_tile(int64_t o, int64_t c0, int64_t w, int64_t i0, int64_t i1, bool first, Acc* acc,
-                   Acc* scratch) const {
+  void reduce_tile(int64_t o, int64_t c0, int64_t w, int64_t i0, int64_t i1, bool first, T* acc,
+                   T* scratch) const {
     const int64_t m = plan_.inner;
-    const In* base = in_ + plan_.kept.offset(o) + c0;
+    const T* base = in_ + plan_.kept.offset(o) + c0;
     combine_rows(Rows{base, &plan_.reduced, wide_rows_, merge_ * m}, i0, i1, merge_ * w, acc, scratch);
     if (merge_ == 1) return;
     fold_rows<R>(acc, merge_, m, m);
@@ -335,14 +295,14 @@ class OuterReduction {
     combine_into<R>(acc, scratch, m);
   }
 
-  static void combine_rows(const Rows& rows, int64_t i0, int64_t i1, int64_t w, Acc* __restrict acc,
-                           Acc* scratch) {
+  static void combine_rows(const Rows& rows, int64_t i0, int64_t i1, int64_t w, T* __restrict acc,
+                           T* scratch) {
     if (i1 - i0 <= kLeafRows) {
-      const In* __restrict p = rows.row(i0);
-      for (int64_t j = 0; j < w; ++j) acc[j] = R::load(p[j]);
+      const T* __restrict p = rows.row(i0);
+      for (int64_t j = 0; j < w; ++j) acc[j] = p[j];
       for (int64_t i = i0 + 1; i < i1; ++i) {
         p = rows.row(i);
-        for (int64_t j = 0; j < w; ++j) acc[j] = R::combine(acc[j], R::load(p[j]));
+        for (int64_t j = 0; j < w; ++j) acc[j] = R::combine(acc[j], p[j]);
       }
       return;
     }
@@ -353,87 +313,131 @@ class OuterReduction {
   }
 
   const ReducePlan& plan_;
-  const In* in_;
-  Out* out_;
+  const T* in_;
+  T* out_;
   int64_t tiles_, tile_, merge_, wide_rows_, rows_, outputs_, splits_;
 };
 
 template <typename R>
 void reduce(const Node& node, const void* in, void* out) {
-  using Out = typename R::Out;
+  using T = typename R::T;
   const Spec& in_spec = node.operands[0]->spec;
-  Out* dst = static_cast<Out*>(out);
+  T* dst = static_cast<T*>(out);
   if (in_spec.size() == 0) {
-    std::fill(dst, dst + node.spec.size(), R::store(R::identity()));
+    std::fill(dst, dst + node.spec.size(), R::identity());
     return;
   }
   const ReducePlan plan = make_reduce_plan(in_spec.shape, node.attrs.axes);
-  const auto* src = static_cast<const typename R::In*>(in);
-  using Acc = typename R::Acc;
-  if constexpr (std::is_same_v<typename R::In, Acc> && std::is_same_v<Out, Acc>) {
-    if (plan.inner_reduced && !plan.reduced.dims.empty() && plan.inner < kChunkElements) {
-      // Short runs under outer reduced axes (f32[64][4096][64] over {0, 2}):
-      // each run to one accumulator, then an outer reduction of those,
-      // rather than many short runs per output.
-      ReducePlan runs;
-      runs.kept = {{in_spec.size() / plan.inner}, {plan.inner}};
-      runs.inner = plan.inner;
-      std::vector<Acc> partial(static_cast<size_t>(in_spec.size() / plan.inner));
-      InnerReduction<R>(runs, src, partial.data()).run();
-      const ReducePlan rest = make_reduce_plan(Shape(plan.outer_dims), plan.outer_reduced);
-      OuterReduction<R>(rest, partial.data(), dst).run();
-      return;
-    }
-  }
-  if (plan.inner_reduced) {
+  const T* src = static_cast<const T*>(in);
+  if (plan.inner_reduced && !plan.reduced.dims.empty() && plan.inner < kChunkElements) {
+    // Short runs under outer reduced axes (f32[64][4096][64] over {0, 2}):
+    // each run to one accumulator, then an outer reduction of those, rather
+    // than many short runs per output.
+    ReducePlan runs;
+    runs.kept = {{in_spec.size() / plan.inner}, {plan.inner}};
+    runs.inner = plan.inner;
+    std::vector<T> partial(static_cast<size_t>(in_spec.size() / plan.inner));
+    InnerReduction<R>(runs, src, partial.data()).run();
+    OuterReduction<R>(make_reduce_plan(Shape(plan.outer_dims), plan.outer_reduced), partial.data(), dst).run();
+  } else if (plan.inner_reduced) {
     InnerReduction<R>(plan, src, dst).run();
   } else {
     OuterReduction<R>(plan, src, dst).run();
   }
 }
 
+// y[i] = f(x[i]) over n elements, split across cores when large.
+template <typename Y, typename X, typename F>
+void convert(const X* x, Y* y, int64_t n, F f) {
+  split_items(n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+  });
+}
+
+// Sum and Product of T (any dtype but f16 and bf16).
 template <typename T>
-void reduce_typed(const Node& node, const void* in, void* out) {
-  switch (node.op) {
-    case Op::Sum: return reduce<SumOp<T>>(node, in, out);
-    case Op::Product: return reduce<ProductOp<T>>(node, in, out);
-    case Op::All: return reduce<AllOp<T>>(node, in, out);
-    case Op::Any: return reduce<AnyOp<T>>(node, in, out);
-    case Op::ReduceMax:
-    case Op::ReduceMin:
-      if constexpr (kIsComplex<T>) {
-        throw_not_real(node);
-      } else if (node.op == Op::ReduceMax) {
-        return reduce<MaxOp<T>>(node, in, out);
-      } else {
-        return reduce<MinOp<T>>(node, in, out);
-      }
-    default:
-      throw Error("run_reduce: op " + std::string(op_name(node.op)) + " is not a reduction");
+void reduce_arithmetic(const Node& node, const void* in, void* out) {
+  if constexpr (std::is_integral_v<T> && sizeof(T) < 8) {
+    // Widened to 64 bits first: sign-extended (s64 result) or zero-extended
+    // (u64 result, pred included).
+    using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    std::vector<uint64_t> wide(static_cast<size_t>(node.operands[0]->spec.size()));
+    convert(static_cast<const T*>(in), wide.data(), node.operands[0]->spec.size(),
+            [](T v) { return static_cast<uint64_t>(static_cast<Wide>(v)); });
+    reduce_arithmetic<uint64_t>(node, wide.data(), out);
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    node.op == Op::Sum ? reduce<SumOp<U>>(node, in, out) : reduce<ProductOp<U>>(node, in, out);
+  } else {
+    node.op == Op::Sum ? reduce<SumOp<T>>(node, in, out) : reduce<ProductOp<T>>(node, in, out);
   }
 }
 
-// f16 and bf16: widened to f32 by the vector kernels in one pass, reduced as
-// f32 and rounded back (all and any need no rounding: they give pred).
+// All and Any of T: nonzero (NaN included) is true, -0 is false.
+template <typename T>
+void reduce_logical(const Node& node, const void* in, void* out) {
+  const bool all = node.op == Op::All;
+  if (node.operands[0]->spec.dtype == DType::Pred) {
+    return all ? reduce<AllOp>(node, in, out) : reduce<AnyOp>(node, in, out);
+  }
+  std::vector<uint8_t> truth(static_cast<size_t>(node.operands[0]->spec.size()));
+  convert(static_cast<const T*>(in), truth.data(), node.operands[0]->spec.size(), [](T v) -> uint8_t {
+    if constexpr (kIsHalf<T>) {
+      return (v.bits & 0x7fffu) != 0;
+    } else {
+      return v != T(0);
+    }
+  });
+  all ? reduce<AllOp>(node, truth.data(), out) : reduce<AnyOp>(node, truth.data(), out);
+}
+
+template <typename T>
+void reduce_order(const Node& node, const void* in, void* out) {
+  node.op == Op::ReduceMax ? reduce<MaxOp<T>>(node, in, out) : reduce<MinOp<T>>(node, in, out);
+}
+
+// f16 and bf16 sums, products, max and min: widened to f32 by the vector
+// kernels in one pass, reduced as f32, rounded back.
 void reduce_narrow(const Node& node, const void* in, void* out) {
   const int t = static_cast<int>(node.operands[0]->spec.dtype);
   const KernelTable& table = kernel_table();
   std::vector<float> wide(static_cast<size_t>(node.operands[0]->spec.size()));
   table.widen[t](wide.data(), in, nullptr, nullptr, node.operands[0]->spec.size());
-  if (node.op == Op::All || node.op == Op::Any) return reduce_typed<float>(node, wide.data(), out);
   std::vector<float> result(static_cast<size_t>(node.spec.size()));
-  reduce_typed<float>(node, wide.data(), result.data());
+  if (node.op == Op::ReduceMax || node.op == Op::ReduceMin) {
+    reduce_order<float>(node, wide.data(), result.data());
+  } else {
+    reduce_arithmetic<float>(node, wide.data(), result.data());
+  }
   table.narrow[t](out, result.data(), nullptr, nullptr, node.spec.size());
 }
 
 }  // namespace
 
 void run_reduce(const Node& node, const void* in, void* out) {
-  if (node.op == Op::Argmax || node.op == Op::Argmin) return run_reduce_arg(node, in, out);
   const DType t = node.operands[0]->spec.dtype;
+  switch (node.op) {
+    case Op::Argmax:
+    case Op::Argmin: return run_reduce_arg(node, in, out);
+    case Op::All:
+    case Op::Any: return visit_dtype(t, [&]<typename T>() { reduce_logical<T>(node, in, out); });
+    case Op::Sum:
+    case Op::Product:
+    case Op::ReduceMax:
+    case Op::ReduceMin: break;
+    default: throw Error("run_reduce: op " + std::string(op_name(node.op)) + " is not a reduction");
+  }
   if (t == DType::F16 || t == DType::BF16) return reduce_narrow(node, in, out);
   visit_dtype(t, [&]<typename T>() {
-    if constexpr (!kIsHalf<T>) reduce_typed<T>(node, in, out);
+    if constexpr (kIsHalf<T>) {
+      return;  // reduce_narrow above
+    } else if (node.op == Op::Sum || node.op == Op::Product) {
+      reduce_arithmetic<T>(node, in, out);
+    } else if constexpr (kIsComplex<T>) {
+      throw_not_real(node);
+    } else {
+      reduce_order<T>(node, in, out);
+    }
   });
 }
 

@@ -25,27 +25,19 @@ inline constexpr bool kIsHalf = std::is_same_v<T, half> || std::is_same_v<T, bfl
 template <typename T>
 using Arith = std::conditional_t<kIsHalf<T>, float, T>;
 
+// The type sums of T run in: integers as the unsigned type of their width,
+// whose wrapping gives signed sums' bits as well (and signed overflow would
+// be undefined); other types as themselves.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrapping {
+  using type = T;
+};
 template <typename T>
-inline Arith<T> to_arith(T x) {
-  if constexpr (std::is_same_v<T, half>) {
-    return f16_to_float(x.bits);
-  } else if constexpr (std::is_same_v<T, bfloat16>) {
-    return bf16_to_float(x.bits);
-  } else {
-    return x;
-  }
-}
-
+struct Wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
 template <typename T>
-inline T from_arith(Arith<T> x) {
-  if constexpr (std::is_same_v<T, half>) {
-    return half{float_to_f16(x)};
-  } else if constexpr (std::is_same_v<T, bfloat16>) {
-    return bfloat16{float_to_bf16(x)};
-  } else {
-    return x;
-  }
-}
+using WrapType = typename Wrapping<T>::type;
 
 // a + b, wrapping for integers (signed overflow would be undefined).
 template <typename T>

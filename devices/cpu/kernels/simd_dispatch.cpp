@@ -1,12 +1,12 @@
 // Chooses the kernel table once: the widest ISA the CPU supports, capped by
 // the SLUICE_ISA environment variable (isa.h).
 
-#include <spdlog/spdlog.h>
-
 #include <cstdlib>
 #include <string_view>
 
 #include "devices/cpu/kernels/isa.h"
+#include "devices/log.h"
+#include "ops/error.h"
 
 namespace sluice::cpu {
 namespace {
@@ -29,7 +29,6 @@ bool cpu_supports(Isa isa) {
 
 Isa choose_isa() {
   Isa best = cpu_supports(Isa::Avx512) ? Isa::Avx512 : cpu_supports(Isa::Avx2) ? Isa::Avx2 : Isa::Sse4;
-  auto log = spdlog::get("sluice");
   if (const char* cap = std::getenv("SLUICE_ISA"); cap != nullptr && *cap != '\0') {
     std::string_view want = cap;
     bool known = false;
@@ -38,9 +37,9 @@ Isa choose_isa() {
       known = true;
       if (isa < best) best = isa;
     }
-    if (!known && log) log->warn("SLUICE_ISA={}: expected sse4, avx2 or avx512; ignored", want);
+    if (!known) logger().warn("SLUICE_ISA={}: expected sse4, avx2 or avx512; ignored", want);
   }
-  if (log) log->debug("cpu kernels: {}", isa_name(best));
+  logger().debug("cpu kernels: {}", isa_name(best));
   return best;
 }
 
@@ -66,8 +65,9 @@ const KernelTable* kernel_table(Isa isa) {
 }
 
 const KernelTable& kernel_table() {
-  static const KernelTable& table = *kernel_table(choose_isa());
-  return table;
+  static const KernelTable* table = kernel_table(choose_isa());
+  if (table == nullptr) throw DeviceError("cpu kernels: expected a CPU with SSE4.2 (x86-64-v2) at least, found none");
+  return *table;
 }
 
 }  // namespace sluice::cpu

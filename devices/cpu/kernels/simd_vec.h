@@ -84,6 +84,30 @@ inline VecF max_ps(VecF a, VecF b) {
 #endif
 }
 
+// The lanes of a comparison's mask as bits, lane i in bit i.
+inline int lane_bits(VecI mask) {
+#if defined(__AVX512F__)
+  return _mm512_movepi32_mask(__m512i(mask));
+#elif defined(__AVX2__)
+  return _mm256_movemask_ps(VecF(mask));
+#else
+  return _mm_movemask_ps(VecF(mask));
+#endif
+}
+inline constexpr int kAllLanes = (1 << (sizeof(VecF) / sizeof(float))) - 1;
+
+// 1 / d for finite d >= 1: on AVX-512 rcp14 and one Newton step (relative
+// error about 2^-27, a fraction of an ulp more than a division, in a
+// fraction of its time); elsewhere a division.
+inline VecF reciprocal(VecF d) {
+#if defined(__AVX512F__)
+  VecF r = _mm512_maskz_rcp14_ps(0xffff, d);  // maskz: see min_ps
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(1.0f)), r);
+#else
+  return 1.0f / d;
+#endif
+}
+
 // Forces v to be computed (rounded) here: the compiler may not fuse the
 // multiply that made it with the add that uses it into one FMA.
 template <typename V> inline V rounded(V v) {

@@ -22,7 +22,7 @@
 #include "devices/cpu/kernels/isa.h"
 #include "devices/cpu/kernels/kernels.h"
 #include "devices/cpu/kernels/reduce_math.h"
-#include "devices/cpu/kernels/split_work.h"
+#include "devices/cpu/kernels/reduce_split.h"
 #include "ops/dtype_dispatch.h"
 #include "ops/error.h"
 
@@ -63,6 +63,18 @@ std::pair<int64_t, int64_t> interior(const AxisPass& p) {
   return {std::min(first, last), last};
 }
 
+// One output of a row along the last axis, clipped to the positions inside:
+// for the few outputs whose window reaches into the padding.
+template <typename C, typename A>
+A clipped(const AxisPass& p, const A* x, int64_t j) {
+  const int64_t start = j * p.stride - p.low;
+  A acc = C::identity();
+  for (int64_t t = std::max<int64_t>(0, -start); t < std::min(p.window, p.d - start); ++t) {
+    acc = C::combine(acc, x[start + t]);
+  }
+  return acc;
+}
+
 template <typename C, typename A>
 void window_pass(const AxisPass& p, const A* in, A* out) {
   if (p.window == 0) {
@@ -70,25 +82,16 @@ void window_pass(const AxisPass& p, const A* in, A* out) {
     return;
   }
   const auto [first, last] = interior(p);
-  // One output of a row, clipped to the positions inside.
-  auto clipped = [&](const A* x, int64_t j) {
-    const int64_t start = j * p.stride - p.low;
-    A acc = C::identity();
-    for (int64_t t = std::max<int64_t>(0, -start); t < std::min(p.window, p.d - start); ++t) {
-      acc = C::combine(acc, x[start + t]);
-    }
-    return acc;
-  };
   if (p.inner == 1) {
     const int64_t tiles = (p.d_out + kTile - 1) / kTile;
-    split_work(p.outer * tiles, std::min(p.d_out, kTile) * p.window, [&](int64_t begin, int64_t end) {
+    split_items(p.outer * tiles, std::min(p.d_out, kTile) * p.window, [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
         const int64_t o = item / tiles, j0 = (item % tiles) * kTile, j1 = std::min(p.d_out, j0 + kTile);
         const A* __restrict x = in + o * p.d;
         A* __restrict y = out + o * p.d_out;
         const int64_t a = std::clamp(first, j0, j1), b = std::clamp(last, a, j1);
-        for (int64_t j = j0; j < a; ++j) y[j] = clipped(x, j);
-        for (int64_t j = b; j < j1; ++j) y[j] = clipped(x, j);
+        for (int64_t j = j0; j < a; ++j) y[j] = clipped<C>(p, x, j);
+        for (int64_t j = b; j < j1; ++j) y[j] = clipped<C>(p, x, j);
         if (a == b) continue;
         A* __restrict ya = y + a;
         const int64_t n = b - a, s = p.stride;
@@ -101,7 +104,7 @@ void window_pass(const AxisPass& p, const A* in, A* out) {
     });
     return;
   }
-  split_work(p.outer * p.d_out, p.inner * std::max<int64_t>(1, p.window), [&](int64_t begin, int64_t end) {
+  split_items(p.outer * p.d_out, p.inner * std::max<int64_t>(1, p.window), [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t o = item / p.d_out, j = item % p.d_out;
       A* __restrict y = out + item * p.inner;
@@ -178,7 +181,7 @@ void run_window(const Node& node, const void* in, void* out) {
   const DType dtype = node.operands[0]->spec.dtype;
   visit_dtype(dtype, [&]<typename T>() {
     if (node.op == Op::WindowSum) {
-      return window<T, SumWindow>(node, in, out);
+      return window<WrapType<T>, SumWindow>(node, in, out);
     }
     if constexpr (kIsComplex<T>) {
       throw TypeError(std::string(op_name(node.op)) + ": argument tensor: expected a real dtype, found " +

@@ -170,7 +170,7 @@ void Pipeline::start() {
   m.validate_and_trace();
   m.started = true;
   m.build_graph();
-  for (auto* in : m.input_nodes) in->activate();
+  for (auto& start_source : m.starters) start_source();
   m.waiter = std::thread([&m] {
     {
       // Push sources feed the graph from outside: wait until all are closed.

@@ -123,11 +123,10 @@ void Pipeline::Impl::build_graph() {
             }
             return true;
           };
-          w.deliver = [entry, n, credit, seq, self](Tensors t) {
+          w.deliver = [entry, n, credit, seq](Tensors t) {
             Message m{seq->fetch_add(1), std::move(t), false, take_credit(credit), Clock::now()};
             Visit v(n->counters, m);
             v.leave(m);
-            (void)self;
             entry->try_put(m);
           };
           w.closed = [self] {
@@ -135,7 +134,7 @@ void Pipeline::Impl::build_graph() {
             --self->open_push_sources;
             self->changed.notify_all();
           };
-          push->wire(std::move(w));
+          starters.push_back([push, w = std::move(w)]() mutable { push->wire(std::move(w)); });
           exits[i] = entry;
           break;
         }
@@ -171,7 +170,7 @@ void Pipeline::Impl::build_graph() {
                                              return m;
                                            }));
         flow::make_edge(*input, *limiter);
-        input_nodes.push_back(input);
+        starters.push_back([input] { input->activate(); });
         exits[i] = limiter;
         break;
       }

@@ -64,7 +64,9 @@ struct Pipeline::Impl {
   std::vector<tbb::flow::sender<Message>*> exits;   // per node: what its successors connect to
   std::vector<std::vector<tbb::flow::receiver<Message>*>> entries;  // per node: one per input
   std::vector<std::shared_ptr<Credit>> credits;
-  std::vector<tbb::flow::input_node<Message>*> input_nodes;
+  // What sets the sources going, run once every edge exists: a message
+  // put into a node before its edges are made would be dropped.
+  std::vector<std::function<void()>> starters;
   std::thread waiter;
   bool started = false;
 

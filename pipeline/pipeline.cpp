@@ -35,9 +35,13 @@ Pipeline::Pipeline(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
 }
 
 Pipeline::~Pipeline() {
-  if (impl_->started && impl_->waiter.joinable()) {
+  Impl& m = *impl_;
+  if (m.waiter.joinable()) {
     cancel();
-    impl_->waiter.join();
+    m.waiter.join();
+  } else if (m.started && !m.drained) {
+    cancel();
+    m.drain();
   }
 }
 
@@ -164,27 +168,31 @@ void Pipeline::Impl::validate_and_trace() {
   }
 }
 
+void Pipeline::Impl::launch() {
+  if (started) throw PipelineError("start: the pipeline was already started (a Pipeline runs once)");
+  validate_and_trace();
+  started = true;
+  build_graph();
+  for (auto& start_source : starters) start_source();
+}
+
+void Pipeline::Impl::drain() {
+  graph->wait_for_all();
+  drained = true;
+}
+
 void Pipeline::start() {
-  Impl& m = *impl_;
-  if (m.started) throw PipelineError("start: the pipeline was already started (a Pipeline runs once)");
-  m.validate_and_trace();
-  m.started = true;
-  m.build_graph();
-  for (auto& start_source : m.starters) start_source();
-  m.waiter = std::thread([&m] {
-    {
-      // Push sources feed the graph from outside: wait until all are closed.
-      std::unique_lock lock(m.mutex);
-      m.changed.wait(lock, [&] { return m.open_push_sources == 0 || m.stopping; });
-    }
-    m.graph->wait_for_all();
-  });
+  impl_->launch();
+  // A thread of its own, so that the run goes on even where oneTBB has no
+  // worker threads (one core) until wait() is called.
+  impl_->waiter = std::thread([&m = *impl_] { m.drain(); });
 }
 
 PipelineResult Pipeline::wait() {
   Impl& m = *impl_;
   if (!m.started) throw PipelineError("wait: the pipeline was not started");
   if (m.waiter.joinable()) m.waiter.join();
+  if (!m.drained) m.drain();
   PipelineResult result = m.collect();
   result.metrics = metrics();
   if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop) throw PipelineError(m.first_error);
@@ -192,7 +200,9 @@ PipelineResult Pipeline::wait() {
 }
 
 PipelineResult Pipeline::run() {
-  start();
+  // The caller drains the graph itself, taking part in its work: no thread
+  // to start and no hand-off to one.
+  impl_->launch();
   return wait();
 }
 
@@ -207,10 +217,12 @@ void Pipeline::cancel() {
   m.stop_sources();
 }
 
+// Called once, by whoever set `stopping`: cancel, or a node body failing
+// under ErrorPolicy::Stop (the graph then stops taking new work).
 void Pipeline::Impl::stop_sources() {
-  changed.notify_all();
   for (const auto& n : nodes)
     if (auto push = std::dynamic_pointer_cast<PushSource>(n->source)) push->unwire();
+  for (auto& let_go : push_holds) let_go();
   if (graph) graph->cancel();
 }
 
@@ -218,16 +230,13 @@ void Pipeline::Impl::report_error(const NodeRec& node, uint64_t seq, const std::
   std::string message = std::string(node.kind_name()) + " '" + node.name + "' failed on message " +
                         std::to_string(seq) + ": " + what;
   logger().warn("{}", message);
-  std::lock_guard lock(mutex);
-  if (first_error.empty()) first_error = message;
-  if (options.on_error == ErrorPolicy::Stop && !stopping) {
-    stopping = true;
-    // Cancelling from inside a node body: the graph stops taking new work.
-    changed.notify_all();
-    for (const auto& n : nodes)
-      if (auto push = std::dynamic_pointer_cast<PushSource>(n->source)) push->unwire();
-    graph->cancel();
+  bool stop = false;
+  {
+    std::lock_guard lock(mutex);
+    if (first_error.empty()) first_error = message;
+    if (options.on_error == ErrorPolicy::Stop && !stopping) stopping = stop = true;
   }
+  if (stop) stop_sources();
 }
 
 std::vector<NodeMetrics> Pipeline::metrics() const {

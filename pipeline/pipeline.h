@@ -18,7 +18,9 @@
 // Semantics: a stage with an accumulator is a serial node (one message at a
 // time, in order, the accumulator donated on its device every step, exactly
 // as a Stream's step); a stage without one may run `concurrency` copies at
-// once, with order restored after it by a sequencer unless `ordered` is off.
+// once. Messages reach every stage with an accumulator and every sink in
+// sequence order (a sequencer restores it) unless a stage on their way has
+// `ordered` off.
 // Each source may have at most `capacity` messages in the pipeline at once
 // (a limiter on its credit), so a slow stage slows the sources and memory
 // stays bounded. Fan-out: connect one node to several. Fan-in: connect
@@ -56,7 +58,7 @@ struct StageOptions {
   Tensors acc;            // the accumulator's initial value (copied to the device)
   Device device = host();
   int concurrency = 1;    // copies at once; stateless stages only
-  bool ordered = true;    // restore sequence order after a concurrent stage
+  bool ordered = true;    // off: what follows takes this stage's outputs as they come
 };
 
 struct NodeId {

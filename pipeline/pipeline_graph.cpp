@@ -18,10 +18,6 @@ int64_t bytes_of(const Tensors& t) {
   return b;
 }
 
-double micros_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
-}
-
 // Counts a message into and out of a node, and its time there.
 struct Visit {
   NodeCounters& c;
@@ -32,11 +28,12 @@ struct Visit {
     if (m.skipped) c.skipped.fetch_add(1, std::memory_order_relaxed);
   }
   void leave(const Message& m) {
+    const Clock::time_point now = Clock::now();
     c.messages_out.fetch_add(1, std::memory_order_relaxed);
     c.bytes_out.fetch_add(static_cast<uint64_t>(bytes_of(m.tensors)), std::memory_order_relaxed);
-    c.busy_ns.fetch_add(static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - start).count()),
+    c.busy_ns.fetch_add(static_cast<uint64_t>(std::chrono::nanoseconds(now - start).count()),
                         std::memory_order_relaxed);
-    c.latency.record(micros_since(m.born));
+    c.latency.record(std::chrono::duration<double, std::micro>(now - m.born).count());
   }
 };
 
@@ -94,6 +91,14 @@ std::pair<std::vector<flow::receiver<Message>*>, flow::sender<Message>*> make_jo
 
 }  // namespace
 
+bool Pipeline::Impl::keeps_order(size_t i) const {
+  const NodeRec& n = *nodes[i];
+  if (n.kind == NodeRec::Kind::Stage && !n.options.ordered) return false;
+  for (int p : n.inputs)
+    if (!keeps_order(static_cast<size_t>(p))) return false;
+  return true;
+}
+
 void Pipeline::Impl::build_graph() {
   graph = std::make_unique<flow::graph>();
   flow::graph& g = *graph;
@@ -114,7 +119,15 @@ void Pipeline::Impl::build_graph() {
           auto slots = std::make_shared<std::counting_semaphore<>>(static_cast<std::ptrdiff_t>(options.capacity));
           auto seq = std::make_shared<std::atomic<uint64_t>>(0);
           credit->release = [slots] { slots->release(); };
-          ++open_push_sources;
+          // Until it closes, the source may still put messages into the
+          // graph: wait_for_all must not return before, and the thread in it
+          // keeps running the graph's work meanwhile.
+          g.reserve_wait();
+          auto held = std::make_shared<std::atomic<bool>>(true);
+          std::function<void()> let_go = [held, &g] {
+            if (held->exchange(false)) g.release_wait();
+          };
+          push_holds.push_back(let_go);
           PushSource::Wiring w;
           w.take_credit = [slots, self] {
             while (!slots->try_acquire_for(std::chrono::milliseconds(50))) {
@@ -129,11 +142,7 @@ void Pipeline::Impl::build_graph() {
             v.leave(m);
             entry->try_put(m);
           };
-          w.closed = [self] {
-            std::lock_guard lock(self->mutex);
-            --self->open_push_sources;
-            self->changed.notify_all();
-          };
+          w.closed = let_go;
           starters.push_back([push, w = std::move(w)]() mutable { push->wire(std::move(w)); });
           exits[i] = entry;
           break;
@@ -178,36 +187,29 @@ void Pipeline::Impl::build_graph() {
         bool stateful = !n->acc.empty();
         size_t concurrency = stateful ? 1 : static_cast<size_t>(n->options.concurrency);
         auto* body = own(graph_nodes, std::make_shared<flow::function_node<Message, Message>>(
-                                          g, concurrency, [n, self, stateful](Message m) -> Message {
-                                            Visit v(n->counters, m);
-                                            if (!m.skipped) {
+                                          g, concurrency, [n, self, stateful](const Message& in) -> Message {
+                                            Visit v(n->counters, in);
+                                            Message out{in.seq, {}, in.skipped, in.credit, in.born};
+                                            if (!in.skipped) {
                                               try {
-                                                Tensors placed = n->step->place(m.tensors);
+                                                Tensors placed = n->step->place(in.tensors);
                                                 Tensors local;
                                                 Tensors& acc = stateful ? n->acc : local;
-                                                Tensors out = n->step->run(placed, acc);
+                                                out.tensors = n->step->run(placed, acc);
                                                 // Wait here so a failure is this stage's, on this message.
-                                                for (const Tensor& t : out) t.wait();
+                                                for (const Tensor& t : out.tensors) t.wait();
                                                 for (const Tensor& t : acc) t.wait();
-                                                m.tensors = std::move(out);
                                               } catch (const std::exception& e) {
                                                 n->counters.errors.fetch_add(1, std::memory_order_relaxed);
-                                                self->report_error(*n, m.seq, e.what());
-                                                m.skipped = true;
-                                                m.tensors.clear();
+                                                self->report_error(*n, in.seq, e.what());
+                                                out.skipped = true;
+                                                out.tensors.clear();
                                               }
                                             }
-                                            v.leave(m);
-                                            return m;
+                                            v.leave(out);
+                                            return out;
                                           }));
-        flow::sender<Message>* exit = body;
-        if (concurrency > 1 && n->options.ordered) {
-          auto* order = own(graph_nodes, std::make_shared<flow::sequencer_node<Message>>(
-                                             g, [](const Message& m) { return static_cast<size_t>(m.seq); }));
-          flow::make_edge(*body, *order);
-          exit = order;
-        }
-        exits[i] = exit;
+        exits[i] = body;
         entries[i] = {body};
         break;
       }
@@ -229,6 +231,16 @@ void Pipeline::Impl::build_graph() {
         entries[i] = {body};
         break;
       }
+    }
+    // oneTBB keeps no order between nodes, not even after a serial one (it
+    // starts the next message before passing this one on), so order is
+    // restored where it is needed: before a stage's accumulator and a sink.
+    bool needs_order = n->kind == NodeRec::Kind::Sink || !n->acc.empty();
+    if (needs_order && keeps_order(i)) {
+      auto* order = own(graph_nodes, std::make_shared<flow::sequencer_node<Message>>(
+                                         g, [](const Message& m) { return static_cast<size_t>(m.seq); }));
+      flow::make_edge(*order, *entries[i][0]);
+      entries[i] = {order};
     }
     // Several inputs: join them first.
     if (n->inputs.size() > 1) {

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -67,20 +66,27 @@ struct Pipeline::Impl {
   // What sets the sources going, run once every edge exists: a message
   // put into a node before its edges are made would be dropped.
   std::vector<std::function<void()>> starters;
-  std::thread waiter;
+  // Per push source: lets the graph finish once the source is closed or
+  // stopped (idempotent; every one has run by the time the graph is drained).
+  std::vector<std::function<void()>> push_holds;
+  std::thread waiter;               // drains the graph for start(); run() drains on its caller
   bool started = false;
+  bool drained = false;
 
   std::mutex mutex;                 // guards what follows
-  std::condition_variable changed;
-  int open_push_sources = 0;
   bool stopping = false;
   std::string first_error;
   bool cancelled = false;
 
   void validate_and_trace();
   void build_graph();
+  // Whether node i's messages are promised in sequence order: no stage up to
+  // it has `ordered` off.
+  bool keeps_order(size_t i) const;
   void report_error(const NodeRec& node, uint64_t seq, const std::string& what);
+  void launch();
   void stop_sources();
+  void drain();
   PipelineResult collect();
 };
 

@@ -47,19 +47,23 @@ Tensors Step::place(const Tensors& chunk) const {
   placed.reserve(chunk.size());
   for (size_t i = 0; i < chunk.size(); ++i) {
     const Tensor& t = chunk[i];
-    std::string where = who_ + ": chunk tensor " + std::to_string(i);
-    if (!t) throw ShapeError(where + ": expected " + input_spec_[i].str() + ", found an empty tensor");
-    if (t.dtype() != input_spec_[i].dtype)
-      throw TypeError(where + ": expected " + input_spec_[i].str() + ", found " + t.spec().str());
-    if (t.shape() != input_spec_[i].shape)
-      throw ShapeError(where + ": expected " + input_spec_[i].str() + ", found " + t.spec().str());
+    if (!t || t.spec() != input_spec_[i]) {
+      // Every chunk passes here: the message is only built for one that fails.
+      std::string where = who_ + ": chunk tensor " + std::to_string(i) + ": expected " + input_spec_[i].str();
+      if (!t) throw ShapeError(where + ", found an empty tensor");
+      if (t.dtype() != input_spec_[i].dtype) throw TypeError(where + ", found " + t.spec().str());
+      throw ShapeError(where + ", found " + t.spec().str());
+    }
     placed.push_back(t.device() == device_ ? t : t.to(device_));
   }
   return placed;
 }
 
 Tensors Step::run(const Tensors& placed_chunk, Tensors& acc) const {
-  Tensors args = placed_chunk;
+  if (acc_count_ == 0) return exe_.run(placed_chunk);
+  Tensors args;
+  args.reserve(placed_chunk.size() + acc_count_);
+  args.insert(args.end(), placed_chunk.begin(), placed_chunk.end());
   args.insert(args.end(), acc.begin(), acc.end());
   // The accumulator is donated: a step allocates nothing for state.
   RunOptions options;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -37,6 +38,43 @@ TEST(PipelineContract, OrderIsPreservedThroughAConcurrentStatelessStage) {
   std::vector<int64_t> got = values(out->results());
   ASSERT_EQ(got.size(), 2000u);
   for (int64_t i = 0; i < 2000; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], i * i) << "message " << i << " out of order";
+}
+
+TEST(PipelineContract, OrderIsPreservedThroughAChainOfSerialStages) {
+  // oneTBB may pass a serial node's messages on out of order; the pipeline may not.
+  Pipeline p;
+  NodeId prev = p.source("numbers", counter(3000));
+  for (int s = 0; s < 4; ++s) {
+    NodeId st = p.stage("plus" + std::to_string(s), [](Expr x) { return x + 1; }, {.input = {s64()}});
+    p.connect(prev, st);
+    prev = st;
+  }
+  auto out = sinks::collector();
+  p.connect(prev, p.sink("collect", out));
+  p.run();
+  std::vector<int64_t> got = values(out->results());
+  ASSERT_EQ(got.size(), 3000u);
+  for (int64_t i = 0; i < 3000; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], i + 4) << "message " << i << " out of order";
+}
+
+TEST(PipelineContract, AnUnorderedStageStillDeliversEveryMessageOnce) {
+  Pipeline p;
+  auto src = p.source("numbers", counter(2000));
+  auto sq = p.stage("square", [](Expr x) { return x * x; },
+                    {.input = {s64()}, .concurrency = 4, .ordered = false});
+  auto out = sinks::collector();
+  p.connect(src, sq);
+  p.connect(sq, p.sink("collect", out));
+  p.run();
+  std::vector<uint64_t> seqs = out->sequence_numbers();
+  std::vector<int64_t> got = values(out->results());
+  ASSERT_EQ(got.size(), 2000u);
+  for (size_t k = 0; k < got.size(); ++k) {
+    auto seq = static_cast<int64_t>(seqs[k]);
+    EXPECT_EQ(got[k], seq * seq) << "the output at position " << k << " is not its own message's";
+  }
+  std::sort(seqs.begin(), seqs.end());
+  for (uint64_t i = 0; i < 2000; ++i) ASSERT_EQ(seqs[i], i) << "message " << i << " lost or delivered twice";
 }
 
 TEST(PipelineContract, AccumulatorStageEqualsASequentialFold) {

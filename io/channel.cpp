@@ -50,6 +50,7 @@ std::vector<std::string> subscriptions(uint64_t stream_id) {
 struct Channel::Impl {
   Pattern pattern;
   std::string endpoint;
+  std::string where;  // "channel ENDPOINT", as errors name it: made once, not per message
   ChannelOptions options;
   zmq::socket_t socket;
   uint64_t rejected = 0;
@@ -69,6 +70,7 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     address.erase(0, 1);
   }
   c.endpoint = address;
+  c.where = "channel " + address;
   if (c.options.max_message_bytes <= 0)
     throw WireError("channel " + address + ": max_message_bytes: expected a positive limit, found " +
                     std::to_string(c.options.max_message_bytes));
@@ -107,7 +109,7 @@ bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeo
   Impl& c = *impl_;
   std::vector<wire::Frame> frames = wire::encode(message, {.crc = c.options.crc});
   auto failed = [&](const zmq::error_t& e) {
-    return WireError("channel " + c.endpoint + ": send of seq " + std::to_string(message.header.seq) +
+    return WireError(c.where + ": send of seq " + std::to_string(message.header.seq) +
                      " failed: " + e.what());
   };
   // Only the first frame can find the queue full: ZeroMQ takes the rest of
@@ -168,7 +170,7 @@ void Channel::send_error(const std::string& what, uint64_t seq, uint64_t stream_
 
 std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // read from the clock only when waiting
   // Every valid tensor costs a header frame of at least 64 bytes, so the
   // byte limit bounds the number of frames too.
   const auto max_frames = static_cast<size_t>(c.options.max_message_bytes / 32 + 1);
@@ -177,6 +179,7 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
     // from a data frame keeps the frame alive. Its size is checked as frames
     // arrive: past the limit, the rest is dropped unread.
     auto parts = std::make_shared<std::vector<zmq::message_t>>();
+    parts->reserve(3);  // a message of one tensor: header, .npy header, data
     zmq::message_t part;
     int64_t total = 0;
     size_t frames_seen = 0;
@@ -185,7 +188,9 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
       while (!c.socket.recv(part, zmq::recv_flags::dontwait)) {
         int wait_ms = -1;
         if (timeout.count() >= 0) {
-          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+          auto now = std::chrono::steady_clock::now();
+          if (!deadline) deadline = now + timeout;
+          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - now);
           if (left.count() <= 0) return std::nullopt;
           wait_ms = static_cast<int>(left.count());
         }
@@ -203,22 +208,21 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
       }
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;  // a signal: try again
-      throw WireError("channel " + c.endpoint + ": receive failed: " + e.what());
+      throw WireError(c.where + ": receive failed: " + e.what());
     }
     try {
       if (total > c.options.max_message_bytes)
-        throw WireError("channel " + c.endpoint + ": message size: expected at most max_message_bytes = " +
+        throw WireError(c.where + ": message size: expected at most max_message_bytes = " +
                         std::to_string(c.options.max_message_bytes) + " bytes, found " + std::to_string(total));
       if (frames_seen > max_frames)
-        throw WireError("channel " + c.endpoint + ": frame count: expected at most " + std::to_string(max_frames) +
+        throw WireError(c.where + ": frame count: expected at most " + std::to_string(max_frames) +
                         " frames within max_message_bytes = " + std::to_string(c.options.max_message_bytes) +
                         ", found " + std::to_string(frames_seen));
       std::vector<wire::ReceivedFrame> frames;
       frames.reserve(parts->size());
       for (zmq::message_t& p : *parts)
         frames.push_back({{static_cast<const uint8_t*>(p.data()), p.size()}, std::shared_ptr<void>(parts, &p)});
-      return wire::decode(std::move(frames), {.max_message_bytes = c.options.max_message_bytes},
-                          "channel " + c.endpoint);
+      return wire::decode(std::move(frames), {.max_message_bytes = c.options.max_message_bytes}, c.where);
     } catch (const WireError& e) {
       ++c.rejected;
       c.last_rejection = e.what();

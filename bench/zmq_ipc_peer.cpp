@@ -1,0 +1,68 @@
+// The sending process of bench_zmq_ipc, which starts it once per trial:
+//   bench_zmq_ipc_peer sluice|raw ENDPOINT BYTES COUNT
+// connects a PUSH socket to ENDPOINT and sends COUNT messages of one f32
+// tensor of BYTES bytes (ramp values), then an end marker:
+//   sluice  through a Channel (the wire format; end of stream at the end);
+//   raw     the tensor's bytes as one libzmq frame (lent without a copy from
+//           1 KiB up, as the Channel lends them; an empty frame at the end).
+
+#include <zmq.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "io/channel.h"
+
+namespace {
+
+int send_raw(const std::string& endpoint, const std::vector<float>& data, long count) {
+  void* ctx = zmq_ctx_new();
+  void* push = zmq_socket(ctx, ZMQ_PUSH);
+  if (zmq_connect(push, endpoint.c_str()) != 0) return 1;
+  const size_t bytes = data.size() * sizeof(float);
+  for (long i = 0; i < count; ++i) {
+    zmq_msg_t msg;
+    if (bytes >= 1024) {
+      zmq_msg_init_data(&msg, const_cast<float*>(data.data()), bytes, nullptr, nullptr);
+    } else {
+      zmq_msg_init_size(&msg, bytes);
+      std::memcpy(zmq_msg_data(&msg), data.data(), bytes);
+    }
+    if (zmq_msg_send(&msg, push, 0) < 0) return 1;
+  }
+  zmq_send(push, nullptr, 0, 0);
+  zmq_close(push);  // lingers until everything is sent
+  zmq_ctx_term(ctx);
+  return 0;
+}
+
+int send_sluice(const std::string& endpoint, const std::vector<float>& data, long count) {
+  using namespace sluice;
+  Channel push(Pattern::Push, ">" + endpoint, {.linger = std::chrono::milliseconds(-1)});
+  Tensor t = tensor(data, Shape{static_cast<int64_t>(data.size())});
+  for (long i = 0; i < count; ++i) push.send({t}, static_cast<uint64_t>(i));
+  push.send_end_of_stream(static_cast<uint64_t>(count));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: bench_zmq_ipc_peer sluice|raw ENDPOINT BYTES COUNT\n");
+    return 2;
+  }
+  const std::string mode = argv[1], endpoint = argv[2];
+  std::vector<float> data(std::strtoul(argv[3], nullptr, 10) / sizeof(float));
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i % 1000) * 0.5f;
+  const long count = std::strtol(argv[4], nullptr, 10);
+  try {
+    return mode == "raw" ? send_raw(endpoint, data, count) : send_sluice(endpoint, data, count);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_zmq_ipc_peer: %s\n", e.what());
+    return 1;
+  }
+}

@@ -70,7 +70,6 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     address.erase(0, 1);
   }
   c.endpoint = address;
-  c.where = "channel " + address;
   if (c.options.max_message_bytes <= 0)
     throw WireError("channel " + address + ": max_message_bytes: expected a positive limit, found " +
                     std::to_string(c.options.max_message_bytes));
@@ -97,6 +96,7 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
   } catch (const zmq::error_t& e) {
     throw WireError("channel " + endpoint + ": " + (bind ? "bind" : "connect") + " failed: " + e.what());
   }
+  c.where = "channel " + c.endpoint;
 }
 
 Channel::~Channel() = default;

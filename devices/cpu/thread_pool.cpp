@@ -1,5 +1,6 @@
 #include "devices/cpu/thread_pool.h"
 
+#include <tbb/global_control.h>
 #include <tbb/task.h>
 #include <tbb/task_arena.h>
 
@@ -10,10 +11,21 @@ extern "C" void openblas_set_num_threads(int num_threads);
 namespace sluice::cpu {
 namespace {
 
+// Every slot of the arena is for workers: a computation is enqueued and its
+// caller parks on the result, so no caller takes a slot kept for it, and
+// with one kept, one core stayed idle (an FFT or a fused chain ran at half
+// speed on two cores). oneTBB also starts one worker fewer than there are
+// cores, counting on a caller to take part: one more is allowed.
+struct Pool {
+  int cores = tbb::this_task_arena::max_concurrency();
+  tbb::global_control workers{tbb::global_control::max_allowed_parallelism, static_cast<size_t>(cores) + 1};
+  tbb::task_arena arena{cores, /*reserved_for_masters=*/0};
+};
+
 tbb::task_arena& arena() {
   // Never destroyed: buffers and pending runs may outlive static destruction.
-  static auto* a = new tbb::task_arena();
-  return *a;
+  static auto* pool = new Pool();
+  return pool->arena;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // becomes, and what their bodies do. oneTBB copies node bodies, so every
 // body holds only pointers to state owned by the Pipeline.
 
+#include <algorithm>
 #include <semaphore>
 #include <tuple>
 
@@ -236,7 +237,9 @@ void Pipeline::Impl::build_graph() {
     // starts the next message before passing this one on), so order is
     // restored where it is needed: before a stage's accumulator and a sink.
     bool needs_order = n->kind == NodeRec::Kind::Sink || !n->acc.empty();
-    if (needs_order && keeps_order(i)) {
+    bool inputs_ordered = std::all_of(n->inputs.begin(), n->inputs.end(),
+                                      [this](int p) { return keeps_order(static_cast<size_t>(p)); });
+    if (needs_order && inputs_ordered) {
       auto* order = own(graph_nodes, std::make_shared<flow::sequencer_node<Message>>(
                                          g, [](const Message& m) { return static_cast<size_t>(m.seq); }));
       flow::make_edge(*order, *entries[i][0]);

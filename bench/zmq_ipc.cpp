@@ -37,11 +37,18 @@ std::string peer_program() {
   return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "bench_zmq_ipc_peer").string();
 }
 
-// The sending process of one trial, killed if it outlives a failed one.
+// The sending process of one trial, killed if it outlives a failed one. It
+// exits only once told that everything arrived: a sender that closes its
+// ipc socket while the receiver lags can lose what it queued last, linger
+// or not (libzmq issue #4660).
 class Peer {
  public:
-  Peer(const std::string& mode, const std::string& endpoint, size_t bytes, long count) {
-    std::vector<std::string> args = {peer_program(), mode, endpoint, std::to_string(bytes), std::to_string(count)};
+  Peer(const std::string& mode, const std::string& endpoint, size_t bytes, long count)
+      : ack_endpoint_(endpoint + "-ack-" + std::to_string(++trials_)) {
+    ack_ = zmq_socket(ack_context(), ZMQ_PUSH);
+    if (zmq_bind(ack_, ack_endpoint_.c_str()) != 0) throw std::runtime_error("cannot bind " + ack_endpoint_);
+    std::vector<std::string> args = {peer_program(),        mode,         endpoint, std::to_string(bytes),
+                                     std::to_string(count), ack_endpoint_};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -53,8 +60,14 @@ class Peer {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
+    zmq_close(ack_);
   }
-  void wait() {
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+
+  // Everything arrived: lets the peer exit, and checks that it succeeded.
+  void finish() {
+    if (zmq_send(ack_, "", 0, 0) != 0) throw std::runtime_error("cannot acknowledge the peer");
     int status = 0;
     waitpid(pid_, &status, 0);
     pid_ = -1;
@@ -62,6 +75,13 @@ class Peer {
   }
 
  private:
+  static void* ack_context() {
+    static void* context = zmq_ctx_new();
+    return context;
+  }
+  static inline int trials_ = 0;
+  std::string ack_endpoint_;
+  void* ack_ = nullptr;
   pid_t pid_ = -1;
 };
 
@@ -88,8 +108,9 @@ class SluiceReceiver {
     for (long i = 1; i < count; ++i) next();
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::optional<wire::Message> end = pull_.recv(kTimeout);
-    if (!end || end->header.kind != wire::Kind::EndOfStream) throw std::runtime_error("sluice: no end of stream");
-    peer.wait();
+    if (!end || end->header.kind != wire::Kind::EndOfStream)
+      throw std::runtime_error("sluice: no end of stream");
+    peer.finish();
     return seconds / static_cast<double>(std::max(count - 1, 1L));
   }
 
@@ -136,14 +157,17 @@ class RawReceiver {
     for (long i = 1; i < count; ++i) next();
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (zmq_msg_recv(&msg_, pull_, 0) != 0) throw std::runtime_error("raw: no end marker");
-    peer.wait();
+    peer.finish();
     return seconds / static_cast<double>(std::max(count - 1, 1L));
   }
 
  private:
   void next() {
-    if (zmq_msg_recv(&msg_, pull_, 0) != static_cast<int>(bytes_))
-      throw std::runtime_error(std::string("raw: a message is missing or wrong: ") + zmq_strerror(zmq_errno()));
+    const int got = zmq_msg_recv(&msg_, pull_, 0);
+    if (got < 0) throw std::runtime_error(std::string("raw: no message: ") + zmq_strerror(zmq_errno()));
+    if (got != static_cast<int>(bytes_))
+      throw std::runtime_error("raw: expected a message of " + std::to_string(bytes_) + " bytes, found " +
+                               std::to_string(got));
   }
 
   std::string endpoint_;
@@ -161,14 +185,15 @@ void run_benchmark(benchmark::State& state, const std::string& name, size_t byte
     sluice_end.trial(2, &via_sluice);
     raw_end.trial(2, &via_raw);
     if (!check_close(state, via_sluice, via_raw, 0)) return;
-    Samples s = interleave(state, [&] { return sluice_end.trial(count); }, [&] { return raw_end.trial(count); });
+    Samples s = interleave(
+        state, [&] { return sluice_end.trial(count); }, [&] { return raw_end.trial(count); });
     report_speedup(name, s, goal);
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-  }
+  } catch (const std::exception& e) { state.SkipWithError(e.what()); }
 }
 
-void BM_zmq_ipc_1MiB(benchmark::State& state) { run_benchmark(state, "zmq_ipc_1MiB", size_t{1} << 20, 400, 0.8); }
+void BM_zmq_ipc_1MiB(benchmark::State& state) {
+  run_benchmark(state, "zmq_ipc_1MiB", size_t{1} << 20, 400, 0.8);
+}
 BENCHMARK(BM_zmq_ipc_1MiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 void BM_zmq_ipc_64B(benchmark::State& state) { run_benchmark(state, "zmq_ipc_64B", 64, 200000, 0.5); }

@@ -1,7 +1,8 @@
 // The sending process of bench_zmq_ipc, which starts it once per trial:
-//   bench_zmq_ipc_peer sluice|raw ENDPOINT BYTES COUNT
+//   bench_zmq_ipc_peer sluice|raw ENDPOINT BYTES COUNT ACK_ENDPOINT
 // connects a PUSH socket to ENDPOINT and sends COUNT messages of one f32
-// tensor of BYTES bytes (ramp values), then an end marker:
+// tensor of BYTES bytes (ramp values), then an end marker, then waits for the
+// receiver's word on ACK_ENDPOINT that all arrived before it closes:
 //   sluice  through a Channel (the wire format; end of stream at the end);
 //   raw     the tensor's bytes as one libzmq frame (lent without a copy from
 //           1 KiB up, as the Channel lends them; an empty frame at the end).
@@ -18,7 +19,29 @@
 
 namespace {
 
-int send_raw(const std::string& endpoint, const std::vector<float>& data, long count) {
+// The receiver's word that everything arrived, connected before sending.
+class Acknowledgement {
+ public:
+  explicit Acknowledgement(const std::string& endpoint)
+      : context_(zmq_ctx_new()), pull_(zmq_socket(context_, ZMQ_PULL)) {
+    int timeout_ms = 60000;
+    zmq_setsockopt(pull_, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    zmq_connect(pull_, endpoint.c_str());
+  }
+  ~Acknowledgement() {
+    zmq_close(pull_);
+    zmq_ctx_term(context_);
+  }
+  Acknowledgement(const Acknowledgement&) = delete;
+  Acknowledgement& operator=(const Acknowledgement&) = delete;
+  bool wait() { return zmq_recv(pull_, nullptr, 0, 0) == 0; }
+
+ private:
+  void* context_;
+  void* pull_;
+};
+
+int send_raw(const std::string& endpoint, const std::vector<float>& data, long count, Acknowledgement& ack) {
   void* ctx = zmq_ctx_new();
   void* push = zmq_socket(ctx, ZMQ_PUSH);
   if (zmq_connect(push, endpoint.c_str()) != 0) return 1;
@@ -34,25 +57,27 @@ int send_raw(const std::string& endpoint, const std::vector<float>& data, long c
     if (zmq_msg_send(&msg, push, 0) < 0) return 1;
   }
   zmq_send(push, nullptr, 0, 0);
-  zmq_close(push);  // lingers until everything is sent
+  const bool acknowledged = ack.wait();
+  zmq_close(push);
   zmq_ctx_term(ctx);
-  return 0;
+  return acknowledged ? 0 : 1;
 }
 
-int send_sluice(const std::string& endpoint, const std::vector<float>& data, long count) {
+int send_sluice(const std::string& endpoint, const std::vector<float>& data, long count,
+                Acknowledgement& ack) {
   using namespace sluice;
   Channel push(Pattern::Push, ">" + endpoint, {.linger = std::chrono::milliseconds(-1)});
   Tensor t = tensor(data, Shape{static_cast<int64_t>(data.size())});
   for (long i = 0; i < count; ++i) push.send({t}, static_cast<uint64_t>(i));
   push.send_end_of_stream(static_cast<uint64_t>(count));
-  return 0;
+  return ack.wait() ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: bench_zmq_ipc_peer sluice|raw ENDPOINT BYTES COUNT\n");
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: bench_zmq_ipc_peer sluice|raw ENDPOINT BYTES COUNT ACK_ENDPOINT\n");
     return 2;
   }
   const std::string mode = argv[1], endpoint = argv[2];
@@ -60,7 +85,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i % 1000) * 0.5f;
   const long count = std::strtol(argv[4], nullptr, 10);
   try {
-    return mode == "raw" ? send_raw(endpoint, data, count) : send_sluice(endpoint, data, count);
+    Acknowledgement ack(argv[5]);
+    return mode == "raw" ? send_raw(endpoint, data, count, ack) : send_sluice(endpoint, data, count, ack);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_zmq_ipc_peer: %s\n", e.what());
     return 1;

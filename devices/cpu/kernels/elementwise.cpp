@@ -21,7 +21,7 @@ struct FusedRegion::Program : RegionProgram {};
 
 namespace {
 
-constexpr int64_t kSerialBelow = 32768;      // smaller regions never involve oneTBB
+constexpr int64_t kSerialBelow = 32768;  // smaller regions never involve oneTBB
 constexpr int64_t kTilesPerTask = 16;
 constexpr int64_t kPrefetchAbove = 1 << 20;  // bytes of inputs and outputs: beyond, they are not in cache
 
@@ -38,7 +38,8 @@ std::byte* thread_scratch(int64_t bytes) {
     ::operator delete(buffer.data, std::align_val_t(kScratchAlign));
     buffer.data = nullptr;
     buffer.size = 0;
-    buffer.data = static_cast<std::byte*>(::operator new(static_cast<size_t>(bytes), std::align_val_t(kScratchAlign)));
+    buffer.data =
+        static_cast<std::byte*>(::operator new(static_cast<size_t>(bytes), std::align_val_t(kScratchAlign)));
     buffer.size = bytes;
   }
   return buffer.data;
@@ -68,9 +69,11 @@ void build_pattern(const Pattern& p, const void* src, std::byte* base) {
 // memory, and asking for a whole tile at once stalls on the core's limit of
 // outstanding misses. (Inline asm: g++ deletes a function made only of
 // __builtin_prefetch as side-effect free.)
-inline void prefetch_line(const void* p) { asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p))); }
+inline void prefetch_line(const void* p) {
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+}
 
-void prefetch_slice(const Plan& plan, void* const* ptr, int64_t tile, int64_t step) {
+void prefetch_slice(const TilePlan& plan, void* const* ptr, int64_t tile, int64_t step) {
   constexpr int64_t kLine = 64;
   for (const Moving& m : plan.moving) {
     if (m.prefetch == 0) continue;
@@ -82,13 +85,13 @@ void prefetch_slice(const Plan& plan, void* const* ptr, int64_t tile, int64_t st
 
 // Runs elements [begin, end) on the calling thread. `prefetch`: the data is
 // too large to be in cache already.
-void run_range(const Plan& plan, int64_t tile, const void* const* in, void* const* out, int64_t begin, int64_t end,
-               bool prefetch) {
+void run_range(const TilePlan& plan, int64_t tile, const void* const* in, void* const* out, int64_t begin,
+               int64_t end, bool prefetch) {
   std::byte* scratch = thread_scratch(plan.scratch_bytes);
   std::byte* base = scratch + plan.slots_offset;
   auto** ptr = reinterpret_cast<void**>(scratch);
   for (size_t s = 0; s < plan.slots.size(); ++s) {
-    const Slot& slot = plan.slots[s];
+    const TileSlot& slot = plan.slots[s];
     ptr[s] = slot.kind == SlotKind::Scratch    ? base + slot.offset
              : slot.kind == SlotKind::Constant ? const_cast<void*>(constant_data(slot.index))
                                                : nullptr;
@@ -141,17 +144,18 @@ void FusedRegion::run(std::span<const void* const> inputs, std::span<void* const
   const Program& p = *program_;
   if (inputs.size() != p.input_bytes.size() || outputs.size() != p.output_bytes.size()) {
     throw DeviceError("fused region: expected " + std::to_string(p.input_bytes.size()) + " inputs and " +
-                      std::to_string(p.output_bytes.size()) + " outputs, found " + std::to_string(inputs.size()) +
-                      " and " + std::to_string(outputs.size()));
+                      std::to_string(p.output_bytes.size()) + " outputs, found " +
+                      std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
   }
   if (p.elements == 0) return;
   // An output may reuse an input's buffer only element for element.
-  const Plan* plan = &p.direct;
+  const TilePlan* plan = &p.direct;
   for (size_t k = 0; k < outputs.size(); ++k) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!overlap(outputs[k], p.output_bytes[k], inputs[i], p.input_bytes[i])) continue;
       if (outputs[k] != inputs[i] || p.output_bytes[k] != p.input_bytes[i] || p.input_broadcast[i]) {
-        throw DeviceError("fused region: output " + std::to_string(k) + " overlaps input " + std::to_string(i) +
+        throw DeviceError("fused region: output " + std::to_string(k) + " overlaps input " +
+                          std::to_string(i) +
                           ": expected separate buffers, or the same buffer read element for element");
       }
       plan = &p.safe;
@@ -162,10 +166,11 @@ void FusedRegion::run(std::span<const void* const> inputs, std::span<void* const
     return;
   }
   const int64_t tiles = (p.elements + p.tile - 1) / p.tile;
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles, kTilesPerTask), [&](const tbb::blocked_range<int64_t>& r) {
-    run_range(*plan, p.tile, inputs.data(), outputs.data(), r.begin() * p.tile,
-              std::min(r.end() * p.tile, p.elements), p.io_bytes > kPrefetchAbove);
-  });
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles, kTilesPerTask),
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      run_range(*plan, p.tile, inputs.data(), outputs.data(), r.begin() * p.tile,
+                                std::min(r.end() * p.tile, p.elements), p.io_bytes > kPrefetchAbove);
+                    });
 }
 
 }  // namespace sluice::cpu

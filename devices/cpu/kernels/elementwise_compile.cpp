@@ -20,11 +20,19 @@ bool is_narrow(DType t) { return t == DType::F16 || t == DType::BF16; }
 // result needs no rounding.
 bool is_exact(Op op) {
   switch (op) {
-    case Op::Negate: case Op::Abs: case Op::Sign: case Op::Floor: case Op::Ceil: case Op::Round:
-    case Op::Min: case Op::Max: case Op::Clip: case Op::Select: case Op::Real: case Op::Imag:
-      return true;
-    default:
-      return false;
+    case Op::Negate:
+    case Op::Abs:
+    case Op::Sign:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Round:
+    case Op::Min:
+    case Op::Max:
+    case Op::Clip:
+    case Op::Select:
+    case Op::Real:
+    case Op::Imag: return true;
+    default: return false;
   }
 }
 
@@ -85,9 +93,9 @@ Kernel op_kernel(const KernelTable& table, const Node& node) {
   }
   if (k == nullptr) {
     throw TypeError("fused region: " + std::string(op_name(node.op)) + " is not implemented for " +
-                    std::string(dtype_name(in)) + (node.op == Op::AsType || node.op == Op::Bitcast
-                                                       ? " to " + std::string(dtype_name(out))
-                                                       : std::string()) +
+                    std::string(dtype_name(in)) +
+                    (node.op == Op::AsType || node.op == Op::Bitcast ? " to " + std::string(dtype_name(out))
+                                                                     : std::string()) +
                     " on the cpu backend");
   }
   return k;
@@ -108,12 +116,14 @@ struct Affine {
 };
 
 bool is_scalar_load(const Node* n, const std::unordered_map<const Node*, int>& input_index) {
-  return n->op == Op::Broadcast && input_index.contains(n->operands[0].get()) && n->operands[0]->spec.size() == 1;
+  return n->op == Op::Broadcast && input_index.contains(n->operands[0].get()) &&
+         n->operands[0]->spec.size() == 1;
 }
 
 // Which unary ops read an affine function of a value computed only for
 // them; the nodes that computed it are absorbed (not run).
-std::unordered_map<const Node*, Affine> find_affine(const KernelTable& table, const std::vector<const Node*>& nodes,
+std::unordered_map<const Node*, Affine> find_affine(const KernelTable& table,
+                                                    const std::vector<const Node*>& nodes,
                                                     const std::vector<const Node*>& outputs,
                                                     const std::unordered_map<const Node*, int>& input_index,
                                                     std::unordered_map<const Node*, bool>& absorbed) {
@@ -137,7 +147,8 @@ std::unordered_map<const Node*, Affine> find_affine(const KernelTable& table, co
   std::unordered_map<const Node*, Affine> found;
   for (const Node* n : nodes) {
     DType t = n->spec.dtype;
-    if (op_arity(n->op) != 1 || op_family(n->op) != OpFamily::Unary || (t != DType::F32 && t != DType::F64)) continue;
+    if (op_arity(n->op) != 1 || op_family(n->op) != OpFamily::Unary || (t != DType::F32 && t != DType::F64))
+      continue;
     if (table.affine[static_cast<int>(n->op)][static_cast<int>(t)] == nullptr) continue;
     if (n->operands[0]->spec.dtype != t) continue;
     Affine a;
@@ -178,7 +189,7 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
   Graph g;
   std::unordered_map<const Node*, int> value_of;
   std::vector<int> raw_input(inputs.size(), -1);  // Input value of each input, once made
-  std::vector<int> widened(inputs.size(), -1);   // its compute representation, for f16/bf16
+  std::vector<int> widened(inputs.size(), -1);    // its compute representation, for f16/bf16
   auto add_value = [&](Value v) {
     g.values.push_back(v);
     return static_cast<int>(g.values.size()) - 1;
@@ -186,11 +197,14 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
   // An input read element for element: in place, or widened once into scratch.
   auto direct_input = [&](int i) {
     DType t = inputs[static_cast<size_t>(i)]->spec.dtype;
-    if (raw_input[static_cast<size_t>(i)] < 0) raw_input[static_cast<size_t>(i)] = add_value({Value::Kind::Input, i, t});
+    if (raw_input[static_cast<size_t>(i)] < 0)
+      raw_input[static_cast<size_t>(i)] = add_value({Value::Kind::Input, i, t});
     if (!is_narrow(t)) return raw_input[static_cast<size_t>(i)];
     if (widened[static_cast<size_t>(i)] < 0) {
       widened[static_cast<size_t>(i)] = add_value({Value::Kind::Computed, 0, t});
-      g.steps.push_back({{table.widen[static_cast<int>(t)]}, widened[static_cast<size_t>(i)], {raw_input[static_cast<size_t>(i)]}});
+      g.steps.push_back({{table.widen[static_cast<int>(t)]},
+                         widened[static_cast<size_t>(i)],
+                         {raw_input[static_cast<size_t>(i)]}});
     }
     return widened[static_cast<size_t>(i)];
   };
@@ -214,7 +228,8 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
   };
 
   std::unordered_map<const Node*, bool> absorbed;
-  const std::unordered_map<const Node*, Affine> affine = find_affine(table, nodes, outputs, input_index, absorbed);
+  const std::unordered_map<const Node*, Affine> affine =
+      find_affine(table, nodes, outputs, input_index, absorbed);
   // The constants 1, -1 and -0 of f32 (0..2) and f64 (3..5).
   auto constant = [&](DType t, int which) {
     return add_value({Value::Kind::Constant, (t == DType::F64 ? 3 : 0) + which, t});
@@ -228,7 +243,8 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
     if (node->op == Op::Broadcast) {
       auto it = input_index.find(node->operands[0].get());
       if (it == input_index.end()) {
-        throw DeviceError("fused region: " + node_name(*node) + ": expected a broadcast of a region input, found one of " +
+        throw DeviceError("fused region: " + node_name(*node) +
+                          ": expected a broadcast of a region input, found one of " +
                           node_name(*node->operands[0]));
       }
       BroadcastMap map = make_broadcast_map(node->operands[0]->spec.shape, shape, node->attrs.axes);
@@ -243,7 +259,8 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
       continue;
     }
     if (!is_elementwise(node->op)) {
-      throw DeviceError("fused region: " + node_name(*node) + ": expected an elementwise op or a broadcast load");
+      throw DeviceError("fused region: " + node_name(*node) +
+                        ": expected an elementwise op or a broadcast load");
     }
     Step step;
     if (auto it = affine.find(node); it != affine.end()) {
@@ -260,10 +277,12 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
       continue;
     }
     step.kernels.push_back(op_kernel(table, *node));
-    if (is_narrow(node->spec.dtype) && !is_exact(node->op) && node->op != Op::AsType && node->op != Op::Bitcast) {
+    if (is_narrow(node->spec.dtype) && !is_exact(node->op) && node->op != Op::AsType &&
+        node->op != Op::Bitcast) {
       step.kernels.push_back(table.round[static_cast<int>(node->spec.dtype)]);
     }
-    for (size_t k = 0; k < node->operands.size(); ++k) step.operands.push_back(operand_value(*node, node->operands[k].get(), k));
+    for (size_t k = 0; k < node->operands.size(); ++k)
+      step.operands.push_back(operand_value(*node, node->operands[k].get(), k));
     step.result = add_value({Value::Kind::Computed, 0, node->spec.dtype});
     value_of[node] = step.result;
     g.steps.push_back(std::move(step));
@@ -279,16 +298,16 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
 }
 
 // Assigns slots and scratch. `direct`: outputs are written in place.
-Plan make_plan(const KernelTable& table, const Graph& g, const std::vector<const Node*>& outputs, int64_t tile,
-               bool direct) {
-  Plan plan;
+TilePlan make_tile_plan(const KernelTable& table, const Graph& g, const std::vector<const Node*>& outputs,
+                        int64_t tile, bool direct) {
+  TilePlan plan;
   int64_t scratch = 0;  // bytes after the slot pointers
   auto take = [&](int64_t bytes) {
     int64_t at = scratch;
     scratch += align_up(bytes);
     return at;
   };
-  auto add_slot = [&](Slot s) {
+  auto add_slot = [&](TileSlot s) {
     plan.slots.push_back(s);
     return static_cast<int>(plan.slots.size()) - 1;
   };
@@ -372,14 +391,15 @@ Plan make_plan(const KernelTable& table, const Graph& g, const std::vector<const
     slot_of[result] = out;
     Instr instr{step.kernels[0], out};
     int* args[] = {&instr.a, &instr.b, &instr.c};
-    for (size_t k = 0; k < step.operands.size(); ++k) *args[k] = slot_of[static_cast<size_t>(step.operands[k])];
+    for (size_t k = 0; k < step.operands.size(); ++k)
+      *args[k] = slot_of[static_cast<size_t>(step.operands[k])];
     plan.instrs.push_back(instr);
     for (size_t k = 1; k < step.kernels.size(); ++k) plan.instrs.push_back({step.kernels[k], out, out});
     // Operands dead after this step give their buffers back (the result
     // already has its own: kernels never write over their operands).
     for (int v : step.operands) {
       const auto u = static_cast<size_t>(v);
-      const Slot& slot = plan.slots[static_cast<size_t>(slot_of[u])];
+      const TileSlot& slot = plan.slots[static_cast<size_t>(slot_of[u])];
       bool dies = last_use[u] == static_cast<int>(s) && g.values[u].kind == Value::Kind::Computed;
       if (dies && slot.kind == SlotKind::Scratch) {
         free_slots[slot.bytes].push_back(slot_of[u]);
@@ -393,12 +413,14 @@ Plan make_plan(const KernelTable& table, const Graph& g, const std::vector<const
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (written[k]) continue;
     DType t = outputs[k]->spec.dtype;
-    Kernel store = is_narrow(t) ? table.narrow[static_cast<int>(t)] : table.bitcast[static_cast<int>(t)][static_cast<int>(t)];
+    Kernel store = is_narrow(t) ? table.narrow[static_cast<int>(t)]
+                                : table.bitcast[static_cast<int>(t)][static_cast<int>(t)];
     plan.instrs.push_back({store, output_slot[k], slot_of[static_cast<size_t>(g.outputs[k])]});
   }
   for (size_t s = 0; s < plan.slots.size(); ++s) {
-    const Slot& slot = plan.slots[s];
-    if (slot.kind == SlotKind::Scratch || slot.kind == SlotKind::Null || slot.kind == SlotKind::Constant) continue;
+    const TileSlot& slot = plan.slots[s];
+    if (slot.kind == SlotKind::Scratch || slot.kind == SlotKind::Null || slot.kind == SlotKind::Constant)
+      continue;
     Moving m{static_cast<int>(s), slot.kind, slot.index, slot.bytes};
     if (slot.kind == SlotKind::Pattern) {
       m.offset = plan.patterns[static_cast<size_t>(slot.index)].offset;
@@ -418,15 +440,16 @@ Plan make_plan(const KernelTable& table, const Graph& g, const std::vector<const
 }  // namespace
 
 RegionProgram compile_region(const KernelTable& table, const std::vector<const Node*>& nodes,
-                             const std::vector<const Node*>& inputs, const std::vector<const Node*>& outputs) {
+                             const std::vector<const Node*>& inputs,
+                             const std::vector<const Node*>& outputs) {
   if (nodes.empty()) throw DeviceError("fused region: expected at least one node, found none");
   const Shape& shape = nodes.front()->spec.shape;
   RegionProgram p;
   p.elements = shape.size();
   p.tile = std::max<int64_t>(1, std::min(kTile, p.elements));
   Graph g = build_graph(table, nodes, inputs, outputs, shape);
-  p.direct = make_plan(table, g, outputs, p.tile, true);
-  p.safe = make_plan(table, g, outputs, p.tile, false);
+  p.direct = make_tile_plan(table, g, outputs, p.tile, true);
+  p.safe = make_tile_plan(table, g, outputs, p.tile, false);
   for (const Node* n : inputs) p.input_bytes.push_back(n->spec.bytes());
   for (const Node* n : outputs) p.output_bytes.push_back(n->spec.bytes());
   p.input_broadcast.assign(inputs.size(), false);

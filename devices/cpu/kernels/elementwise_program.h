@@ -35,9 +35,9 @@ inline const void* constant_data(int index) {
   return index < 3 ? static_cast<const void*>(&kConstantsF32[index]) : &kConstantsF64[index - 3];
 }
 
-struct Slot {
+struct TileSlot {
   SlotKind kind = SlotKind::Null;
-  int index = 0;       // Input/Output: position in run()'s spans; Pattern: index in Plan::patterns;
+  int index = 0;       // Input/Output: position in run()'s spans; Pattern: index in TilePlan::patterns;
                        // Constant: constant_data's index
   int64_t bytes = 0;   // per element: stored for Input/Output, compute representation otherwise
   int64_t offset = 0;  // Scratch: byte offset in the thread's scratch
@@ -58,7 +58,7 @@ struct Pattern {
   int64_t offset = 0;    // in scratch
   int64_t staging = -1;  // f16/bf16: scratch offset of the stored bits
   Kernel widen = nullptr;
-  int64_t length = 0;    // elements kept: a tile's worth of windows, or one period
+  int64_t length = 0;  // elements kept: a tile's worth of windows, or one period
 };
 
 // A broadcast load gathered again for every tile.
@@ -82,8 +82,10 @@ struct Moving {
   int64_t prefetch = 0;  // Input/Output: bytes of the next tile to prefetch after each instruction
 };
 
-struct Plan {
-  std::vector<Slot> slots{Slot{}};
+// One tile's program. (Not `Plan` or `Slot`: plan.h's types of those names
+// live in this namespace too, and two definitions of one name corrupt memory.)
+struct TilePlan {
+  std::vector<TileSlot> slots{TileSlot{}};
   std::vector<Moving> moving;
   std::vector<Pattern> patterns;
   std::vector<Gather> gathers;
@@ -101,8 +103,8 @@ struct RegionProgram {
   std::vector<int64_t> input_bytes, output_bytes;
   int64_t io_bytes = 0;               // of the inputs and outputs read and written element for element
   std::vector<bool> input_broadcast;  // read through a broadcast load
-  Plan direct;
-  Plan safe;
+  TilePlan direct;
+  TilePlan safe;
 };
 
 // Compiles a region (FusedRegion's constructor arguments) with `table`'s

@@ -77,7 +77,8 @@ template <typename C>
 typename Fftw<C>::Plan plan_for(const PlanKey& key) {
   using F = Fftw<C>;
   static std::mutex mutex;
-  static std::map<PlanKey, typename F::Plan> plans;
+  // Never destroyed, like the plans it holds.
+  static auto& plans = *new std::map<PlanKey, typename F::Plan>();
   std::lock_guard lock(mutex);
   auto it = plans.find(key);
   if (it != plans.end()) return it->second;

@@ -12,23 +12,13 @@
 
 #include "devices/backend.h"
 #include "ops/ops.h"
+#include "tests/devices/reference_inputs.h"
 
 namespace sluice {
 namespace {
 
-// pattern(n, offset)[i] = (((i + offset) * 37) % 101) / 8 - 6, as dot.py makes it.
-std::vector<double> pattern(int64_t n, int64_t offset = 0) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>(((i + offset) * 37) % 101) / 8.0 - 6.0;
-  return v;
-}
-
-template <typename To, typename From>
-std::vector<To> cast(const std::vector<From>& v) {
-  std::vector<To> r;
-  for (const From& x : v) r.push_back(static_cast<To>(x));
-  return r;
-}
+using test::cast;
+using test::pattern;
 
 struct DotAxes {
   Axes contract_a, batch_a, contract_b, batch_b;

@@ -14,23 +14,13 @@
 
 #include "devices/backend.h"
 #include "ops/ops.h"
+#include "tests/devices/reference_inputs.h"
 
 namespace sluice {
 namespace {
 
-// pattern(n)[i] = ((i * 37) % 101) / 8 - 6, as reduce.py makes it.
-std::vector<float> pattern(int64_t n) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>((i * 37) % 101) / 8.0f - 6.0f;
-  return v;
-}
-
-template <typename To, typename From>
-std::vector<To> cast(const std::vector<From>& v) {
-  std::vector<To> r;
-  for (const From& x : v) r.push_back(static_cast<To>(x));
-  return r;
-}
+using test::cast;
+using test::pattern;
 
 // Traces f over one argument of dtype `in` and `shape` holding x, runs it on
 // the host and returns the result's elements (pred as bytes).
@@ -59,7 +49,7 @@ std::vector<int64_t> run(ArgReduction fn, const Shape& shape, const std::vector<
 }
 
 TEST(Reduce, SumsOverEachAxisAndAllOfThemMatchNumpy) {
-  const std::vector<float> x = pattern(24);
+  const std::vector<float> x = cast<float>(pattern(24));
   const Shape s{2, 3, 4};
   EXPECT_EQ(run<float>(sum, s, x, {.axes = {0}}),
             (std::vector<float>{-7.0, 2.25, -1.125, -4.5, 4.75, 1.375, -2.0, 7.25, 3.875, 0.5, -2.875, -6.25}))
@@ -77,7 +67,7 @@ TEST(Reduce, SumsOverEachAxisAndAllOfThemMatchNumpy) {
 }
 
 TEST(Reduce, ProductsMaxAndMinMatchNumpy) {
-  const std::vector<float> x = pattern(24);
+  const std::vector<float> x = cast<float>(pattern(24));
   const Shape s{2, 3, 4};
   const std::vector<double> products = run<double>(product, s, cast<double>(x), {.axes = {2}});
   const std::vector<double> expected{-127.359375, 2.21484375, 172.8369140625, 3.96484375, -139.9658203125,
@@ -90,7 +80,7 @@ TEST(Reduce, ProductsMaxAndMinMatchNumpy) {
 }
 
 TEST(Reduce, RankFourOverNonAdjacentAxesMatchesNumpy) {
-  const std::vector<double> y = cast<double>(pattern(120));
+  const std::vector<double> y = pattern(120);
   const Shape s{2, 3, 4, 5};
   EXPECT_EQ(run<double>(sum, s, y, {.axes = {1, 3}}),
             (std::vector<double>{-15.625, 15.625, -3.625, 15.0, -6.75, 11.875, -7.375, 11.25}))
@@ -167,7 +157,7 @@ TEST(Reduce, AllAndAnyReadAnyDTypeAsTruth) {
 }
 
 TEST(Reduce, ComplexSumsAndProductsMatchNumpy) {
-  const std::vector<float> p = pattern(12);
+  const std::vector<float> p = cast<float>(pattern(12));
   std::vector<complex64> c;
   for (size_t i = 0; i < 12; ++i) c.emplace_back(p[i], p[11 - i]);
   const std::vector<complex64> sums = run<complex64>(sum, {3, 4}, c, {.axes = {0}});
@@ -237,7 +227,7 @@ TEST(Reduce, LargeReductionsOverEveryLayoutMatchLongDoubleSums) {
       {{100001, 3}, {0}},         {{5, 20000, 2}, {0, 1}},    {{200000}, {0}},
   };
   for (const Case& c : cases) {
-    std::vector<float> x = pattern(c.shape.size());
+    std::vector<float> x = cast<float>(pattern(c.shape.size()));
     const std::vector<float> got = run<float>(sum, c.shape, x, {.axes = c.axes});
     const std::vector<long double> want = naive_sum(c.shape, x, c.axes);
     ASSERT_EQ(got.size(), want.size()) << c.shape.str();
@@ -252,7 +242,7 @@ TEST(Reduce, LargeReductionsOverEveryLayoutMatchLongDoubleSums) {
 }
 
 TEST(Reduce, LargeMaxAndAnyTakeEveryPath) {
-  std::vector<float> x = pattern(3 * 70000);
+  std::vector<float> x = cast<float>(pattern(3 * 70000));
   x[3 * 51234 + 1] = 100.0f;
   const std::vector<float> outer = run<float>(reduce_max, {70000, 3}, x, {.axes = {0}});
   EXPECT_EQ(outer, (std::vector<float>{6.5f, 100.0f, 6.5f})) << "column maxima, one planted";

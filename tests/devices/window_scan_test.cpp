@@ -13,23 +13,13 @@
 
 #include "devices/backend.h"
 #include "ops/ops.h"
+#include "tests/devices/reference_inputs.h"
 
 namespace sluice {
 namespace {
 
-// pattern(n)[i] = ((i * 37) % 101) / 8 - 6, as window_scan.py makes it.
-std::vector<double> pattern(int64_t n) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((i * 37) % 101) / 8.0 - 6.0;
-  return v;
-}
-
-template <typename To, typename From>
-std::vector<To> cast(const std::vector<From>& v) {
-  std::vector<To> r;
-  for (const From& x : v) r.push_back(static_cast<To>(x));
-  return r;
-}
+using test::cast;
+using test::pattern;
 
 // Traces f over one argument of `dtype` and `shape` holding x, runs it on
 // the host and returns the result's elements; the result keeps the dtype.

@@ -4,16 +4,12 @@ Inputs are made by formulas the C++ test repeats:
   signal(n)[i] = complex(((i * 37) % 101) / 8 - 6, ((i * 11) % 13) / 4 - 1.5)
 """
 import numpy as np
+from inputs import show
 
 
 def signal(n):
     i = np.arange(n)
     return (((i * 37) % 101) / 8 - 6) + 1j * (((i * 11) % 13) / 4 - 1.5)
-
-
-def show(name, a):
-    print(f"{name}: shape {list(a.shape)}")
-    print("  {" + ", ".join(f"{{{v.real!r}, {v.imag!r}}}" for v in a.ravel()) + "}")
 
 
 x = signal(16).reshape(2, 8)

@@ -3,19 +3,15 @@
 Inputs are made by formulas the C++ test repeats:
   pattern(n)[i] = ((i * 37) % 101) / 8 - 6      (exact in f16, f32, f64)
 """
+import functools
+
 import numpy as np
 
+import inputs
+from inputs import show
 
-def pattern(n, dtype=np.float32):
-    i = np.arange(n)
-    return (((i * 37) % 101) / 8 - 6).astype(dtype)
-
-
-def show(name, a):
-    a = np.asarray(a)
-    print(f"{name}: shape {list(a.shape)}")
-    print("  {" + ", ".join(repr(float(v)) if a.dtype.kind == "f" else str(int(v)) for v in a.ravel()) + "}")
-
+# The inputs are f32 unless a call says otherwise.
+pattern = functools.partial(inputs.pattern, dtype=np.float32)
 
 x = pattern(24).reshape(2, 3, 4)
 show("sum axis 0", x.sum(axis=0))

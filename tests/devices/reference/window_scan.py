@@ -7,20 +7,7 @@ identity: 0 for sums, -inf for max, +inf for min) with sliding_window_view.
 """
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-
-
-def pattern(n, dtype=np.float64):
-    i = np.arange(n)
-    return (((i * 37) % 101) / 8 - 6).astype(dtype)
-
-
-def show(name, a):
-    a = np.asarray(a)
-    print(f"{name}: shape {list(a.shape)}")
-    if a.dtype.kind == "f":
-        print("  {" + ", ".join(repr(float(v)) for v in a.ravel()) + "}")
-    else:
-        print("  {" + ", ".join(str(int(v)) for v in a.ravel()) + "}")
+from inputs import pattern, show
 
 
 def window(x, dims, strides, padding, fn, pad_value):

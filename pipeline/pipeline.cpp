@@ -146,6 +146,9 @@ void Pipeline::Impl::validate_and_trace() {
   }
   for (int i : order) {
     NodeRec& n = *nodes[static_cast<size_t>(i)];
+    n.keeps_order = !(n.kind == NodeRec::Kind::Stage && !n.options.ordered) &&
+                    std::all_of(n.inputs.begin(), n.inputs.end(),
+                                [&](int p) { return nodes[static_cast<size_t>(p)]->keeps_order; });
     if (n.kind != NodeRec::Kind::Source && n.inputs.empty())
       throw PipelineError(std::string(n.kind_name()) + " '" + n.name + "' is not connected to any input");
     if (n.kind == NodeRec::Kind::Source && n.outputs.empty())

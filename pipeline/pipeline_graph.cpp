@@ -92,14 +92,6 @@ std::pair<std::vector<flow::receiver<Message>*>, flow::sender<Message>*> make_jo
 
 }  // namespace
 
-bool Pipeline::Impl::keeps_order(size_t i) const {
-  const NodeRec& n = *nodes[i];
-  if (n.kind == NodeRec::Kind::Stage && !n.options.ordered) return false;
-  for (int p : n.inputs)
-    if (!keeps_order(static_cast<size_t>(p))) return false;
-  return true;
-}
-
 void Pipeline::Impl::build_graph() {
   graph = std::make_unique<flow::graph>();
   flow::graph& g = *graph;
@@ -238,7 +230,7 @@ void Pipeline::Impl::build_graph() {
     // restored where it is needed: before a stage's accumulator and a sink.
     bool needs_order = n->kind == NodeRec::Kind::Sink || !n->acc.empty();
     bool inputs_ordered = std::all_of(n->inputs.begin(), n->inputs.end(),
-                                      [this](int p) { return keeps_order(static_cast<size_t>(p)); });
+                                      [this](int p) { return nodes[static_cast<size_t>(p)]->keeps_order; });
     if (needs_order && inputs_ordered) {
       auto* order = own(graph_nodes, std::make_shared<flow::sequencer_node<Message>>(
                                          g, [](const Message& m) { return static_cast<size_t>(m.seq); }));

@@ -46,6 +46,9 @@ struct NodeRec {
   std::optional<Step> step;
   Tensors acc;                    // touched only by the serial node of the stage
   std::vector<int> inputs, outputs;
+  // Its messages are promised in sequence order: no stage up to it has
+  // `ordered` off. Set when the pipeline is checked.
+  bool keeps_order = true;
   NodeCounters counters;
 
   // Output specs, known once a stage is traced.
@@ -80,9 +83,6 @@ struct Pipeline::Impl {
 
   void validate_and_trace();
   void build_graph();
-  // Whether node i's messages are promised in sequence order: no stage up to
-  // it has `ordered` off.
-  bool keeps_order(size_t i) const;
   void report_error(const NodeRec& node, uint64_t seq, const std::string& what);
   void launch();
   void stop_sources();

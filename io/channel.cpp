@@ -1,20 +1,41 @@
+// A Channel: its socket, set up for its pattern and delivery, and plain
+// ZeroMQ sending and receiving. The reliable protocol's two ends are in
+// reliable_sender.cpp and reliable_receiver.cpp.
+
 #include "io/channel.h"
 
 #include <algorithm>
+#include <cstring>
 
-#include <zmq.hpp>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "devices/log.h"
+#include "io/channel_impl.h"
 
 namespace sluice {
 namespace {
+
+using channel_detail::Clock;
 
 zmq::context_t& context() {
   static zmq::context_t ctx(1);
   return ctx;
 }
 
-zmq::socket_type socket_type_of(Pattern p) {
+bool receives(Pattern p) { return p == Pattern::Pull || p == Pattern::Sub || p == Pattern::Pair; }
+
+// Reliable delivery is a conversation between one sender and its
+// receiver: push and pull. Publishing and pairs stay plain ZeroMQ.
+bool is_reliable(const ChannelOptions& o, Pattern p) {
+  return o.delivery == Delivery::Reliable && (p == Pattern::Push || p == Pattern::Pull);
+}
+
+zmq::socket_type socket_type_of(Pattern p, bool reliable) {
+  // Reliable: the receiver is a ROUTER (it answers each sender by its
+  // routing id), each sender a DEALER (it reads the receiver's answers).
+  if (reliable) return p == Pattern::Push ? zmq::socket_type::dealer : zmq::socket_type::router;
   switch (p) {
     case Pattern::Push: return zmq::socket_type::push;
     case Pattern::Pull: return zmq::socket_type::pull;
@@ -25,18 +46,24 @@ zmq::socket_type socket_type_of(Pattern p) {
   return zmq::socket_type::pair;
 }
 
-// Smaller frames are copied into ZeroMQ's message: cheaper than the
-// allocation and callback that lending the bytes costs.
-constexpr size_t kZeroCopyBytes = 1024;
-
-bool receives(Pattern p) { return p == Pattern::Pull || p == Pattern::Sub || p == Pattern::Pair; }
+const char* pattern_name(Pattern p) {
+  switch (p) {
+    case Pattern::Push: return "push";
+    case Pattern::Pull: return "pull";
+    case Pattern::Pub: return "pub";
+    case Pattern::Sub: return "sub";
+    case Pattern::Pair: return "pair";
+  }
+  return "?";
+}
 
 // The first 16 bytes of a header frame for one stream: a SUB socket filters
 // on them, so a subscription is a stream id (for each kind and flag set).
 std::vector<std::string> subscriptions(uint64_t stream_id) {
   std::vector<std::string> out;
   for (wire::Kind kind : {wire::Kind::Data, wire::Kind::EndOfStream, wire::Kind::Error}) {
-    for (uint16_t flags : {uint16_t{0}, uint16_t{wire::kFlagCrc}}) {
+    for (uint16_t flags : {uint16_t{0}, uint16_t{wire::kFlagCrc}, uint16_t{wire::kFlagPacked},
+                           uint16_t{wire::kFlagCrc | wire::kFlagPacked}}) {
       uint8_t h[wire::kHeaderBytes];
       wire::write_header({kind, flags, stream_id, 0, 0, 0}, h);
       out.emplace_back(reinterpret_cast<const char*>(h), 16);
@@ -45,17 +72,51 @@ std::vector<std::string> subscriptions(uint64_t stream_id) {
   return out;
 }
 
-}  // namespace
+// Whether a process is listening on the Unix socket at `path`: ZeroMQ
+// unlinks an ipc path before binding it, so a second binder would quietly
+// steal the first one's peers. A stale file refuses the connection.
+bool ipc_path_in_use(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return live;
+}
 
-struct Channel::Impl {
-  Pattern pattern;
-  std::string endpoint;
-  std::string where;  // "channel ENDPOINT", as errors name it: made once, not per message
-  ChannelOptions options;
-  zmq::socket_t socket;
-  uint64_t rejected = 0;
-  std::string last_rejection;
-};
+// A tcp endpoint's port must be '*' or 1 to 65535: ZeroMQ would take a
+// larger number modulo 65536 and bind some other port.
+void check_tcp_port(const std::string& address) {
+  if (address.rfind("tcp://", 0) != 0) return;
+  size_t colon = address.rfind(':');
+  std::string port = colon == std::string::npos || colon < 6 ? "" : address.substr(colon + 1);
+  if (port == "*") return;
+  bool digits = !port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), ::isdigit);
+  if (!digits || std::stoi(port) < 1 || std::stoi(port) > 65535)
+    throw WireError("channel " + address + ": port: expected 1 to 65535 or *, found '" + port + "'");
+}
+
+void validate(const ChannelOptions& o, Pattern pattern, const std::string& where) {
+  auto fail = [&](const std::string& what) { throw WireError(where + ": " + what); };
+  if (o.max_message_bytes <= 0)
+    fail("max_message_bytes: expected a positive limit, found " + std::to_string(o.max_message_bytes));
+  if (o.send_high_water_mark < 0 || o.recv_high_water_mark < 0)
+    fail("high-water marks: expected 0 (none) or more, found " + std::to_string(o.send_high_water_mark) + " and " +
+         std::to_string(o.recv_high_water_mark));
+  if (!is_reliable(o, pattern)) return;
+  if (o.credit_messages == 0 || o.credit_bytes == 0)
+    fail("credit: expected at least 1 message and 1 byte, found " + std::to_string(o.credit_messages) +
+         " messages and " + std::to_string(o.credit_bytes) + " bytes");
+  if (o.heartbeat_interval.count() <= 0 || o.missed_heartbeats < 1)
+    fail("heartbeats: expected an interval above 0 ms and at least 1 missed beat, found " +
+         std::to_string(o.heartbeat_interval.count()) + " ms and " + std::to_string(o.missed_heartbeats));
+  if (o.peer_timeout.count() < 0) fail("peer_timeout: expected 0 ms or more, found a negative time");
+}
+
+}  // namespace
 
 Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions options)
     : impl_(std::make_unique<Impl>()) {
@@ -70,23 +131,52 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     address.erase(0, 1);
   }
   c.endpoint = address;
-  if (c.options.max_message_bytes <= 0)
-    throw WireError("channel " + address + ": max_message_bytes: expected a positive limit, found " +
-                    std::to_string(c.options.max_message_bytes));
+  validate(c.options, pattern, "channel " + address);
+  check_tcp_port(address);
+  const bool reliable = is_reliable(c.options, pattern);
   try {
-    c.socket = zmq::socket_t(context(), socket_type_of(pattern));
-    c.socket.set(zmq::sockopt::sndhwm, c.options.send_high_water_mark);
+    c.socket = zmq::socket_t(context(), socket_type_of(pattern, reliable));
     c.socket.set(zmq::sockopt::rcvhwm, c.options.recv_high_water_mark);
     c.socket.set(zmq::sockopt::linger, static_cast<int>(c.options.linger.count()));
     // No single frame may exceed the limit: ZeroMQ drops such a peer before
     // buffering what it claims.
     c.socket.set(zmq::sockopt::maxmsgsize, c.options.max_message_bytes);
+    if (reliable) {
+      // Credit bounds what is queued, not a high-water mark, which would
+      // only make ZeroMQ refuse or drop.
+      c.socket.set(zmq::sockopt::sndhwm, 0);
+      // Reconnect quickly at first, backing off to 5 s for a peer that stays away.
+      c.socket.set(zmq::sockopt::reconnect_ivl, 100);
+      c.socket.set(zmq::sockopt::reconnect_ivl_max, 5000);
+      if (pattern == Pattern::Push) {
+        // Queue only on connections that are up: what a dead connection
+        // held is sent again by the protocol, never by ZeroMQ to whoever
+        // comes next.
+        c.socket.set(zmq::sockopt::immediate, true);
+      } else {
+        // A sender that reconnects takes its routing id back; a message to
+        // a sender that is gone fails instead of vanishing.
+        c.socket.set(zmq::sockopt::router_handover, true);
+        c.socket.set(zmq::sockopt::router_mandatory, true);
+      }
+    } else {
+      c.socket.set(zmq::sockopt::sndhwm, c.options.send_high_water_mark);
+    }
     if (pattern == Pattern::Sub) {
       if (c.options.subscribe.empty()) c.socket.set(zmq::sockopt::subscribe, "");
       for (uint64_t id : c.options.subscribe)
         for (const std::string& prefix : subscriptions(id)) c.socket.set(zmq::sockopt::subscribe, prefix);
     }
+    if (reliable && pattern == Pattern::Push) {
+      uint64_t session = channel_detail::new_session();
+      c.socket.set(zmq::sockopt::routing_id, zmq::buffer(channel_detail::routing_id_of(session)));
+      c.where = "channel " + address;
+      c.sender = std::make_unique<channel_detail::ReliableSender>(c.socket, c.options, c.where);
+    }
     if (bind) {
+      if (address.rfind("ipc://", 0) == 0 && ipc_path_in_use(address.substr(6)))
+        throw WireError("channel " + address + ": bind: expected a free ipc path, found one a live process is "
+                        "listening on (ZeroMQ would take it over silently)");
       c.socket.bind(address);
       // Name the address bound in messages (the port of tcp://host:*).
       c.endpoint = c.socket.get(zmq::sockopt::last_endpoint);
@@ -97,6 +187,8 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     throw WireError("channel " + endpoint + ": " + (bind ? "bind" : "connect") + " failed: " + e.what());
   }
   c.where = "channel " + c.endpoint;
+  if (reliable && pattern == Pattern::Pull)
+    c.receiver = std::make_unique<channel_detail::ReliableReceiver>(c.socket, c.options, c.where);
 }
 
 Channel::~Channel() = default;
@@ -107,43 +199,28 @@ void Channel::send(const wire::Message& message) { send(message, std::chrono::mi
 
 bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
-  std::vector<wire::Frame> frames = wire::encode(message, {.crc = c.options.crc});
-  auto failed = [&](const zmq::error_t& e) {
-    return WireError(c.where + ": send of seq " + std::to_string(message.header.seq) +
-                     " failed: " + e.what());
-  };
-  // Only the first frame can find the queue full: ZeroMQ takes the rest of
-  // a message it has started.
-  if (timeout.count() >= 0) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      zmq::pollitem_t item{static_cast<void*>(c.socket), 0, ZMQ_POLLOUT, 0};
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      try {
-        if (zmq::poll(&item, 1, std::max(left, std::chrono::milliseconds(0))) > 0) break;
-      } catch (const zmq::error_t& e) {
-        if (e.num() != EINTR) throw failed(e);
+  if (receives(c.pattern) && c.pattern != Pattern::Pair)
+    throw WireError(c.where + ": send: a " + std::string(pattern_name(c.pattern)) + " channel only receives");
+  if (c.sender) return c.sender->send(message, timeout);
+  std::vector<wire::Frame> frames =
+      wire::encode(message, {.crc = c.options.crc, .pack_below = c.options.pack_below});
+  try {
+    if (timeout.count() >= 0) {
+      auto deadline = Clock::now() + timeout;
+      for (;;) {
+        zmq::pollitem_t item{static_cast<void*>(c.socket), 0, ZMQ_POLLOUT, 0};
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        try {
+          if (zmq::poll(&item, 1, std::max(left, std::chrono::milliseconds(0))) > 0) break;
+        } catch (const zmq::error_t& e) {
+          if (e.num() != EINTR) throw;
+        }
+        if (left.count() <= 0) return false;
       }
-      if (left.count() <= 0) return false;
     }
-  }
-  for (size_t i = 0; i < frames.size(); ++i) {
-    wire::Frame& f = frames[i];
-    zmq::send_flags flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
-    zmq::message_t msg;
-    if (f.size >= kZeroCopyBytes) {
-      // Zero copy: ZeroMQ calls back when it is done with the bytes.
-      auto* keep = new std::shared_ptr<const void>(std::move(f.owner));
-      msg = zmq::message_t(const_cast<void*>(f.data), f.size,
-                           [](void*, void* hint) { delete static_cast<std::shared_ptr<const void>*>(hint); }, keep);
-    } else {
-      msg = zmq::message_t(f.data, f.size);
-    }
-    try {
-      c.socket.send(msg, flags);
-    } catch (const zmq::error_t& e) {
-      throw failed(e);
-    }
+    channel_detail::write_frames(c.socket, frames, nullptr, false);
+  } catch (const zmq::error_t& e) {
+    throw WireError(c.where + ": send of seq " + std::to_string(message.header.seq) + " failed: " + e.what());
   }
   return true;
 }
@@ -168,61 +245,44 @@ void Channel::send_error(const std::string& what, uint64_t seq, uint64_t stream_
   send(m);
 }
 
+void Channel::flush(std::chrono::milliseconds timeout) {
+  if (impl_->sender) impl_->sender->flush(timeout);
+}
+
 std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
-  std::optional<std::chrono::steady_clock::time_point> deadline;  // read from the clock only when waiting
+  if (!receives(c.pattern))
+    throw WireError(c.where + ": recv: a " + std::string(pattern_name(c.pattern)) + " channel only sends");
+  if (c.receiver) return c.receiver->recv(timeout);
+  std::optional<Clock::time_point> deadline;  // read from the clock only when waiting
   // Every valid tensor costs a header frame of at least 64 bytes, so the
   // byte limit bounds the number of frames too.
   const auto max_frames = static_cast<size_t>(c.options.max_message_bytes / 32 + 1);
+  channel_detail::Incoming in;
   for (;;) {
-    // One multipart message, kept whole in one owner so that a tensor made
-    // from a data frame keeps the frame alive. Its size is checked as frames
-    // arrive: past the limit, the rest is dropped unread.
-    auto parts = std::make_shared<std::vector<zmq::message_t>>();
-    parts->reserve(3);  // a message of one tensor: header, .npy header, data
-    zmq::message_t part;
-    int64_t total = 0;
-    size_t frames_seen = 0;
     try {
       // Try first, poll only when nothing is waiting: a poll costs a system call.
-      while (!c.socket.recv(part, zmq::recv_flags::dontwait)) {
-        int wait_ms = -1;
+      while (!channel_detail::read_multipart(c.socket, in, c.options.max_message_bytes, max_frames)) {
+        auto wait = std::chrono::milliseconds(-1);
         if (timeout.count() >= 0) {
-          auto now = std::chrono::steady_clock::now();
+          auto now = Clock::now();
           if (!deadline) deadline = now + timeout;
-          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - now);
-          if (left.count() <= 0) return std::nullopt;
-          wait_ms = static_cast<int>(left.count());
+          wait = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - now);
+          if (wait.count() <= 0) return std::nullopt;
         }
-        zmq::pollitem_t item{static_cast<void*>(c.socket), 0, ZMQ_POLLIN, 0};
-        zmq::poll(&item, 1, std::chrono::milliseconds(wait_ms));
-      }
-      for (;;) {
-        total += static_cast<int64_t>(part.size());
-        ++frames_seen;
-        bool more = part.more();
-        if (total <= c.options.max_message_bytes && frames_seen <= max_frames) parts->push_back(std::move(part));
-        if (!more) break;
-        // The rest of a multipart message is already here: this never waits.
-        (void)c.socket.recv(part, zmq::recv_flags::none);
+        channel_detail::wait_readable(c.socket, -1, wait);
       }
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;  // a signal: try again
       throw WireError(c.where + ": receive failed: " + e.what());
     }
     try {
-      if (total > c.options.max_message_bytes)
-        throw WireError(c.where + ": message size: expected at most max_message_bytes = " +
-                        std::to_string(c.options.max_message_bytes) + " bytes, found " + std::to_string(total));
-      if (frames_seen > max_frames)
-        throw WireError(c.where + ": frame count: expected at most " + std::to_string(max_frames) +
-                        " frames within max_message_bytes = " + std::to_string(c.options.max_message_bytes) +
-                        ", found " + std::to_string(frames_seen));
-      std::vector<wire::ReceivedFrame> frames;
-      frames.reserve(parts->size());
-      for (zmq::message_t& p : *parts)
-        frames.push_back({{static_cast<const uint8_t*>(p.data()), p.size()}, std::shared_ptr<void>(parts, &p)});
-      return wire::decode(std::move(frames), {.max_message_bytes = c.options.max_message_bytes}, c.where);
+      wire::Message m = channel_detail::decode_incoming(in, 0, c.options.max_message_bytes, max_frames, c.where);
+      if (wire::is_control(m.header.kind))
+        throw WireError(c.where + ": seq " + std::to_string(m.header.seq) + ": kind " +
+                        std::string(wire::kind_name(m.header.kind)) +
+                        ": expected data, end of stream or error on a plain channel (is the peer reliable?)");
+      return m;
     } catch (const WireError& e) {
       ++c.rejected;
       c.last_rejection = e.what();
@@ -231,8 +291,47 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
   }
 }
 
-uint64_t Channel::rejected() const { return impl_->rejected; }
-const std::string& Channel::last_rejection() const { return impl_->last_rejection; }
+void Channel::ack(const wire::Message& message) {
+  if (impl_->receiver && message.peer != 0) impl_->receiver->acks()->push(message.peer, message.header.seq);
+}
+
+std::function<void(uint64_t, uint64_t)> Channel::acknowledger() {
+  if (!impl_->receiver) return [](uint64_t, uint64_t) {};
+  std::weak_ptr<channel_detail::AckQueue> queue = impl_->receiver->acks();
+  return [queue](uint64_t peer, uint64_t seq) {
+    if (auto q = queue.lock()) q->push(peer, seq);
+  };
+}
+
+void Channel::keep_alive() {
+  if (impl_->receiver) impl_->receiver->keep_alive();
+}
+
+uint64_t Channel::rejected() const {
+  const Impl& c = *impl_;
+  return c.rejected + (c.receiver ? c.receiver->rejected() : 0) + (c.sender ? c.sender->rejected() : 0);
+}
+
+const std::string& Channel::last_rejection() const {
+  return impl_->receiver ? impl_->receiver->last_rejection() : impl_->last_rejection;
+}
+
+ChannelCounters Channel::counters() const {
+  const Impl& c = *impl_;
+  ChannelCounters n;
+  n.rejected = rejected();
+  if (c.receiver) {
+    n.duplicates = c.receiver->duplicates();
+    n.peers_lost = c.receiver->peers_lost();
+  }
+  if (c.sender) {
+    n.resent = c.sender->resent();
+    n.peers_lost = c.sender->peers_lost();
+    n.unacknowledged = c.sender->unacknowledged();
+  }
+  return n;
+}
+
 const std::string& Channel::endpoint() const { return impl_->endpoint; }
 std::string Channel::bound_endpoint() const { return impl_->socket.get(zmq::sockopt::last_endpoint); }
 void* Channel::zmq_context() { return context().handle(); }

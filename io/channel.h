@@ -6,11 +6,29 @@
 // convention); without one, a receiving socket (pull, sub, pair) binds and a
 // sending one (push, pub) connects.
 //
+// Delivery::Reliable (the default for push and pull) loses nothing: the
+// receiver grants credit, acknowledges what it has finished with, and both
+// sides beat a heartbeat; the sender keeps every unacknowledged message and
+// sends it again to a receiver that comes back, and the receiver drops what
+// it has already taken (io/WIRE_FORMAT.md, "Reliable mode").
+//
+//   Channel out(Pattern::Push, "ipc:///tmp/s");          Channel in(Pattern::Pull, "ipc:///tmp/s");
+//   out.send({t}, 0);                                     while (auto m = in.recv()) {
+//   out.send_end_of_stream(1);                              ...                // acknowledged at the next recv
+//   out.flush(std::chrono::seconds(60));   // all taken     if (m->header.kind == wire::Kind::EndOfStream) break;
+//                                                         }
+//
+// Delivery::Plain is raw ZeroMQ (PUSH/PULL, PUB/SUB, PAIR), for peers that
+// speak only the version 1 frames: what a peer does not take is lost when
+// the sender's linger time ends, and a sender never learns it.
+//
 // Thread safety: a Channel is used by one thread at a time (ZeroMQ sockets
-// are not thread-safe); different Channels may be used concurrently.
+// are not thread-safe), except ack() and acknowledger(), which any thread
+// may call; different Channels may be used concurrently.
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,29 +40,71 @@ namespace sluice {
 
 enum class Pattern : uint8_t { Push, Pull, Pub, Sub, Pair };
 
+enum class Delivery : uint8_t {
+  Reliable,  // push and pull: credit, acknowledgements, heartbeats, resending (pub, sub, pair stay plain)
+  Plain,     // raw ZeroMQ
+};
+
+enum class Acknowledge : uint8_t {
+  OnNextRecv,  // reliable receiving: a message is done with when recv is called again (or the channel closes)
+  Manual,      // the owner calls ack() once it has finished with a message (a pipeline, when every sink has it)
+};
+
 struct ChannelOptions {
-  int send_high_water_mark = 1000;  // messages queued per peer before send blocks (push, pair) or drops (pub)
-  int recv_high_water_mark = 1000;
+  Delivery delivery = Delivery::Reliable;
+  int send_high_water_mark = 1000;  // plain: messages queued per peer before send blocks (push, pair) or drops (pub)
+  int recv_high_water_mark = 1000;  // messages ZeroMQ queues per peer on the receiving side
   // The most bytes one message's frames may hold together. A larger message
-  // is rejected: a peer sending a larger frame is disconnected by ZeroMQ
-  // before the frame is buffered, and a message whose frames add up to more
-  // is dropped frame by frame as it arrives.
+  // is rejected: a plain peer sending a larger frame is disconnected by
+  // ZeroMQ before the frame is buffered; a reliable receiver announces the
+  // limit, and its senders refuse larger messages with a WireError.
   int64_t max_message_bytes = int64_t{1} << 30;
   bool crc = false;                  // send a CRC-32C of the data frames
+  // Data messages below this many bytes travel packed in one frame.
+  size_t pack_below = 4096;
   std::vector<uint64_t> subscribe;   // sub: stream ids to receive; empty: all
   std::chrono::milliseconds linger{2000};  // how long close waits for unsent messages
+
+  // ---- reliable mode
+  // What a receiver grants each sender: at most this many messages, and
+  // this many bytes, unacknowledged at once (one larger message is let
+  // through alone). Both sides' memory is bounded by it.
+  uint64_t credit_messages = 1000;
+  uint64_t credit_bytes = uint64_t{256} << 20;
+  // Each side sends a heartbeat when it has sent nothing else for an
+  // interval; a peer unheard for missed_heartbeats intervals is dead.
+  std::chrono::milliseconds heartbeat_interval{500};
+  int missed_heartbeats = 6;
+  // How long a sender waits for a dead or absent receiver to come (back)
+  // before it fails, naming how many messages were not delivered.
+  std::chrono::milliseconds peer_timeout{60000};
+  Acknowledge acknowledge = Acknowledge::OnNextRecv;
+};
+
+// What a reliable channel has counted so far.
+struct ChannelCounters {
+  uint64_t rejected = 0;        // malformed messages skipped
+  uint64_t duplicates = 0;      // receiving: messages taken before, dropped
+  uint64_t resent = 0;          // sending: messages sent again
+  uint64_t peers_lost = 0;      // peers declared dead (silent too long)
+  uint64_t unacknowledged = 0;  // sending: messages sent and not yet acknowledged
 };
 
 class Channel {
  public:
   Channel(Pattern pattern, const std::string& endpoint, ChannelOptions options = {});
-  ~Channel();
+  ~Channel();  // a reliable receiver sends its last acknowledgements first
   Channel(Channel&&) noexcept;
   Channel& operator=(Channel&&) noexcept;
 
-  // Sends one message, blocking while the peers' queues are full (push,
-  // pair). Tensors' data is not copied: ZeroMQ holds each buffer until it is
-  // on the wire. WireError when the message cannot be encoded or sent.
+  // Sends one message, blocking while the peers' queues are full (plain
+  // push, pair) or the receiver's credit is used up (reliable). Tensors'
+  // data is not copied: ZeroMQ holds each buffer until it is on the wire
+  // (reliable: until the receiver acknowledges it). A reliable channel
+  // numbers its messages itself, 0, 1, 2..., and keeps the stream id of its
+  // first message. WireError when the message cannot be encoded or sent,
+  // is larger than the receiver takes, or (reliable) no receiver was heard
+  // for peer_timeout: the error names how many messages were not delivered.
   void send(const wire::Message& message);
   // The same, waiting at most `timeout` for room: false (nothing sent) when
   // there was none. A message is sent whole or not at all.
@@ -53,13 +113,34 @@ class Channel {
   void send_end_of_stream(uint64_t seq, uint64_t stream_id = 0);
   void send_error(const std::string& what, uint64_t seq, uint64_t stream_id = 0);
 
+  // Reliable sending: waits until the receiver has acknowledged every
+  // message sent, end of stream included, so that the process may exit.
+  // WireError after `timeout` (or peer_timeout without a receiver), naming
+  // how many messages are unacknowledged. Plain: returns at once.
+  void flush(std::chrono::milliseconds timeout);
+
   // The next well-formed message (data, end of stream or error), waiting up
   // to `timeout` (negative: forever); nullopt on timeout. A malformed message
   // is counted, logged (warn) with the endpoint and the reason, and skipped.
+  // Reliable: each message comes once, in order, per sender; control
+  // messages are handled inside.
   std::optional<wire::Message> recv(std::chrono::milliseconds timeout = std::chrono::milliseconds(-1));
+
+  // Reliable receiving with Acknowledge::Manual: `message` (as recv gave
+  // it) is done with. Messages are acknowledged to their sender in order:
+  // the acknowledgement moves past n once n and everything before it are
+  // acked. Any thread may call it; it is a no-op for plain channels.
+  void ack(const wire::Message& message);
+  // A copyable handle that acks from any thread, safe to call after the
+  // channel is gone (it then does nothing): for callbacks that outlive it.
+  std::function<void(uint64_t peer, uint64_t seq)> acknowledger();
+  // Reliable receiving: sends due acknowledgements and heartbeats without
+  // reading, for a receiver that holds a message it cannot hand on yet.
+  void keep_alive();
 
   uint64_t rejected() const;                  // malformed messages skipped so far
   const std::string& last_rejection() const;  // the reason for the last one
+  ChannelCounters counters() const;
   // The address without '@' or '>'; for a binding channel, the one bound.
   const std::string& endpoint() const;
   // The address actually bound (tcp://127.0.0.1:54321 when bound to port *).
@@ -69,8 +150,9 @@ class Channel {
   // raw ZeroMQ sockets made on it reach channels' inproc:// endpoints.
   static void* zmq_context();
 
- private:
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

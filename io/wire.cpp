@@ -1,6 +1,7 @@
 #include "io/wire.h"
 
 #include <array>
+#include <cstring>
 
 #include "io/npy.h"
 
@@ -28,9 +29,9 @@ uintptr_t element_alignment(DType t) {
 
 std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   Header h = m.header;
-  if (h.kind != Kind::Data && h.kind != Kind::EndOfStream && h.kind != Kind::Error)
+  if (h.kind == Kind::Barrier || static_cast<uint8_t>(h.kind) > static_cast<uint8_t>(Kind::Heartbeat))
     throw WireError("encode: kind " + std::to_string(static_cast<int>(h.kind)) + " (" + std::string(kind_name(h.kind)) +
-                    "): version 1 sends data, end of stream and error messages only");
+                    "): expected data, end of stream, error, credit, ack or heartbeat");
   if (h.kind != Kind::Data && !m.tensors.empty())
     throw WireError("encode: seq " + std::to_string(h.seq) + ": a " + std::string(kind_name(h.kind)) +
                     " message carries no tensors, found " + std::to_string(m.tensors.size()));
@@ -40,15 +41,47 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   h.flags = options.crc ? kFlagCrc : 0;
   h.crc = 0;
   std::vector<Frame> frames;
-  frames.reserve(1 + 2 * m.tensors.size());
+  if (is_control(h.kind)) {
+    auto bytes = std::make_shared<std::array<uint8_t, kHeaderBytes + kControlBytes>>();
+    write_header(h, bytes->data());
+    write_control(m.control, bytes->data() + kHeaderBytes);
+    frames.push_back({bytes->data(), kHeaderBytes, bytes});
+    frames.push_back({bytes->data() + kHeaderBytes, kControlBytes, bytes});
+    return frames;
+  }
+  std::vector<Tensor> host;
+  host.reserve(m.tensors.size());
+  size_t packed_bytes = kHeaderBytes;
+  for (const Tensor& given : m.tensors) {
+    host.push_back(given.to_host());
+    packed_bytes += npy_header(host.back().spec())->size() + static_cast<size_t>(host.back().spec().bytes());
+  }
+  if (h.kind == Kind::Data && packed_bytes < options.pack_below) {
+    // One frame: the header, then each tensor as an .npy file.
+    h.flags |= kFlagPacked;
+    auto bytes = std::make_shared<std::string>(packed_bytes, '\0');
+    auto* out = reinterpret_cast<uint8_t*>(bytes->data()) + kHeaderBytes;
+    for (const Tensor& t : host) {
+      auto npy = npy_header(t.spec());
+      std::memcpy(out, npy->data(), npy->size());
+      out += npy->size();
+      const auto size = static_cast<size_t>(t.spec().bytes());
+      if (size != 0) std::memcpy(out, t.host_data(), size);
+      if (options.crc) h.crc = crc32c(h.crc, out, size);
+      out += size;
+    }
+    write_header(h, reinterpret_cast<uint8_t*>(bytes->data()));
+    frames.push_back({bytes->data(), bytes->size(), bytes});
+    return frames;
+  }
+  frames.reserve(1 + 2 * host.size());
   auto header = std::make_shared<std::array<uint8_t, kHeaderBytes>>();
   frames.push_back({header->data(), kHeaderBytes, header});
   if (h.kind == Kind::Error) {
     auto text = std::make_shared<const std::string>(m.error);
     frames.push_back({text->data(), text->size(), text});
   }
-  for (const Tensor& given : m.tensors) {
-    Tensor t = given.to_host();
+  for (const Tensor& t : host) {
     auto npy = npy_header(t.spec());
     frames.push_back({npy->data(), npy->size(), npy});
     const auto bytes = static_cast<size_t>(t.spec().bytes());
@@ -69,10 +102,12 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
   Message m;
   m.header = parsed.header;
   m.error = parsed.error;
+  m.control = parsed.control;
   m.tensors.reserve(parsed.tensors.size());
+  const bool packed = (parsed.header.flags & kFlagPacked) != 0;
   for (size_t i = 0; i < parsed.tensors.size(); ++i) {
     const TensorView& v = parsed.tensors[i];
-    const ReceivedFrame& frame = frames[2 + 2 * i];
+    const ReceivedFrame& frame = packed ? frames[0] : frames[2 + 2 * i];
     void* data = const_cast<uint8_t*>(v.data.data());
     bool aligned = reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0;
     if (aligned && frame.owner && !v.data.empty()) {

@@ -41,15 +41,24 @@ struct Message {
   Header header;                // encode sets count, flags and crc itself
   std::vector<Tensor> tensors;  // Data
   std::string error;            // Error: UTF-8
+  Control control;              // Credit, Ack, Heartbeat
+  // Received on a reliable channel: the session of the sending channel,
+  // which Channel::ack takes back (0 otherwise).
+  uint64_t peer = 0;
 };
 
 struct EncodeOptions {
   bool crc = false;  // compute a CRC-32C of the data frames
+  // A data message whose frames would hold fewer bytes than this travels
+  // packed in one frame (header, .npy headers and data copied together):
+  // one ZeroMQ frame costs less than three for small tensors, and copying
+  // a few hundred bytes less than lending them. 0: never packed.
+  size_t pack_below = 0;
 };
 
 // The frames of `message` (tensors not on the host are copied there first).
-// WireError for a reserved kind, tensors in a message that is not data, or
-// an error message that is not UTF-8.
+// WireError for the reserved barrier kind, tensors in a message that is not
+// data, or an error message that is not UTF-8.
 std::vector<Frame> encode(const Message& message, const EncodeOptions& options = {});
 // Throws WireError naming `where` (an endpoint) and what was wrong.
 Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");

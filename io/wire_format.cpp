@@ -67,27 +67,26 @@ std::string frames_expected(const Header& h, size_t expected, size_t found) {
          std::to_string(expected) + " frames, found " + std::to_string(found);
 }
 
-// A tensor's .npy header frame: exactly one version 1.0 header. A stream
-// repeats one header over and over, so the last one parsed on this thread
-// is remembered and an identical frame skips the parse.
+// A tensor's .npy version 1.0 header at the start of `bytes` (the whole of
+// a header frame, or the rest of a packed frame); sets *header_bytes to its
+// length. A stream repeats one header over and over, so the last one parsed
+// on this thread is remembered and identical bytes skip the parse.
 template <typename Where>
-Spec parse_npy_header(Bytes frame, const Where& where) {
-  thread_local std::vector<uint8_t> last_frame;
+Spec parse_npy_header(Bytes bytes, size_t* header_bytes, const Where& where) {
+  thread_local std::vector<uint8_t> last_header;
   thread_local Spec last_spec;
-  if (!last_frame.empty() && frame.size() == last_frame.size() &&
-      std::memcmp(frame.data(), last_frame.data(), frame.size()) == 0)
+  const size_t n = last_header.size();
+  if (n != 0 && bytes.size() >= n && std::memcmp(bytes.data(), last_header.data(), n) == 0) {
+    *header_bytes = n;
     return last_spec;
-  size_t header_bytes = 0;
+  }
   Spec spec;
   try {
-    spec = npy::parse_header(frame, &header_bytes, "npy header", npy::Accept::Version1);
+    spec = npy::parse_header(bytes, header_bytes, "npy header", npy::Accept::Version1);
   } catch (const WireError& e) {
     fail(where(), e.what());
   }
-  if (header_bytes != frame.size())
-    fail(where(), "npy header frame: expected " + std::to_string(header_bytes) + " bytes, found " +
-                      std::to_string(frame.size()));
-  last_frame.assign(frame.begin(), frame.end());
+  last_header.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(*header_bytes));
   last_spec = spec;
   return spec;
 }
@@ -129,10 +128,10 @@ std::string_view kind_name(Kind kind) {
     case Kind::Data: return "data";
     case Kind::EndOfStream: return "end of stream";
     case Kind::Error: return "error";
-    case Kind::Credit: return "credit (reserved)";
-    case Kind::Ack: return "ack (reserved)";
+    case Kind::Credit: return "credit";
+    case Kind::Ack: return "ack";
     case Kind::Barrier: return "checkpoint barrier (reserved)";
-    case Kind::Heartbeat: return "heartbeat (reserved)";
+    case Kind::Heartbeat: return "heartbeat";
   }
   return "unknown";
 }
@@ -157,25 +156,49 @@ void write_header(const Header& h, uint8_t* out) {
   put<uint32_t>(out + 28, h.crc);
 }
 
-Header read_header(Bytes f, std::string_view where) {
-  if (f.size() != kHeaderBytes)
+Header read_header(Bytes f, std::string_view where, bool packed_ok) {
+  if (f.size() != kHeaderBytes && !(packed_ok && f.size() > kHeaderBytes))
     fail(where, "header frame: expected " + std::to_string(kHeaderBytes) + " bytes, found " + std::to_string(f.size()));
   if (std::memcmp(f.data(), kMagic, 4) != 0) fail(where, "header frame: expected magic SLCE, found other bytes");
   if (f[4] != kVersion) fail(where, "header frame: expected version 1, found " + std::to_string(f[4]));
-  if (f[5] > static_cast<uint8_t>(Kind::Error)) {
+  const auto kind = static_cast<Kind>(f[5]);
+  if (f[5] > static_cast<uint8_t>(Kind::Heartbeat) || kind == Kind::Barrier) {
     std::string found = std::to_string(f[5]);
-    if (f[5] <= static_cast<uint8_t>(Kind::Heartbeat))
-      found += " (" + std::string(kind_name(static_cast<Kind>(f[5]))) + ", for reliable channels)";
-    fail(where, "header frame: expected kind 0 (data), 1 (end of stream) or 2 (error), found " + found);
+    if (kind == Kind::Barrier) found += " (checkpoint barrier, reserved)";
+    fail(where, "header frame: expected kind 0 to 4 or 6 (data, end of stream, error, credit, ack, heartbeat), found " +
+                    found);
   }
   Header h;
-  h.kind = static_cast<Kind>(f[5]);
+  h.kind = kind;
   h.flags = get<uint16_t>(f.data() + 6);
   h.stream_id = get<uint64_t>(f.data() + 8);
   h.seq = get<uint64_t>(f.data() + 16);
   h.count = get<uint32_t>(f.data() + 24);
   h.crc = get<uint32_t>(f.data() + 28);
   return h;
+}
+
+void write_control(const Control& c, uint8_t* out) {
+  put<uint64_t>(out, c.session);
+  put<uint64_t>(out + 8, c.next);
+  put<uint64_t>(out + 16, c.credit_messages);
+  put<uint64_t>(out + 24, c.credit_bytes);
+  put<uint64_t>(out + 32, c.max_message_bytes);
+  put<uint64_t>(out + 40, c.rewind);
+}
+
+Control read_control(Bytes f, std::string_view where) {
+  if (f.size() != kControlBytes)
+    fail(where, "control record: expected " + std::to_string(kControlBytes) + " bytes, found " +
+                    std::to_string(f.size()));
+  Control c;
+  c.session = get<uint64_t>(f.data());
+  c.next = get<uint64_t>(f.data() + 8);
+  c.credit_messages = get<uint64_t>(f.data() + 16);
+  c.credit_bytes = get<uint64_t>(f.data() + 24);
+  c.max_message_bytes = get<uint64_t>(f.data() + 32);
+  c.rewind = get<uint64_t>(f.data() + 40);
+  return c;
 }
 
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::string_view where) {
@@ -187,35 +210,73 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
     fail(where, "message size: expected at most max_message_bytes = " + std::to_string(limits.max_message_bytes) +
                     " bytes, found " + std::to_string(total));
   Parsed m;
-  m.header = read_header(frames[0], where);
+  m.header = read_header(frames[0], where, /*packed_ok=*/true);
   const Header& h = m.header;
+  const bool packed = (h.flags & kFlagPacked) != 0;
   // Built only on failure: the common path must not format strings.
   auto at = [&] { return std::string(where) + ": seq " + std::to_string(h.seq); };
+  if (frames[0].size() != kHeaderBytes && !packed)
+    fail(where, "header frame: expected " + std::to_string(kHeaderBytes) + " bytes (flag bit 1, packed, is clear), found " +
+                    std::to_string(frames[0].size()));
+  if (packed && h.kind != Kind::Data)
+    fail(at(), "flags: expected packed (bit 1) only on data messages, found it on kind " +
+                   std::string(kind_name(h.kind)));
   if (!(h.flags & kFlagCrc) && h.crc != 0)
     fail(at(), "crc: expected 0 when flag bit 0 (crc) is clear, found " + std::to_string(h.crc));
   if (h.kind != Kind::Data && h.count != 0)
     fail(at(), "tensor count: expected 0 for kind " + std::string(kind_name(h.kind)) + ", found " +
                    std::to_string(h.count));
   // Compare the claimed count with the frames present before trusting it.
-  size_t expected = h.kind == Kind::Data ? 1 + 2 * size_t{h.count} : h.kind == Kind::Error ? 2 : 1;
+  size_t expected = packed                                             ? 1
+                    : h.kind == Kind::Data                             ? 1 + 2 * size_t{h.count}
+                    : h.kind == Kind::Error || is_control(h.kind)      ? 2
+                                                                       : 1;
   if (frames.size() != expected) fail(where, frames_expected(h, expected, frames.size()));
   if (h.kind == Kind::Error) {
     if (!valid_utf8(frames[1])) fail(at(), "error message: expected UTF-8 text, found invalid bytes");
     m.error = {reinterpret_cast<const char*>(frames[1].data()), frames[1].size()};
   }
+  if (is_control(h.kind)) m.control = read_control(frames[1], at());
+  // A packed message's tensors follow the header in its one frame; each
+  // needs at least a 64-byte .npy header, which bounds the count before
+  // anything is reserved for it.
+  Bytes rest = packed ? frames[0].subspan(kHeaderBytes) : Bytes{};
+  if (packed && h.count > rest.size() / 64)
+    fail(at(), "packed frame: expected room for " + std::to_string(h.count) + " tensors of at least 64 bytes each, found " +
+                   std::to_string(rest.size()) + " bytes");
   uint32_t crc = 0;
   m.tensors.reserve(h.count);
   for (uint32_t i = 0; i < h.count; ++i) {
     auto tensor_at = [&] { return at() + ", tensor " + std::to_string(i); };
-    Bytes header = frames[1 + 2 * size_t{i}];
-    Bytes data = frames[2 + 2 * size_t{i}];
-    Spec spec = parse_npy_header(header, tensor_at);
-    if (static_cast<int64_t>(data.size()) != spec.bytes())
-      fail(tensor_at(), "data frame: expected " + std::to_string(spec.bytes()) + " bytes for " + spec.str() +
-                            ", found " + std::to_string(data.size()));
+    Bytes header, data;
+    Spec spec;
+    if (packed) {
+      size_t header_bytes = 0;
+      spec = parse_npy_header(rest, &header_bytes, tensor_at);
+      const auto bytes = static_cast<uint64_t>(spec.bytes());
+      if (bytes > rest.size() - header_bytes)
+        fail(tensor_at(), "packed frame: expected " + std::to_string(bytes) + " bytes of data for " + spec.str() +
+                              ", found " + std::to_string(rest.size() - header_bytes));
+      data = rest.subspan(header_bytes, bytes);
+      rest = rest.subspan(header_bytes + bytes);
+    } else {
+      header = frames[1 + 2 * size_t{i}];
+      data = frames[2 + 2 * size_t{i}];
+      size_t header_bytes = 0;
+      spec = parse_npy_header(header, &header_bytes, tensor_at);
+      if (header_bytes != header.size())
+        fail(tensor_at(), "npy header frame: expected " + std::to_string(header_bytes) + " bytes, found " +
+                              std::to_string(header.size()));
+      if (static_cast<int64_t>(data.size()) != spec.bytes())
+        fail(tensor_at(), "data frame: expected " + std::to_string(spec.bytes()) + " bytes for " + spec.str() +
+                              ", found " + std::to_string(data.size()));
+    }
     if (h.flags & kFlagCrc) crc = crc32c(crc, data.data(), data.size());
     m.tensors.push_back({std::move(spec), data});
   }
+  if (packed && !rest.empty())
+    fail(at(), "packed frame: expected nothing after tensor " + std::to_string(h.count) + ", found " +
+                   std::to_string(rest.size()) + " more bytes");
   if ((h.flags & kFlagCrc) && crc != h.crc)
     fail(at(), "CRC-32C mismatch: the header says " + std::to_string(h.crc) + ", the data frames give " +
                    std::to_string(crc));

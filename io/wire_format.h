@@ -23,16 +23,30 @@ enum class Kind : uint8_t {
   Data = 0,
   EndOfStream = 1,
   Error = 2,  // frame 1 is a UTF-8 message
-  // Reserved for reliable channels; a version-1 reader rejects them.
-  Credit = 3,
-  Ack = 4,
-  Barrier = 5,
-  Heartbeat = 6,
+  // The reliable protocol's control messages: frame 1 is a Control record.
+  Credit = 3,     // receiver -> sender: the window it grants, or a request to resend
+  Ack = 4,        // receiver -> sender: every message below `seq` is done with
+  Barrier = 5,    // reserved for checkpoint barriers; rejected
+  Heartbeat = 6,  // both ways: alive, and where each side stands
 };
 
 enum Flags : uint16_t {
-  kFlagCrc = 1 << 0,  // `crc` holds the CRC-32C of the data frames
+  kFlagCrc = 1 << 0,     // `crc` holds the CRC-32C of the data frames
+  kFlagPacked = 1 << 1,  // one frame: header, then each tensor's .npy header and data
 };
+
+// The record a control message (credit, ack, heartbeat) carries as frame 1:
+// where its writer stands, in six little-endian u64 (WIRE_FORMAT.md,
+// "Reliable mode"). A sender writes session and next and leaves the rest 0.
+struct Control {
+  uint64_t session = 0;            // the writer's session: random, new each time a channel opens
+  uint64_t next = 0;               // receiver: the next seq it takes; sender: one past the last seq sent
+  uint64_t credit_messages = 0;    // receiver: messages a sender may have unacknowledged
+  uint64_t credit_bytes = 0;       // receiver: bytes a sender may have unacknowledged
+  uint64_t max_message_bytes = 0;  // receiver: the largest message it takes
+  uint64_t rewind = 0;             // receiver: bumped to ask the sender to resend from `next`
+};
+inline constexpr size_t kControlBytes = 48;
 
 struct Header {
   Kind kind = Kind::Data;
@@ -62,11 +76,16 @@ struct Parsed {
   Header header;
   std::vector<TensorView> tensors;  // Data
   std::string_view error;           // Error: the peer's message
+  Control control;                  // Credit, Ack, Heartbeat
 };
+
+// True for the kinds of the reliable protocol's control messages.
+inline bool is_control(Kind kind) { return kind == Kind::Credit || kind == Kind::Ack || kind == Kind::Heartbeat; }
 
 // Validates every frame of one message: the header (magic, version, kind,
 // frame count), each tensor's .npy header (version 1.0, dtype, rank, dims)
-// and data size, the byte total against `limits`, the CRC when flagged, an
+// and data size (in frames of their own, or one after another in a packed
+// message's single frame), a control record's size, the byte total against `limits`, the CRC when flagged, an
 // error message's UTF-8. Throws WireError naming `where` (an endpoint), the
 // sequence number and tensor when known, what was expected and what was found.
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");
@@ -74,8 +93,14 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits = {}, std
 // The 32-byte header, little-endian. write_header writes flags as given:
 // callers pass 0 for bits they do not define.
 void write_header(const Header& h, uint8_t* out);
-// Checks size, magic, version and kind; unknown flag bits are ignored.
-Header read_header(Bytes frame, std::string_view where);
+// Checks size (at least 32 bytes when `packed_ok`, so that a packed
+// message's frame passes; else exactly 32), magic, version and kind;
+// unknown flag bits are ignored.
+Header read_header(Bytes frame, std::string_view where, bool packed_ok = false);
+
+// The control record's 48 bytes.
+void write_control(const Control& c, uint8_t* out);
+Control read_control(Bytes frame, std::string_view where);
 
 // CRC-32C (Castagnoli) continuing from `crc` (0 to start).
 uint32_t crc32c(uint32_t crc, const void* data, size_t size);

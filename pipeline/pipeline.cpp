@@ -223,6 +223,7 @@ void Pipeline::cancel() {
 // Called once, by whoever set `stopping`: cancel, or a node body failing
 // under ErrorPolicy::Stop (the graph then stops taking new work).
 void Pipeline::Impl::stop_sources() {
+  for (auto& c : credits) c->finishing = false;
   for (const auto& n : nodes)
     if (auto push = std::dynamic_pointer_cast<PushSource>(n->source)) push->unwire();
   for (auto& let_go : push_holds) let_go();

@@ -38,9 +38,12 @@ struct Visit {
   }
 };
 
-std::shared_ptr<void> take_credit(const std::shared_ptr<Credit>& credit) {
-  return std::shared_ptr<void>(nullptr, [credit](void*) {
+// What a message holds while it is in the pipeline: its source's credit,
+// given back (and the source told, when it asked) as the last copy goes.
+std::shared_ptr<void> take_credit(const std::shared_ptr<Credit>& credit, OnDone done = {}) {
+  return std::shared_ptr<void>(nullptr, [credit, done = std::move(done)](void*) {
     if (credit->live.load(std::memory_order_acquire)) credit->release();
+    if (done) done(credit->finishing.load(std::memory_order_acquire));
   });
 }
 
@@ -122,15 +125,22 @@ void Pipeline::Impl::build_graph() {
           };
           push_holds.push_back(let_go);
           PushSource::Wiring w;
-          w.take_credit = [slots, self] {
-            while (!slots->try_acquire_for(std::chrono::milliseconds(50))) {
-              std::lock_guard lock(self->mutex);
-              if (self->stopping) return false;
+          w.take_credit = [slots, self](std::chrono::milliseconds timeout) -> std::optional<bool> {
+            const auto deadline = Clock::now() + timeout;
+            for (;;) {
+              auto step = std::chrono::milliseconds(50);
+              if (timeout.count() >= 0)
+                step = std::min(step, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+              if (slots->try_acquire_for(std::max(step, std::chrono::milliseconds(0)))) return true;
+              {
+                std::lock_guard lock(self->mutex);
+                if (self->stopping) return std::nullopt;
+              }
+              if (timeout.count() >= 0 && Clock::now() >= deadline) return false;
             }
-            return true;
           };
-          w.deliver = [entry, n, credit, seq](Tensors t) {
-            Message m{seq->fetch_add(1), std::move(t), false, take_credit(credit), Clock::now()};
+          w.deliver = [entry, n, credit, seq](Tensors t, OnDone done) {
+            Message m{seq->fetch_add(1), std::move(t), false, take_credit(credit, std::move(done)), Clock::now()};
             Visit v(n->counters, m);
             v.leave(m);
             entry->try_put(m);

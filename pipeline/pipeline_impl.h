@@ -32,6 +32,9 @@ struct Message {
 // releasing is switched off before that.
 struct Credit {
   std::atomic<bool> live{true};
+  // Cleared when the run stops early: a message let go after that was
+  // dropped, not finished with.
+  std::atomic<bool> finishing{true};
   std::function<void()> release;
 };
 

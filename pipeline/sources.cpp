@@ -21,18 +21,30 @@ void PushSource::unwire() {
   wired_.notify_all();
 }
 
-void PushSource::push(const Tensors& tensors) {
+void PushSource::push(const Tensors& tensors, OnDone done) {
+  push_for(tensors, std::chrono::milliseconds(-1), std::move(done));
+}
+
+bool PushSource::push_for(const Tensors& tensors, std::chrono::milliseconds timeout, OnDone done) {
   Wiring w;
   {
     std::unique_lock lock(mutex_);
     if (closed_) throw PipelineError("push source: push after close");
     // Pushes before the pipeline starts wait for it.
-    wired_.wait(lock, [&] { return wiring_.has_value() || stopped_; });
+    auto ready = [&] { return wiring_.has_value() || stopped_; };
+    if (timeout.count() < 0) {
+      wired_.wait(lock, ready);
+    } else if (!wired_.wait_for(lock, timeout, ready)) {
+      return false;
+    }
     if (!wiring_) throw PipelineError("push source: the pipeline has stopped");
     w = *wiring_;
   }
-  if (!w.take_credit()) throw PipelineError("push source: the pipeline has stopped");
-  w.deliver(tensors);
+  std::optional<bool> taken = w.take_credit(timeout);
+  if (!taken) throw PipelineError("push source: the pipeline has stopped");
+  if (!*taken) return false;
+  w.deliver(tensors, std::move(done));
+  return true;
 }
 
 void PushSource::close() {

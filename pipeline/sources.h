@@ -2,6 +2,7 @@
 // Where a pipeline's messages come from. A Source produces the tensors of
 // one message at a time until it ends; the pipeline numbers them 0, 1, 2...
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -25,6 +26,12 @@ class Source {
   virtual std::optional<Tensors> next() = 0;
 };
 
+// Called once the pipeline is done with a pushed message: `finished` is
+// true when every sink consumed it (or it was skipped under
+// ErrorPolicy::Skip), false when the run stopped before it got there. Runs
+// on whichever thread let the message go: keep it short.
+using OnDone = std::function<void(bool finished)>;
+
 // A source other threads feed: push blocks while the pipeline holds its
 // capacity of this source's messages; close ends the source.
 // Thread safety: push and close may be called from any thread.
@@ -34,14 +41,19 @@ class PushSource : public Source {
   std::vector<Spec> spec() const override { return spec_; }
   std::optional<Tensors> next() override;  // not used: the pipeline takes pushes directly
 
-  void push(const Tensors& tensors);
+  void push(const Tensors& tensors, OnDone done = {});
   void push(const Tensor& t) { push(Tensors{t}); }
+  // The same, waiting at most `timeout` for the pipeline's room: false
+  // (nothing pushed, `done` not called) when there was none.
+  bool push_for(const Tensors& tensors, std::chrono::milliseconds timeout, OnDone done = {});
   void close();
 
   // Wired by the pipeline when it starts: where pushes go, and how credit is taken.
   struct Wiring {
-    std::function<void(Tensors)> deliver;   // runs with one credit taken
-    std::function<bool()> take_credit;      // blocks; false when the pipeline stopped
+    std::function<void(Tensors, OnDone)> deliver;  // runs with one credit taken
+    // Waits up to the time given (negative: forever) for a credit; nullopt
+    // when the pipeline stopped, false when the time ran out.
+    std::function<std::optional<bool>(std::chrono::milliseconds)> take_credit;
     std::function<void()> closed;
   };
   void wire(Wiring w);

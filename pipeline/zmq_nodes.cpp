@@ -29,7 +29,12 @@ Pattern sending(Pattern p, const std::string& endpoint) {
 ZmqSource::ZmqSource(const std::string& endpoint, std::vector<Spec> spec, ZmqSourceOptions options)
     : PushSource(std::move(spec)),
       options_(std::move(options)),
-      channel_(receiving(options_.pattern, endpoint), endpoint, options_.channel),
+      channel_(receiving(options_.pattern, endpoint), endpoint,
+               [&] {
+                 ChannelOptions o = options_.channel;
+                 o.acknowledge = Acknowledge::Manual;  // when the pipeline is done with a message
+                 return o;
+               }()),
       bound_endpoint_(channel_.bound_endpoint()) {
   if (this->spec().empty())
     throw PipelineError("sources::zmq " + endpoint + ": expected the spec of its messages, found none");
@@ -61,6 +66,27 @@ void ZmqSource::reject(const std::string& why) {
   rejected_.fetch_add(1);
 }
 
+bool ZmqSource::hand_on(const wire::Message& m) {
+  auto ack = channel_.acknowledger();
+  auto in_pipeline = in_pipeline_;
+  in_pipeline->fetch_add(1);
+  OnDone done = [ack, in_pipeline, peer = m.peer, seq = m.header.seq](bool finished) {
+    if (finished) ack(peer, seq);
+    in_pipeline->fetch_sub(1);
+  };
+  // Wait for the pipeline's room in steps, sending acknowledgements and
+  // heartbeats between them, so that the sender neither stalls for want of
+  // acks nor takes this receiver for dead while the pipeline is full.
+  while (!push_for(m.tensors, options_.poll_interval, done)) {
+    if (stopped_.load()) {
+      in_pipeline->fetch_sub(1);
+      return false;
+    }
+    channel_.keep_alive();
+  }
+  return true;
+}
+
 void ZmqSource::receive() {
   const auto wanted = static_cast<uint64_t>(options_.expected_peers);
   uint64_t channel_rejected = 0;  // the channel's count already added to rejected_
@@ -83,24 +109,28 @@ void ZmqSource::receive() {
           std::vector<Spec> got;
           for (const Tensor& t : m->tensors) got.push_back(t.spec());
           if (got == spec()) {
-            push(m->tensors);  // waits for the pipeline's credit
+            if (!hand_on(*m)) return close();
             break;
           }
           std::string why = "source zmq " + channel_.endpoint() + ": seq " + std::to_string(h.seq) + ": expected " +
                             specs_str(spec()) + ", found " + specs_str(got);
           logger().warn("{} (message skipped)", why);
           reject(why);
+          channel_.ack(*m);
           break;
         }
         case wire::Kind::EndOfStream:
           ends_.fetch_add(1);
           logger().debug("source zmq {}: end of stream {} of {} (stream id {}, seq {})", channel_.endpoint(),
                          ends_.load(), wanted, h.stream_id, h.seq);
+          // Acknowledged in order: only once every message before it is.
+          channel_.ack(*m);
           break;
         default:
           peer_errors_.fetch_add(1);
           logger().warn("source zmq {}: a peer sent an error at seq {} (stream id {}): {}", channel_.endpoint(), h.seq,
                         h.stream_id, m->error);
+          channel_.ack(*m);
           break;
       }
     }
@@ -110,6 +140,17 @@ void ZmqSource::receive() {
     logger().error("source zmq {}: receiving stopped: {}", channel_.endpoint(), e.what());
   }
   close();
+  // The senders wait for the acknowledgement of what is still in the
+  // pipeline, end of stream included: keep sending them until it drains.
+  try {
+    while (!stopped_.load() && in_pipeline_->load() > 0) {
+      channel_.keep_alive();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    channel_.keep_alive();
+  } catch (const std::exception& e) {
+    logger().error("source zmq {}: last acknowledgements not sent: {}", channel_.endpoint(), e.what());
+  }
 }
 
 ZmqSink::ZmqSink(const std::string& endpoint, ZmqSinkOptions options)
@@ -137,6 +178,18 @@ void ZmqSink::finish() {
   m.header.kind = wire::Kind::EndOfStream;
   m.header.stream_id = options_.stream_id;
   m.header.seq = next_seq_;
+  if (options_.channel.delivery == Delivery::Reliable) {
+    try {
+      if (!channel_.send(m, options_.finish_timeout))
+        throw WireError("end of stream not sent: no credit within " +
+                        std::to_string(options_.finish_timeout.count()) + " ms; " +
+                        std::to_string(channel_.counters().unacknowledged) + " message(s) not acknowledged");
+      channel_.flush(options_.finish_timeout);
+    } catch (const WireError& e) {
+      throw PipelineError("sink zmq " + channel_.endpoint() + ": finish: " + e.what());
+    }
+    return;
+  }
   // finish runs after the graph, on the thread that waits for the pipeline:
   // a peer that never reads must not hold it longer than the linger time.
   if (!channel_.send(m, options_.channel.linger))

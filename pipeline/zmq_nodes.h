@@ -6,9 +6,12 @@
 //   p.sink("out", sluice::sinks::zmq(">ipc:///tmp/s"));   p.source("in",
 //                                                        sluice::sources::zmq("@ipc:///tmp/s", {sluice::f32({256})}));
 //
-// The sink sends each message with its sequence number, then an end of
-// stream when the pipeline finishes; the source ends once every expected
-// peer has sent its end of stream.
+// The sink sends each message, then an end of stream when the pipeline
+// finishes; the source ends once every expected peer has sent its end of
+// stream. Over a reliable channel (the default) nothing is lost: the
+// source acknowledges a message only when its pipeline has finished with
+// it, and the sink's finish() returns only once everything, end of stream
+// included, was acknowledged.
 
 #include <atomic>
 #include <chrono>
@@ -38,7 +41,10 @@ struct ZmqSourceOptions {
 // Receives messages whose tensors must match `spec` and feeds them to the
 // pipeline. A malformed message, a message of other specs, or an error
 // message from a peer is counted, logged with the endpoint and the reason,
-// and skipped: the source goes on.
+// and skipped: the source goes on. Reliable: each message is acknowledged
+// once every sink has consumed it (or it was skipped under
+// ErrorPolicy::Skip); what a cancelled run dropped is not, so its sender
+// keeps it for the next receiver.
 //
 // It receives on a thread of its own, started at construction (it binds or
 // connects then), and pushes into the pipeline as a PushSource: waiting on
@@ -66,6 +72,9 @@ class ZmqSource : public PushSource {
 
  private:
   void receive();  // the receiving thread
+  // Hands `m` to the pipeline, keeping the channel alive while it waits
+  // for room; false when the source should stop.
+  bool hand_on(const wire::Message& m);
   void reject(const std::string& why);
 
   ZmqSourceOptions options_;
@@ -73,6 +82,8 @@ class ZmqSource : public PushSource {
   std::string bound_endpoint_;
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> rejected_{0}, peer_errors_{0}, ends_{0};
+  // Messages handed on whose done callback has not run yet.
+  std::shared_ptr<std::atomic<int64_t>> in_pipeline_ = std::make_shared<std::atomic<int64_t>>(0);
   mutable std::mutex mutex_;  // guards last_rejection_
   std::string last_rejection_;
   std::thread thread_;
@@ -82,13 +93,19 @@ struct ZmqSinkOptions {
   Pattern pattern = Pattern::Push;  // push, pub or pair
   ChannelOptions channel;
   uint64_t stream_id = 0;  // the header's stream id: a sub socket's topic
+  // Reliable: how long finish() waits for the receiver to acknowledge
+  // everything, end of stream included.
+  std::chrono::milliseconds finish_timeout{60000};
 };
 
-// Sends each message with its sequence number, and an end of stream (with
-// the next sequence number) from finish(). While the peers' queues are full
-// (push, pair) consume waits: backpressure reaches the pipeline; a cancelled
-// pipeline lets it go. Thread safety: consume and finish from one thread at
-// a time (the pipeline's).
+// Sends each message, and an end of stream from finish(). Plain: each
+// message keeps its pipeline sequence number; reliable: the channel numbers
+// them 0, 1, 2... itself. While there is no room (the peer's credit or
+// queue is full) consume waits: backpressure reaches the pipeline; a
+// cancelled pipeline lets it go. finish() sends the end of stream and,
+// reliable, waits until all was acknowledged: PipelineError naming how many
+// messages were not delivered otherwise. Thread safety: consume and finish
+// from one thread at a time (the pipeline's).
 class ZmqSink : public Sink {
  public:
   ZmqSink(const std::string& endpoint, ZmqSinkOptions options);

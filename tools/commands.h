@@ -21,6 +21,7 @@ struct Command {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  // an error of sluice, or the demo's detector did not learn
 inline constexpr int kExitUsage = 2;   // a bad command line
+inline constexpr int kExitInterrupted = 130;  // stopped by SIGINT or SIGTERM before it was done (128 + SIGINT)
 
 // `sluice devices`: the clients and devices of this machine, with their options.
 Command add_devices_command(CLI::App& app);

@@ -1,5 +1,9 @@
 // `sluice send ENDPOINT FILE.npy...`: each file as one message of one
-// tensor (seq 0, 1, ...), then end of stream.
+// tensor (seq 0, 1, ...), then end of stream. Reliable by default: it
+// exits 0 only once the receiver has acknowledged everything, and non-zero
+// naming how many messages were not delivered otherwise. SIGINT or SIGTERM
+// stop it after the message being sent: the end of stream follows, and it
+// exits 130 (some files were not sent).
 
 #include <chrono>
 #include <iostream>
@@ -12,6 +16,7 @@
 #include "io/channel.h"
 #include "io/npy.h"
 #include "tools/commands.h"
+#include "tools/stop_signals.h"
 
 namespace sluice::tools {
 namespace {
@@ -21,20 +26,33 @@ struct SendOptions {
   std::vector<std::string> files;
   uint64_t stream_id = 0;
   bool crc = false;
-  double linger = 10;  // seconds to keep trying to deliver after the last send
+  bool plain = false;
+  double timeout = 60;  // seconds to wait for a receiver (reliable) or to deliver after the last send (plain)
 };
 
 int send(const SendOptions& o) {
   // Every file is read before anything is sent: a bad file sends nothing.
   std::vector<Tensor> tensors;
   for (const std::string& f : o.files) tensors.push_back(npy::load(f));
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
   ChannelOptions options;
+  options.delivery = o.plain ? Delivery::Plain : Delivery::Reliable;
   options.crc = o.crc;
-  options.linger = std::chrono::milliseconds(static_cast<int64_t>(o.linger * 1000));
+  options.peer_timeout = timeout;
+  options.linger = o.plain ? timeout : std::chrono::milliseconds(2000);
+  StopSignals stop;
   Channel channel(Pattern::Push, o.endpoint, options);
   uint64_t seq = 0;
-  for (const Tensor& t : tensors) channel.send({t}, seq++, o.stream_id);
+  for (const Tensor& t : tensors) {
+    if (stop.requested()) break;
+    channel.send({t}, seq++, o.stream_id);
+  }
   channel.send_end_of_stream(seq, o.stream_id);
+  channel.flush(timeout);
+  if (seq < tensors.size()) {
+    std::cerr << "sluice send: stopped by a signal after " << seq << " of " << tensors.size() << " files\n";
+    return kExitInterrupted;
+  }
   return kExitOk;
 }
 
@@ -50,7 +68,10 @@ Command add_send_command(CLI::App& app) {
   cmd->add_option("files", o->files, ".npy files, sent in this order")->required()->check(CLI::ExistingFile);
   cmd->add_option("--stream-id", o->stream_id, "the stream id of every message")->capture_default_str();
   cmd->add_flag("--crc", o->crc, "send a CRC-32C of each message's data");
-  cmd->add_option("--linger", o->linger, "seconds to keep delivering after the last send")
+  cmd->add_flag("--plain", o->plain,
+                "plain ZeroMQ for a raw PULL peer: nothing is acknowledged, so a loss goes unnoticed");
+  cmd->add_option("--timeout", o->timeout,
+                  "seconds to wait for a receiver that is absent or silent (plain: to deliver after the last send)")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   return {cmd, [o] { return send(*o); }};

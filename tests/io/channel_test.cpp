@@ -93,8 +93,9 @@ class RawPush {
   void* socket_;
 };
 
+// A raw libzmq PUSH speaks plain ZeroMQ: the receiving channel must too.
 TEST_P(ChannelOver, RejectsEveryMalformedMessageAndReceivesTheNextValidOne) {
-  Channel pull(Pattern::Pull, bind_address());
+  Channel pull(Pattern::Pull, bind_address(), {.delivery = Delivery::Plain});
   RawPush raw(pull.bound_endpoint());
   uint64_t seq = 1000;
   for (const test::Malformed& bad : test::malformed_messages()) {
@@ -114,7 +115,7 @@ TEST_P(ChannelOver, RejectsEveryMalformedMessageAndReceivesTheNextValidOne) {
 }
 
 TEST_P(ChannelOver, MessagesAboveTheLimitAreDroppedAndTheNextOneArrives) {
-  Channel pull(Pattern::Pull, bind_address(), {.max_message_bytes = 4096});
+  Channel pull(Pattern::Pull, bind_address(), {.delivery = Delivery::Plain, .max_message_bytes = 4096});
   RawPush raw(pull.bound_endpoint());
   // Frames each under the limit, together above it: dropped as they arrive, counted.
   std::vector<std::string> frames =
@@ -213,10 +214,18 @@ TEST(Channel, ReceiveAndSendTimeOut) {
   EXPECT_FALSE(pull.recv(milliseconds(50))) << "nothing was sent";
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
 
-  // A push socket with no peer has no room.
-  Channel push(Pattern::Push, "@inproc://nobody-listens", {.linger = milliseconds(0)});
+  // A plain push socket with no peer has no room.
+  Channel push(Pattern::Push, "@inproc://nobody-listens", {.delivery = Delivery::Plain, .linger = milliseconds(0)});
   wire::Message m = test::data_message({test::random_tensor(f32({1}), 1)}, 0);
   EXPECT_FALSE(push.send(m, milliseconds(50)));
+
+  // A reliable one keeps up to its own credit for a receiver to come, then has no room.
+  Channel keeper(Pattern::Push, "@inproc://nobody-listens-reliable", {.linger = milliseconds(0), .credit_messages = 2});
+  EXPECT_TRUE(keeper.send(m, milliseconds(50)));
+  EXPECT_TRUE(keeper.send(m, milliseconds(50)));
+  EXPECT_FALSE(keeper.send(m, milliseconds(50))) << "a third message is beyond the sender's credit";
+  EXPECT_EQ(keeper.counters().unacknowledged, 2u);
+  EXPECT_THROW(keeper.flush(milliseconds(100)), WireError) << "nothing was acknowledged";
 }
 
 TEST(Channel, BadEndpointsAreWireErrors) {

@@ -1,35 +1,137 @@
-// The other process of the two-process tests:
-//   wire_peer produce ENDPOINT COUNT
-// runs a pipeline of COUNT messages (test::peer_message) into a ZeroMQ sink
-// connected to ENDPOINT, then exits 0 (1 on any error, with the reason on stderr).
+// The other process of the two-process and fault tests:
+//
+//   wire_peer produce ENDPOINT COUNT [--floats=N] [--capacity=N] [--credit-bytes=N] [--peer-timeout-ms=N]
+//     runs a pipeline of COUNT messages (test::peer_message) into a ZeroMQ
+//     sink connected to ENDPOINT; exits 0 once the receiver acknowledged
+//     everything, 1 on any error (the reason on stderr).
+//   wire_peer receive ENDPOINT COUNT LOG [--floats=N] [--hwm=N] [--sleep-us=N]
+//     binds a reliable channel at ENDPOINT (its bound address written to
+//     LOG.endpoint), checks every message bit for bit, appends its index to
+//     LOG (a line "life" first), sleeps per message; exits 0 at the end of
+//     stream with all COUNT taken in order, 3 when a message arrives out of
+//     order or twice in this life, 1 on any error.
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <map>
 #include <string>
+#include <thread>
 
+#include "io/channel.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/zmq_nodes.h"
 #include "tests/io/wire_test_util.h"
 
-int main(int argc, char** argv) {
-  using namespace sluice;
-  if (argc != 4 || std::string(argv[1]) != "produce") {
-    std::fprintf(stderr, "usage: wire_peer produce ENDPOINT COUNT\n");
-    return 2;
+namespace {
+
+using namespace sluice;
+
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, int64_t> flags;
+  int64_t flag(const std::string& name, int64_t fallback) const {
+    auto it = flags.find(name);
+    return it == flags.end() ? fallback : it->second;
   }
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.rfind("--", 0) == 0 && s.find('=') != std::string::npos) {
+      a.flags[s.substr(2, s.find('=') - 2)] = std::stoll(s.substr(s.find('=') + 1));
+    } else {
+      a.positional.push_back(s);
+    }
+  }
+  return a;
+}
+
+void append_line(int fd, const std::string& line) {
+  std::string l = line + "\n";
+  if (::write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size())) throw std::runtime_error("log write failed");
+}
+
+int produce(const Args& a) {
+  const uint64_t count = std::stoull(a.positional.at(2));
+  const int64_t floats = a.flag("floats", 16);
+  uint64_t next = 0;
+  Pipeline p({.capacity = static_cast<size_t>(a.flag("capacity", 64))});
+  auto messages = p.source("messages", sources::generator(test::peer_message_spec(floats), [&]() -> std::optional<Tensors> {
+    if (next == count) return std::nullopt;
+    return test::peer_message(next++, floats);
+  }));
+  ZmqSinkOptions options;
+  options.channel.credit_bytes = static_cast<uint64_t>(a.flag("credit-bytes", int64_t{256} << 20));
+  options.channel.peer_timeout = std::chrono::milliseconds(a.flag("peer-timeout-ms", 60000));
+  options.finish_timeout = options.channel.peer_timeout;
+  p.connect(messages, p.sink("send", sinks::zmq(">" + a.positional.at(1), options)));
+  p.run();
+  return 0;
+}
+
+int receive(const Args& a) {
+  const uint64_t count = std::stoull(a.positional.at(2));
+  const std::string log = a.positional.at(3);
+  const int64_t floats = a.flag("floats", 16);
+  const auto sleep = std::chrono::microseconds(a.flag("sleep-us", 0));
+  ChannelOptions options;
+  options.recv_high_water_mark = static_cast<int>(a.flag("hwm", 1000));
+  Channel in(Pattern::Pull, "@" + a.positional.at(1), options);
+  {
+    std::ofstream(log + ".endpoint.tmp") << in.bound_endpoint() << "\n";
+    std::rename((log + ".endpoint.tmp").c_str(), (log + ".endpoint").c_str());
+  }
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) throw std::runtime_error("cannot open " + log);
+  append_line(fd, "life");
+  std::optional<uint64_t> next;
+  for (;;) {
+    std::optional<wire::Message> m = in.recv(std::chrono::milliseconds(120000));
+    if (!m) throw std::runtime_error("nothing for 120 s");
+    if (m->header.kind == wire::Kind::EndOfStream) {
+      if (next.value_or(0) != count) {
+        std::fprintf(stderr, "wire_peer: end of stream after %llu of %llu\n",
+                     static_cast<unsigned long long>(next.value_or(0)), static_cast<unsigned long long>(count));
+        return 3;
+      }
+      return 0;
+    }
+    if (m->header.kind != wire::Kind::Data) throw std::runtime_error("unexpected " + m->error);
+    const auto i = static_cast<uint64_t>(m->tensors.at(1).data<int64_t>()[0]);
+    if (next && i != *next) {
+      std::fprintf(stderr, "wire_peer: message %llu where %llu was due\n", static_cast<unsigned long long>(i),
+                   static_cast<unsigned long long>(*next));
+      return 3;
+    }
+    std::vector<Tensor> want = test::peer_message(i, floats);
+    if (!test::identical(m->tensors.at(0), want[0])) throw std::runtime_error("message " + std::to_string(i) + ": bits differ");
+    append_line(fd, std::to_string(i));
+    next = i + 1;
+    if (sleep.count() > 0) std::this_thread::sleep_for(sleep);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = parse(argc, argv);
+  const std::string mode = a.positional.empty() ? "" : a.positional[0];
   try {
-    const uint64_t count = std::stoull(argv[3]);
-    uint64_t next = 0;
-    Pipeline p;
-    auto messages = p.source("messages", sources::generator(test::peer_message_spec(), [&]() -> std::optional<Tensors> {
-      if (next == count) return std::nullopt;
-      return test::peer_message(next++);
-    }));
-    p.connect(messages, p.sink("send", sinks::zmq(std::string(">") + argv[2])));
-    p.run();
+    if (mode == "produce" && a.positional.size() == 3) return produce(a);
+    if (mode == "receive" && a.positional.size() == 4) return receive(a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wire_peer: %s\n", e.what());
     return 1;
   }
-  return 0;
+  std::fprintf(stderr,
+               "usage: wire_peer produce ENDPOINT COUNT [--floats=N] [--capacity=N] [--credit-bytes=N] "
+               "[--peer-timeout-ms=N]\n       wire_peer receive ENDPOINT COUNT LOG [--floats=N] [--hwm=N] [--sleep-us=N]\n");
+  return 2;
 }

@@ -1,5 +1,6 @@
 #include "tests/io/wire_test_util.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -59,18 +60,18 @@ bool identical(const Tensor& a, const Tensor& b) {
   return a.spec().bytes() == 0 || std::memcmp(ha.host_data(), hb.host_data(), static_cast<size_t>(a.spec().bytes())) == 0;
 }
 
-std::vector<Tensor> peer_message(uint64_t i) {
-  std::vector<uint32_t> bits(16);
+std::vector<Tensor> peer_message(uint64_t i, int64_t floats) {
+  std::vector<uint32_t> bits(static_cast<size_t>(floats));
   for (uint64_t k = 0; k < bits.size(); ++k) {
     uint64_t z = (i * bits.size() + k + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     bits[k] = static_cast<uint32_t>(z ^ (z >> 31));
   }
-  return {tensor_from_bytes(f32({16}), bits.data()), scalar(static_cast<int64_t>(i))};
+  return {tensor_from_bytes(f32({floats}), bits.data()), scalar(static_cast<int64_t>(i))};
 }
 
-std::vector<Spec> peer_message_spec() { return {f32({16}), s64({})}; }
+std::vector<Spec> peer_message_spec(int64_t floats) { return {f32({floats}), s64({})}; }
 
 std::vector<std::string> frames_of(const wire::Message& m, wire::EncodeOptions options) {
   std::vector<std::string> out;
@@ -108,7 +109,8 @@ std::vector<Malformed> malformed_messages() {
   add("bad magic", "magic", [](auto& f) { f[0][0] = 'X'; });
   add("bad version", "version", [](auto& f) { f[0][4] = 2; });
   add("unknown kind", "kind", [](auto& f) { f[0][5] = 9; });
-  add("reserved kind", "reliable channels", [](auto& f) { f[0][5] = 3; });
+  add("reserved kind", "checkpoint barrier, reserved", [](auto& f) { f[0][5] = 5; });
+  add("control kind with tensors", "tensor count: expected 0 for kind credit", [](auto& f) { f[0][5] = 3; });
   add("big-endian dtype", "descr", [](auto& f) { replace(f[1], "'<f4'", "'>f4'"); });
   add("unknown dtype", "descr", [](auto& f) { replace(f[1], "'<f4'", "'|O8'"); });
   add("rank 17", "rank", [](auto& f) {
@@ -165,7 +167,8 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-Child::Child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+Child::Child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+             const std::string& output) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -174,7 +177,15 @@ Child::Child(const std::vector<std::string>& argv, const std::vector<std::string
   for (std::string& e : env_strings) env.push_back(e.data());
   for (char** e = environ; *e; ++e) env.push_back(*e);
   env.push_back(nullptr);
-  if (posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), env.data()) != 0) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!output.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 1, output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  }
+  int failed = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed != 0) {
     pid_ = -1;
     throw std::runtime_error("cannot start " + argv[0]);
   }
@@ -186,6 +197,10 @@ bool Child::exited() {
   if (pid_ <= 0 || waitpid(pid_, &raw, WNOHANG) != pid_) return false;
   status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
   return true;
+}
+
+void Child::signal(int signal) {
+  if (pid_ > 0 && !exited()) kill(pid_, signal);
 }
 
 int Child::wait(std::chrono::milliseconds timeout) {

@@ -28,8 +28,9 @@ bool identical(const Tensor& a, const Tensor& b);
 
 // Message i of the two-process test: f32[16] of arbitrary bit patterns
 // (NaN payloads, subnormals, infinities) and i as an s64 scalar.
-std::vector<Tensor> peer_message(uint64_t i);
-std::vector<Spec> peer_message_spec();
+// `floats` sets the f32 tensor's length (16 MiB messages: 1 << 22).
+std::vector<Tensor> peer_message(uint64_t i, int64_t floats = 16);
+std::vector<Spec> peer_message_spec(int64_t floats = 16);
 
 // The frames of a message as strings, and back as received frames.
 std::vector<std::string> frames_of(const wire::Message& m, wire::EncodeOptions options = {});
@@ -63,7 +64,9 @@ class TempDir {
 // still running, so that a failing test leaves nothing behind.
 class Child {
  public:
-  explicit Child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
+  // `output`: a file that takes its stdout and stderr (empty: this process's).
+  explicit Child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {},
+                 const std::string& output = {});
   ~Child();
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
@@ -72,6 +75,9 @@ class Child {
   int wait(std::chrono::milliseconds timeout);
   // Whether it has exited (the status is kept for wait).
   bool exited();
+  // Sends `signal` (SIGKILL, SIGSTOP, SIGCONT...) to it.
+  void signal(int signal);
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;

@@ -26,7 +26,9 @@ TEST(ZmqNodes, SinkSendsEachMessageThenEndOfStream) {
   auto in = p.source("values", sources::list(values));
   auto out = p.sink("send", sinks::zmq(">inproc://nodes-sink", {.stream_id = 5}));
   p.connect(in, out);
-  p.run();
+  // The sink's finish waits until the receiver has acknowledged everything:
+  // run the pipeline beside the receiving.
+  std::thread producer([&p] { p.run(); });
   for (int64_t i = 0; i < 20; ++i) {
     std::optional<wire::Message> m = pull.recv(milliseconds(5000));
     ASSERT_TRUE(m) << "message " << i;
@@ -38,6 +40,9 @@ TEST(ZmqNodes, SinkSendsEachMessageThenEndOfStream) {
   ASSERT_TRUE(end);
   EXPECT_EQ(end->header.kind, wire::Kind::EndOfStream);
   EXPECT_EQ(end->header.seq, 20u) << "end of stream takes the next sequence number";
+  // The next recv acknowledges the end of stream; finish() then returns.
+  EXPECT_FALSE(pull.recv(milliseconds(200)));
+  producer.join();
 }
 
 TEST(ZmqNodes, SourceEndsAfterEveryExpectedPeerEnded) {

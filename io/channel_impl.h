@@ -1,0 +1,201 @@
+#pragma once
+// The inside of a Channel: its socket, the frames it moves, and the two
+// ends of the reliable protocol (io/WIRE_FORMAT.md, "Reliable mode").
+// Only io/channel*.cpp and io/reliable_*.cpp include this.
+
+#include <chrono>
+#include <condition_variable>
+#include <optional>
+#include <thread>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "io/channel.h"
+
+namespace sluice::channel_detail {
+
+using Clock = std::chrono::steady_clock;
+
+// One multipart message as read from a socket, kept whole in one owner so
+// that a tensor made from a data frame keeps the frame alive.
+struct Incoming {
+  std::shared_ptr<std::vector<zmq::message_t>> parts;
+  int64_t total = 0;     // bytes in every frame, kept or not
+  size_t frames = 0;     // frames seen, kept or not
+};
+
+// Reads one message without waiting; false when none is there. Frames past
+// `max_bytes` (or past max_frames) are read and dropped, never kept.
+bool read_multipart(zmq::socket_t& socket, Incoming& in, int64_t max_bytes, size_t max_frames);
+// The message in in.parts[skip...] (skip 1 on a ROUTER: its routing id).
+wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes, size_t max_frames,
+                              const std::string& where);
+// Writes `frames` as one message, after `routing_id` when given (a ROUTER
+// addressing a peer). `dont_wait`: false when ZeroMQ has no room (nothing
+// written) or, on a ROUTER, no such peer. Frames of 1 KiB and more are lent,
+// not copied: ZeroMQ holds a reference to their owner until they are sent.
+bool write_frames(zmq::socket_t& socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,
+                  bool dont_wait);
+
+// Waits on a socket (and an extra file descriptor when >= 0) for input, up
+// to `wait` (negative: forever). EINTR counts as woken.
+void wait_readable(zmq::socket_t& socket, int extra_fd, std::chrono::milliseconds wait);
+
+// A reliable sender's routing id: 'S' and its session, 8 bytes little-endian.
+std::string routing_id_of(uint64_t session);
+// 0 when `id` is not one.
+uint64_t session_of(const zmq::message_t& id);
+// A random session id, never 0.
+uint64_t new_session();
+
+// The sending end: keeps every message until the receiver acknowledges it,
+// sends within the receiver's credit, answers its heartbeats and requests,
+// and sends everything unacknowledged again to a receiver that is new.
+// The caller's thread does the work inside send and flush; a pacemaker
+// thread does it while the caller is away (answers, beats, sends what new
+// credit allows), under one mutex, so the socket is never used by two
+// threads at once.
+class ReliableSender {
+ public:
+  ReliableSender(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where);
+  ~ReliableSender();
+  // Numbers `m` and keeps it, waiting while the sender already keeps its
+  // own credit's worth; false after `timeout` (negative: forever) without
+  // room. WireError: see Channel::send.
+  bool send(wire::Message m, std::chrono::milliseconds timeout);
+  void flush(std::chrono::milliseconds timeout);
+  uint64_t unacknowledged() const;
+  uint64_t resent() const;
+  uint64_t peers_lost() const;
+  uint64_t rejected() const;
+
+ private:
+  struct Kept {
+    uint64_t seq;
+    std::vector<wire::Frame> frames;
+    uint64_t bytes;
+  };
+  // Reads what the receiver sent, beats, and sends what the credit allows;
+  // waits up to `wait` for the receiver when there is nothing to read.
+  // Called with mutex_ held.
+  void service(std::chrono::milliseconds wait);
+  void handle(const wire::Message& m, Clock::time_point now);
+  void transmit(Clock::time_point now);
+  void send_heartbeat(Clock::time_point now);
+  bool alive(Clock::time_point now) const;
+  bool room_for(uint64_t bytes) const;
+  // WireError when no receiver was heard for peer_timeout: what is kept is
+  // then not delivered.
+  void check_receiver(Clock::time_point now, size_t waiting) const;
+  uint64_t oldest() const { return unacked_.empty() ? next_seq_ : unacked_.front().seq; }
+  void pace();  // the pacemaker thread
+
+  zmq::socket_t& socket_;
+  const ChannelOptions& options_;
+  const std::string& where_;
+  const wire::EncodeOptions encode_;
+  const uint64_t session_;
+  mutable std::mutex mutex_;  // guards the socket and everything below
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::deque<Kept> unacked_;  // in seq order; [0, sent_) are on the wire, the rest wait for credit
+  size_t sent_ = 0;
+  uint64_t unacked_bytes_ = 0, sent_bytes_ = 0;
+  uint64_t next_seq_ = 0;
+  std::optional<uint64_t> stream_id_;
+  uint64_t receiver_ = 0;  // the receiver's session; 0 until one grants credit
+  wire::Control grant_;    // what it granted last
+  uint64_t rewind_seen_ = 0;
+  Clock::time_point opened_, last_heard_, last_sent_;
+  bool heard_ = false;
+  bool declared_dead_ = false;
+  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0;
+  std::thread pacemaker_;
+};
+
+// Acknowledgements from any thread, taken by the receiving thread; it
+// outlives the channel so that late callbacks find it.
+struct AckQueue {
+  AckQueue();
+  ~AckQueue();
+  void push(uint64_t peer, uint64_t seq);
+  std::vector<std::pair<uint64_t, uint64_t>> take();
+  std::mutex mutex;
+  std::vector<std::pair<uint64_t, uint64_t>> pending;
+  bool closed = false;
+  int wake_fd = -1;  // an eventfd: readable while acks are pending
+};
+
+// The receiving end: takes each sender's messages once and in order,
+// grants credit, acknowledges what its owner has finished with, beats, and
+// asks a sender to resend from where a message went missing.
+class ReliableReceiver {
+ public:
+  ReliableReceiver(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where);
+  ~ReliableReceiver();
+  std::optional<wire::Message> recv(std::chrono::milliseconds timeout);
+  void keep_alive();
+  std::shared_ptr<AckQueue> acks() const { return acks_; }
+  uint64_t duplicates() const { return duplicates_; }
+  uint64_t peers_lost() const { return peers_lost_; }
+  uint64_t rejected() const { return rejected_; }
+  const std::string& last_rejection() const { return last_rejection_; }
+
+ private:
+  struct Peer {
+    std::string routing_id;
+    uint64_t stream_id = 0;
+    uint64_t expected = 0;       // the next seq to take
+    uint64_t acked = 0;          // every seq below is done with
+    uint64_t acked_sent = 0;     // what the last ack said
+    std::set<uint64_t> done;     // done with, above `acked`
+    uint64_t rewind = 0;
+    Clock::time_point rewound{}, last_heard{}, last_sent{};
+    bool alive = true;
+  };
+  void take_acks(bool flush_all);
+  void mark_done(uint64_t session, uint64_t seq);
+  void beat(Clock::time_point now);
+  void send_control(Peer& p, wire::Kind kind, Clock::time_point now);
+  void ask_resend(Peer& p, Clock::time_point now);
+  // What to do with one message read from the socket: nullopt when it is
+  // not for the owner (control, duplicate, out of order).
+  std::optional<wire::Message> accept(Incoming& in, Clock::time_point now);
+  void reject(const std::string& why);
+
+  zmq::socket_t& socket_;
+  const ChannelOptions& options_;
+  const std::string& where_;
+  const uint64_t session_;
+  std::unordered_map<uint64_t, Peer> peers_;
+  std::shared_ptr<AckQueue> acks_;
+  std::optional<std::pair<uint64_t, uint64_t>> handed_;  // OnNextRecv: the last message recv returned
+  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0;
+  std::string last_rejection_;
+};
+
+}  // namespace sluice::channel_detail
+
+namespace sluice {
+
+struct Channel::Impl {
+  Pattern pattern;
+  std::string endpoint;
+  std::string where;  // "channel ENDPOINT", as errors name it: made once, not per message
+  ChannelOptions options;
+  zmq::socket_t socket;
+  uint64_t rejected = 0;
+  std::string last_rejection;
+  std::unique_ptr<channel_detail::ReliableSender> sender;
+  std::unique_ptr<channel_detail::ReliableReceiver> receiver;
+};
+
+}  // namespace sluice

@@ -1,0 +1,282 @@
+// The receiving end of the reliable protocol (io/WIRE_FORMAT.md, "Reliable
+// mode"). The owner's thread runs it inside recv and keep_alive; other
+// threads only queue acknowledgements (AckQueue), waking it through an
+// eventfd it polls beside the socket.
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "devices/log.h"
+#include "io/channel_impl.h"
+
+namespace sluice::channel_detail {
+namespace {
+
+std::chrono::milliseconds ms(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+}
+
+}  // namespace
+
+AckQueue::AckQueue() : wake_fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  if (wake_fd < 0) throw WireError("channel: eventfd for acknowledgements failed");
+}
+
+AckQueue::~AckQueue() { ::close(wake_fd); }
+
+void AckQueue::push(uint64_t peer, uint64_t seq) {
+  bool wake = false;
+  {
+    std::lock_guard lock(mutex);
+    if (closed) return;
+    wake = pending.empty();
+    pending.emplace_back(peer, seq);
+  }
+  // One wake-up per batch: the receiving thread takes them all at once.
+  if (wake) {
+    uint64_t one = 1;
+    (void)!::write(wake_fd, &one, sizeof one);
+  }
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> AckQueue::take() {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  std::lock_guard lock(mutex);
+  out.swap(pending);
+  uint64_t drained;
+  (void)!::read(wake_fd, &drained, sizeof drained);
+  return out;
+}
+
+ReliableReceiver::ReliableReceiver(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where)
+    : socket_(socket),
+      options_(options),
+      where_(where),
+      session_(new_session()),
+      acks_(std::make_shared<AckQueue>()) {}
+
+ReliableReceiver::~ReliableReceiver() {
+  // What the owner finished with is acknowledged before the socket closes
+  // (ZeroMQ delivers it within the linger time): a sender may then stop.
+  try {
+    take_acks(/*flush_all=*/true);
+  } catch (const std::exception& e) {
+    logger().warn("{}: last acknowledgements not sent: {}", where_, e.what());
+  }
+  std::lock_guard lock(acks_->mutex);
+  acks_->closed = true;
+}
+
+void ReliableReceiver::reject(const std::string& why) {
+  ++rejected_;
+  last_rejection_ = why;
+  logger().warn("{} (message skipped)", why);
+}
+
+void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point now) {
+  wire::Message m;
+  m.header = {kind, 0, p.stream_id, p.acked, 0, 0};
+  m.control = {session_,
+               p.expected,
+               options_.credit_messages,
+               options_.credit_bytes,
+               static_cast<uint64_t>(options_.max_message_bytes),
+               p.rewind};
+  try {
+    // No room, or the sender is gone: the next beat says it all again.
+    bool ok = write_frames(socket_, wire::encode(m), &p.routing_id, /*dont_wait=*/true);
+    logger().debug("{}: {} to {:016x}: acked {} expected {} ok {}", where_, wire::kind_name(kind), 0, p.acked, p.expected, ok);
+    if (ok) {
+      p.last_sent = now;
+      if (kind != wire::Kind::Credit || p.acked > p.acked_sent) p.acked_sent = p.acked;
+    }
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EHOSTUNREACH && e.num() != EINTR) throw WireError(where_ + ": send to a sender failed: " + e.what());
+  }
+}
+
+void ReliableReceiver::ask_resend(Peer& p, Clock::time_point now) {
+  // One request per heartbeat interval: messages already on their way
+  // after the gap arrive (and are dropped) before the sender goes back.
+  if (p.rewind != 0 && now - p.rewound < options_.heartbeat_interval) return;
+  ++p.rewind;
+  p.rewound = now;
+  send_control(p, wire::Kind::Credit, now);
+}
+
+void ReliableReceiver::mark_done(uint64_t session, uint64_t seq) {
+  auto it = peers_.find(session);
+  if (it == peers_.end()) return;
+  Peer& p = it->second;
+  if (seq < p.acked) return;
+  p.done.insert(seq);
+  while (!p.done.empty() && *p.done.begin() == p.acked) {
+    p.done.erase(p.done.begin());
+    ++p.acked;
+  }
+}
+
+void ReliableReceiver::take_acks(bool flush_all) {
+  if (handed_ && (options_.acknowledge == Acknowledge::OnNextRecv)) {
+    mark_done(handed_->first, handed_->second);
+    handed_.reset();
+  }
+  for (auto [peer, seq] : acks_->take()) mark_done(peer, seq);
+  // Batched: an ack per message would double the messages on the wire.
+  const Clock::time_point now = Clock::now();
+  const uint64_t batch = std::max<uint64_t>(1, options_.credit_messages / 8);
+  for (auto& [session, p] : peers_)
+    if (p.acked > p.acked_sent && (flush_all || p.acked - p.acked_sent >= batch || p.acked == p.expected))
+      send_control(p, wire::Kind::Ack, now);
+}
+
+void ReliableReceiver::beat(Clock::time_point now) {
+  const auto dead_after = options_.heartbeat_interval * options_.missed_heartbeats;
+  for (auto& [session, p] : peers_) {
+    if (now - p.last_sent >= options_.heartbeat_interval) send_control(p, wire::Kind::Heartbeat, now);
+    if (p.alive && now - p.last_heard > dead_after) {
+      // It may only be idle (a sender beats from inside its calls): its
+      // state stays, so that it is known when it speaks again.
+      p.alive = false;
+      ++peers_lost_;
+      logger().info("{}: sender {:016x} (stream {}) silent for {} ms", where_, session, p.stream_id,
+                    ms(now - p.last_heard).count());
+    }
+  }
+}
+
+void ReliableReceiver::keep_alive() {
+  take_acks(/*flush_all=*/true);
+  beat(Clock::now());
+}
+
+std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
+  const uint64_t session = session_of((*in.parts)[0]);
+  if (session == 0) {
+    reject(where_ + ": a peer without a sluice sender's routing id (a plain push? set delivery = Plain on both ends)");
+    return std::nullopt;
+  }
+  const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
+  wire::Message m;
+  try {
+    m = decode_incoming(in, 1, options_.max_message_bytes, max_frames, where_);
+  } catch (const WireError& e) {
+    reject(e.what());
+    // A malformed message still takes its place in the stream, or the
+    // sender would send it again for ever.
+    auto it = peers_.find(session);
+    if (it != peers_.end() && in.parts->size() > 1) {
+      try {
+        const zmq::message_t& f = (*in.parts)[1];
+        wire::Header h = wire::read_header({static_cast<const uint8_t*>(f.data()), f.size()}, where_, true);
+        if (h.seq == it->second.expected) {
+          ++it->second.expected;
+          mark_done(session, h.seq);
+        }
+      } catch (const WireError&) {
+      }
+    }
+    return std::nullopt;
+  }
+  auto it = peers_.find(session);
+  const wire::Header& h = m.header;
+  if (h.kind == wire::Kind::Heartbeat) {
+    // A sender saying where it stands: the oldest message it keeps (every
+    // one before was done with, here or by a receiver before) and one past
+    // the last it sent.
+    if (it == peers_.end()) {
+      it = peers_.emplace(session, Peer{}).first;
+      it->second.routing_id = routing_id_of(session);
+      it->second.expected = it->second.acked = it->second.acked_sent = h.seq;
+      logger().debug("{}: sender {:016x} (stream {}) starts at seq {}", where_, session, h.stream_id, h.seq);
+    }
+    Peer& p = it->second;
+    p.stream_id = h.stream_id;
+    p.last_heard = now;
+    p.alive = true;
+    if (h.seq > p.expected) {
+      p.expected = h.seq;
+      p.done.erase(p.done.begin(), p.done.lower_bound(h.seq));
+      p.acked = std::max(p.acked, h.seq);
+    }
+    if (m.control.session == 0) {
+      reject(where_ + ": heartbeat: expected the sender's session, found 0");
+      return std::nullopt;
+    }
+    // Sent and not here: lost with a connection. Ask again from the gap.
+    if (m.control.next > p.expected) {
+      ask_resend(p, now);
+    } else {
+      send_control(p, wire::Kind::Credit, now);
+    }
+    return std::nullopt;
+  }
+  if (wire::is_control(h.kind)) {
+    reject(where_ + ": seq " + std::to_string(h.seq) + ": kind " + std::string(wire::kind_name(h.kind)) +
+           ": expected data, end of stream, error or heartbeat from a sender");
+    return std::nullopt;
+  }
+  if (it == peers_.end()) {
+    // Data from a sender this receiver has not met (it restarted): grant
+    // credit, which makes the sender say where its stream stands and send
+    // again from there.
+    Peer p;
+    p.routing_id = routing_id_of(session);
+    p.stream_id = h.stream_id;
+    send_control(p, wire::Kind::Credit, now);
+    return std::nullopt;
+  }
+  Peer& p = it->second;
+  p.last_heard = now;
+  p.alive = true;
+  if (h.seq < p.expected) {
+    ++duplicates_;
+    if (p.acked == p.acked_sent) send_control(p, wire::Kind::Ack, now);  // it went back past our ack: say it again
+    return std::nullopt;
+  }
+  if (h.seq > p.expected) {
+    ask_resend(p, now);
+    return std::nullopt;
+  }
+  ++p.expected;
+  m.peer = session;
+  return m;
+}
+
+std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds timeout) {
+  take_acks(/*flush_all=*/false);
+  const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
+  std::optional<Clock::time_point> deadline;
+  Incoming in;
+  for (;;) {
+    bool got = false;
+    try {
+      got = read_multipart(socket_, in, options_.max_message_bytes, max_frames);
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;
+      throw WireError(where_ + ": receive failed: " + e.what());
+    }
+    const Clock::time_point now = Clock::now();
+    if (got) {
+      std::optional<wire::Message> m = accept(in, now);
+      if (!m) continue;
+      if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m->peer, m->header.seq};
+      return m;
+    }
+    // Nothing to read: send what is due, then wait.
+    take_acks(/*flush_all=*/true);
+    beat(now);
+    auto wait = options_.heartbeat_interval;
+    if (timeout.count() >= 0) {
+      if (!deadline) deadline = now + timeout;
+      if (now >= *deadline) return std::nullopt;
+      wait = std::min(wait, ms(*deadline - now) + std::chrono::milliseconds(1));
+    }
+    wait_readable(socket_, acks_->wake_fd, wait);
+    take_acks(/*flush_all=*/false);
+  }
+}
+
+}  // namespace sluice::channel_detail

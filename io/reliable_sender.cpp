@@ -1,0 +1,294 @@
+// The sending end of the reliable protocol (io/WIRE_FORMAT.md, "Reliable
+// mode"). A message is sent on the caller's thread when credit allows, so
+// it costs no hand-off; the pacemaker does the rest while the caller is away.
+
+#include <algorithm>
+
+#include "devices/log.h"
+#include "io/channel_impl.h"
+
+namespace sluice::channel_detail {
+namespace {
+
+std::chrono::milliseconds ms(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+}
+
+uint64_t bytes_of(const std::vector<wire::Frame>& frames) {
+  uint64_t n = 0;
+  for (const wire::Frame& f : frames) n += f.size;
+  return n;
+}
+
+}  // namespace
+
+ReliableSender::ReliableSender(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where)
+    : socket_(socket),
+      options_(options),
+      where_(where),
+      encode_{.crc = options.crc, .pack_below = options.pack_below},
+      session_(new_session()),
+      opened_(Clock::now()),
+      last_heard_(opened_),
+      last_sent_(opened_ - options.heartbeat_interval),
+      pacemaker_([this] { pace(); }) {}
+
+ReliableSender::~ReliableSender() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  pacemaker_.join();
+}
+
+void ReliableSender::pace() {
+  std::unique_lock lock(mutex_);
+  bool logged = false;
+  while (!stopping_) {
+    // Often while there is something to deliver or a receiver to meet;
+    // otherwise twice a heartbeat interval.
+    const bool busy = receiver_ == 0 || !unacked_.empty();
+    const auto tick = busy ? std::chrono::milliseconds(5) : options_.heartbeat_interval / 2;
+    stop_cv_.wait_for(lock, tick, [this] { return stopping_; });
+    if (stopping_) return;
+    try {
+      service(std::chrono::milliseconds(0));
+      logged = false;
+    } catch (const std::exception& e) {
+      // The caller's next send or flush meets the same error.
+      if (!logged) logger().warn("{}: {}", where_, e.what());
+      logged = true;
+    }
+  }
+}
+
+uint64_t ReliableSender::unacknowledged() const {
+  std::lock_guard lock(mutex_);
+  return unacked_.size();
+}
+uint64_t ReliableSender::resent() const {
+  std::lock_guard lock(mutex_);
+  return resent_;
+}
+uint64_t ReliableSender::peers_lost() const {
+  std::lock_guard lock(mutex_);
+  return peers_lost_;
+}
+uint64_t ReliableSender::rejected() const {
+  std::lock_guard lock(mutex_);
+  return rejected_;
+}
+
+bool ReliableSender::alive(Clock::time_point now) const {
+  return heard_ && now - last_heard_ <= options_.heartbeat_interval * options_.missed_heartbeats;
+}
+
+// Room to keep one more message: the sender's own credit options bound
+// what it keeps (sent or waiting for the receiver's credit), so that send
+// returns at once until then, receiver or not.
+bool ReliableSender::room_for(uint64_t bytes) const {
+  if (unacked_.empty()) return true;  // one message larger than the byte credit goes alone
+  return unacked_.size() < options_.credit_messages && unacked_bytes_ + bytes <= options_.credit_bytes;
+}
+
+void ReliableSender::check_receiver(Clock::time_point now, size_t waiting) const {
+  if (alive(now)) return;
+  // Dead since the last beat it missed; absent since the channel opened.
+  const Clock::time_point since =
+      heard_ ? last_heard_ + options_.heartbeat_interval * options_.missed_heartbeats : opened_;
+  if (now - since < options_.peer_timeout) return;
+  const size_t lost = unacked_.size() + waiting;
+  std::string range = unacked_.empty() ? std::string()
+                                       : " (seq " + std::to_string(unacked_.front().seq) + " to " +
+                                             std::to_string(unacked_.back().seq + waiting) + ")";
+  throw WireError(where_ + ": " + (heard_ ? "the receiver went silent" : "no receiver answered") + " for " +
+                  std::to_string(ms(now - since).count()) + " ms (peer_timeout " +
+                  std::to_string(options_.peer_timeout.count()) + " ms): " + std::to_string(lost) +
+                  " message(s) not delivered" + range);
+}
+
+bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
+  if (!stream_id_) stream_id_ = m.header.stream_id;
+  if (m.header.stream_id != *stream_id_)
+    throw WireError(where_ + ": stream id: a reliable channel carries one stream, expected " +
+                    std::to_string(*stream_id_) + ", found " + std::to_string(m.header.stream_id));
+  if (wire::is_control(m.header.kind))
+    throw WireError(where_ + ": send: kind " + std::string(wire::kind_name(m.header.kind)) +
+                    ": the channel sends its control messages itself");
+  std::unique_lock lock(mutex_);
+  m.header.seq = next_seq_;
+  std::vector<wire::Frame> frames = wire::encode(m, encode_);
+  const uint64_t bytes = bytes_of(frames);
+  if (static_cast<int64_t>(bytes) > options_.max_message_bytes)
+    throw WireError(where_ + ": seq " + std::to_string(next_seq_) + ": message size: expected at most " +
+                    std::to_string(options_.max_message_bytes) + " bytes (max_message_bytes), found " +
+                    std::to_string(bytes));
+  const std::optional<Clock::time_point> deadline =
+      timeout.count() < 0 ? std::nullopt : std::optional(Clock::now() + timeout);
+  for (;;) {
+    service(std::chrono::milliseconds(0));
+    const Clock::time_point now = Clock::now();
+    if (receiver_ != 0 && static_cast<int64_t>(bytes) > static_cast<int64_t>(grant_.max_message_bytes))
+      throw WireError(where_ + ": seq " + std::to_string(next_seq_) + ": message size: the receiver takes at most " +
+                      std::to_string(grant_.max_message_bytes) + " bytes (its max_message_bytes), found " +
+                      std::to_string(bytes));
+    if (room_for(bytes)) break;
+    check_receiver(now, 1);
+    if (deadline && now >= *deadline) return false;
+    auto wait = options_.heartbeat_interval;
+    if (deadline) wait = std::min(wait, ms(*deadline - now) + std::chrono::milliseconds(1));
+    service(wait);
+  }
+  unacked_.push_back({next_seq_++, std::move(frames), bytes});
+  unacked_bytes_ += bytes;
+  transmit(Clock::now());
+  return true;
+}
+
+void ReliableSender::flush(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  const Clock::time_point deadline = Clock::now() + timeout;
+  for (;;) {
+    service(std::chrono::milliseconds(0));
+    if (unacked_.empty()) return;
+    const Clock::time_point now = Clock::now();
+    check_receiver(now, 0);
+    if (now >= deadline)
+      throw WireError(where_ + ": flush: " + std::to_string(unacked_.size()) +
+                      " message(s) not acknowledged within " + std::to_string(timeout.count()) + " ms (seq " +
+                      std::to_string(unacked_.front().seq) + " to " + std::to_string(unacked_.back().seq) + ")");
+    service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
+  }
+}
+
+void ReliableSender::service(std::chrono::milliseconds wait) {
+  Incoming in;
+  // Control messages are small and fixed: this bounds what one may claim.
+  constexpr int64_t kControlLimit = 4096;
+  bool read_any = false;
+  for (;;) {
+    bool got = false;
+    try {
+      got = read_multipart(socket_, in, kControlLimit, 4);
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;
+      throw WireError(where_ + ": receive failed: " + e.what());
+    }
+    const Clock::time_point now = Clock::now();
+    if (got) {
+      read_any = true;
+      try {
+        wire::Message m = decode_incoming(in, 0, kControlLimit, 4, where_);
+        if (!wire::is_control(m.header.kind))
+          throw WireError(where_ + ": kind " + std::string(wire::kind_name(m.header.kind)) +
+                          ": expected credit, ack or heartbeat from a receiver");
+        handle(m, now);
+      } catch (const WireError& e) {
+        ++rejected_;
+        logger().warn("{} (message skipped)", e.what());
+      }
+      continue;
+    }
+    if (now - last_sent_ >= options_.heartbeat_interval) send_heartbeat(now);
+    transmit(now);
+    if (heard_ && !alive(now) && !declared_dead_) {
+      declared_dead_ = true;
+      ++peers_lost_;
+      logger().warn("{}: the receiver has been silent for {} ms; keeping {} unacknowledged message(s) for it",
+                    where_, ms(now - last_heard_).count(), unacked_.size());
+    }
+    if (read_any || wait.count() <= 0) return;
+    // A hello that found no connection yet is tried again soon, not a
+    // heartbeat interval later.
+    if (receiver_ == 0 || now - last_sent_ >= options_.heartbeat_interval)
+      wait = std::min(wait, std::chrono::milliseconds(5));
+    wait_readable(socket_, -1, wait);
+    wait = std::chrono::milliseconds(0);  // read what woke us, then return
+  }
+}
+
+void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
+  const wire::Control& c = m.control;
+  // Every message of a receiver carries its whole record.
+  if (c.session == 0 || c.credit_messages == 0 || c.credit_bytes == 0)
+    throw WireError(where_ + ": kind " + std::string(wire::kind_name(m.header.kind)) +
+                    ": expected a receiver's record (a session and credit), found session " +
+                    std::to_string(c.session) + ", credit " + std::to_string(c.credit_messages) + " messages");
+  last_heard_ = now;
+  heard_ = true;
+  if (declared_dead_) {
+    declared_dead_ = false;
+    logger().info("{}: the receiver is back", where_);
+  }
+  if (c.session != receiver_) {
+    // A receiver new to this sender (the first, or one that restarted):
+    // everything unacknowledged goes to it again, after a heartbeat saying
+    // where the stream stands.
+    if (receiver_ != 0) logger().info("{}: a new receiver; sending {} message(s) again", where_, unacked_.size());
+    resent_ += sent_;
+    receiver_ = c.session;
+    rewind_seen_ = c.rewind;
+    sent_ = 0;
+    sent_bytes_ = 0;
+    grant_ = c;
+    send_heartbeat(now);
+  } else if (c.rewind > rewind_seen_) {
+    // The receiver missed a message: go back to the one it expects.
+    rewind_seen_ = c.rewind;
+    if (c.next >= oldest()) {
+      size_t from = static_cast<size_t>(std::min<uint64_t>(c.next - oldest(), sent_));
+      resent_ += sent_ - from;
+      for (; sent_ > from; --sent_) sent_bytes_ -= unacked_[sent_ - 1].bytes;
+    } else {
+      send_heartbeat(now);  // it asks for what was acknowledged before: say where the stream starts now
+    }
+  }
+  grant_ = c;
+  // The acknowledgement: everything below header.seq is done with.
+  while (!unacked_.empty() && unacked_.front().seq < m.header.seq) {
+    unacked_bytes_ -= unacked_.front().bytes;
+    if (sent_ > 0) {
+      --sent_;
+      sent_bytes_ -= unacked_.front().bytes;
+    }
+    unacked_.pop_front();
+  }
+}
+
+void ReliableSender::transmit(Clock::time_point now) {
+  logger().debug("{}: transmit receiver {} alive {} sent {} of {} grant {}", where_, receiver_ != 0, alive(now), sent_, unacked_.size(), grant_.credit_messages);
+  if (receiver_ == 0 || !alive(now)) return;
+  // Within the receiver's credit; one message above its byte credit goes alone.
+  while (sent_ < unacked_.size() && sent_ < grant_.credit_messages &&
+         (sent_ == 0 || sent_bytes_ + unacked_[sent_].bytes <= grant_.credit_bytes)) {
+    if (unacked_[sent_].bytes > grant_.max_message_bytes)
+      throw WireError(where_ + ": seq " + std::to_string(unacked_[sent_].seq) +
+                      ": message size: the receiver takes at most " + std::to_string(grant_.max_message_bytes) +
+                      " bytes (its max_message_bytes), found " + std::to_string(unacked_[sent_].bytes));
+    try {
+      if (!write_frames(socket_, unacked_[sent_].frames, nullptr, /*dont_wait=*/true)) return;
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) return;
+      throw WireError(where_ + ": send of seq " + std::to_string(unacked_[sent_].seq) + " failed: " + e.what());
+    }
+    sent_bytes_ += unacked_[sent_].bytes;
+    ++sent_;
+    last_sent_ = now;
+  }
+}
+
+void ReliableSender::send_heartbeat(Clock::time_point now) {
+  wire::Message hb;
+  hb.header = {wire::Kind::Heartbeat, 0, stream_id_.value_or(0), oldest(), 0, 0};
+  hb.control.session = session_;
+  hb.control.next = oldest() + sent_;
+  try {
+    // No room (no connection yet): the next beat tries again.
+    if (write_frames(socket_, wire::encode(hb), nullptr, /*dont_wait=*/true)) last_sent_ = now;
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR) throw WireError(where_ + ": heartbeat failed: " + e.what());
+  }
+}
+
+}  // namespace sluice::channel_detail

@@ -167,12 +167,8 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
       for (uint64_t id : c.options.subscribe)
         for (const std::string& prefix : subscriptions(id)) c.socket.set(zmq::sockopt::subscribe, prefix);
     }
-    if (reliable && pattern == Pattern::Push) {
-      uint64_t session = channel_detail::new_session();
-      c.socket.set(zmq::sockopt::routing_id, zmq::buffer(channel_detail::routing_id_of(session)));
-      c.where = "channel " + address;
-      c.sender = std::make_unique<channel_detail::ReliableSender>(c.socket, c.options, c.where);
-    }
+    if (reliable && pattern == Pattern::Push)
+      c.socket.set(zmq::sockopt::routing_id, zmq::buffer(channel_detail::routing_id_of(channel_detail::new_session())));
     if (bind) {
       if (address.rfind("ipc://", 0) == 0 && ipc_path_in_use(address.substr(6)))
         throw WireError("channel " + address + ": bind: expected a free ipc path, found one a live process is "
@@ -186,7 +182,11 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
   } catch (const zmq::error_t& e) {
     throw WireError("channel " + endpoint + ": " + (bind ? "bind" : "connect") + " failed: " + e.what());
   }
+  c.bound = c.socket.get(zmq::sockopt::last_endpoint);
   c.where = "channel " + c.endpoint;
+  // Last: a reliable sender's pacemaker uses the socket from now on.
+  if (reliable && pattern == Pattern::Push)
+    c.sender = std::make_unique<channel_detail::ReliableSender>(c.socket, c.options, c.where);
   if (reliable && pattern == Pattern::Pull)
     c.receiver = std::make_unique<channel_detail::ReliableReceiver>(c.socket, c.options, c.where);
 }
@@ -333,7 +333,7 @@ ChannelCounters Channel::counters() const {
 }
 
 const std::string& Channel::endpoint() const { return impl_->endpoint; }
-std::string Channel::bound_endpoint() const { return impl_->socket.get(zmq::sockopt::last_endpoint); }
+std::string Channel::bound_endpoint() const { return impl_->bound; }
 void* Channel::zmq_context() { return context().handle(); }
 
 }  // namespace sluice

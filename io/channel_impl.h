@@ -156,6 +156,7 @@ class ReliableReceiver {
     uint64_t expected = 0;       // the next seq to take
     uint64_t acked = 0;          // every seq below is done with
     uint64_t acked_sent = 0;     // what the last ack said
+    uint64_t confirmed = 0;      // what the sender's last heartbeat says it has had acknowledged
     std::set<uint64_t> done;     // done with, above `acked`
     uint64_t rewind = 0;
     Clock::time_point rewound{}, last_heard{}, last_sent{};
@@ -190,6 +191,7 @@ struct Channel::Impl {
   Pattern pattern;
   std::string endpoint;
   std::string where;  // "channel ENDPOINT", as errors name it: made once, not per message
+  std::string bound;  // the address bound or connected to, read once (the socket may be busy later)
   ChannelOptions options;
   zmq::socket_t socket;
   uint64_t rejected = 0;

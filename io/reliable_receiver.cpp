@@ -58,12 +58,31 @@ ReliableReceiver::ReliableReceiver(zmq::socket_t& socket, const ChannelOptions& 
       acks_(std::make_shared<AckQueue>()) {}
 
 ReliableReceiver::~ReliableReceiver() {
-  // What the owner finished with is acknowledged before the socket closes
-  // (ZeroMQ delivers it within the linger time): a sender may then stop.
+  // What the owner finished with is acknowledged before the socket closes,
+  // and each sender's heartbeat confirms it has the acknowledgement: what a
+  // process queues just before it exits can be lost whatever the linger
+  // time, and a sender waiting for it would wait its whole timeout.
   try {
     take_acks(/*flush_all=*/true);
+    const Clock::time_point deadline = Clock::now() + options_.linger;
+    auto unconfirmed = [this] {
+      for (const auto& [session, p] : peers_)
+        if (p.alive && p.confirmed < p.acked_sent) return true;
+      return false;
+    };
+    Incoming in;
+    const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
+    while (unconfirmed() && Clock::now() < deadline) {
+      if (!read_multipart(socket_, in, options_.max_message_bytes, max_frames)) {
+        wait_readable(socket_, -1, std::chrono::milliseconds(10));
+        continue;
+      }
+      // Only heartbeats matter now; data is left for the sender to send to
+      // the next receiver (it was not acknowledged, nor taken).
+      if (auto m = accept(in, Clock::now())) --peers_.at(m->peer).expected;
+    }
   } catch (const std::exception& e) {
-    logger().warn("{}: last acknowledgements not sent: {}", where_, e.what());
+    logger().warn("{}: last acknowledgements not confirmed: {}", where_, e.what());
   }
   std::lock_guard lock(acks_->mutex);
   acks_->closed = true;
@@ -86,14 +105,15 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
                p.rewind};
   try {
     // No room, or the sender is gone: the next beat says it all again.
-    bool ok = write_frames(socket_, wire::encode(m), &p.routing_id, /*dont_wait=*/true);
-    logger().debug("{}: {} to {:016x}: acked {} expected {} ok {}", where_, wire::kind_name(kind), 0, p.acked, p.expected, ok);
-    if (ok) {
+    if (write_frames(socket_, wire::encode(m), &p.routing_id, /*dont_wait=*/true)) {
       p.last_sent = now;
-      if (kind != wire::Kind::Credit || p.acked > p.acked_sent) p.acked_sent = p.acked;
+      p.acked_sent = p.acked;
+    } else {
+      logger().debug("{}: {} to a sender (stream {}) not sent: no room", where_, wire::kind_name(kind), p.stream_id);
     }
   } catch (const zmq::error_t& e) {
     if (e.num() != EHOSTUNREACH && e.num() != EINTR) throw WireError(where_ + ": send to a sender failed: " + e.what());
+    logger().debug("{}: {} to a sender (stream {}) not sent: {}", where_, wire::kind_name(kind), p.stream_id, e.what());
   }
 }
 
@@ -196,6 +216,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     p.stream_id = h.stream_id;
     p.last_heard = now;
     p.alive = true;
+    p.confirmed = std::max(p.confirmed, h.seq);
     if (h.seq > p.expected) {
       p.expected = h.seq;
       p.done.erase(p.done.begin(), p.done.lower_bound(h.seq));

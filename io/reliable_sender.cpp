@@ -245,7 +245,9 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     }
   }
   grant_ = c;
-  // The acknowledgement: everything below header.seq is done with.
+  // The acknowledgement: everything below header.seq is done with. A
+  // heartbeat tells the receiver it arrived (one closing waits for that).
+  const uint64_t before = oldest();
   while (!unacked_.empty() && unacked_.front().seq < m.header.seq) {
     unacked_bytes_ -= unacked_.front().bytes;
     if (sent_ > 0) {
@@ -254,10 +256,10 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     }
     unacked_.pop_front();
   }
+  if (oldest() != before) send_heartbeat(now);
 }
 
 void ReliableSender::transmit(Clock::time_point now) {
-  logger().debug("{}: transmit receiver {} alive {} sent {} of {} grant {}", where_, receiver_ != 0, alive(now), sent_, unacked_.size(), grant_.credit_messages);
   if (receiver_ == 0 || !alive(now)) return;
   // Within the receiver's credit; one message above its byte credit goes alone.
   while (sent_ < unacked_.size() && sent_ < grant_.credit_messages &&

@@ -45,8 +45,7 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
     auto bytes = std::make_shared<std::array<uint8_t, kHeaderBytes + kControlBytes>>();
     write_header(h, bytes->data());
     write_control(m.control, bytes->data() + kHeaderBytes);
-    frames.push_back({bytes->data(), kHeaderBytes, bytes});
-    frames.push_back({bytes->data() + kHeaderBytes, kControlBytes, bytes});
+    frames.push_back({bytes->data(), bytes->size(), bytes});
     return frames;
   }
   std::vector<Tensor> host;

@@ -215,9 +215,13 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   const bool packed = (h.flags & kFlagPacked) != 0;
   // Built only on failure: the common path must not format strings.
   auto at = [&] { return std::string(where) + ": seq " + std::to_string(h.seq); };
-  if (frames[0].size() != kHeaderBytes && !packed)
-    fail(where, "header frame: expected " + std::to_string(kHeaderBytes) + " bytes (flag bit 1, packed, is clear), found " +
-                    std::to_string(frames[0].size()));
+  // A control message is one frame, its header then its record: a
+  // message of one frame never arrives half-read, whatever its sender does.
+  const size_t header_frame = is_control(h.kind) ? kHeaderBytes + kControlBytes : kHeaderBytes;
+  if (frames[0].size() != header_frame && !packed)
+    fail(where, "header frame: expected " + std::to_string(header_frame) + " bytes for kind " +
+                    std::string(kind_name(h.kind)) + (h.kind == Kind::Data ? " (flag bit 1, packed, is clear)" : "") +
+                    ", found " + std::to_string(frames[0].size()));
   if (packed && h.kind != Kind::Data)
     fail(at(), "flags: expected packed (bit 1) only on data messages, found it on kind " +
                    std::string(kind_name(h.kind)));
@@ -229,14 +233,14 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   // Compare the claimed count with the frames present before trusting it.
   size_t expected = packed                                             ? 1
                     : h.kind == Kind::Data                             ? 1 + 2 * size_t{h.count}
-                    : h.kind == Kind::Error || is_control(h.kind)      ? 2
+                    : h.kind == Kind::Error                            ? 2
                                                                        : 1;
   if (frames.size() != expected) fail(where, frames_expected(h, expected, frames.size()));
   if (h.kind == Kind::Error) {
     if (!valid_utf8(frames[1])) fail(at(), "error message: expected UTF-8 text, found invalid bytes");
     m.error = {reinterpret_cast<const char*>(frames[1].data()), frames[1].size()};
   }
-  if (is_control(h.kind)) m.control = read_control(frames[1], at());
+  if (is_control(h.kind)) m.control = read_control(frames[0].subspan(kHeaderBytes), at());
   // A packed message's tensors follow the header in its one frame; each
   // needs at least a 64-byte .npy header, which bounds the count before
   // anything is reserved for it.

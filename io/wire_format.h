@@ -35,8 +35,8 @@ enum Flags : uint16_t {
   kFlagPacked = 1 << 1,  // one frame: header, then each tensor's .npy header and data
 };
 
-// The record a control message (credit, ack, heartbeat) carries as frame 1:
-// where its writer stands, in six little-endian u64 (WIRE_FORMAT.md,
+// The record a control message (credit, ack, heartbeat) carries after its
+// header, in the same frame: where its writer stands, in six little-endian u64 (WIRE_FORMAT.md,
 // "Reliable mode"). A sender writes session and next and leaves the rest 0.
 struct Control {
   uint64_t session = 0;            // the writer's session: random, new each time a channel opens

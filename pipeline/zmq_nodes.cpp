@@ -148,6 +148,8 @@ void ZmqSource::receive() {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     channel_.keep_alive();
+    logger().debug("source zmq {}: receiving ended, {} message(s) left in the pipeline", channel_.endpoint(),
+                   in_pipeline_->load());
   } catch (const std::exception& e) {
     logger().error("source zmq {}: last acknowledgements not sent: {}", channel_.endpoint(), e.what());
   }

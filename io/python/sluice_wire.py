@@ -2,16 +2,28 @@
 
 A message is one ZeroMQ multipart message: a 32-byte header frame, then two
 frames per array, an .npy version 1.0 header and the raw little-endian
-C-order data (io/WIRE_FORMAT.md is the specification). encode() returns the
-frames, decode() checks them as strictly as sluice's C++ reader does and
-raises WireError saying what was wrong. send() and recv() wrap a pyzmq
-socket (anything with send_multipart and recv_multipart).
+C-order data, or, packed (flag bit 1), everything in one frame
+(io/WIRE_FORMAT.md is the specification). encode() returns the frames,
+decode() checks them as strictly as sluice's C++ reader does and raises
+WireError saying what was wrong.
 
-    import numpy as np, zmq, sluice_wire
-    push = zmq.Context.instance().socket(zmq.PUSH)
-    push.connect("ipc:///tmp/sluice-in")
-    sluice_wire.send(push, [np.arange(4, dtype=np.float32)], seq=0)
-    sluice_wire.send_end_of_stream(push, seq=1)
+Reliable mode, sluice's default between peers, is ReliableSender and
+ReliableReceiver (pyzmq): credit, acknowledgements, heartbeats and
+resending, so that nothing is lost when a side is slow, stops or restarts.
+
+    import numpy as np, sluice_wire
+    out = sluice_wire.ReliableSender("ipc:///tmp/sluice-in")
+    out.send([np.arange(4, dtype=np.float32)])
+    out.send_end_of_stream()
+    out.flush(timeout=60)        # returns once the receiver has taken everything
+
+    inp = sluice_wire.ReliableReceiver("ipc:///tmp/sluice-out")   # binds
+    while (m := inp.recv(timeout=60)).kind == sluice_wire.DATA:
+        print(m.arrays)          # acknowledged at the next recv
+    inp.close()
+
+Plain mode is send() and recv() on a pyzmq PUSH or PULL socket (anything
+with send_multipart and recv_multipart), for peers that speak plain ZeroMQ.
 
 Decoded arrays are read-only views of the received frames (no copy).
 bf16 travels as the void type '<V2': view such an array as np.uint16, or as
@@ -20,18 +32,24 @@ ml_dtypes.bfloat16 where that is installed.
 
 import io
 import struct
+import time
 from typing import NamedTuple
 
 import numpy as np
 
 VERSION = 1
 DATA, END_OF_STREAM, ERROR = 0, 1, 2
+CREDIT, ACK, BARRIER, HEARTBEAT = 3, 4, 5, 6
 FLAG_CRC = 1 << 0
+FLAG_PACKED = 1 << 1
 MAX_RANK = 16
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
 
 # magic, version, kind, flags, stream id, sequence number, tensor count, crc
 _HEADER = struct.Struct("<4sBBHQQII")
+# A control message's record: session, next, credit messages, credit bytes,
+# max message bytes, rewind.
+_CONTROL = struct.Struct("<6Q")
 _MAGIC = b"SLCE"
 _NPY_MAGIC = b"\x93NUMPY"
 _KIND_NAMES = {DATA: "data", END_OF_STREAM: "end of stream", ERROR: "error",
@@ -45,13 +63,24 @@ class WireError(ValueError):
     """A message that is not valid wire format version 1."""
 
 
+class Control(NamedTuple):
+    """The record of a credit, ack or heartbeat message (WIRE_FORMAT.md, "Reliable mode")."""
+    session: int = 0
+    next: int = 0
+    credit_messages: int = 0
+    credit_bytes: int = 0
+    max_message_bytes: int = 0
+    rewind: int = 0
+
+
 class Message(NamedTuple):
-    kind: int            # DATA, END_OF_STREAM or ERROR
+    kind: int            # DATA, END_OF_STREAM, ERROR, CREDIT, ACK or HEARTBEAT
     stream_id: int
     seq: int
     arrays: list         # DATA: numpy arrays
     error: str           # ERROR: the peer's message
     flags: int
+    control: Control = Control()  # CREDIT, ACK, HEARTBEAT
 
 
 def _crc_table():
@@ -95,8 +124,9 @@ def _little_endian_c_order(array):
     return array if array.flags.c_contiguous else array.copy(order="C")
 
 
-def encode(arrays, seq=0, stream_id=0, crc=False):
-    """The frames of a data message: a list of bytes and memoryviews (no copy of contiguous little-endian data)."""
+def encode(arrays, seq=0, stream_id=0, crc=False, pack_below=0):
+    """The frames of a data message: a list of bytes and memoryviews (no copy of contiguous
+    little-endian data); one packed frame when the message is smaller than pack_below bytes."""
     arrays = [_little_endian_c_order(a) for a in arrays]
     frames, checksum = [None], 0
     for a in arrays:
@@ -105,8 +135,17 @@ def encode(arrays, seq=0, stream_id=0, crc=False):
         if crc:
             checksum = crc32c(data, checksum)
     flags = FLAG_CRC if crc else 0
+    if _HEADER.size + sum(len(f) for f in frames[1:]) < pack_below:
+        flags |= FLAG_PACKED
+        header = _HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, len(arrays), checksum)
+        return [header + b"".join(bytes(f) for f in frames[1:])]
     frames[0] = _HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, len(arrays), checksum)
     return frames
+
+
+def encode_control(kind, control, seq, stream_id=0):
+    """The one frame of a credit, ack or heartbeat message: its header, then its record."""
+    return [_HEADER.pack(_MAGIC, VERSION, kind, 0, stream_id, seq, 0, 0) + _CONTROL.pack(*control)]
 
 
 def encode_end_of_stream(seq, stream_id=0):
@@ -122,14 +161,16 @@ def _bytes_of(frame):
     return memoryview(frame.buffer if hasattr(frame, "buffer") else frame).cast("B")
 
 
-def _parse_npy_header(frame, where):
+def _parse_npy_header(frame, where, whole=True):
+    """(shape, dtype, header length) of the .npy header at the start of frame (all of it when whole)."""
     if len(frame) < 10 or bytes(frame[:6]) != _NPY_MAGIC:
         raise WireError(f"{where}: expected the .npy magic \\x93NUMPY")
     if bytes(frame[6:8]) != b"\x01\x00":
         raise WireError(f"{where}: expected .npy version 1.0, found {frame[6]}.{frame[7]}")
     (length,) = struct.unpack("<H", frame[8:10])
-    if 10 + length != len(frame):
+    if 10 + length > len(frame) or (whole and 10 + length != len(frame)):
         raise WireError(f"{where}: npy header frame: expected {10 + length} bytes, found {len(frame)}")
+    frame = frame[:10 + length]
     text = bytes(frame[10:]).decode("latin1")
     if not text.rstrip(" \n").endswith("}"):
         raise WireError(f"{where}: header: expected only padding after the dict")
@@ -146,7 +187,7 @@ def _parse_npy_header(frame, where):
         raise WireError(f"{where}: shape: expected rank <= {MAX_RANK}, found {len(shape)}")
     if any(d < 0 for d in shape):
         raise WireError(f"{where}: shape: expected dimensions >= 0, found {shape}")
-    return shape, dtype
+    return shape, dtype, 10 + length
 
 
 def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
@@ -158,43 +199,66 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
     if total > max_message_bytes:
         raise WireError(f"{where}: message size: expected at most max_message_bytes = "
                         f"{max_message_bytes} bytes, found {total}")
-    if len(frames[0]) != _HEADER.size:
+    if len(frames[0]) < _HEADER.size:
         raise WireError(f"{where}: header frame: expected {_HEADER.size} bytes, found {len(frames[0])}")
-    magic, version, kind, flags, stream_id, seq, count, crc = _HEADER.unpack(frames[0])
+    magic, version, kind, flags, stream_id, seq, count, crc = _HEADER.unpack(frames[0][:_HEADER.size])
     if magic != _MAGIC:
         raise WireError(f"{where}: header frame: expected magic SLCE, found {magic!r}")
     if version != VERSION:
         raise WireError(f"{where}: header frame: expected version 1, found {version}")
-    if kind > ERROR:
-        raise WireError(f"{where}: header frame: expected kind 0 (data), 1 (end of stream) or 2 (error), "
-                        f"found {kind} ({_KIND_NAMES.get(kind, 'unknown')})")
+    if kind > HEARTBEAT or kind == BARRIER:
+        raise WireError(f"{where}: header frame: expected kind 0 to 4 or 6 (data, end of stream, error, credit, "
+                        f"ack, heartbeat), found {kind} ({_KIND_NAMES.get(kind, 'unknown')})")
+    packed = bool(flags & FLAG_PACKED)
+    control_kind = kind in (CREDIT, ACK, HEARTBEAT)
+    header_frame = _HEADER.size + (_CONTROL.size if control_kind else 0)
+    if len(frames[0]) != header_frame and not packed:
+        raise WireError(f"{where}: header frame: expected {header_frame} bytes for kind {_KIND_NAMES[kind]}, "
+                        f"found {len(frames[0])}")
     at = f"{where}: seq {seq}"
+    if packed and kind != DATA:
+        raise WireError(f"{at}: flags: expected packed (bit 1) only on data messages, found it on kind {kind}")
     if not flags & FLAG_CRC and crc != 0:
         raise WireError(f"{at}: crc: expected 0 when flag bit 0 (crc) is clear, found {crc}")
     if kind != DATA and count != 0:
-        raise WireError(f"{at}: tensor count: expected 0 in a {_KIND_NAMES[kind]} message, found {count}")
-    expected = 1 + 2 * count if kind == DATA else 2 if kind == ERROR else 1
+        raise WireError(f"{at}: tensor count: expected 0 for kind {_KIND_NAMES[kind]}, found {count}")
+    expected = 1 if packed else 1 + 2 * count if kind == DATA else 2 if kind == ERROR else 1
     if len(frames) != expected:
         raise WireError(f"{at}: expected {expected} frames, found {len(frames)}")
-    error = ""
+    error, control = "", Control()
     if kind == ERROR:
         try:
             error = bytes(frames[1]).decode("utf-8")
         except UnicodeDecodeError:
             raise WireError(f"{at}: error message: expected UTF-8 text, found invalid bytes") from None
+    if control_kind:
+        control = Control(*_CONTROL.unpack(frames[0][_HEADER.size:]))
+    rest = frames[0][_HEADER.size:] if packed else None
+    if packed and count > len(rest) // 64:
+        raise WireError(f"{at}: packed frame: expected room for {count} tensors, found {len(rest)} bytes")
     arrays, checksum = [], 0
     for i in range(count):
-        shape, dtype = _parse_npy_header(frames[1 + 2 * i], f"{at}, tensor {i}")
-        data = frames[2 + 2 * i]
-        want = dtype.itemsize * int(np.prod(shape, dtype=object))
-        if len(data) != want:
-            raise WireError(f"{at}, tensor {i}: data frame: expected {want} bytes, found {len(data)}")
+        if packed:
+            shape, dtype, header_bytes = _parse_npy_header(rest, f"{at}, tensor {i}", whole=False)
+            want = dtype.itemsize * int(np.prod(shape, dtype=object))
+            if want > len(rest) - header_bytes:
+                raise WireError(f"{at}, tensor {i}: packed frame: expected {want} bytes of data, "
+                                f"found {len(rest) - header_bytes}")
+            data, rest = rest[header_bytes:header_bytes + want], rest[header_bytes + want:]
+        else:
+            shape, dtype, _ = _parse_npy_header(frames[1 + 2 * i], f"{at}, tensor {i}")
+            data = frames[2 + 2 * i]
+            want = dtype.itemsize * int(np.prod(shape, dtype=object))
+            if len(data) != want:
+                raise WireError(f"{at}, tensor {i}: data frame: expected {want} bytes, found {len(data)}")
         if flags & FLAG_CRC:
             checksum = crc32c(data, checksum)
         arrays.append(np.frombuffer(data, dtype=dtype).reshape(shape))
+    if packed and len(rest):
+        raise WireError(f"{at}: packed frame: expected nothing after tensor {count}, found {len(rest)} more bytes")
     if flags & FLAG_CRC and checksum != crc:
         raise WireError(f"{at}: CRC-32C mismatch: the header says {crc}, the data frames give {checksum}")
-    return Message(kind, stream_id, seq, arrays, error, flags)
+    return Message(kind, stream_id, seq, arrays, error, flags, control)
 
 
 def send(socket, arrays, seq=0, stream_id=0, crc=False):
@@ -213,3 +277,329 @@ def send_error(socket, text, seq, stream_id=0):
 def recv(socket, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES):
     """The next message on the socket (blocking as the socket does); WireError when malformed."""
     return decode(socket.recv_multipart(copy=False), max_message_bytes)
+
+
+# ---- reliable mode (WIRE_FORMAT.md, "Reliable mode"): pyzmq from here on.
+
+def _zmq():
+    import zmq  # only reliable mode needs pyzmq
+    return zmq
+
+
+def _new_session():
+    import secrets
+    return secrets.randbits(64) or 1
+
+
+def _endpoint(endpoint, bind_by_default):
+    if endpoint[:1] in "@>":
+        return endpoint[1:], endpoint[0] == "@"
+    return endpoint, bind_by_default
+
+
+class ReliableSender:
+    """Sends messages that are kept until the receiver acknowledges them, within the
+    receiver's credit, and sent again to a receiver that restarts. The protocol runs
+    inside send, flush and poll: call poll() while idle for long, so the receiver
+    keeps hearing heartbeats."""
+
+    def __init__(self, endpoint, stream_id=0, credit_messages=1000, credit_bytes=256 << 20,
+                 heartbeat_interval=0.5, missed_heartbeats=6, peer_timeout=60.0, pack_below=4096,
+                 crc=False, context=None):
+        zmq = _zmq()
+        self.session = _new_session()
+        self.stream_id, self.crc, self.pack_below = stream_id, crc, pack_below
+        self.own_messages, self.own_bytes = credit_messages, credit_bytes
+        self.interval, self.dead_after, self.peer_timeout = heartbeat_interval, heartbeat_interval * missed_heartbeats, peer_timeout
+        self.socket = (context or zmq.Context.instance()).socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.ROUTING_ID, b"S" + struct.pack("<Q", self.session))
+        self.socket.setsockopt(zmq.IMMEDIATE, 1)
+        self.socket.setsockopt(zmq.SNDHWM, 0)
+        self.socket.setsockopt(zmq.RECONNECT_IVL, 100)
+        self.socket.setsockopt(zmq.RECONNECT_IVL_MAX, 5000)
+        address, bind = _endpoint(endpoint, False)
+        (self.socket.bind if bind else self.socket.connect)(address)
+        self.where = f"sender {address}"
+        self.kept = []                  # [seq, frames, bytes] in seq order; [:sent] are on the wire
+        self.sent = self.sent_bytes = self.kept_bytes = self.next_seq = 0
+        self.receiver, self.grant, self.rewind_seen = 0, Control(), 0
+        now = time.monotonic()
+        self.opened = self.last_heard = now
+        self.last_sent = now - heartbeat_interval
+        self.heard = False
+
+    def _oldest(self):
+        return self.kept[0][0] if self.kept else self.next_seq
+
+    def _alive(self, now):
+        return self.heard and now - self.last_heard <= self.dead_after
+
+    def _check_receiver(self, now, waiting):
+        if self._alive(now):
+            return
+        since = self.last_heard + self.dead_after if self.heard else self.opened
+        if now - since >= self.peer_timeout:
+            lost = len(self.kept) + waiting
+            what = "the receiver went silent" if self.heard else "no receiver answered"
+            raise WireError(f"{self.where}: {what} for {now - since:.1f} s: {lost} message(s) not delivered")
+
+    def _heartbeat(self, now):
+        zmq = _zmq()
+        frames = encode_control(HEARTBEAT, Control(self.session, self._oldest() + self.sent), self._oldest(),
+                                self.stream_id)
+        try:
+            self.socket.send_multipart(frames, flags=zmq.DONTWAIT)
+            self.last_sent = now
+        except zmq.Again:
+            pass  # no connection yet: tried again soon
+
+    def _handle(self, m, now):
+        c = m.control
+        if c.session == 0 or c.credit_messages == 0 or c.credit_bytes == 0:
+            raise WireError(f"{self.where}: expected a receiver's record (a session and credit)")
+        self.last_heard, self.heard = now, True
+        if c.session != self.receiver:
+            # A receiver new to this sender: everything kept goes to it again.
+            self.receiver, self.rewind_seen, self.sent, self.sent_bytes = c.session, c.rewind, 0, 0
+            self.grant = c
+            self._heartbeat(now)
+        elif c.rewind > self.rewind_seen:
+            self.rewind_seen = c.rewind
+            if c.next >= self._oldest():
+                keep = min(c.next - self._oldest(), self.sent)
+                self.sent, self.sent_bytes = keep, sum(k[2] for k in self.kept[:keep])
+            else:
+                self._heartbeat(now)
+        self.grant = c
+        before = self._oldest()
+        while self.kept and self.kept[0][0] < m.seq:
+            seq, frames, size = self.kept.pop(0)
+            self.kept_bytes -= size
+            if self.sent > 0:
+                self.sent -= 1
+                self.sent_bytes -= size
+        if self._oldest() != before:
+            self._heartbeat(now)  # tells the receiver the acknowledgement arrived
+
+    def _transmit(self, now):
+        zmq = _zmq()
+        if not self.receiver or not self._alive(now):
+            return
+        g = self.grant
+        while self.sent < len(self.kept) and self.sent < g.credit_messages and (
+                self.sent == 0 or self.sent_bytes + self.kept[self.sent][2] <= g.credit_bytes):
+            seq, frames, size = self.kept[self.sent]
+            if size > g.max_message_bytes:
+                raise WireError(f"{self.where}: seq {seq}: message size: the receiver takes at most "
+                                f"{g.max_message_bytes} bytes, found {size}")
+            try:
+                self.socket.send_multipart(frames, flags=zmq.DONTWAIT, copy=False)
+            except zmq.Again:
+                return
+            self.sent += 1
+            self.sent_bytes += size
+            self.last_sent = now
+
+    def poll(self, wait=0.0):
+        """Reads the receiver's messages, beats and sends what the credit allows, waiting up to wait seconds."""
+        zmq = _zmq()
+        while True:
+            now = time.monotonic()
+            if self.socket.poll(0, zmq.POLLIN):
+                try:
+                    m = decode(self.socket.recv_multipart(copy=False), 4096, self.where)
+                    if m.kind not in (CREDIT, ACK, HEARTBEAT):
+                        raise WireError(f"{self.where}: expected credit, ack or heartbeat, found kind {m.kind}")
+                    self._handle(m, now)
+                except WireError:
+                    pass  # a receiver sends nothing else; a malformed record is dropped like noise
+                continue
+            if now - self.last_sent >= self.interval:
+                self._heartbeat(now)
+            self._transmit(now)
+            if wait <= 0:
+                return
+            step = min(wait, 0.005 if not self.receiver or now - self.last_sent >= self.interval else self.interval)
+            self.socket.poll(int(step * 1000) + 1, zmq.POLLIN)
+            wait -= step
+
+    def _send(self, frames_of_seq, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self.poll()
+            frames = frames_of_seq(self.next_seq)
+            size = sum(len(f) for f in frames)
+            if not self.kept or (len(self.kept) < self.own_messages and self.kept_bytes + size <= self.own_bytes):
+                break
+            now = time.monotonic()
+            self._check_receiver(now, 1)
+            if deadline is not None and now >= deadline:
+                return False
+            self.poll(self.interval if deadline is None else min(self.interval, deadline - now))
+        self.kept.append([self.next_seq, frames, size])
+        self.kept_bytes += size
+        self.next_seq += 1
+        self._transmit(time.monotonic())
+        return True
+
+    def send(self, arrays, timeout=None):
+        """Keeps and sends one data message; False when there was no room within timeout seconds."""
+        return self._send(lambda seq: [bytes(f) for f in encode(arrays, seq, self.stream_id, self.crc, self.pack_below)],
+                          timeout)
+
+    def send_end_of_stream(self, timeout=None):
+        return self._send(lambda seq: encode_end_of_stream(seq, self.stream_id), timeout)
+
+    def send_error(self, text, timeout=None):
+        return self._send(lambda seq: encode_error(text, seq, self.stream_id), timeout)
+
+    def flush(self, timeout=60.0):
+        """Returns once the receiver has acknowledged everything; WireError naming the count otherwise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.poll()
+            if not self.kept:
+                return
+            now = time.monotonic()
+            self._check_receiver(now, 0)
+            if now >= deadline:
+                raise WireError(f"{self.where}: flush: {len(self.kept)} message(s) not acknowledged within {timeout} s")
+            self.poll(min(self.interval, deadline - now))
+
+    def close(self):
+        self.socket.close(linger=0)
+
+
+class _Peer:
+    def __init__(self, routing_id, stream_id, start):
+        self.routing_id, self.stream_id = routing_id, stream_id
+        self.expected = self.acked = self.acked_sent = start
+        self.done, self.rewind, self.rewound, self.last_sent = set(), 0, 0.0, 0.0
+        self.confirmed = 0  # what the sender's last heartbeat says it has had acknowledged
+
+
+class ReliableReceiver:
+    """Takes each sender's messages once and in order, grants credit, and acknowledges
+    a message when recv is called again (or at close): a message being worked on when
+    the process dies is sent again to the receiver that takes its place."""
+
+    def __init__(self, endpoint, credit_messages=1000, credit_bytes=256 << 20,
+                 max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, heartbeat_interval=0.5, context=None):
+        zmq = _zmq()
+        self.session = _new_session()
+        self.credit_messages, self.credit_bytes = credit_messages, credit_bytes
+        self.max_message_bytes, self.interval = max_message_bytes, heartbeat_interval
+        self.socket = (context or zmq.Context.instance()).socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        self.socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+        address, bind = _endpoint(endpoint, True)
+        (self.socket.bind if bind else self.socket.connect)(address)
+        self.endpoint = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self.where = f"receiver {self.endpoint}"
+        self.peers, self.handed, self.duplicates = {}, None, 0
+
+    def _control(self, peer, kind):
+        zmq = _zmq()
+        record = Control(self.session, peer.expected, self.credit_messages, self.credit_bytes,
+                         self.max_message_bytes, peer.rewind)
+        try:
+            self.socket.send_multipart([peer.routing_id] + encode_control(kind, record, peer.acked, peer.stream_id),
+                                       flags=zmq.DONTWAIT)
+            peer.last_sent = time.monotonic()
+            peer.acked_sent = max(peer.acked_sent, peer.acked)
+        except (zmq.Again, zmq.ZMQError):
+            pass  # the next heartbeat says it again
+
+    def _ask_resend(self, peer):
+        now = time.monotonic()
+        if peer.rewind and now - peer.rewound < self.interval:
+            return
+        peer.rewind, peer.rewound = peer.rewind + 1, now
+        self._control(peer, CREDIT)
+
+    def _settle(self, flush):
+        if self.handed:
+            routing_id, seq = self.handed
+            self.handed = None
+            p = self.peers.get(routing_id)
+            if p and seq >= p.acked:
+                p.done.add(seq)
+                while p.acked in p.done:
+                    p.done.discard(p.acked)
+                    p.acked += 1
+        batch = max(1, self.credit_messages // 8)
+        for p in self.peers.values():
+            if p.acked > p.acked_sent and (flush or p.acked - p.acked_sent >= batch or p.acked == p.expected):
+                self._control(p, ACK)
+
+    def _accept(self, frames):
+        routing_id = bytes(frames[0])
+        if len(routing_id) != 9 or routing_id[:1] != b"S":
+            return None  # not a sluice sender
+        try:
+            m = decode(frames[1:], self.max_message_bytes, self.where)
+        except WireError:
+            return None
+        p = self.peers.get(routing_id)
+        if m.kind == HEARTBEAT:
+            if p is None:
+                p = self.peers[routing_id] = _Peer(routing_id, m.stream_id, m.seq)
+            p.confirmed = max(p.confirmed, m.seq)
+            if m.seq > p.expected:
+                p.expected = p.acked = m.seq
+                p.done = {s for s in p.done if s >= m.seq}
+            if m.control.next > p.expected:
+                self._ask_resend(p)
+            else:
+                self._control(p, CREDIT)
+            return None
+        if m.kind not in (DATA, END_OF_STREAM, ERROR):
+            return None
+        if p is None:
+            self._control(_Peer(routing_id, m.stream_id, 0), CREDIT)  # makes the sender say where it stands
+            return None
+        if m.seq < p.expected:
+            self.duplicates += 1
+            return None
+        if m.seq > p.expected:
+            self._ask_resend(p)
+            return None
+        p.expected += 1
+        self.handed = (routing_id, m.seq)
+        return m
+
+    def recv(self, timeout=None):
+        """The next message (DATA, END_OF_STREAM or ERROR), or None after timeout seconds."""
+        zmq = _zmq()
+        self._settle(False)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.socket.poll(0, zmq.POLLIN):
+                m = self._accept(self.socket.recv_multipart(copy=False))
+                if m is not None:
+                    return m
+                continue
+            self._settle(True)
+            now = time.monotonic()
+            for p in self.peers.values():
+                if now - p.last_sent >= self.interval:
+                    self._control(p, HEARTBEAT)
+            if deadline is not None and now >= deadline:
+                return None
+            step = self.interval if deadline is None else min(self.interval, deadline - now)
+            self.socket.poll(int(step * 1000) + 1, zmq.POLLIN)
+
+    def close(self, linger=2.0):
+        """Acknowledges the last message received, waits (up to linger seconds) until each
+        sender's heartbeat confirms it has the acknowledgement, and closes the socket."""
+        zmq = _zmq()
+        self._settle(True)
+        deadline = time.monotonic() + linger
+        while any(p.confirmed < p.acked_sent for p in self.peers.values()) and time.monotonic() < deadline:
+            if self.socket.poll(10, zmq.POLLIN):
+                m = self._accept(self.socket.recv_multipart(copy=False))
+                if m is not None:  # not taken after all: its sender sends it to the next receiver
+                    self.peers[self.handed[0]].expected -= 1
+                    self.handed = None
+        self.socket.close(linger=int(linger * 1000))

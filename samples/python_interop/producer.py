@@ -1,10 +1,11 @@
 """producer.py ENDPOINT N: sends N chunks of a sine (chunk i: a sine at
-frequency bin 10 + (7 i mod 490), as f32[1024]) to the C++ stage, then end of stream."""
+frequency bin 10 + (7 i mod 490), as f32[1024]) to the C++ stage, then end of
+stream, over a reliable channel: it exits 0 only once the stage has taken
+everything."""
 import os
 import sys
 
 import numpy as np
-import zmq
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "io", "python"))
 import sluice_wire  # noqa: E402
@@ -23,9 +24,8 @@ def chunk(i):
 
 if __name__ == "__main__":
     endpoint, n = sys.argv[1], int(sys.argv[2])
-    push = zmq.Context.instance().socket(zmq.PUSH)
-    push.connect(endpoint)
+    out = sluice_wire.ReliableSender(endpoint)
     for i in range(n):
-        sluice_wire.send(push, [chunk(i)], seq=i)
-    sluice_wire.send_end_of_stream(push, seq=n)
-    push.close(linger=60000)  # wait (up to a minute) until the stage has everything
+        out.send([chunk(i)])
+    out.send_end_of_stream()
+    out.flush(timeout=60)  # until the stage has acknowledged everything (WireError after a minute)

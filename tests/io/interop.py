@@ -1,8 +1,10 @@
 """The Python end of the interop tests (python_interop_test.cpp drives it).
 
-    interop.py produce ENDPOINT N   send N messages [f32[4][3], s64[5]] (and one error), then end of stream
-    interop.py consume ENDPOINT N   receive N messages, check each is twice what produce sent, exit 0
-    interop.py selftest             sluice_wire alone: round trips and malformed messages
+    interop.py produce ENDPOINT N   send N messages [f32[4][3], s64[5]] (and one error), then end of stream,
+                                    reliably (sluice_wire.ReliableSender); exit 0 once all was acknowledged
+    interop.py consume ENDPOINT N   receive N messages (sluice_wire.ReliableReceiver), check each is twice
+                                    what produce sent, exit 0
+    interop.py selftest             sluice_wire alone: round trips, packed and control messages, malformed ones
 
 Every receive has a timeout; any failure exits non-zero with the reason.
 """
@@ -25,23 +27,23 @@ def message(i):
 
 
 def produce(endpoint, n):
-    push = zmq.Context.instance().socket(zmq.PUSH)
-    push.connect(endpoint)
+    out = sluice_wire.ReliableSender(endpoint, peer_timeout=TIMEOUT_MS / 1000)
     for i in range(n):
         if i == n // 2:
-            sluice_wire.send_error(push, "python producer: halfway (not data)", seq=i)
+            out.send_error("python producer: halfway (not data)")
         # Every other message carries a CRC, which the C++ reader checks.
-        sluice_wire.send(push, message(i), seq=i, crc=(i % 2 == 0))
-    sluice_wire.send_end_of_stream(push, seq=n)
-    push.close(linger=TIMEOUT_MS)
+        out.crc = i % 2 == 0
+        out.send(message(i))
+    out.send_end_of_stream()
+    out.flush(timeout=TIMEOUT_MS / 1000)
+    out.close()
 
 
 def consume(endpoint, n):
-    pull = zmq.Context.instance().socket(zmq.PULL)
-    pull.setsockopt(zmq.RCVTIMEO, TIMEOUT_MS)
-    pull.bind(endpoint)
+    inp = sluice_wire.ReliableReceiver("@" + endpoint)
     for i in range(n + 1):
-        m = sluice_wire.recv(pull)
+        m = inp.recv(timeout=TIMEOUT_MS / 1000)
+        assert m is not None, f"message {i}: nothing within {TIMEOUT_MS} ms"
         if i == n:
             assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
             break
@@ -52,6 +54,7 @@ def consume(endpoint, n):
         for got, w in zip(m.arrays, want):
             assert got.dtype == w.dtype and got.shape == w.shape, f"message {i}: {got.dtype}{got.shape} != {w.dtype}{w.shape}"
             assert np.array_equal(got, w), f"message {i}: {got} != {w}"
+    inp.close()  # acknowledges the end of stream: the C++ sink's finish returns
 
 
 def selftest():
@@ -66,6 +69,17 @@ def selftest():
     frames = sluice_wire.encode([np.arange(3.0)])
     assert np.array_equal(np.load(io.BytesIO(bytes(frames[1]) + bytes(frames[2]))), np.arange(3.0))
 
+    # A packed message is one frame; after its 32-byte header it is an .npy file.
+    small = np.arange(6, dtype=np.int16).reshape(3, 2)
+    (packed,) = sluice_wire.encode([small], seq=2, crc=True, pack_below=4096)
+    assert np.array_equal(np.load(io.BytesIO(bytes(packed[32:]))), small)
+    m = sluice_wire.decode([packed])
+    assert m.flags == sluice_wire.FLAG_CRC | sluice_wire.FLAG_PACKED and np.array_equal(m.arrays[0], small)
+    # Control messages carry their record.
+    record = sluice_wire.Control(7, 8, 9, 10, 11, 12)
+    m = sluice_wire.decode(sluice_wire.encode_control(sluice_wire.CREDIT, record, seq=3, stream_id=4))
+    assert (m.kind, m.seq, m.stream_id, m.control) == (sluice_wire.CREDIT, 3, 4, record), m
+
     good = [bytes(f) for f in sluice_wire.encode([np.arange(6, dtype=np.float32).reshape(2, 3)], seq=5)]
     def changed(index, new):
         frames = list(good)
@@ -74,7 +88,8 @@ def selftest():
     bad = {
         "magic": changed(0, lambda f: b"X" + f[1:]),
         "version": changed(0, lambda f: f[:4] + b"\x02" + f[5:]),
-        "kind": changed(0, lambda f: f[:5] + b"\x03" + f[6:]),
+        "kind": changed(0, lambda f: f[:5] + b"\x05" + f[6:]),
+        "80 bytes for kind credit": changed(0, lambda f: f[:5] + b"\x03" + f[6:]),
         "descr": changed(1, lambda f: f.replace(b"'<f4'", b"'>f4'")),
         "fortran_order": changed(1, lambda f: f.replace(b"False", b"True ")),
         "data frame": changed(2, lambda f: f[:-1]),

@@ -110,7 +110,7 @@ std::vector<Malformed> malformed_messages() {
   add("bad version", "version", [](auto& f) { f[0][4] = 2; });
   add("unknown kind", "kind", [](auto& f) { f[0][5] = 9; });
   add("reserved kind", "checkpoint barrier, reserved", [](auto& f) { f[0][5] = 5; });
-  add("control kind with tensors", "tensor count: expected 0 for kind credit", [](auto& f) { f[0][5] = 3; });
+  add("control kind in a data frame", "expected 80 bytes for kind credit", [](auto& f) { f[0][5] = 3; });
   add("big-endian dtype", "descr", [](auto& f) { replace(f[1], "'<f4'", "'>f4'"); });
   add("unknown dtype", "descr", [](auto& f) { replace(f[1], "'<f4'", "'|O8'"); });
   add("rank 17", "rank", [](auto& f) {

@@ -11,9 +11,12 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -21,6 +24,7 @@
 #include "samples/sensor_monitor/sensor_monitor.h"
 #include "tools/commands.h"
 #include "tools/processes.h"
+#include "tools/stop_signals.h"
 
 namespace sluice::tools {
 namespace {
@@ -54,37 +58,70 @@ int finish(const sm::Summary& summary, const sm::Config& c) {
   return summary.learned() ? kExitOk : kExitFailed;
 }
 
-// ---- the three roles: one pipeline each, joined by the ZeroMQ nodes.
-// A few messages queue at each end of a channel: enough to keep both sides
-// busy, few enough that a slow receiver slows its sender instead of queueing
-// seconds of data (ZeroMQ's default is 1000 messages at each end).
-constexpr int kQueuedPerEnd = 4;
+// ---- the three roles: one pipeline each, joined by reliable channels.
+// A few messages in flight on each channel: enough to keep both sides busy,
+// few enough that a slow receiver slows its sender instead of queueing
+// seconds of data (the default credit is 1000 messages).
+constexpr uint64_t kInFlight = 8;
 
 ZmqSinkOptions to_peer() {
   ZmqSinkOptions o;
-  o.channel.send_high_water_mark = kQueuedPerEnd;
+  o.channel.credit_messages = kInFlight;  // what the sender keeps for its receiver
+  // A peer that is gone (the run stopped) is not waited for a minute.
+  o.finish_timeout = std::chrono::seconds(10);
+  o.channel.peer_timeout = std::chrono::seconds(10);
   return o;
 }
 
 ZmqSourceOptions from_peer() {
   ZmqSourceOptions o;
-  o.channel.recv_high_water_mark = kQueuedPerEnd;
+  o.channel.credit_messages = kInFlight;  // what the receiver grants
   return o;
 }
 
+// SIGINT or SIGTERM (the parent stopping the run, or its death) cancels the
+// role's pipeline: its sinks still send their end of stream.
+class CancelOnSignal {
+ public:
+  explicit CancelOnSignal(Pipeline& p)
+      : watcher_([this, &p] {
+          while (!done_.load()) {
+            if (signals_.requested()) {
+              p.cancel();
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+        }) {}
+  ~CancelOnSignal() {
+    done_.store(true);
+    watcher_.join();
+  }
+  CancelOnSignal(const CancelOnSignal&) = delete;
+  CancelOnSignal& operator=(const CancelOnSignal&) = delete;
+  bool fired() const { return signals_.requested(); }
+
+ private:
+  StopSignals signals_;
+  std::atomic<bool> done_{false};
+  std::thread watcher_;
+};
+
 int run_role(const DemoOptions& o) {
+  exit_with_parent();
   sm::Config c = config_of(o);
   Pipeline p(sm::pipeline_options(c));
+  CancelOnSignal cancel_on_signal(p);
   if (o.role == "source") {
     p.connect(p.source("vibration", sm::vibration(c)), p.sink("to compute", sinks::zmq(o.output, to_peer())));
     p.run();
-    return kExitOk;
+    return cancel_on_signal.fired() ? kExitInterrupted : kExitOk;
   }
   if (o.role == "compute") {
     NodeId in = p.source("from source", sources::zmq(o.input, sm::signal_spec(c), from_peer()));
     p.connect(sm::add_compute_stages(p, in, c), p.sink("to sink", sinks::zmq(o.output, to_peer())));
     p.run();
-    return kExitOk;
+    return cancel_on_signal.fired() ? kExitInterrupted : kExitOk;
   }
   auto monitor = std::make_shared<sm::Monitor>(c, std::cout, progress_here());
   p.connect(p.source("from compute", sources::zmq(o.input, sm::score_spec(c), from_peer())),
@@ -117,7 +154,10 @@ int run_processes(const DemoOptions& o, const std::string& self) {
   group.start("compute", role("compute", signal, scores));
   group.start("source", role("source", "", signal));
   // A stalled run is ended: generous, since the stages compile before data flows.
-  std::vector<ProcessGroup::Exit> exits = group.wait(o.seconds + 120);
+  // Ctrl-C or SIGTERM here stops the children in order, and the temporary
+  // directory goes with this function.
+  StopSignals signals;
+  std::vector<ProcessGroup::Exit> exits = group.wait(o.seconds + 120, [&] { return signals.requested(); });
   int status = kExitOk;
   std::string line = "processes:";
   for (const ProcessGroup::Exit& e : exits) {
@@ -125,7 +165,7 @@ int run_processes(const DemoOptions& o, const std::string& self) {
     if (e.status != kExitOk) status = kExitFailed;  // the sink's when the detector did not learn
   }
   std::cout << line << "\n";
-  return status;
+  return signals.requested() ? kExitInterrupted : status;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(20);
 constexpr auto kGrace = std::chrono::seconds(2);  // between SIGTERM and SIGKILL
+constexpr int kExitOrphaned = 1;
 
 std::string describe(int wait_status, int* status) {
   if (WIFEXITED(wait_status)) {
@@ -43,6 +45,15 @@ std::string self_path() {
   std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw Error("self_path: expected /proc/self/exe to name this program, found " + ec.message());
   return p.string();
+}
+
+void exit_with_parent() {
+  const char* parent = std::getenv("SLUICE_PARENT_PID");
+  if (!parent) return;
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The parent may have died before the request: then this process has
+  // been handed to another and must not run on alone.
+  if (std::to_string(getppid()) != parent) std::_Exit(kExitOrphaned);
 }
 
 TempDir::TempDir(const std::string& prefix) {
@@ -70,9 +81,21 @@ void ProcessGroup::start(const std::string& name, const std::vector<std::string>
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<std::string> env_strings = {"SLUICE_PARENT_PID=" + std::to_string(getpid())};
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "SLUICE_PARENT_PID=", 18) != 0) env_strings.emplace_back(*e);
+  std::vector<char*> env;
+  for (std::string& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, group_);  // 0: a new group, led by the first child
   pid_t pid = 0;
-  if (int err = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ))
-    throw Error("process " + name + ": expected to start " + args[0] + ", found " + std::strerror(err));
+  int err = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), env.data());
+  posix_spawnattr_destroy(&attr);
+  if (err) throw Error("process " + name + ": expected to start " + args[0] + ", found " + std::strerror(err));
+  if (group_ == 0) group_ = pid;
   children_.push_back({.name = name, .pid = pid});
 }
 
@@ -84,7 +107,8 @@ void ProcessGroup::stop_running(const std::string& because) {
     }
 }
 
-std::vector<ProcessGroup::Exit> ProcessGroup::wait(double timeout_seconds) {
+std::vector<ProcessGroup::Exit> ProcessGroup::wait(double timeout_seconds,
+                                                   const std::function<bool()>& interrupted) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_seconds));
   std::optional<Clock::time_point> kill_at;
@@ -111,6 +135,7 @@ std::vector<ProcessGroup::Exit> ProcessGroup::wait(double timeout_seconds) {
     if (running == 0) break;
     auto now = Clock::now();
     if (now >= deadline && !kill_at) stop_running("the run passed its deadline");
+    if (!kill_at && interrupted()) stop_running("interrupted");
     bool stopping = false;
     for (const Child& c : children_) stopping = stopping || (c.running && !c.stopped_because.empty());
     if (stopping && !kill_at) kill_at = now + kGrace;

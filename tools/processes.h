@@ -2,6 +2,7 @@
 // Child processes for the three-process demo: started together, waited for
 // together, and never left running when the parent is done.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,10 @@ namespace sluice::tools {
 
 // The path of the running program, to start copies of it.
 std::string self_path();
+
+// In a child a ProcessGroup started: ask the kernel for SIGTERM when the
+// parent dies (PR_SET_PDEATHSIG), and exit at once if it already has.
+void exit_with_parent();
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents
 // when this object goes.
@@ -43,11 +48,16 @@ class ProcessGroup {
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
   // Starts args[0] with args (stdin, stdout and stderr shared with this
-  // process); throws sluice::Error when it cannot be started.
+  // process), in a process group of the children's own: a Ctrl-C at the
+  // terminal reaches this process alone, which stops them in order, and
+  // killpg reaches them all. Each learns this process's pid from
+  // SLUICE_PARENT_PID (see exit_with_parent). Throws sluice::Error when it
+  // cannot be started.
   void start(const std::string& name, const std::vector<std::string>& args);
   // Waits until every process has ended, stopping the rest when one fails
   // or `timeout_seconds` pass. Returns their exits in start order.
-  std::vector<Exit> wait(double timeout_seconds);
+  // `interrupted` is asked as it waits: true stops them all too.
+  std::vector<Exit> wait(double timeout_seconds, const std::function<bool()>& interrupted = [] { return false; });
 
  private:
   struct Child {
@@ -59,6 +69,7 @@ class ProcessGroup {
   };
   void stop_running(const std::string& because);
   std::vector<Child> children_;
+  pid_t group_ = 0;  // the children's process group: the first child's pid
 };
 
 }  // namespace sluice::tools

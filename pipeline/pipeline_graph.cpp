@@ -96,7 +96,8 @@ std::pair<std::vector<flow::receiver<Message>*>, flow::sender<Message>*> make_jo
 }  // namespace
 
 void Pipeline::Impl::build_graph() {
-  graph = std::make_unique<flow::graph>();
+  // Made inside the arena, the graph attaches to it and runs its work there.
+  arena.execute([this] { graph = std::make_unique<flow::graph>(); });
   flow::graph& g = *graph;
   exits.assign(nodes.size(), nullptr);
   entries.assign(nodes.size(), {});

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include <tbb/flow_graph.h>
+#include <tbb/task_arena.h>
 
 #include "pipeline/pipeline.h"
 
@@ -64,6 +65,11 @@ struct Pipeline::Impl {
   std::vector<std::unique_ptr<NodeRec>> nodes;
 
   // ---- the run
+  // Each pipeline's graph runs in an arena of its own (sharing oneTBB's
+  // workers): two pipelines of one process waiting in one arena could each
+  // end up waiting for the other, and a run hung (seen with a sink pipeline
+  // feeding a source pipeline in one process).
+  tbb::task_arena arena{tbb::task_arena::automatic, 1};
   std::unique_ptr<tbb::flow::graph> graph;
   std::vector<std::shared_ptr<void>> graph_nodes;   // oneTBB nodes, owned here
   std::vector<tbb::flow::sender<Message>*> exits;   // per node: what its successors connect to

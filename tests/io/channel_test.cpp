@@ -232,6 +232,66 @@ TEST(Channel, BadEndpointsAreWireErrors) {
   EXPECT_THROW(Channel(Pattern::Pull, ""), WireError);
   EXPECT_THROW(Channel(Pattern::Pull, "@nonsense://x"), WireError);
   EXPECT_THROW(Channel(Pattern::Pull, "@tcp://127.0.0.1:*", {.max_message_bytes = 0}), WireError);
+  EXPECT_THROW(Channel(Pattern::Pull, "@tcp://127.0.0.1:70000"), WireError) << "ZeroMQ would bind port 4464";
+  EXPECT_THROW(Channel(Pattern::Pull, "@tcp://127.0.0.1:0"), WireError);
+  EXPECT_THROW(Channel(Pattern::Push, "@tcp://127.0.0.1:*", {.credit_messages = 0}), WireError);
+}
+
+TEST(Channel, AnIpcPathALiveChannelHoldsIsNotTakenOver) {
+  test::TempDir dir;
+  Channel first(Pattern::Pull, "@" + dir.ipc("held"));
+  try {
+    Channel second(Pattern::Pull, "@" + dir.ipc("held"));
+    FAIL() << "a second bind took the path over";
+  } catch (const WireError& e) {
+    EXPECT_NE(std::string(e.what()).find("live process"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Channel, AReliableSenderRefusesAMessageAboveTheReceiversLimitNamingBothSizes) {
+  Channel pull(Pattern::Pull, "@inproc://reliable-limit", {.max_message_bytes = 4096});
+  Channel push(Pattern::Push, ">inproc://reliable-limit");
+  // It grants credit, announcing its limit, and acknowledges at its next recv.
+  std::thread receiver([&pull] {
+    EXPECT_TRUE(pull.recv(kWait));
+    pull.recv(milliseconds(300));
+  });
+  push.send({test::random_tensor(u8({10}), 1)}, 0);
+  receiver.join();
+  push.flush(kWait);
+  try {
+    push.send({test::random_tensor(u8({8000}), 2)}, 1);
+    FAIL() << "a message above the receiver's limit was accepted";
+  } catch (const WireError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("4096"), std::string::npos) << what;
+    EXPECT_NE(what.find("8"), std::string::npos) << what;
+  }
+}
+
+TEST(Channel, ReliableDeliveryKeepsOrderAndCountsNothingLost) {
+  Channel pull(Pattern::Pull, "@inproc://reliable-order", {.credit_messages = 16});
+  Channel push(Pattern::Push, ">inproc://reliable-order", {.credit_messages = 16});
+  constexpr uint64_t kCount = 500;
+  std::thread sender([&push] {
+    for (uint64_t i = 0; i < kCount; ++i) push.send({scalar(static_cast<int64_t>(i))}, i, 3);
+    push.send_end_of_stream(kCount, 3);
+    push.flush(kWait);
+  });
+  for (uint64_t i = 0; i < kCount; ++i) {
+    std::optional<wire::Message> m = pull.recv(kWait);
+    ASSERT_TRUE(m) << "message " << i;
+    EXPECT_EQ(m->tensors.at(0).to_vector<int64_t>()[0], static_cast<int64_t>(i)) << "in order";
+    EXPECT_EQ(m->header.stream_id, 3u);
+    EXPECT_EQ(m->header.flags & wire::kFlagPacked, wire::kFlagPacked) << "small messages travel packed";
+  }
+  std::optional<wire::Message> end = pull.recv(kWait);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->header.kind, wire::Kind::EndOfStream);
+  EXPECT_FALSE(pull.recv(milliseconds(100))) << "nothing after the end";
+  sender.join();
+  EXPECT_EQ(push.counters().unacknowledged, 0u);
+  EXPECT_EQ(pull.counters().duplicates, 0u);
 }
 
 }  // namespace

@@ -94,6 +94,47 @@ TEST(Wire, EndOfStreamAndErrorMessagesRoundTrip) {
   EXPECT_TRUE(back.tensors.empty()) << "an error message is not data";
 }
 
+TEST(Wire, SmallMessagesPackIntoOneFrameThatIsAnNpyFileAfterTheHeader) {
+  std::vector<Tensor> tensors = {test::random_tensor(s16({3, 2}), 1), test::random_tensor(c64({3}), 2),
+                                 test::random_tensor(f32({0}), 3)};
+  wire::Message m = test::data_message(tensors, 9, 4);
+  std::vector<std::string> f = frames_of(m, {.crc = true, .pack_below = 4096});
+  ASSERT_EQ(f.size(), 1u) << "one frame below pack_below";
+  wire::Message back = wire::decode(received(f));
+  EXPECT_EQ(back.header.flags, wire::kFlagCrc | wire::kFlagPacked);
+  EXPECT_EQ(back.header.seq, 9u);
+  ASSERT_EQ(back.tensors.size(), tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) EXPECT_TRUE(test::identical(back.tensors[i], tensors[i])) << i;
+  // After the header: the first tensor's .npy header and data, exactly as
+  // its own two frames would be (np.load reads it from there).
+  std::vector<std::string> unpacked = frames_of(test::data_message({tensors[0]}, 9, 4));
+  EXPECT_EQ(f[0].substr(32, unpacked[1].size() + unpacked[2].size()), unpacked[1] + unpacked[2]);
+  // Larger messages keep their frames.
+  EXPECT_EQ(frames_of(m, {.pack_below = 64}).size(), 7u);
+  // A packed frame cut short, or with bytes after its last tensor, is rejected.
+  for (const std::string& bad : {f[0].substr(0, f[0].size() - 1), f[0] + "x"})
+    EXPECT_THROW(wire::decode(received({bad})), WireError);
+}
+
+TEST(Wire, ControlMessagesCarryTheirRecordInOneFrame) {
+  wire::Message credit;
+  credit.header = {wire::Kind::Credit, 0, 7, 41, 0, 0};
+  credit.control = {1, 2, 3, 4, 5, 6};
+  std::vector<std::string> f = frames_of(credit);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].size(), wire::kHeaderBytes + wire::kControlBytes);
+  wire::Message back = wire::decode(received(f));
+  EXPECT_EQ(back.header.kind, wire::Kind::Credit);
+  EXPECT_EQ(back.header.seq, 41u);
+  EXPECT_EQ(back.control.session, 1u);
+  EXPECT_EQ(back.control.next, 2u);
+  EXPECT_EQ(back.control.credit_messages, 3u);
+  EXPECT_EQ(back.control.credit_bytes, 4u);
+  EXPECT_EQ(back.control.max_message_bytes, 5u);
+  EXPECT_EQ(back.control.rewind, 6u);
+  EXPECT_THROW(wire::decode(received({f[0].substr(0, 60)})), WireError) << "a record cut short";
+}
+
 TEST(Wire, UnknownFlagBitsAreIgnored) {
   std::vector<std::string> f = frames_of(test::data_message({test::random_tensor(f32({4}), 1)}, 3));
   f[0][7] = '\x80';  // bit 15: not defined in version 1

@@ -43,4 +43,12 @@ for seq, ((spec, a), line) in enumerate(zip(arrays, lines)):
         assert np.isclose(found[name], want, rtol=1e-5, atol=1e-6), \
             f"line {seq} ({spec}): {name} expected {want}, found {found[name]}"
 assert lines[-1] == f"stream 0 seq {len(arrays)}: end of stream", f"last line: {lines[-1]}"
-print("ok:", len(arrays), "messages")
+
+# Nobody listening: send says how many messages were not delivered and fails.
+with tempfile.TemporaryDirectory() as tmp:
+    np.save(os.path.join(tmp, "a.npy"), np.arange(3.0))
+    lost = subprocess.run([sluice, "send", "--timeout", "1", f"ipc://{tmp}/nobody", os.path.join(tmp, "a.npy")],
+                          capture_output=True, text=True, timeout=30)
+assert lost.returncode == 1, f"sluice send to nobody exited {lost.returncode}: {lost.stderr}"
+assert "2 message(s) not delivered" in lost.stderr, f"expected the count of what was lost, found: {lost.stderr}"
+print("ok:", len(arrays), "messages; a send to nobody fails naming 2 messages not delivered")

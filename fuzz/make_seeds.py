@@ -35,6 +35,11 @@ def main(directory):
         "end_of_stream": sluice_wire.encode_end_of_stream(seq=9),
         "error": sluice_wire.encode_error("stage 'x' failed", seq=4),
         "no_tensors": sluice_wire.encode([]),
+        "packed_two_tensors": sluice_wire.encode([np.arange(4, dtype=np.int16), np.ones(3, np.float64)], seq=5,
+                                                 crc=True, pack_below=4096),
+        "credit": sluice_wire.encode_control(sluice_wire.CREDIT, sluice_wire.Control(1, 2, 1000, 1 << 20, 1 << 30, 0),
+                                             seq=7),
+        "heartbeat": sluice_wire.encode_control(sluice_wire.HEARTBEAT, sluice_wire.Control(3, 9), seq=8),
     }
     for name, frames in seeds.items():
         with open(os.path.join(directory, name), "wb") as f:

@@ -40,8 +40,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     int64_t total = 0;
     for (wire::Bytes f : frames) total += static_cast<int64_t>(f.size());
     check(total <= limits.max_message_bytes);
-    check(frames.size() == (m.header.kind == wire::Kind::Data ? 1 + 2 * m.tensors.size()
-                            : m.header.kind == wire::Kind::Error ? 2 : 1));
+    const bool packed = (m.header.flags & wire::kFlagPacked) != 0;
+    check(!packed || m.header.kind == wire::Kind::Data);
+    check(frames.size() == (packed                                ? 1
+                            : m.header.kind == wire::Kind::Data  ? 1 + 2 * m.tensors.size()
+                            : m.header.kind == wire::Kind::Error ? 2
+                                                                 : 1));
+    // A control message is its header and its record, one frame.
+    check(!wire::is_control(m.header.kind) || frames[0].size() == wire::kHeaderBytes + wire::kControlBytes);
     for (const wire::TensorView& t : m.tensors) {
       check(static_cast<int64_t>(t.data.size()) == t.spec.bytes());
       // What a writer makes of an accepted spec reads back as the same spec.

@@ -64,7 +64,9 @@ void expect_all_once_in_order(const std::vector<std::vector<uint64_t>>& lives, u
   for (size_t l = 0; l < lives.size(); ++l) {
     for (size_t k = 0; k < lives[l].size(); ++k) {
       ASSERT_LT(lives[l][k], count) << "life " << l;
-      if (k > 0) ASSERT_EQ(lives[l][k], lives[l][k - 1] + 1) << "life " << l << ": out of order or twice";
+      if (k > 0) {
+        ASSERT_EQ(lives[l][k], lives[l][k - 1] + 1) << "life " << l << ": out of order or twice";
+      }
       ++seen[lives[l][k]];
     }
   }

@@ -15,14 +15,17 @@
 #include "io/channel_impl.h"
 
 namespace sluice {
+
+zmq::context_t& channel_detail::channel_context() {
+  static zmq::context_t ctx(1);
+  return ctx;
+}
+
 namespace {
 
 using channel_detail::Clock;
 
-zmq::context_t& context() {
-  static zmq::context_t ctx(1);
-  return ctx;
-}
+zmq::context_t& context() { return channel_detail::channel_context(); }
 
 bool receives(Pattern p) { return p == Pattern::Pull || p == Pattern::Sub || p == Pattern::Pair; }
 
@@ -161,6 +164,12 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
       }
     } else {
       c.socket.set(zmq::sockopt::sndhwm, c.options.send_high_water_mark);
+    }
+    if (!c.options.curve.secret.empty()) {
+      if (receives(pattern))
+        c.curve = std::make_unique<channel_detail::CurveServer>(c.socket, c.options.curve, "channel " + address);
+      else
+        channel_detail::configure_curve_client(c.socket, c.options.curve, "channel " + address);
     }
     if (pattern == Pattern::Sub) {
       if (c.options.subscribe.empty()) c.socket.set(zmq::sockopt::subscribe, "");
@@ -317,9 +326,10 @@ const std::string& Channel::last_rejection() const {
 }
 
 ChannelCounters Channel::counters() const {
-  const Impl& c = *impl_;
+  Impl& c = *impl_;
   ChannelCounters n;
   n.rejected = rejected();
+  if (c.curve) n.refused = c.curve->refused(c.where);
   if (c.receiver) {
     n.duplicates = c.receiver->duplicates();
     n.peers_lost = c.receiver->peers_lost();

@@ -50,6 +50,17 @@ enum class Acknowledge : uint8_t {
   Manual,      // the owner calls ack() once it has finished with a message (a pipeline, when every sink has it)
 };
 
+// CurveZMQ on tcp (io/curve.h makes the certificates; `sluice keygen`
+// too). A receiving channel with `secret` is a server: it takes senders
+// whose public certificate is in `allow` and refuses every other peer,
+// plaintext ones included. A sending channel with `secret` is a client of
+// the receiver whose public certificate is `server`.
+struct CurveOptions {
+  std::string secret;  // this side's secret certificate (NAME_secret); empty: no CurveZMQ
+  std::string server;  // sending: the receiver's public certificate
+  std::string allow;   // receiving: a directory of allowed senders' public certificates
+};
+
 struct ChannelOptions {
   Delivery delivery = Delivery::Reliable;
   int send_high_water_mark = 1000;  // plain: messages queued per peer before send blocks (push, pair) or drops (pub)
@@ -79,6 +90,7 @@ struct ChannelOptions {
   // before it fails, naming how many messages were not delivered.
   std::chrono::milliseconds peer_timeout{60000};
   Acknowledge acknowledge = Acknowledge::OnNextRecv;
+  CurveOptions curve;
 };
 
 // What a reliable channel has counted so far.
@@ -88,6 +100,7 @@ struct ChannelCounters {
   uint64_t resent = 0;          // sending: messages sent again
   uint64_t peers_lost = 0;      // peers declared dead (silent too long)
   uint64_t unacknowledged = 0;  // sending: messages sent and not yet acknowledged
+  uint64_t refused = 0;         // receiving with CurveZMQ: peers refused at the handshake (unknown key, plaintext)
 };
 
 class Channel {

@@ -49,6 +49,28 @@ bool write_frames(zmq::socket_t& socket, const std::vector<wire::Frame>& frames,
 // to `wait` (negative: forever). EINTR counts as woken.
 void wait_readable(zmq::socket_t& socket, int extra_fd, std::chrono::milliseconds wait);
 
+// The ZeroMQ context every channel's socket lives in.
+zmq::context_t& channel_context();
+
+// CurveZMQ server side of a receiving channel (channel_curve.cpp): its key,
+// its allow-list registered with the process's ZAP handler under a domain
+// of its own, and a monitor counting the peers refused at the handshake.
+class CurveServer {
+ public:
+  CurveServer(zmq::socket_t& socket, const CurveOptions& options, const std::string& where);
+  ~CurveServer();
+  CurveServer(const CurveServer&) = delete;
+  CurveServer& operator=(const CurveServer&) = delete;
+  uint64_t refused(const std::string& where);  // reads the monitor's new events first
+
+ private:
+  std::string domain_;
+  zmq::socket_t monitor_;
+  uint64_t refused_ = 0;
+};
+// CurveZMQ client side of a sending channel: its key pair and the server's key.
+void configure_curve_client(zmq::socket_t& socket, const CurveOptions& options, const std::string& where);
+
 // A reliable sender's routing id: 'S' and its session, 8 bytes little-endian.
 std::string routing_id_of(uint64_t session);
 // 0 when `id` is not one.
@@ -196,6 +218,7 @@ struct Channel::Impl {
   zmq::socket_t socket;
   uint64_t rejected = 0;
   std::string last_rejection;
+  std::unique_ptr<channel_detail::CurveServer> curve;  // declared after the socket: closed before it
   std::unique_ptr<channel_detail::ReliableSender> sender;
   std::unique_ptr<channel_detail::ReliableReceiver> receiver;
 };

@@ -25,6 +25,7 @@ struct CatOptions {
   int64_t count = 0;    // data messages to print; 0: until end of stream
   double timeout = -1;  // seconds to wait for a message; negative: forever
   bool plain = false;
+  CurveOptions curve;
 };
 
 // min, max and mean as f64 scalars; complex tensors by magnitude.
@@ -50,7 +51,7 @@ int cat(const CatOptions& o) {
   // Reliable (pull): each message is acknowledged once its line is printed
   // (at the next receive, or as the channel closes after the last).
   Channel channel(o.pattern == "sub" ? Pattern::Sub : Pattern::Pull, o.endpoint,
-                  {.delivery = o.plain ? Delivery::Plain : Delivery::Reliable});
+                  {.delivery = o.plain ? Delivery::Plain : Delivery::Reliable, .curve = o.curve});
   const auto timeout = o.timeout < 0 ? std::chrono::milliseconds(-1)
                                      : std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
   for (int64_t printed = 0; o.count == 0 || printed < o.count;) {
@@ -89,6 +90,10 @@ Command add_cat_command(CLI::App& app) {
       ->check(CLI::IsMember({"pull", "sub"}))
       ->capture_default_str();
   cmd->add_flag("--plain", o->plain, "plain ZeroMQ, for a raw PUSH or PUB peer (sub is always plain)");
+  cmd->add_option("--curve-secret", o->curve.secret, "CurveZMQ: this receiver's secret certificate (sluice keygen)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--curve-allow", o->curve.allow, "CurveZMQ: a directory of the allowed senders' public certificates")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("-n,--count", o->count, "stop after this many data messages (default: at end of stream)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--timeout", o->timeout, "give up (status 1) after this many seconds without a message")

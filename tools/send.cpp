@@ -27,6 +27,7 @@ struct SendOptions {
   uint64_t stream_id = 0;
   bool crc = false;
   bool plain = false;
+  CurveOptions curve;
   double timeout = 60;  // seconds to wait for a receiver (reliable) or to deliver after the last send (plain)
 };
 
@@ -40,6 +41,7 @@ int send(const SendOptions& o) {
   options.crc = o.crc;
   options.peer_timeout = timeout;
   options.linger = o.plain ? timeout : std::chrono::milliseconds(2000);
+  options.curve = o.curve;
   StopSignals stop;
   Channel channel(Pattern::Push, o.endpoint, options);
   uint64_t seq = 0;
@@ -70,6 +72,10 @@ Command add_send_command(CLI::App& app) {
   cmd->add_flag("--crc", o->crc, "send a CRC-32C of each message's data");
   cmd->add_flag("--plain", o->plain,
                 "plain ZeroMQ for a raw PULL peer: nothing is acknowledged, so a loss goes unnoticed");
+  cmd->add_option("--curve-secret", o->curve.secret, "CurveZMQ: this sender's secret certificate (sluice keygen)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--curve-server", o->curve.server, "CurveZMQ: the receiver's public certificate")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--timeout", o->timeout,
                   "seconds to wait for a receiver that is absent or silent (plain: to deliver after the last send)")
       ->check(CLI::Range(0.0, 3600.0))

@@ -297,6 +297,64 @@ def _endpoint(endpoint, bind_by_default):
     return endpoint, bind_by_default
 
 
+def _curve_client(socket, secret, server):
+    """CurveZMQ client keys on a sender's socket: its own certificate (the _secret file)
+    and the receiver's public certificate, both as `sluice keygen` or zcert write them."""
+    import zmq.auth
+    public, secret_key = zmq.auth.load_certificate(secret)
+    if not secret_key:
+        raise WireError(f"curve: {secret}: expected a secret certificate, found a public one")
+    socket.curve_publickey, socket.curve_secretkey = public, secret_key
+    socket.curve_serverkey, _ = zmq.auth.load_certificate(server)
+
+
+_authenticators = {}  # context -> [its ZAP handler, the receivers using it]
+
+
+def _curve_server(socket, context, secret, allow):
+    """CurveZMQ server keys on a receiver's socket, and a ZAP handler (pyzmq's own) that
+    lets in the senders whose public certificates are in the directory `allow`; a
+    context's handler runs while a receiver uses it (_curve_server_closed)."""
+    import os
+    import zmq.auth
+    from zmq.auth.thread import ThreadAuthenticator
+    public, secret_key = zmq.auth.load_certificate(secret)
+    if not secret_key:
+        raise WireError(f"curve: {secret}: expected a secret certificate, found a public one")
+    if not allow or not os.path.isdir(allow):
+        raise WireError(f"curve: expected a directory of allowed senders' public certificates, found {allow!r}")
+    # Every file of the directory, as sluice's C++ receiver reads it (pyzmq's own
+    # configure_curve would take only files named *.key).
+    allowed = {zmq.auth.load_certificate(os.path.join(allow, name))[0]
+               for name in os.listdir(allow) if os.path.isfile(os.path.join(allow, name))}
+
+    class AllowList:
+        def callback(self, domain, key):
+            return key in allowed
+
+    if context not in _authenticators:
+        _authenticators[context] = [ThreadAuthenticator(context), 0]
+        _authenticators[context][0].start()
+    auth = _authenticators[context][0]
+    _authenticators[context][1] += 1
+    domain = f"sluice-{id(socket)}"
+    auth.configure_curve_callback(domain=domain, credentials_provider=AllowList())
+    socket.zap_domain = domain.encode()
+    socket.curve_server = True
+    socket.curve_publickey, socket.curve_secretkey = public, secret_key
+
+
+def _curve_server_closed(context):
+    """One receiver fewer on the context's ZAP handler: the last stops its thread, which
+    would otherwise keep the interpreter from exiting."""
+    entry = _authenticators.get(context)
+    if entry:
+        entry[1] -= 1
+        if entry[1] == 0:
+            entry[0].stop()
+            del _authenticators[context]
+
+
 class ReliableSender:
     """Sends messages that are kept until the receiver acknowledges them, within the
     receiver's credit, and sent again to a receiver that restarts. The protocol runs
@@ -305,7 +363,9 @@ class ReliableSender:
 
     def __init__(self, endpoint, stream_id=0, credit_messages=1000, credit_bytes=256 << 20,
                  heartbeat_interval=0.5, missed_heartbeats=6, peer_timeout=60.0, pack_below=4096,
-                 crc=False, context=None):
+                 crc=False, context=None, curve_secret=None, curve_server=None):
+        """curve_secret and curve_server: CurveZMQ over tcp, with this sender's secret
+        certificate and the receiver's public one."""
         zmq = _zmq()
         self.session = _new_session()
         self.stream_id, self.crc, self.pack_below = stream_id, crc, pack_below
@@ -317,6 +377,8 @@ class ReliableSender:
         self.socket.setsockopt(zmq.SNDHWM, 0)
         self.socket.setsockopt(zmq.RECONNECT_IVL, 100)
         self.socket.setsockopt(zmq.RECONNECT_IVL_MAX, 5000)
+        if curve_secret:
+            _curve_client(self.socket, curve_secret, curve_server)
         address, bind = _endpoint(endpoint, False)
         (self.socket.bind if bind else self.socket.connect)(address)
         self.where = f"sender {address}"
@@ -484,12 +546,19 @@ class ReliableReceiver:
     the process dies is sent again to the receiver that takes its place."""
 
     def __init__(self, endpoint, credit_messages=1000, credit_bytes=256 << 20,
-                 max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, heartbeat_interval=0.5, context=None):
+                 max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, heartbeat_interval=0.5, context=None,
+                 curve_secret=None, curve_allow=None):
+        """curve_secret and curve_allow: CurveZMQ over tcp, with this receiver's secret
+        certificate and a directory of the allowed senders' public certificates."""
         zmq = _zmq()
         self.session = _new_session()
         self.credit_messages, self.credit_bytes = credit_messages, credit_bytes
         self.max_message_bytes, self.interval = max_message_bytes, heartbeat_interval
-        self.socket = (context or zmq.Context.instance()).socket(zmq.ROUTER)
+        context = context or zmq.Context.instance()
+        self.socket = context.socket(zmq.ROUTER)
+        self.curve_context = context if curve_secret else None
+        if curve_secret:
+            _curve_server(self.socket, context, curve_secret, curve_allow)
         self.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
         self.socket.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
@@ -603,3 +672,6 @@ class ReliableReceiver:
                     self.peers[self.handed[0]].expected -= 1
                     self.handed = None
         self.socket.close(linger=int(linger * 1000))
+        if self.curve_context is not None:
+            _curve_server_closed(self.curve_context)
+            self.curve_context = None

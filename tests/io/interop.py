@@ -6,6 +6,9 @@
                                     what produce sent, exit 0
     interop.py selftest             sluice_wire alone: round trips, packed and control messages, malformed ones
 
+produce and consume take CurveZMQ certificates after N: produce SECRET SERVER (its secret certificate,
+the receiver's public one), consume SECRET ALLOW (its secret certificate, a directory of allowed senders).
+
 Every receive has a timeout; any failure exits non-zero with the reason.
 """
 
@@ -26,8 +29,9 @@ def message(i):
     return [a, b]
 
 
-def produce(endpoint, n):
-    out = sluice_wire.ReliableSender(endpoint, peer_timeout=TIMEOUT_MS / 1000)
+def produce(endpoint, n, curve=()):
+    out = sluice_wire.ReliableSender(endpoint, peer_timeout=TIMEOUT_MS / 1000,
+                                     curve_secret=curve[0] if curve else None, curve_server=curve[1] if curve else None)
     for i in range(n):
         if i == n // 2:
             out.send_error("python producer: halfway (not data)")
@@ -39,8 +43,9 @@ def produce(endpoint, n):
     out.close()
 
 
-def consume(endpoint, n):
-    inp = sluice_wire.ReliableReceiver("@" + endpoint)
+def consume(endpoint, n, curve=()):
+    inp = sluice_wire.ReliableReceiver("@" + endpoint, curve_secret=curve[0] if curve else None,
+                                       curve_allow=curve[1] if curve else None)
     for i in range(n + 1):
         m = inp.recv(timeout=TIMEOUT_MS / 1000)
         assert m is not None, f"message {i}: nothing within {TIMEOUT_MS} ms"
@@ -119,9 +124,9 @@ def selftest():
 if __name__ == "__main__":
     try:
         if sys.argv[1] == "produce":
-            produce(sys.argv[2], int(sys.argv[3]))
+            produce(sys.argv[2], int(sys.argv[3]), sys.argv[4:6])
         elif sys.argv[1] == "consume":
-            consume(sys.argv[2], int(sys.argv[3]))
+            consume(sys.argv[2], int(sys.argv[3]), sys.argv[4:6])
         else:
             selftest()
     except (AssertionError, sluice_wire.WireError, zmq.ZMQError) as e:

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "io/curve.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/zmq_nodes.h"
 #include "tests/io/wire_test_util.h"
@@ -17,6 +20,20 @@ const std::string kScript = SLUICE_SOURCE_DIR "/tests/io/interop.py";
 const std::string kPythonPath = "PYTHONPATH=" SLUICE_SOURCE_DIR "/io/python";
 
 std::string python_or_skip_reason() { return test::python_with_numpy_and_zmq(); }
+
+// Runs `p`, fed by `source` from the Python `producer`, until its end of
+// stream (within 60 s); then both Python processes must have succeeded.
+void run_between(Pipeline& p, const std::shared_ptr<ZmqSource>& source, test::Child& producer, test::Child& consumer,
+                 int count) {
+  {
+    test::Watchdog watchdog(source, milliseconds(60000));
+    PipelineResult r = p.run();
+    EXPECT_FALSE(watchdog.fired()) << "no end of stream from the Python producer within 60 s";
+    EXPECT_EQ(r.metrics_of("twice").messages_out, static_cast<uint64_t>(count));
+  }
+  EXPECT_EQ(producer.wait(milliseconds(30000)), 0) << "the Python producer failed (its stderr is above)";
+  EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
+}
 
 TEST(PythonInterop, SluiceWireSelfTest) {
   std::string python = python_or_skip_reason();
@@ -38,16 +55,42 @@ TEST(PythonInterop, PythonToCppPipelineToPython) {
 
   test::Child consumer({python, kScript, "consume", dir.ipc("out"), std::to_string(kCount)}, {kPythonPath});
   test::Child producer({python, kScript, "produce", dir.ipc("in"), std::to_string(kCount)}, {kPythonPath});
-  {
-    test::Watchdog watchdog(source, milliseconds(60000));
-    PipelineResult r = p.run();
-    EXPECT_FALSE(watchdog.fired()) << "no end of stream from the Python producer within 60 s";
-    EXPECT_EQ(r.metrics_of("twice").messages_out, static_cast<uint64_t>(kCount));
-  }
-  EXPECT_EQ(producer.wait(milliseconds(30000)), 0) << "the Python producer failed (its stderr is above)";
-  EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
+  run_between(p, source, producer, consumer, kCount);
   EXPECT_EQ(source->peer_errors(), 1u) << "the producer's error message was counted, not taken for data";
   EXPECT_EQ(source->rejected(), 0u) << source->last_rejection();
+}
+
+// CurveZMQ both ways over tcp: a Python sender allowed by the C++ source,
+// and a C++ sink allowed by the Python receiver; the same keys on each side.
+TEST(PythonInterop, PythonAndCppSpeakCurveZmq) {
+  std::string python = python_or_skip_reason();
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
+  constexpr int kCount = 50;
+  test::TempDir dir;
+  const std::string keys = dir.path() + "/";
+  std::filesystem::create_directory(keys + "allow_python");
+  std::filesystem::create_directory(keys + "allow_cpp");
+  curve::save(keys + "cpp", curve::generate());
+  curve::save(keys + "python", curve::generate());
+  std::filesystem::copy_file(keys + "python", keys + "allow_python/python");
+  std::filesystem::copy_file(keys + "cpp", keys + "allow_cpp/cpp");
+
+  auto source = sources::zmq("@tcp://127.0.0.1:*", {f32({4, 3}), s64({5})},
+                             {.channel = {.curve = {.secret = keys + "cpp_secret", .allow = keys + "allow_python"}}});
+  const std::string python_in = "tcp://127.0.0.1:" + std::to_string(test::free_tcp_port());
+  Pipeline p;
+  auto twice = p.stage("twice", [](Expr a, Expr b) { return tuple(a * 2, b * 2); });
+  p.connect(p.source("from python", source), twice);
+  p.connect(twice, p.sink("to python", sinks::zmq(">" + python_in, {.channel = {.curve = {.secret = keys + "cpp_secret",
+                                                                                          .server = keys + "python"}}})));
+
+  test::Child consumer({python, kScript, "consume", python_in, std::to_string(kCount), keys + "python_secret",
+                        keys + "allow_cpp"},
+                       {kPythonPath});
+  test::Child producer({python, kScript, "produce", source->bound_endpoint(), std::to_string(kCount),
+                        keys + "python_secret", keys + "cpp"},
+                       {kPythonPath});
+  run_between(p, source, producer, consumer, kCount);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "tests/io/wire_test_util.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -10,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "io/npy.h"
@@ -250,6 +254,20 @@ std::string python_with_numpy_and_zmq() {
     if (std::system(probe.c_str()) == 0) return python;
   }
   return "";
+}
+
+int free_tcp_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("free_tcp_port: no socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("free_tcp_port: cannot bind 127.0.0.1:0");
+  return ntohs(address.sin_port);
 }
 
 }  // namespace sluice::test

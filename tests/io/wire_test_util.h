@@ -106,4 +106,8 @@ class Watchdog {
 // empty when neither does.
 std::string python_with_numpy_and_zmq();
 
+// A tcp port on 127.0.0.1 that was free a moment ago, for a peer that must
+// bind a port named in advance (another process may take it in between).
+int free_tcp_port();
+
 }  // namespace sluice::test

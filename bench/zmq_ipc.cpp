@@ -1,11 +1,22 @@
-// Tensors from one process to another over ipc: a sluice Channel (the wire
-// format: a header frame, an .npy header frame and the data per message)
-// against raw libzmq PUSH/PULL sending the same data bytes as one frame.
-// Another process, bench_zmq_ipc_peer, sends; this one receives and times.
-//   zmq_ipc_1MiB  1 MiB f32 tensors: bandwidth, sluice / raw
-//   zmq_ipc_64B   64-byte f32 tensors: messages per second, sluice / raw
+// Tensors from one process to another over ipc (and tcp). Another process,
+// bench_zmq_ipc_peer, sends; this one receives and times. Three senders:
+//   reliable  a sluice Channel as a user gets it by default (reliable
+//             delivery: credit, acknowledgements, heartbeats; a tensor below
+//             pack_below travels packed in one frame);
+//   plain     a sluice Channel with Delivery::Plain (raw ZeroMQ PUSH/PULL
+//             carrying the wire format, packed the same way);
+//   raw       raw libzmq PUSH/PULL sending the tensor's bytes as one frame.
+// Rows (ratio = baseline time / sluice time, higher is better):
+//   zmq_ipc_1MiB       1 MiB f32 tensors, reliable against raw
+//   zmq_ipc_64B        64-byte f32 tensors, reliable against raw
+//   reliable_ipc_1MiB  1 MiB f32 tensors, reliable against plain: what reliability costs
+//   reliable_ipc_64B   64-byte f32 tensors, reliable against plain
+//   curve_tcp_1MiB     1 MiB f32 tensors over tcp loopback, reliable with
+//                      CurveZMQ against reliable without: what encryption costs
+// and, not a row, zmq_ipc_64B_plain: plain against raw, to tell the
+// Channel's and the wire format's cost from the reliable protocol's.
 // Each trial starts a fresh sender, takes its first message untimed (start-up
-// and connection), then times the rest; the ratio is raw time / sluice time.
+// and connection), then times the rest up to the last data message.
 
 #include <signal.h>
 #include <spawn.h>
@@ -16,14 +27,18 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_report.h"
 #include "io/channel.h"
+#include "io/curve.h"
 
 extern char** environ;
 
@@ -37,18 +52,41 @@ std::string peer_program() {
   return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "bench_zmq_ipc_peer").string();
 }
 
-// The sending process of one trial, killed if it outlives a failed one. It
-// exits only once told that everything arrived: a sender that closes its
-// ipc socket while the receiver lags can lose what it queued last, linger
-// or not (libzmq issue #4660).
+// A path of its own for each receiver: a closed socket unlinks its path
+// later, possibly after another socket has bound the same one.
+std::string ipc_endpoint(const std::string& name, size_t bytes) {
+  static int receivers = 0;
+  return "ipc://" + (std::filesystem::temp_directory_path() /
+                     ("sluice-bench-" + std::to_string(getpid()) + "-" + name + "-" + std::to_string(bytes) + "-" +
+                      std::to_string(++receivers)))
+                        .string();
+}
+
+// Removes an ipc endpoint's socket file, which ZeroMQ leaves behind when a
+// process ends before its I/O thread has closed the socket; nothing for tcp.
+void remove_ipc_file(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) != 0) return;
+  std::error_code ignored;
+  std::filesystem::remove(endpoint.substr(6), ignored);
+}
+
+// The sending process of one trial, killed if it outlives a failed one.
+// A plain or raw sender exits only once told that everything arrived: a
+// sender that closes its ipc socket while the receiver lags can lose what it
+// queued last, linger or not (libzmq issue #4660). A reliable sender needs
+// no word: its flush returns once the receiver acknowledged everything.
 class Peer {
  public:
-  Peer(const std::string& mode, const std::string& endpoint, size_t bytes, long count)
-      : ack_endpoint_(endpoint + "-ack-" + std::to_string(++trials_)) {
+  Peer(const std::string& mode, const std::string& endpoint, size_t bytes, long count,
+       const std::vector<std::string>& extra_args = {})
+      : ack_endpoint_(ipc_endpoint("ack", 0)), needs_word_(mode != "reliable") {
     ack_ = zmq_socket(ack_context(), ZMQ_PUSH);
+    int linger_ms = 0;  // the word is for a live peer; a dead one never takes it
+    zmq_setsockopt(ack_, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
     if (zmq_bind(ack_, ack_endpoint_.c_str()) != 0) throw std::runtime_error("cannot bind " + ack_endpoint_);
     std::vector<std::string> args = {peer_program(),        mode,         endpoint, std::to_string(bytes),
                                      std::to_string(count), ack_endpoint_};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -61,15 +99,25 @@ class Peer {
       waitpid(pid_, nullptr, 0);
     }
     zmq_close(ack_);
+    remove_ipc_file(ack_endpoint_);
   }
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
 
-  // Everything arrived: lets the peer exit, and checks that it succeeded.
+  // Everything arrived: lets the peer exit (plain, raw), and checks that it
+  // succeeded within kTimeout; kills it otherwise.
   void finish() {
-    if (zmq_send(ack_, "", 0, 0) != 0) throw std::runtime_error("cannot acknowledge the peer");
+    if (needs_word_) {
+      int timeout_ms = static_cast<int>(kTimeout.count());
+      zmq_setsockopt(ack_, ZMQ_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
+      if (zmq_send(ack_, "", 0, 0) != 0) throw std::runtime_error("cannot acknowledge the peer");
+    }
     int status = 0;
-    waitpid(pid_, &status, 0);
+    const Clock::time_point deadline = Clock::now() + kTimeout;
+    while (waitpid(pid_, &status, WNOHANG) == 0) {
+      if (Clock::now() > deadline) throw std::runtime_error("bench_zmq_ipc_peer did not exit");  // ~Peer kills it
+      usleep(1000);
+    }
     pid_ = -1;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("bench_zmq_ipc_peer failed");
   }
@@ -79,37 +127,53 @@ class Peer {
     static void* context = zmq_ctx_new();
     return context;
   }
-  static inline int trials_ = 0;
   std::string ack_endpoint_;
+  bool needs_word_;
   void* ack_ = nullptr;
   pid_t pid_ = -1;
 };
 
-// A path of its own for each receiver: a closed socket unlinks its path
-// later, possibly after another socket has bound the same one.
-std::string ipc_endpoint(const std::string& name, size_t bytes) {
-  return "ipc://" + (std::filesystem::temp_directory_path() /
-                     ("sluice-bench-" + std::to_string(getpid()) + "-" + name + "-" + std::to_string(bytes)))
-                        .string();
-}
-
-// The receiving end through sluice: a Channel bound once for every trial.
-class SluiceReceiver {
+// The receiving end of one kind of sender, bound once for every trial.
+class Receiver {
  public:
-  explicit SluiceReceiver(size_t bytes)
-      : endpoint_(ipc_endpoint("sluice", bytes)), bytes_(bytes), pull_(Pattern::Pull, "@" + endpoint_) {}
-
+  virtual ~Receiver() = default;
   // Seconds per message over `count` - 1 messages; the first one's data in *first.
-  double trial(long count, std::vector<float>* first = nullptr) {
-    Peer peer("sluice", endpoint_, bytes_, count);
+  virtual double trial(long count, std::vector<float>* first = nullptr) = 0;
+};
+
+// The receiving end through sluice: a Channel with the sender's delivery.
+class SluiceReceiver : public Receiver {
+ public:
+  // Over ipc, with default options but `delivery`.
+  SluiceReceiver(size_t bytes, Delivery delivery)
+      : SluiceReceiver(bytes, delivery == Delivery::Reliable ? "reliable" : "plain",
+                       "@" + ipc_endpoint(delivery == Delivery::Reliable ? "reliable" : "plain", bytes),
+                       {.delivery = delivery}) {}
+  // Bound at `bind` with `options`, fed by peers of `mode` given `peer_args`
+  // after the usual ones.
+  SluiceReceiver(size_t bytes, const std::string& mode, const std::string& bind, ChannelOptions options,
+                 std::vector<std::string> peer_args = {})
+      : mode_(mode),
+        bytes_(bytes),
+        pull_(Pattern::Pull, bind, std::move(options)),
+        endpoint_(pull_.bound_endpoint()),
+        peer_args_(std::move(peer_args)) {}
+  ~SluiceReceiver() override { remove_ipc_file(endpoint_); }
+  SluiceReceiver(const SluiceReceiver&) = delete;
+  SluiceReceiver& operator=(const SluiceReceiver&) = delete;
+
+  double trial(long count, std::vector<float>* first = nullptr) override {
+    Peer peer(mode_, endpoint_, bytes_, count, peer_args_);
     Tensor t = next();
     if (first) first->assign(t.data<float>().begin(), t.data<float>().end());
     auto start = Clock::now();
     for (long i = 1; i < count; ++i) next();
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::optional<wire::Message> end = pull_.recv(kTimeout);
-    if (!end || end->header.kind != wire::Kind::EndOfStream)
-      throw std::runtime_error("sluice: no end of stream");
+    if (!end || end->header.kind != wire::Kind::EndOfStream) throw std::runtime_error(mode_ + ": no end of stream");
+    // Reliable: the end of stream is acknowledged now, not at a next recv
+    // (which comes with the next trial), so that the sender's flush returns.
+    pull_.keep_alive();
     peer.finish();
     return seconds / static_cast<double>(std::max(count - 1, 1L));
   }
@@ -118,28 +182,21 @@ class SluiceReceiver {
   Tensor next() {
     std::optional<wire::Message> m = pull_.recv(kTimeout);
     if (!m || m->tensors.size() != 1 || m->tensors[0].spec().bytes() != static_cast<int64_t>(bytes_))
-      throw std::runtime_error("sluice: a message is missing or wrong");
+      throw std::runtime_error(mode_ + ": a message is missing or wrong");
     return m->tensors[0];
   }
 
-  std::string endpoint_;
+  std::string mode_;
   size_t bytes_;
   Channel pull_;
-};
-
-// How the raw libzmq sender frames a tensor.
-enum class RawFraming {
-  OneFrame,    // the tensor's bytes alone: the baseline of the rows
-  WireFrames,  // the frames sluice puts on the wire, sent as plain bytes
+  std::string endpoint_;  // as the peers connect to it (tcp: the port bound)
+  std::vector<std::string> peer_args_;
 };
 
 // The receiving end in raw libzmq: one PULL socket, one reused message.
-class RawReceiver {
+class RawReceiver : public Receiver {
  public:
-  RawReceiver(size_t bytes, RawFraming framing)
-      : endpoint_(ipc_endpoint(framing == RawFraming::OneFrame ? "raw" : "raw-wire", bytes)),
-        bytes_(bytes),
-        framing_(framing) {
+  explicit RawReceiver(size_t bytes) : endpoint_(ipc_endpoint("raw", bytes)), bytes_(bytes) {
     ctx_ = zmq_ctx_new();
     pull_ = zmq_socket(ctx_, ZMQ_PULL);
     int timeout_ms = static_cast<int>(kTimeout.count());
@@ -147,16 +204,17 @@ class RawReceiver {
     if (zmq_bind(pull_, endpoint_.c_str()) != 0) throw std::runtime_error("raw: bind failed");
     zmq_msg_init(&msg_);
   }
-  ~RawReceiver() {
+  ~RawReceiver() override {
     zmq_msg_close(&msg_);
     zmq_close(pull_);
     zmq_ctx_term(ctx_);
+    remove_ipc_file(endpoint_);
   }
   RawReceiver(const RawReceiver&) = delete;
   RawReceiver& operator=(const RawReceiver&) = delete;
 
-  double trial(long count, std::vector<float>* first = nullptr) {
-    Peer peer(framing_ == RawFraming::OneFrame ? "raw" : "raw-wire", endpoint_, bytes_, count);
+  double trial(long count, std::vector<float>* first = nullptr) override {
+    Peer peer("raw", endpoint_, bytes_, count);
     next();
     if (first) {
       const auto* f = static_cast<const float*>(zmq_msg_data(&msg_));
@@ -171,13 +229,9 @@ class RawReceiver {
   }
 
  private:
-  // One message: its frames, the tensor's bytes last.
   void next() {
-    int got = 0;
-    do {
-      got = zmq_msg_recv(&msg_, pull_, 0);
-      if (got < 0) throw std::runtime_error(std::string("raw: no message: ") + zmq_strerror(zmq_errno()));
-    } while (zmq_msg_more(&msg_));
+    int got = zmq_msg_recv(&msg_, pull_, 0);
+    if (got < 0) throw std::runtime_error(std::string("raw: no message: ") + zmq_strerror(zmq_errno()));
     if (got != static_cast<int>(bytes_))
       throw std::runtime_error("raw: expected a message of " + std::to_string(bytes_) + " bytes, found " +
                                std::to_string(got));
@@ -185,44 +239,127 @@ class RawReceiver {
 
   std::string endpoint_;
   size_t bytes_;
-  RawFraming framing_;
   void* ctx_ = nullptr;
   void* pull_ = nullptr;
   zmq_msg_t msg_;
 };
 
-// Interleaved trials of sluice and of the raw sender; the row `name` when
-// framed as the rows' baseline, the ratio alone otherwise.
-void run_benchmark(benchmark::State& state, const std::string& name, size_t bytes, long count, double goal,
-                   RawFraming framing = RawFraming::OneFrame) {
+// Interleaved trials of `sluice` and `baseline`, after checking that both
+// deliver the same data; the row `name` unless it is empty (a diagnostic:
+// the ratio shows in the `speedup` counter alone).
+void compare(benchmark::State& state, const std::string& name, Receiver& sluice, Receiver& baseline, long count,
+             double goal) {
+  std::vector<float> via_sluice, via_baseline;
+  sluice.trial(2, &via_sluice);
+  baseline.trial(2, &via_baseline);
+  if (!check_close(state, via_sluice, via_baseline, 0)) return;
+  Samples s = interleave(
+      state, [&] { return sluice.trial(count); }, [&] { return baseline.trial(count); });
+  if (!name.empty()) report_speedup(name, s, goal);
+}
+
+// Runs `body` (which sets up receivers and compares them); a failure marks
+// the benchmark failed, with no row.
+template <class Body>
+void run_benchmark(benchmark::State& state, Body body) {
   try {
-    SluiceReceiver sluice_end(bytes);
-    RawReceiver raw_end(bytes, framing);
-    std::vector<float> via_sluice, via_raw;
-    sluice_end.trial(2, &via_sluice);
-    raw_end.trial(2, &via_raw);
-    if (!check_close(state, via_sluice, via_raw, 0)) return;
-    Samples s = interleave(
-        state, [&] { return sluice_end.trial(count); }, [&] { return raw_end.trial(count); });
-    if (framing == RawFraming::OneFrame) report_speedup(name, s, goal);
+    body();
   } catch (const std::exception& e) { state.SkipWithError(e.what()); }
 }
 
-void BM_zmq_ipc_1MiB(benchmark::State& state) {
-  run_benchmark(state, "zmq_ipc_1MiB", size_t{1} << 20, 400, 0.8);
-}
-BENCHMARK(BM_zmq_ipc_1MiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
+// A server's and a client's CurveZMQ certificates in a folder of their own,
+// the client's public one in the server's allow folder; removed afterwards.
+class CurveKeys {
+ public:
+  CurveKeys()
+      : dir_(std::filesystem::temp_directory_path() / ("sluice-bench-" + std::to_string(getpid()) + "-curve")) {
+    std::filesystem::create_directories(dir_ / "allow");
+    curve::save(path("server"), curve::generate());
+    curve::save(path("client"), curve::generate());
+    std::filesystem::copy_file(dir_ / "client", dir_ / "allow" / "client",
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  ~CurveKeys() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  CurveKeys(const CurveKeys&) = delete;
+  CurveKeys& operator=(const CurveKeys&) = delete;
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-void BM_zmq_ipc_64B(benchmark::State& state) { run_benchmark(state, "zmq_ipc_64B", 64, 200000, 0.5); }
+ private:
+  std::filesystem::path dir_;
+};
+
+constexpr size_t k1MiB = size_t{1} << 20;
+constexpr long kCount1MiB = 1000;
+constexpr long kCount64B = 200000;
+
+void BM_zmq_ipc_1MiB(benchmark::State& state) {
+  run_benchmark(state, [&] {
+    SluiceReceiver reliable(k1MiB, Delivery::Reliable);
+    RawReceiver raw(k1MiB);
+    compare(state, "zmq_ipc_1MiB", reliable, raw, kCount1MiB, 0.8);
+  });
+}
+BENCHMARK(BM_zmq_ipc_1MiB)->Iterations(15)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// What a user gets by default for a small tensor (reliable, packed in one
+// frame) against raw libzmq's one frame. The row measures the default on
+// purpose, even where plain mode would score higher: zmq_ipc_64B_plain
+// below shows the plain Channel's figure beside it.
+void BM_zmq_ipc_64B(benchmark::State& state) {
+  run_benchmark(state, [&] {
+    SluiceReceiver reliable(64, Delivery::Reliable);
+    RawReceiver raw(64);
+    compare(state, "zmq_ipc_64B", reliable, raw, kCount64B, 0.5);
+  });
+}
 BENCHMARK(BM_zmq_ipc_64B)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
-// Not a row: how much of zmq_ipc_64B's gap is the wire format's three frames
-// per message (header, .npy header, data) rather than the Channel. Its
-// `speedup` counter is sluice against raw libzmq sending those same frames.
-void BM_zmq_ipc_64B_vs_raw_wire_frames(benchmark::State& state) {
-  run_benchmark(state, "", 64, 200000, 0, RawFraming::WireFrames);
+// Not a row: the plain Channel against raw libzmq, both one frame: what
+// the Channel and the wire format cost without the reliable protocol.
+void BM_zmq_ipc_64B_plain(benchmark::State& state) {
+  run_benchmark(state, [&] {
+    SluiceReceiver plain(64, Delivery::Plain);
+    RawReceiver raw(64);
+    compare(state, "", plain, raw, kCount64B, 0);
+  });
 }
-BENCHMARK(BM_zmq_ipc_64B_vs_raw_wire_frames)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_zmq_ipc_64B_plain)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_reliable_ipc_1MiB(benchmark::State& state) {
+  run_benchmark(state, [&] {
+    SluiceReceiver reliable(k1MiB, Delivery::Reliable);
+    SluiceReceiver plain(k1MiB, Delivery::Plain);
+    compare(state, "reliable_ipc_1MiB", reliable, plain, kCount1MiB, 0.9);
+  });
+}
+BENCHMARK(BM_reliable_ipc_1MiB)->Iterations(15)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_reliable_ipc_64B(benchmark::State& state) {
+  run_benchmark(state, [&] {
+    SluiceReceiver reliable(64, Delivery::Reliable);
+    SluiceReceiver plain(64, Delivery::Plain);
+    compare(state, "reliable_ipc_64B", reliable, plain, kCount64B, 0.7);
+  });
+}
+BENCHMARK(BM_reliable_ipc_64B)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Both ends default channels (reliable) over tcp loopback, one pair with
+// CurveZMQ (the sender's key allowed by the receiver), one without.
+void BM_curve_tcp_1MiB(benchmark::State& state) {
+  run_benchmark(state, [&] {
+    CurveKeys keys;
+    ChannelOptions secure;
+    secure.curve = {.secret = keys.path("server_secret"), .server = "", .allow = keys.path("allow")};
+    SluiceReceiver curve(k1MiB, "reliable", "@tcp://127.0.0.1:*", secure,
+                         {keys.path("client_secret"), keys.path("server")});
+    SluiceReceiver plaintext(k1MiB, "reliable", "@tcp://127.0.0.1:*", {});
+    compare(state, "curve_tcp_1MiB", curve, plaintext, kCount1MiB, 0.25);
+  });
+}
+BENCHMARK(BM_curve_tcp_1MiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sluice::bench

@@ -1,19 +1,29 @@
 // The sending process of bench_zmq_ipc, which starts it once per trial:
-//   bench_zmq_ipc_peer sluice|raw|raw-wire ENDPOINT BYTES COUNT ACK_ENDPOINT
-// connects a PUSH socket to ENDPOINT and sends COUNT messages of one f32
-// tensor of BYTES bytes (ramp values), then an end marker, then waits for the
-// receiver's word on ACK_ENDPOINT that all arrived before it closes:
-//   sluice    through a Channel (the wire format; end of stream at the end);
+//   bench_zmq_ipc_peer reliable|plain|raw ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]
+// connects to ENDPOINT and sends COUNT messages of one f32 tensor of BYTES
+// bytes (ramp values), then an end marker:
+//   reliable  through a Channel with default options, as a user gets it
+//             (reliable; a small tensor packed in one frame); end of stream
+//             at the end, then flush: exits once the receiver acknowledged
+//             everything, with no word on ACK_ENDPOINT;
+//   plain     through a Channel with Delivery::Plain (raw ZeroMQ PUSH, the
+//             same packing); end of stream at the end;
 //   raw       the tensor's bytes as one libzmq frame (lent without a copy from
-//             1 KiB up, as the Channel lends them; an empty frame at the end);
-//   raw-wire  the frames a Channel sends for it, as plain libzmq frames.
+//             1 KiB up, as the Channel lends them; an empty frame at the end).
+// With SECRET and SERVER (certificate files), a reliable sender speaks
+// CurveZMQ to the receiver whose public certificate is SERVER.
+// plain and raw wait for the receiver's word on ACK_ENDPOINT that all
+// arrived before they close: a PUSH socket closed while the receiver lags
+// can lose what it queued last, linger or not (libzmq issue #4660).
 
 #include <zmq.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/channel.h"
@@ -68,20 +78,26 @@ int send_raw(const std::string& endpoint, const std::vector<std::string>& frames
   return acknowledged ? 0 : 1;
 }
 
-// The frames a Channel sends for one message holding `t`.
-std::vector<std::string> wire_frames(const sluice::Tensor& t) {
-  sluice::wire::Message m;
-  m.header.kind = sluice::wire::Kind::Data;
-  m.tensors = {t};
-  std::vector<std::string> frames;
-  for (const sluice::wire::Frame& f : sluice::wire::encode(m))
-    frames.emplace_back(static_cast<const char*>(f.data), f.size);
-  return frames;
+// Bounds a trial whose receiver went away: the parent kills a peer it no
+// longer waits for, but a peer never waits longer than this by itself.
+constexpr std::chrono::milliseconds kTimeout{10000};
+
+int send_reliable(const std::string& endpoint, const sluice::Tensor& t, long count, sluice::CurveOptions curve) {
+  using namespace sluice;
+  ChannelOptions options;  // the defaults, but a bounded wait for a receiver
+  options.peer_timeout = kTimeout;
+  options.curve = std::move(curve);
+  Channel push(Pattern::Push, ">" + endpoint, options);
+  for (long i = 0; i < count; ++i) push.send({t}, static_cast<uint64_t>(i));
+  push.send_end_of_stream(static_cast<uint64_t>(count));
+  push.flush(kTimeout);  // everything acknowledged: closing loses nothing
+  return 0;
 }
 
-int send_sluice(const std::string& endpoint, const sluice::Tensor& t, long count, Acknowledgement& ack) {
+int send_plain(const std::string& endpoint, const sluice::Tensor& t, long count, Acknowledgement& ack) {
   using namespace sluice;
-  Channel push(Pattern::Push, ">" + endpoint, {.linger = std::chrono::milliseconds(-1)});
+  Channel push(Pattern::Push, ">" + endpoint,
+               {.delivery = Delivery::Plain, .linger = std::chrono::milliseconds(-1)});
   for (long i = 0; i < count; ++i) push.send({t}, static_cast<uint64_t>(i));
   push.send_end_of_stream(static_cast<uint64_t>(count));
   return ack.wait() ? 0 : 1;
@@ -90,8 +106,9 @@ int send_sluice(const std::string& endpoint, const sluice::Tensor& t, long count
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: bench_zmq_ipc_peer sluice|raw|raw-wire ENDPOINT BYTES COUNT ACK_ENDPOINT\n");
+  if (argc != 6 && argc != 8) {
+    std::fprintf(stderr,
+                 "usage: bench_zmq_ipc_peer reliable|plain|raw ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]\n");
     return 2;
   }
   const std::string mode = argv[1], endpoint = argv[2];
@@ -99,10 +116,16 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i % 1000) * 0.5f;
   const long count = std::strtol(argv[4], nullptr, 10);
   try {
-    Acknowledgement ack(argv[5]);
     const sluice::Tensor t = sluice::tensor(data, sluice::Shape{static_cast<int64_t>(data.size())});
-    if (mode == "sluice") return send_sluice(endpoint, t, count, ack);
-    if (mode == "raw-wire") return send_raw(endpoint, wire_frames(t), count, ack);
+    sluice::CurveOptions curve;
+    if (argc == 8) curve = {.secret = argv[6], .server = argv[7], .allow = ""};
+    if (mode == "reliable") return send_reliable(endpoint, t, count, curve);
+    Acknowledgement ack(argv[5]);
+    if (mode == "plain") return send_plain(endpoint, t, count, ack);
+    if (mode != "raw") {
+      std::fprintf(stderr, "bench_zmq_ipc_peer: mode: expected reliable, plain or raw, found %s\n", mode.c_str());
+      return 2;
+    }
     return send_raw(endpoint,
                     {std::string(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float))},
                     count, ack);

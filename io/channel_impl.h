@@ -136,7 +136,11 @@ class ReliableSender {
   uint64_t receiver_ = 0;  // the receiver's session; 0 until one grants credit
   wire::Control grant_;    // what it granted last
   uint64_t rewind_seen_ = 0;
-  Clock::time_point opened_, last_heard_, last_sent_;
+  Clock::time_point opened_, last_heard_, last_sent_, last_serviced_;
+  // How often send reads the socket for control messages while it has
+  // room: reading a ZeroMQ socket costs system calls (a poll, a getpid),
+  // and credit and acknowledgements come once per many messages.
+  static constexpr std::chrono::microseconds kServiceInterval{100};
   bool heard_ = false;
   bool declared_dead_ = false;
   uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0;
@@ -184,7 +188,11 @@ class ReliableReceiver {
     Clock::time_point rewound{}, last_heard{}, last_sent{};
     bool alive = true;
   };
+  // Sends the acknowledgements due: a batch's worth (an eighth of the
+  // credit) per sender, or with flush_all everything done with.
   void take_acks(bool flush_all);
+  // How long the socket stays quiet before recv acknowledges all it can.
+  static constexpr std::chrono::milliseconds kAckDelay{1};
   void mark_done(uint64_t session, uint64_t seq);
   void beat(Clock::time_point now);
   void send_control(Peer& p, wire::Kind kind, Clock::time_point now);

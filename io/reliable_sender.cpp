@@ -124,25 +124,26 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
     throw WireError(where_ + ": seq " + std::to_string(next_seq_) + ": message size: expected at most " +
                     std::to_string(options_.max_message_bytes) + " bytes (max_message_bytes), found " +
                     std::to_string(bytes));
-  const std::optional<Clock::time_point> deadline =
-      timeout.count() < 0 ? std::nullopt : std::optional(Clock::now() + timeout);
-  for (;;) {
-    service(std::chrono::milliseconds(0));
-    const Clock::time_point now = Clock::now();
+  const Clock::time_point deadline = timeout.count() < 0 ? Clock::time_point::max() : Clock::now() + timeout;
+  Clock::time_point now;
+  for (bool first = true;; first = false) {
+    now = Clock::now();
+    if (!first || receiver_ == 0 || !room_for(bytes) || now - last_serviced_ >= kServiceInterval) {
+      service(std::chrono::milliseconds(0));
+      now = Clock::now();
+    }
     if (receiver_ != 0 && static_cast<int64_t>(bytes) > static_cast<int64_t>(grant_.max_message_bytes))
       throw WireError(where_ + ": seq " + std::to_string(next_seq_) + ": message size: the receiver takes at most " +
                       std::to_string(grant_.max_message_bytes) + " bytes (its max_message_bytes), found " +
                       std::to_string(bytes));
     if (room_for(bytes)) break;
     check_receiver(now, 1);
-    if (deadline && now >= *deadline) return false;
-    auto wait = options_.heartbeat_interval;
-    if (deadline) wait = std::min(wait, ms(*deadline - now) + std::chrono::milliseconds(1));
-    service(wait);
+    if (now >= deadline) return false;
+    service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
   }
   unacked_.push_back({next_seq_++, std::move(frames), bytes});
   unacked_bytes_ += bytes;
-  transmit(Clock::now());
+  transmit(now);
   return true;
 }
 
@@ -163,6 +164,7 @@ void ReliableSender::flush(std::chrono::milliseconds timeout) {
 }
 
 void ReliableSender::service(std::chrono::milliseconds wait) {
+  last_serviced_ = Clock::now();
   Incoming in;
   // Control messages are small and fixed: this bounds what one may claim.
   constexpr int64_t kControlLimit = 4096;

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "devices/event.h"
@@ -146,9 +147,15 @@ class Tensor {
   template <typename T>
   std::vector<T> to_vector() const {
     check_access(dtype_of<T>(), "to_vector", /*any_device=*/true);
-    std::vector<T> v(static_cast<size_t>(size()));
-    copy_to_host(v.data());
-    return v;
+    if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits
+      std::vector<uint8_t> bytes(static_cast<size_t>(size()));
+      copy_to_host(bytes.data());
+      return std::vector<bool>(bytes.begin(), bytes.end());
+    } else {
+      std::vector<T> v(static_cast<size_t>(size()));
+      copy_to_host(v.data());
+      return v;
+    }
   }
   // Raw host pointer to the data (waits); DeviceError when not on the host.
   const void* host_data() const;
@@ -175,7 +182,13 @@ Tensor tensor(const std::vector<T>& values, Shape shape, Device device = host())
   if (static_cast<int64_t>(values.size()) != spec.size())
     throw ShapeError("tensor: expected " + std::to_string(spec.size()) + " values for " + spec.str() +
                      ", found " + std::to_string(values.size()));
-  return tensor_from_bytes(spec, values.data(), device);
+  if constexpr (std::is_same_v<T, bool>) {
+    // std::vector<bool> packs bits; pred is a byte per element.
+    std::vector<uint8_t> bytes(values.begin(), values.end());
+    return tensor_from_bytes(spec, bytes.data(), device);
+  } else {
+    return tensor_from_bytes(spec, values.data(), device);
+  }
 }
 template <typename T>
 Tensor tensor(std::initializer_list<T> values, Device device = host()) {
@@ -188,7 +201,9 @@ Tensor scalar(T value, Device device = host()) { return tensor(std::vector<T>{va
 Tensor wrap_host(const Spec& spec, void* data, std::shared_ptr<void> owner);
 Tensor zeros(const Spec& spec, Device device = host());
 Tensor ones(const Spec& spec, Device device = host());
-Tensor iota(const Spec& spec, Device device = host());
+// The device is not optional here: `iota(spec)` is the traced op of
+// ops/ops.h, and a program includes both.
+Tensor iota(const Spec& spec, Device device);
 
 // ---------------------------------------------------------------- Executable
 class ExecutableImpl;
@@ -196,7 +211,7 @@ class ExecutableImpl;
 struct RunOptions {
   // Arguments whose buffers the run may reuse for outputs; they are invalid
   // afterwards (using them throws DeviceError saying they were donated).
-  std::vector<size_t> donate;
+  std::vector<size_t> donate{};
 };
 
 // A Function compiled for one device.

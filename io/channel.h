@@ -56,9 +56,9 @@ enum class Acknowledge : uint8_t {
 // plaintext ones included. A sending channel with `secret` is a client of
 // the receiver whose public certificate is `server`.
 struct CurveOptions {
-  std::string secret;  // this side's secret certificate (NAME_secret); empty: no CurveZMQ
-  std::string server;  // sending: the receiver's public certificate
-  std::string allow;   // receiving: a directory of allowed senders' public certificates
+  std::string secret{};  // this side's secret certificate (NAME_secret); empty: no CurveZMQ
+  std::string server{};  // sending: the receiver's public certificate
+  std::string allow{};   // receiving: a directory of allowed senders' public certificates
 };
 
 struct ChannelOptions {
@@ -90,7 +90,7 @@ struct ChannelOptions {
   // before it fails, naming how many messages were not delivered.
   std::chrono::milliseconds peer_timeout{60000};
   Acknowledge acknowledge = Acknowledge::OnNextRecv;
-  CurveOptions curve;
+  CurveOptions curve{};
 };
 
 // What a reliable channel has counted so far.

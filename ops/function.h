@@ -56,28 +56,33 @@ Function trace_n(std::vector<Spec> specs, F&& f) {
   return Function(std::move(specs), detail::call_with(f, args, std::make_index_sequence<N>{}));
 }
 
+namespace detail {
+// How many separate Exprs trace looks for a callable to take, at most.
+inline constexpr size_t kMaxTraceArgs = 32;
+template <typename F, size_t... I>
+constexpr bool takes_exprs(std::index_sequence<I...>) {
+  return std::is_invocable_v<F&, decltype((void)I, Expr())...>;
+}
+// The number of Exprs `F` takes (the fewest that fit), or kMaxTraceArgs + 1.
+template <typename F, size_t N = 0>
+constexpr size_t expr_arity() {
+  if constexpr (N > kMaxTraceArgs || takes_exprs<F>(std::make_index_sequence<N>{}))
+    return N;
+  else
+    return expr_arity<F, N + 1>();
+}
+}  // namespace detail
+
 template <typename F>
 Function trace(std::vector<Spec> specs, F&& f) {
   if constexpr (std::is_invocable_v<F&, const std::vector<Expr>&>) {
     std::vector<Expr> args;
     for (size_t i = 0; i < specs.size(); ++i) args.push_back(parameter(static_cast<int64_t>(i), specs[i]));
     return Function(std::move(specs), detail::as_tuple(f(args)));
-  } else if constexpr (std::is_invocable_v<F&>) {
-    return trace_n<0>(std::move(specs), f);
-  } else if constexpr (std::is_invocable_v<F&, Expr>) {
-    return trace_n<1>(std::move(specs), f);
-  } else if constexpr (std::is_invocable_v<F&, Expr, Expr>) {
-    return trace_n<2>(std::move(specs), f);
-  } else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr>) {
-    return trace_n<3>(std::move(specs), f);
-  } else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr, Expr>) {
-    return trace_n<4>(std::move(specs), f);
-  } else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr, Expr, Expr>) {
-    return trace_n<5>(std::move(specs), f);
   } else {
-    static_assert(std::is_invocable_v<F&, Expr, Expr, Expr, Expr, Expr, Expr>,
-                  "trace: f must take up to 6 Exprs, or one std::vector<Expr>");
-    return trace_n<6>(std::move(specs), f);
+    constexpr size_t n = detail::expr_arity<F>();
+    static_assert(n <= detail::kMaxTraceArgs, "trace: f must take up to 32 Exprs, or one std::vector<Expr>");
+    return trace_n<n>(std::move(specs), f);
   }
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "ops/error.h"
@@ -34,6 +35,16 @@ Expr constant(const Literal& value);
 Expr constant(double value, DType dtype);                // a strong scalar
 Expr weak_scalar(double value);                          // what `x + 1.5` makes
 Expr weak_scalar(int64_t value);                         // what `x + 1` makes
+// A plain C++ number where an op takes an Expr: `max(x, 0.0)`, `x / n`.
+template <typename N>
+concept Number = std::is_arithmetic_v<N> && !std::is_same_v<N, bool>;
+template <Number N>
+Expr weak_scalar_of(N value) {
+  if constexpr (std::is_floating_point_v<N>)
+    return weak_scalar(static_cast<double>(value));
+  else
+    return weak_scalar(static_cast<int64_t>(value));
+}
 template <typename T>
 Expr constant(const std::vector<T>& values, Shape shape) { return constant(Literal::of(values, std::move(shape))); }
 // iota(f32({2,3})): counts through all elements; with axis: along that axis.
@@ -61,7 +72,12 @@ SLUICE_UNARY(conjugate)
 // ---- binary elementwise. divide, pow of floats, atan2 compute in floats;
 // quotient, bitwise ops and shifts take integers only; comparisons and
 // logical ops return pred.
-#define SLUICE_BINARY(fn) Expr fn(Expr a, Expr b);
+#define SLUICE_BINARY(fn)                                                         \
+  Expr fn(Expr a, Expr b);                                                        \
+  template <Number N>                                                             \
+  Expr fn(Expr a, N b) { return fn(a, weak_scalar_of(b)); }                       \
+  template <Number N>                                                             \
+  Expr fn(N a, Expr b) { return fn(weak_scalar_of(a), b); }
 SLUICE_BINARY(add) SLUICE_BINARY(subtract) SLUICE_BINARY(multiply)
 SLUICE_BINARY(divide) SLUICE_BINARY(pow) SLUICE_BINARY(remainder)
 SLUICE_BINARY(quotient) SLUICE_BINARY(atan2) SLUICE_BINARY(min) SLUICE_BINARY(max)
@@ -76,6 +92,8 @@ SLUICE_BINARY(logical_or) SLUICE_BINARY(logical_xor)
 // Elements of on_true where pred is nonzero, else of on_false; all three broadcast.
 Expr select(Expr pred, Expr on_true, Expr on_false);
 Expr clip(Expr x, Expr min, Expr max);
+template <Number L, Number H>
+Expr clip(Expr x, L min, H max) { return clip(x, weak_scalar_of(min), weak_scalar_of(max)); }
 // Numeric conversion: floats to integers truncate toward zero and saturate,
 // NaN becomes 0 (as Nx); complex to real keeps the real part.
 Expr as_type(Expr x, DType dtype);
@@ -117,7 +135,7 @@ Expr stack(const std::vector<Expr>& xs, int64_t axis = 0);
 // ---- reductions. Sums and products of integers accumulate in 64 bits
 // (s64/u64, as Nx); argmax/argmin return s64; all/any return pred.
 struct ReduceOptions {
-  Axes axes;              // empty: all axes
+  Axes axes{};              // empty: all axes
   bool keep_axes = false;
 };
 Expr sum(Expr x, const ReduceOptions& o = {});
@@ -143,7 +161,7 @@ Expr dot(Expr a, Expr b);
 // ---- windows and scans
 struct WindowOptions {
   std::vector<int64_t> strides;  // default 1 per axis
-  std::vector<PadDim> padding;   // low/high per axis; default none (Nx :valid)
+  std::vector<PadDim> padding{};   // low/high per axis; default none (Nx :valid)
 };
 Expr window_sum(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
 Expr window_max(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
@@ -163,12 +181,12 @@ Expr ifft(Expr x, std::optional<int64_t> length = std::nullopt);
 // ---- operators
 inline Expr operator-(Expr x) { return negate(x); }
 inline Expr operator~(Expr x) { return bitwise_not(x); }
-#define SLUICE_OPERATOR(sym, fn)                                                   \
-  inline Expr operator sym(Expr a, Expr b) { return fn(a, b); }                  \
-  inline Expr operator sym(Expr a, double b) { return fn(a, weak_scalar(b)); }   \
-  inline Expr operator sym(double a, Expr b) { return fn(weak_scalar(a), b); }   \
-  inline Expr operator sym(Expr a, int b) { return fn(a, weak_scalar(int64_t{b})); } \
-  inline Expr operator sym(int a, Expr b) { return fn(weak_scalar(int64_t{a}), b); }
+#define SLUICE_OPERATOR(sym, fn)                                   \
+  inline Expr operator sym(Expr a, Expr b) { return fn(a, b); }  \
+  template <Number N>                                            \
+  Expr operator sym(Expr a, N b) { return fn(a, b); }            \
+  template <Number N>                                            \
+  Expr operator sym(N a, Expr b) { return fn(a, b); }
 SLUICE_OPERATOR(+, add) SLUICE_OPERATOR(-, subtract) SLUICE_OPERATOR(*, multiply)
 SLUICE_OPERATOR(/, divide) SLUICE_OPERATOR(%, remainder)
 SLUICE_OPERATOR(&, bitwise_and) SLUICE_OPERATOR(|, bitwise_or) SLUICE_OPERATOR(^, bitwise_xor)

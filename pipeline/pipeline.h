@@ -54,8 +54,8 @@ struct PipelineOptions {
 struct StageOptions {
   // Specs of one incoming message. Empty: the producers' output specs, in
   // connect order, resolved when the pipeline starts.
-  std::vector<Spec> input;
-  Tensors acc;            // the accumulator's initial value (copied to the device)
+  std::vector<Spec> input{};
+  Tensors acc{};            // the accumulator's initial value (copied to the device)
   Device device = host();
   int concurrency = 1;    // copies at once; stateless stages only
   bool ordered = true;    // off: what follows takes this stage's outputs as they come

@@ -29,7 +29,7 @@ namespace sluice {
 
 struct ZmqSourceOptions {
   Pattern pattern = Pattern::Pull;  // pull, sub or pair
-  ChannelOptions channel;
+  ChannelOptions channel{};
   // End after this many end-of-stream messages (one per sending peer); 0:
   // receive until stopped or cancelled.
   int expected_peers = 1;
@@ -91,7 +91,7 @@ class ZmqSource : public PushSource {
 
 struct ZmqSinkOptions {
   Pattern pattern = Pattern::Push;  // push, pub or pair
-  ChannelOptions channel;
+  ChannelOptions channel{};
   uint64_t stream_id = 0;  // the header's stream id: a sub socket's topic
   // Reliable: how long finish() waits for the receiver to acknowledge
   // everything, end of stream included.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "devices/backend.h"
+#include "ops/ops.h"
 
 namespace sluice {
 namespace {
@@ -39,14 +40,27 @@ TEST(Tensor, ReadingWithTheWrongTypeIsTypeError) {
   EXPECT_THROW(t.to_vector<int32_t>(), TypeError);
 }
 
+TEST(Tensor, BoolValuesArePred) {
+  Tensor t = tensor<bool>({true, false, true});
+  EXPECT_EQ(t.spec(), pred({3}));
+  EXPECT_EQ(t.to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(scalar(true).to_vector<uint8_t>(), (std::vector<uint8_t>{1}));
+}
+
+TEST(Tensor, IotaOfASpecAloneIsTheTracedOp) {
+  // Both headers included (as here): iota(spec) is the op, iota(spec, device) a tensor.
+  EXPECT_EQ(iota(s32({3})).node()->op, Op::Iota);
+  EXPECT_EQ(iota(s32({3}), host()).to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2}));
+}
+
 TEST(Tensor, ZerosOnesIota) {
   EXPECT_EQ(zeros(s64({3})).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0}));
   EXPECT_EQ(ones(f64({2})).to_vector<double>(), (std::vector<double>{1, 1}));
-  EXPECT_EQ(iota(u8({2, 2})).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 2, 3}));
+  EXPECT_EQ(iota(u8({2, 2}), host()).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 2, 3}));
   Tensor h = ones(f16({2}));
   auto bits = h.to_vector<half>();
   EXPECT_EQ(bits[0].bits, 0x3c00) << "1.0 in f16 is 0x3c00";
-  EXPECT_THROW(iota(pred({2})), TypeError);
+  EXPECT_THROW(iota(pred({2}), host()), TypeError);
 }
 
 TEST(Tensor, WrapHostSharesMemoryWithoutCopying) {

@@ -36,6 +36,18 @@ class Function {
 // A parameter placeholder: the i-th input of the function being traced.
 Expr parameter(int64_t index, const Spec& spec);
 
+// f's outputs computed from `args` inside the function being traced: f's
+// graph with each parameter replaced by its argument, so a Function made
+// apart (a gradient by grad, a model) becomes part of a larger one, as
+// calling a jitted function inside jit does in JAX:
+//   Function dloss = sluice::grad(loss, {0, 1});
+//   auto step = sluice::trace(specs, [&](Expr w, Expr b, Expr x, Expr y) {
+//     Tuple g = sluice::call(dloss, {w, b, x, y});
+//     return sluice::tuple(w - 0.1 * g[0], b - 0.1 * g[1]);
+//   });
+// ShapeError/TypeError when the arguments do not match f's inputs.
+Tuple call(const Function& f, const std::vector<Expr>& args);
+
 namespace detail {
 Tuple as_tuple(Expr e);
 Tuple as_tuple(Tuple t);

@@ -1,0 +1,48 @@
+// call: a Function's graph spliced into the function being traced.
+
+#include <unordered_map>
+
+#include "ops/error.h"
+#include "ops/function.h"
+#include "ops/passes/graph_walk.h"
+
+namespace sluice {
+
+Tuple call(const Function& f, const std::vector<Expr>& args) {
+  const std::vector<Spec>& inputs = f.inputs();
+  if (args.size() != inputs.size())
+    throw ShapeError("call: expected " + std::to_string(inputs.size()) + " arguments (the function's inputs), found " +
+                     std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i]) throw ShapeError("call: argument " + std::to_string(i) + ": expected a traced tensor, found none");
+    const Spec& given = args[i].spec();
+    if (given.dtype != inputs[i].dtype)
+      throw TypeError("call: argument " + std::to_string(i) + ": expected " + inputs[i].str() + ", found " +
+                      given.str());
+    if (given.shape != inputs[i].shape)
+      throw ShapeError("call: argument " + std::to_string(i) + ": expected " + inputs[i].str() + ", found " +
+                       given.str());
+  }
+  // Operands before users, each node remade once over its replacements.
+  std::unordered_map<const Node*, NodePtr> replaced;
+  for (const NodePtr& node : passes::topological_order(f.outputs())) {
+    if (node->op == Op::Parameter) {
+      replaced.emplace(node.get(), args.at(static_cast<size_t>(node->attrs.index)).node());
+      continue;
+    }
+    std::vector<NodePtr> operands;
+    operands.reserve(node->operands.size());
+    bool changed = false;
+    for (const NodePtr& operand : node->operands) {
+      operands.push_back(replaced.at(operand.get()));
+      changed |= operands.back() != operand;
+    }
+    replaced.emplace(node.get(), changed ? Node::make(node->op, node->spec, std::move(operands), node->attrs) : node);
+  }
+  Tuple outputs;
+  outputs.reserve(f.outputs().size());
+  for (const Expr& out : f.outputs()) outputs.emplace_back(replaced.at(out.node().get()));
+  return outputs;
+}
+
+}  // namespace sluice

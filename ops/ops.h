@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "ops/autodiff.h"
 #include "ops/error.h"
 #include "ops/expr.h"
 #include "ops/function.h"

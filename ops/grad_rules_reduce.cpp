@@ -65,10 +65,20 @@ Expr dot_side(const Expr& ct, int64_t ct_free_at, const std::vector<int64_t>& my
 
 std::vector<Expr> grad_sum(const NodePtr& n, const Expr& ct) { return {expand(n, ct)}; }
 
-// Each element's slope is the product of the others: y / x (infinite or NaN
-// where x is 0).
+// Each element's slope is the product of the others. y / x is that only
+// without zeros: with one zero, its element's slope is the product of the
+// nonzero elements and the others' 0; with two or more, every slope is 0.
 std::vector<Expr> grad_product(const NodePtr& n, const Expr& ct) {
-  return {expand(n, ct * Expr(n)) / operand(n)};
+  Expr x = operand(n);
+  const ReduceOptions o{.axes = n->attrs.axes, .keep_axes = n->attrs.keep_axes};
+  Expr is_zero = x == 0.0;
+  Expr nonzero = select(is_zero, constant(1.0, x.dtype()), x);
+  Expr zeros = expand(n, sum(as_type(is_zero, x.dtype()), o));
+  Expr others = expand(n, product(nonzero, o));
+  Expr zero = constant(0.0, x.dtype());
+  Expr slope =
+      select(zeros == 0.0, others / nonzero, select(logical_and(zeros == 1.0, is_zero), others, zero));
+  return {expand(n, ct) * slope};
 }
 
 // The cotangent is shared equally by the elements equal to the extremum

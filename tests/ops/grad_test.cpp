@@ -105,6 +105,15 @@ TEST(Grad, TiesAreSplitAsJaxDoes) {
   expect_values(reduce({{3.0, 1.0, 3.0, 3.0}})[0], {2.0, 0.0, 2.0, 2.0}, 1e-12, "d/dx reduce_max");
 }
 
+// The slope of a product in one element is the product of the others, also
+// where elements are zero (where y / x would divide by zero).
+TEST(Grad, ProductThroughZeros) {
+  HostFunction g(grad({f64({3})}, [](Expr x) { return product(x); }));
+  expect_values(g({{2.0, 5.0, 3.0}})[0], {15.0, 6.0, 10.0}, 1e-12, "no zero");
+  expect_values(g({{2.0, 0.0, 3.0}})[0], {0.0, 6.0, 0.0}, 1e-12, "one zero");
+  expect_values(g({{0.0, 0.0, 3.0}})[0], {0.0, 0.0, 0.0}, 1e-12, "two zeros");
+}
+
 TEST(Grad, StopGradientPassesNone) {
   // d/dx sum(x * stop_gradient(x)) = x, not 2x; the mark compiles away.
   Function f = trace({f64({3})}, [](Expr x) { return sum(x * stop_gradient(x)); });

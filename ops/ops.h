@@ -12,7 +12,8 @@
 // builder checks its arguments and throws ShapeError or TypeError naming the
 // op, the argument, what it expected and what it found: no invalid graph is
 // ever built. Builders are pure functions of their arguments; tracing one
-// function is single-threaded.
+// function is single-threaded. grad and value_and_grad: ops/autodiff.h
+// (included here); model helpers (softmax, cross-entropies, ...): ops/nn.h.
 
 #include <cstdint>
 #include <initializer_list>

@@ -114,6 +114,21 @@ TEST(Grad, ProductThroughZeros) {
   expect_values(g({{0.0, 0.0, 3.0}})[0], {0.0, 0.0, 0.0}, 1e-12, "two zeros");
 }
 
+// JAX's convention for a real loss of a complex z: dL/dx - i dL/dy, so
+// |z|^2 at 3 + 4i has gradient 6 - 8i, however |z|^2 is written.
+TEST(Grad, ComplexParameterFollowsJax) {
+  using Loss = Expr (*)(Expr);
+  for (Loss loss :
+       {+[](Expr z) { return real(z) * real(z) + imag(z) * imag(z); },
+        +[](Expr z) { return abs(z) * abs(z); }, +[](Expr z) { return real(conjugate(z) * z); }}) {
+    Tensor out = compile(grad({c128({})}, loss)).run({scalar(complex128(3.0, 4.0))})[0];
+    complex128 g;
+    out.copy_to_host(&g);
+    EXPECT_NEAR(g.real(), 6.0, 1e-12);
+    EXPECT_NEAR(g.imag(), -8.0, 1e-12);
+  }
+}
+
 TEST(Grad, StopGradientPassesNone) {
   // d/dx sum(x * stop_gradient(x)) = x, not 2x; the mark compiles away.
   Function f = trace({f64({3})}, [](Expr x) { return sum(x * stop_gradient(x)); });

@@ -41,91 +41,53 @@ Expr binary(Op op, Expr a, Expr b) {
               std::move(attrs));
 }
 
-}  // namespace
+// The builder of each unary op is unary_builder<op>; the ops whose builder
+// does more than type and convert specialise it.
+template <Op op>
+Expr unary_builder(Expr x) {
+  return unary(op, x);
+}
 
-#define SLUICE_UNARY_BUILDER(fn, op) \
-  Expr fn(Expr x) { return unary(Op::op, x); }
-SLUICE_UNARY_BUILDER(negate, Negate)
-SLUICE_UNARY_BUILDER(abs, Abs)
-SLUICE_UNARY_BUILDER(sign, Sign)
-SLUICE_UNARY_BUILDER(exp, Exp)
-SLUICE_UNARY_BUILDER(expm1, Expm1)
-SLUICE_UNARY_BUILDER(log, Log)
-SLUICE_UNARY_BUILDER(log1p, Log1p)
-SLUICE_UNARY_BUILDER(sqrt, Sqrt)
-SLUICE_UNARY_BUILDER(rsqrt, Rsqrt)
-SLUICE_UNARY_BUILDER(cbrt, Cbrt)
-SLUICE_UNARY_BUILDER(sin, Sin)
-SLUICE_UNARY_BUILDER(cos, Cos)
-SLUICE_UNARY_BUILDER(tan, Tan)
-SLUICE_UNARY_BUILDER(asin, Asin)
-SLUICE_UNARY_BUILDER(acos, Acos)
-SLUICE_UNARY_BUILDER(atan, Atan)
-SLUICE_UNARY_BUILDER(sinh, Sinh)
-SLUICE_UNARY_BUILDER(cosh, Cosh)
-SLUICE_UNARY_BUILDER(tanh, Tanh)
-SLUICE_UNARY_BUILDER(asinh, Asinh)
-SLUICE_UNARY_BUILDER(acosh, Acosh)
-SLUICE_UNARY_BUILDER(atanh, Atanh)
-SLUICE_UNARY_BUILDER(sigmoid, Sigmoid)
-SLUICE_UNARY_BUILDER(erf, Erf)
-SLUICE_UNARY_BUILDER(erfc, Erfc)
-SLUICE_UNARY_BUILDER(erf_inv, ErfInv)
-SLUICE_UNARY_BUILDER(is_nan, IsNan)
-SLUICE_UNARY_BUILDER(is_infinity, IsInfinity)
-SLUICE_UNARY_BUILDER(bitwise_not, BitwiseNot)
-SLUICE_UNARY_BUILDER(count_leading_zeros, CountLeadingZeros)
-SLUICE_UNARY_BUILDER(population_count, PopulationCount)
-#undef SLUICE_UNARY_BUILDER
+template <>
+Expr unary_builder<Op::Floor>(Expr x) {
+  return rounding(Op::Floor, x);
+}
+template <>
+Expr unary_builder<Op::Ceil>(Expr x) {
+  return rounding(Op::Ceil, x);
+}
+template <>
+Expr unary_builder<Op::Round>(Expr x) {
+  return rounding(Op::Round, x);
+}
 
-Expr floor(Expr x) { return rounding(Op::Floor, x); }
-Expr ceil(Expr x) { return rounding(Op::Ceil, x); }
-Expr round(Expr x) { return rounding(Op::Round, x); }
-
-Expr real(Expr x) {
+template <>
+Expr unary_builder<Op::Real>(Expr x) {
   require(x, "real", "x");
   return is_complex(x.dtype()) ? unary(Op::Real, x) : x;
 }
 
-Expr imag(Expr x) {
+template <>
+Expr unary_builder<Op::Imag>(Expr x) {
   require(x, "imag", "x");
   if (is_complex(x.dtype())) return unary(Op::Imag, x);
   // A real number's imaginary part is zero, in the number's own type.
   return detail::broadcast_to(constant(0.0, x.dtype()), x.shape());
 }
 
-Expr conjugate(Expr x) {
+template <>
+Expr unary_builder<Op::Conjugate>(Expr x) {
   require(x, "conjugate", "x");
   return unary(Op::Conjugate, convert(x, to_complex(x.dtype())));
 }
 
-#define SLUICE_BINARY_BUILDER(fn, op) \
-  Expr fn(Expr a, Expr b) { return binary(Op::op, a, b); }
-SLUICE_BINARY_BUILDER(add, Add)
-SLUICE_BINARY_BUILDER(subtract, Subtract)
-SLUICE_BINARY_BUILDER(multiply, Multiply)
-SLUICE_BINARY_BUILDER(divide, Divide)
-SLUICE_BINARY_BUILDER(pow, Pow)
-SLUICE_BINARY_BUILDER(remainder, Remainder)
-SLUICE_BINARY_BUILDER(quotient, Quotient)
-SLUICE_BINARY_BUILDER(atan2, Atan2)
-SLUICE_BINARY_BUILDER(min, Min)
-SLUICE_BINARY_BUILDER(max, Max)
-SLUICE_BINARY_BUILDER(bitwise_and, BitwiseAnd)
-SLUICE_BINARY_BUILDER(bitwise_or, BitwiseOr)
-SLUICE_BINARY_BUILDER(bitwise_xor, BitwiseXor)
-SLUICE_BINARY_BUILDER(left_shift, LeftShift)
-SLUICE_BINARY_BUILDER(right_shift, RightShift)
-SLUICE_BINARY_BUILDER(equal, Equal)
-SLUICE_BINARY_BUILDER(not_equal, NotEqual)
-SLUICE_BINARY_BUILDER(less, Less)
-SLUICE_BINARY_BUILDER(less_equal, LessEqual)
-SLUICE_BINARY_BUILDER(greater, Greater)
-SLUICE_BINARY_BUILDER(greater_equal, GreaterEqual)
-SLUICE_BINARY_BUILDER(logical_and, LogicalAnd)
-SLUICE_BINARY_BUILDER(logical_or, LogicalOr)
-SLUICE_BINARY_BUILDER(logical_xor, LogicalXor)
-#undef SLUICE_BINARY_BUILDER
+}  // namespace
+
+#define SLUICE_UNARY_OP(e, name, rule, props, grad) \
+  Expr name(Expr x) { return unary_builder<Op::e>(x); }
+#define SLUICE_BINARY_OP(e, name, rule, props, grad) \
+  Expr name(Expr a, Expr b) { return binary(Op::e, a, b); }
+#include "ops/op_list.def"
 
 Expr select(Expr pred, Expr on_true, Expr on_false) {
   require(pred, "select", "pred");

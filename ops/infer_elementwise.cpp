@@ -19,19 +19,28 @@ void require_integer(Op op, std::string_view arg, DType t) {
     type_error(op_name(op), arg, "an integer or pred dtype", dtype_name(t));
 }
 
-// Property sets, as tinygrad keeps them: one list per property.
-constexpr Op kFloatFunctions[] = {Op::Exp,   Op::Expm1,   Op::Log,  Op::Log1p, Op::Sqrt,  Op::Rsqrt,
-                                  Op::Cbrt,  Op::Sin,     Op::Cos,  Op::Tan,   Op::Asin,  Op::Acos,
-                                  Op::Atan,  Op::Sinh,    Op::Cosh, Op::Tanh,  Op::Asinh, Op::Acosh,
-                                  Op::Atanh, Op::Sigmoid, Op::Erf,  Op::Erfc,  Op::ErfInv};
-// No complex counterpart: ordering, rounding, special functions.
-constexpr Op kRealOnly[] = {Op::Floor,     Op::Ceil,    Op::Round,        Op::Cbrt, Op::Erf, Op::Erfc,
-                            Op::ErfInv,    Op::Atan2,   Op::Remainder,    Op::Min,  Op::Max, Op::Less,
-                            Op::LessEqual, Op::Greater, Op::GreaterEqual, Op::Clip};
-constexpr Op kBitwise[] = {Op::BitwiseAnd, Op::BitwiseOr, Op::BitwiseXor, Op::BitwiseNot};
-constexpr Op kIntegerOnly[] = {Op::Quotient,   Op::LeftShift,         Op::RightShift,
-                               Op::BitwiseAnd, Op::CountLeadingZeros, Op::PopulationCount,
-                               Op::BitwiseOr,  Op::BitwiseXor,        Op::BitwiseNot};
+// The operand checks of an op's catalogue entry, for one argument.
+void check_operand(Op op, std::string_view arg, DType t) {
+  if (op_has(op, kRealOnly)) require_real(op, arg, t);
+  const OpTypeRule rule = op_type_rule(op);
+  if (rule == OpTypeRule::Bitwise || rule == OpTypeRule::IntegerOnly) require_integer(op, arg, t);
+  if (rule == OpTypeRule::ComplexOnly && !is_complex(t))
+    type_error(op_name(op), arg, "a complex dtype (the builder converts reals)", dtype_name(t));
+}
+
+// The compute dtype the catalogue's type rule gives operands of dtype t;
+// the result's is op_result_dtype of it.
+ElementwiseTypes types(Op op, DType t) {
+  DType compute = t;
+  switch (op_type_rule(op)) {
+    case OpTypeRule::Floating: compute = to_floating(t); break;
+    case OpTypeRule::Arithmetic:
+    case OpTypeRule::ToReal:
+    case OpTypeRule::IntegerOnly: compute = arithmetic(t); break;
+    default: break;
+  }
+  return {compute, op_result_dtype(op, compute)};
+}
 
 }  // namespace
 
@@ -59,46 +68,20 @@ Shape broadcast_shapes(std::string_view op, const std::vector<Shape>& shapes) {
 }
 
 ElementwiseTypes unary(Op op, DType x) {
-  if (std::ranges::count(kRealOnly, op) != 0) require_real(op, "x", x);
-  if (std::ranges::count(kIntegerOnly, op) != 0) require_integer(op, "x", x);
-  if (std::ranges::count(kFloatFunctions, op) != 0) return {to_floating(x), to_floating(x)};
-  switch (op) {
-    case Op::IsNan:
-    case Op::IsInfinity: return {x, DType::Pred};
-    case Op::BitwiseNot: return {x, x};
-    case Op::Abs:
-    case Op::Real:
-    case Op::Imag: return {arithmetic(x), to_real(arithmetic(x))};
-    case Op::Conjugate:
-      if (!is_complex(x))
-        type_error(op_name(op), "x", "a complex dtype (the builder converts reals)", dtype_name(x));
-      return {x, x};
-    default: return {arithmetic(x), arithmetic(x)};
-  }
+  check_operand(op, "x", x);
+  return types(op, x);
 }
 
 ElementwiseTypes binary(Op op, DType a, DType b, DType merged) {
   // Checking each argument suffices: integers merge to integers, reals to reals.
-  if (std::ranges::count(kRealOnly, op) != 0) {
-    require_real(op, "a", a);
-    require_real(op, "b", b);
-  }
-  if (std::ranges::count(kIntegerOnly, op) != 0) {
-    require_integer(op, "a", a);
-    require_integer(op, "b", b);
-  }
-  if (is_comparison(op) || is_logical(op)) return {merged, DType::Pred};
-  if (std::ranges::count(kBitwise, op) != 0) return {merged, merged};
-  if (op == Op::Divide || op == Op::Atan2) return {to_floating(merged), to_floating(merged)};
-  return {arithmetic(merged), arithmetic(merged)};
+  check_operand(op, "a", a);
+  check_operand(op, "b", b);
+  return types(op, merged);
 }
 
 ElementwiseTypes ternary(Op op, DType merged) {
-  if (op == Op::Clip) {
-    require_real(op, "x, min and max (merged)", merged);
-    return {arithmetic(merged), arithmetic(merged)};
-  }
-  return {merged, merged};
+  check_operand(op, "x, min and max (merged)", merged);
+  return types(op, merged);
 }
 
 DType merge_weak(DType strong, DType weak) {

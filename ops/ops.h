@@ -12,7 +12,8 @@
 // builder checks its arguments and throws ShapeError or TypeError naming the
 // op, the argument, what it expected and what it found: no invalid graph is
 // ever built. Builders are pure functions of their arguments; tracing one
-// function is single-threaded.
+// function is single-threaded. grad and value_and_grad: ops/autodiff.h
+// (included here); model helpers (softmax, cross-entropies, ...): ops/nn.h.
 
 #include <cstdint>
 #include <initializer_list>
@@ -20,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/autodiff.h"
 #include "ops/error.h"
 #include "ops/expr.h"
 #include "ops/function.h"
@@ -52,41 +54,22 @@ Expr iota(const Spec& spec, std::optional<int64_t> axis = std::nullopt);
 // Identity on the last two axes, broadcast over the rest.
 Expr eye(const Spec& spec);
 
-// ---- unary elementwise. Float functions compute integers in f32
-// (Nx.Type.to_floating); is_nan/is_infinity return pred; abs/real/imag of
-// complex return the real type; conjugate of a real returns complex.
-#define SLUICE_UNARY(fn) Expr fn(Expr x);
-SLUICE_UNARY(negate) SLUICE_UNARY(abs) SLUICE_UNARY(sign) SLUICE_UNARY(floor)
-SLUICE_UNARY(ceil) SLUICE_UNARY(round) SLUICE_UNARY(exp) SLUICE_UNARY(expm1)
-SLUICE_UNARY(log) SLUICE_UNARY(log1p) SLUICE_UNARY(sqrt) SLUICE_UNARY(rsqrt)
-SLUICE_UNARY(cbrt) SLUICE_UNARY(sin) SLUICE_UNARY(cos) SLUICE_UNARY(tan)
-SLUICE_UNARY(asin) SLUICE_UNARY(acos) SLUICE_UNARY(atan) SLUICE_UNARY(sinh)
-SLUICE_UNARY(cosh) SLUICE_UNARY(tanh) SLUICE_UNARY(asinh) SLUICE_UNARY(acosh)
-SLUICE_UNARY(atanh) SLUICE_UNARY(sigmoid) SLUICE_UNARY(erf) SLUICE_UNARY(erfc)
-SLUICE_UNARY(erf_inv) SLUICE_UNARY(is_nan) SLUICE_UNARY(is_infinity)
-SLUICE_UNARY(bitwise_not) SLUICE_UNARY(count_leading_zeros)
-SLUICE_UNARY(population_count) SLUICE_UNARY(real) SLUICE_UNARY(imag)
-SLUICE_UNARY(conjugate)
-#undef SLUICE_UNARY
-
-// ---- binary elementwise. divide, pow of floats, atan2 compute in floats;
-// quotient, bitwise ops and shifts take integers only; comparisons and
-// logical ops return pred.
-#define SLUICE_BINARY(fn)                                                         \
-  Expr fn(Expr a, Expr b);                                                        \
-  template <Number N>                                                             \
-  Expr fn(Expr a, N b) { return fn(a, weak_scalar_of(b)); }                       \
-  template <Number N>                                                             \
-  Expr fn(N a, Expr b) { return fn(weak_scalar_of(a), b); }
-SLUICE_BINARY(add) SLUICE_BINARY(subtract) SLUICE_BINARY(multiply)
-SLUICE_BINARY(divide) SLUICE_BINARY(pow) SLUICE_BINARY(remainder)
-SLUICE_BINARY(quotient) SLUICE_BINARY(atan2) SLUICE_BINARY(min) SLUICE_BINARY(max)
-SLUICE_BINARY(bitwise_and) SLUICE_BINARY(bitwise_or) SLUICE_BINARY(bitwise_xor)
-SLUICE_BINARY(left_shift) SLUICE_BINARY(right_shift) SLUICE_BINARY(equal)
-SLUICE_BINARY(not_equal) SLUICE_BINARY(less) SLUICE_BINARY(less_equal)
-SLUICE_BINARY(greater) SLUICE_BINARY(greater_equal) SLUICE_BINARY(logical_and)
-SLUICE_BINARY(logical_or) SLUICE_BINARY(logical_xor)
-#undef SLUICE_BINARY
+// ---- unary and binary elementwise: one builder per Unary and Binary op of
+// op_list.def, named as the op (negate, exp, add, atan2, less, ...).
+// Unary: float functions compute integers in f32 (Nx.Type.to_floating);
+// is_nan/is_infinity return pred; abs/real/imag of complex return the real
+// type; conjugate of a real returns complex. Binary: divide and atan2
+// compute in floats; quotient, bitwise ops and shifts take integers only;
+// comparisons and logical ops return pred.
+#define SLUICE_UNARY_OP(e, name, rule, props, grad) Expr name(Expr x);
+// A binary op also takes a plain number on either side: max(x, 0.0), pow(2, x).
+#define SLUICE_BINARY_OP(e, name, rule, props, grad)                          \
+  Expr name(Expr a, Expr b);                                                  \
+  template <Number N>                                                         \
+  Expr name(Expr a, N b) { return name(a, weak_scalar_of(b)); }               \
+  template <Number N>                                                         \
+  Expr name(N a, Expr b) { return name(weak_scalar_of(a), b); }
+#include "ops/op_list.def"
 
 // ---- selection and conversion
 // Elements of on_true where pred is nonzero, else of on_false; all three broadcast.

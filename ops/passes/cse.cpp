@@ -40,6 +40,9 @@ uint64_t key(const Node& n) {
 Function eliminate_common_subexpressions(const Function& f) {
   std::unordered_multimap<uint64_t, NodePtr> seen;
   return rebuild(f, [&](const NodePtr& node) -> NodePtr {
+    // stop_gradient is an identity that only grad reads: a value and its
+    // stop_gradient are one value to every later pass and backend.
+    if (node->op == Op::StopGradient) return node->operands[0];
     uint64_t k = key(*node);
     auto [first, last] = seen.equal_range(k);
     for (auto it = first; it != last; ++it) {

@@ -9,7 +9,8 @@
 
 namespace sluice::passes {
 
-// Merges structurally equal subgraphs, so each distinct value is computed once.
+// Merges structurally equal subgraphs, so each distinct value is computed
+// once, and removes stop_gradient marks (identities once grad has run).
 Function eliminate_common_subexpressions(const Function& f);
 
 // Evaluates one node whose operands are all known; supplied by a backend so

@@ -323,6 +323,7 @@ def exact_unary():
         case("ceil", dt, [x], from_f64(dt, np.ceil(v)))
         # 0.49999997 (f32) + 0.5 rounds to 1 in f32: round must not add 0.5 in f32.
         case("round", f"{dt} half away from zero", [x], from_f64(dt, round_half_away(v)))
+        case("stop_gradient", f"{dt} identity", [x], x)
         case("is_nan", dt, [x], T("pred", np.isnan(v)))
         case("is_infinity", dt, [x], T("pred", np.isinf(v)))
     for dt in ("f32", "f64"):

@@ -669,14 +669,6 @@ std::vector<uint8_t> samples(DType t, size_t n, uint32_t seed) {
   return out;
 }
 
-// The result dtype of a table's op entry for operands of dtype t (isa.h).
-DType result_of(Op op, DType t) {
-  if (is_comparison(op) || is_logical(op) || op == Op::IsNan || op == Op::IsInfinity) return DType::Pred;
-  if (is_complex(t) && (op == Op::Abs || op == Op::Real || op == Op::Imag)) return to_real(t);
-  if (op == Op::Conjugate) return to_complex(t);
-  return t;
-}
-
 template <typename F>
 int64_t ulps(F a, F b) {
   using I = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
@@ -770,7 +762,7 @@ TEST(ElementwiseKernelTables, EveryIsaAgreesWithTheOthers) {
       std::vector<DType> operands(static_cast<size_t>(op_arity(op)), from);
       if (op == Op::Select) operands[0] = DType::Pred;
       compare([](const cpu::KernelTable& t) { return t.op[static_cast<int>(op)][static_cast<int>(from)]; },
-              std::string(op_name(op)), from, result_of(op, from), operands);
+              std::string(op_name(op)), from, op_result_dtype(op, from), operands);
     }
   }
   for (int f = 0; f < kDTypeCount; ++f) {

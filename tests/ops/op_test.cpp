@@ -42,6 +42,27 @@ TEST(Op, Predicates) {
   EXPECT_FALSE(is_commutative(Op::Subtract));
   EXPECT_FALSE(is_commutative(Op::Less));
   EXPECT_FALSE(is_commutative(Op::Pow));
+  EXPECT_TRUE(op_has(Op::Atan2, kRealOnly));
+  EXPECT_TRUE(op_has(Op::Clip, kExact));
+  EXPECT_FALSE(op_has(Op::Exp, kExact));
+  EXPECT_TRUE(is_differentiable(Op::Dot));
+  EXPECT_FALSE(is_differentiable(Op::Floor)) << "piecewise constant: passes no gradient";
+  EXPECT_FALSE(is_differentiable(Op::StopGradient));
+}
+
+// What a backend asks instead of deriving types again: the result dtype of
+// an elementwise op for operands already of its compute dtype.
+TEST(Op, ResultDtypesComeFromTheTypeRule) {
+  EXPECT_EQ(op_type_rule(Op::Exp), OpTypeRule::Floating);
+  EXPECT_EQ(op_result_dtype(Op::Exp, DType::F16), DType::F16);
+  EXPECT_EQ(op_result_dtype(Op::Less, DType::S32), DType::Pred);
+  EXPECT_EQ(op_result_dtype(Op::IsNan, DType::F64), DType::Pred);
+  EXPECT_EQ(op_result_dtype(Op::Abs, DType::C128), DType::F64);
+  EXPECT_EQ(op_result_dtype(Op::Abs, DType::S8), DType::S8);
+  EXPECT_EQ(op_result_dtype(Op::Imag, DType::C64), DType::F32);
+  EXPECT_EQ(op_result_dtype(Op::Conjugate, DType::F32), DType::C64);
+  EXPECT_EQ(op_result_dtype(Op::Select, DType::Pred), DType::Pred);
+  EXPECT_EQ(op_result_dtype(Op::BitwiseAnd, DType::U16), DType::U16);
 }
 
 }  // namespace

@@ -16,34 +16,6 @@ int64_t align_up(int64_t bytes) { return (bytes + kScratchAlign - 1) / kScratchA
 
 bool is_narrow(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-// Ops whose results are exact in the operands' precision, so an f16/bf16
-// result needs no rounding.
-bool is_exact(Op op) {
-  switch (op) {
-    case Op::Negate:
-    case Op::Abs:
-    case Op::Sign:
-    case Op::Floor:
-    case Op::Ceil:
-    case Op::Round:
-    case Op::Min:
-    case Op::Max:
-    case Op::Clip:
-    case Op::Select:
-    case Op::Real:
-    case Op::Imag: return true;
-    default: return false;
-  }
-}
-
-// The result dtype a kernel produces for `op` on operands of `operand`.
-DType result_dtype(Op op, DType operand) {
-  if (is_comparison(op) || is_logical(op) || op == Op::IsNan || op == Op::IsInfinity) return DType::Pred;
-  if (is_complex(operand) && (op == Op::Abs || op == Op::Real || op == Op::Imag)) return to_real(operand);
-  if (op == Op::Conjugate) return to_complex(operand);
-  return operand;
-}
-
 // A value of the region before slots are assigned.
 struct Value {
   enum class Kind : uint8_t { Input, Pattern, Gather, Computed, Constant } kind;
@@ -84,9 +56,9 @@ Kernel op_kernel(const KernelTable& table, const Node& node) {
   } else if (node.op == Op::Bitcast) {
     k = table.bitcast[static_cast<int>(in)][static_cast<int>(out)];
   } else {
-    if (compute_dtype(result_dtype(node.op, in)) != compute_dtype(out)) {
+    if (compute_dtype(op_result_dtype(node.op, in)) != compute_dtype(out)) {
       throw TypeError("fused region: " + node_name(node) + ": expected result dtype " +
-                      std::string(dtype_name(result_dtype(node.op, in))) + " for operands of " +
+                      std::string(dtype_name(op_result_dtype(node.op, in))) + " for operands of " +
                       std::string(dtype_name(in)) + ", found " + std::string(dtype_name(out)));
     }
     k = table.op[static_cast<int>(node.op)][static_cast<int>(compute_dtype(in))];
@@ -277,7 +249,7 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
       continue;
     }
     step.kernels.push_back(op_kernel(table, *node));
-    if (is_narrow(node->spec.dtype) && !is_exact(node->op) && node->op != Op::AsType &&
+    if (is_narrow(node->spec.dtype) && !op_has(node->op, kExact) && node->op != Op::AsType &&
         node->op != Op::Bitcast) {
       step.kernels.push_back(table.round[static_cast<int>(node->spec.dtype)]);
     }

@@ -1,0 +1,30 @@
+#pragma once
+// Reverse-mode rules: for each differentiable op, the cotangents of its
+// operands given the cotangent of its result (JAX's transpose rules). The
+// catalogue names each op's rule (op_list.def's grad column); this header
+// declares one grad_<rule> per name there, grad_rules_*.cpp define them, and
+// a rule named but not defined fails the link. Private to ops/.
+//
+// Complex numbers follow JAX: linear maps are transposed without
+// conjugation, so a holomorphic op's rule is ct * f'(z), and the gradient of
+// a real loss L(z) is dL/dx - i dL/dy.
+
+#include <vector>
+
+#include "ops/expr.h"
+
+namespace sluice::grad_rules {
+
+// The cotangent of each operand of `node` (an empty Expr: it gets none),
+// given `ct`, the cotangent of node's result (of node's spec). A cotangent
+// has its operand's spec.
+using Rule = std::vector<Expr> (*)(const NodePtr& node, const Expr& ct);
+
+#define SLUICE_OP(e, name, arity, family, rule, props, grad) \
+  std::vector<Expr> grad_##grad(const NodePtr& node, const Expr& ct);
+#include "ops/op_list.def"
+
+// The rule of `op`'s catalogue entry; grad_none for ops without a gradient.
+Rule rule_of(Op op);
+
+}  // namespace sluice::grad_rules

@@ -1,0 +1,105 @@
+// Reverse-mode rules of reductions and dot.
+#include <algorithm>
+
+#include "ops/grad_rules.h"
+#include "ops/ops.h"
+
+namespace sluice::grad_rules {
+namespace {
+
+Expr operand(const NodePtr& n, size_t i = 0) { return Expr(n->operands[i]); }
+
+// A reduction-shaped value back in x's shape, each element repeated over
+// the reduced axes.
+Expr expand(const NodePtr& n, const Expr& r) {
+  const Shape& x = n->operands[0]->spec.shape;
+  if (n->attrs.keep_axes) return broadcast(r, x);
+  Axes kept;
+  for (int64_t k = 0; k < x.rank(); ++k)
+    if (std::find(n->attrs.axes.begin(), n->attrs.axes.end(), k) == n->attrs.axes.end()) kept.push_back(k);
+  return broadcast(r, x, kept);
+}
+
+// e's axis j is axis from[j] of the wanted value: transposed into order.
+Expr reorder(const Expr& e, const std::vector<int64_t>& from) {
+  Axes perm(from.size());
+  for (size_t j = 0; j < from.size(); ++j) perm[static_cast<size_t>(from[j])] = static_cast<int64_t>(j);
+  return transpose(e, perm);
+}
+
+std::vector<int64_t> free_axes(int rank, const std::vector<int64_t>& contract,
+                               const std::vector<int64_t>& batch) {
+  std::vector<int64_t> free;
+  for (int64_t k = 0; k < rank; ++k) {
+    if (std::find(contract.begin(), contract.end(), k) == contract.end() &&
+        std::find(batch.begin(), batch.end(), k) == batch.end())
+      free.push_back(k);
+  }
+  return free;
+}
+
+// One operand's side of dot's transpose. The cotangent (axes: batch, a's
+// free, b's free) contracted with `other` over other's free axes (from
+// ct_free_at in ct) has the axes: batch, my free axes, then my contracting
+// axes ordered as their partners lie in `other`; a transpose puts them in
+// my order.
+Expr dot_side(const Expr& ct, int64_t ct_free_at, const std::vector<int64_t>& my_contract,
+              const std::vector<int64_t>& my_batch, const std::vector<int64_t>& my_free, const Expr& other,
+              const std::vector<int64_t>& other_contract, const std::vector<int64_t>& other_batch,
+              const std::vector<int64_t>& other_free) {
+  Axes ct_contract, ct_batch;
+  for (size_t k = 0; k < other_free.size(); ++k) ct_contract.push_back(ct_free_at + static_cast<int64_t>(k));
+  for (size_t k = 0; k < my_batch.size(); ++k) ct_batch.push_back(static_cast<int64_t>(k));
+  Expr r = dot(ct, ct_contract, ct_batch, other, other_free, other_batch);
+  std::vector<int64_t> axes_of_r = my_batch;
+  axes_of_r.insert(axes_of_r.end(), my_free.begin(), my_free.end());
+  for (int64_t k = 0; k < other.rank(); ++k) {
+    auto it = std::find(other_contract.begin(), other_contract.end(), k);
+    if (it != other_contract.end())
+      axes_of_r.push_back(my_contract[static_cast<size_t>(it - other_contract.begin())]);
+  }
+  return reorder(r, axes_of_r);
+}
+
+}  // namespace
+
+std::vector<Expr> grad_sum(const NodePtr& n, const Expr& ct) { return {expand(n, ct)}; }
+
+// Each element's slope is the product of the others. y / x is that only
+// without zeros: with one zero, its element's slope is the product of the
+// nonzero elements and the others' 0; with two or more, every slope is 0.
+std::vector<Expr> grad_product(const NodePtr& n, const Expr& ct) {
+  Expr x = operand(n);
+  const ReduceOptions o{.axes = n->attrs.axes, .keep_axes = n->attrs.keep_axes};
+  Expr is_zero = x == 0.0;
+  Expr nonzero = select(is_zero, constant(1.0, x.dtype()), x);
+  Expr zeros = expand(n, sum(as_type(is_zero, x.dtype()), o));
+  Expr others = expand(n, product(nonzero, o));
+  Expr zero = constant(0.0, x.dtype());
+  Expr slope =
+      select(zeros == 0.0, others / nonzero, select(logical_and(zeros == 1.0, is_zero), others, zero));
+  return {expand(n, ct) * slope};
+}
+
+// The cotangent is shared equally by the elements equal to the extremum
+// (JAX's _reduce_chooser_jvp_rule).
+std::vector<Expr> grad_reduce_extremum(const NodePtr& n, const Expr& ct) {
+  Expr x = operand(n);
+  Expr at = as_type(x == expand(n, Expr(n)), x.dtype());
+  Expr count = sum(at, {.axes = n->attrs.axes, .keep_axes = n->attrs.keep_axes});
+  return {at * expand(n, ct / count)};
+}
+
+std::vector<Expr> grad_dot(const NodePtr& n, const Expr& ct) {
+  const Attrs& a = n->attrs;
+  Expr x = operand(n, 0), y = operand(n, 1);
+  const std::vector<int64_t> free_x = free_axes(x.rank(), a.contract_a, a.batch_a);
+  const std::vector<int64_t> free_y = free_axes(y.rank(), a.contract_b, a.batch_b);
+  const auto batch = static_cast<int64_t>(a.batch_a.size());
+  // ct's axes: batch, x's free axes (from `batch`), y's free axes.
+  return {dot_side(ct, batch + static_cast<int64_t>(free_x.size()), a.contract_a, a.batch_a, free_x, y,
+                   a.contract_b, a.batch_b, free_y),
+          dot_side(ct, batch, a.contract_b, a.batch_b, free_y, x, a.contract_a, a.batch_a, free_x)};
+}
+
+}  // namespace sluice::grad_rules

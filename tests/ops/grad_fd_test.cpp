@@ -1,0 +1,393 @@
+// Every differentiable op's gradient against central finite differences in
+// f64 at random points, driven from the catalogue: an op whose entry names a
+// gradient rule and that no case below exercises fails
+// GradCatalogue.EveryDifferentiableOpHasAFiniteDifferenceCase, and a case
+// whose traced function lacks an op it claims to cover fails too.
+//
+// Each case differentiates L(params) = sum(w * f(params)) (for a complex f:
+// sum(w * real f + w' * imag f)) with fixed random weights w, so that every
+// element of f's cotangent differs. An element passes when
+// |analytic - numeric| <= tol * (1 + |numeric|); numeric is
+// (L(x + h) - L(x - h)) / 2h with h = 1e-6 unless the case says otherwise,
+// whose error in f64 is about 1e-10 for smooth functions of values near 1:
+// tol 1e-6 leaves room without letting a wrong rule through.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <unordered_set>
+
+#include "ops/ops.h"
+#include "tests/ops/host_run.h"
+
+namespace sluice {
+namespace {
+
+using testing::HostFunction;
+using testing::Values;
+
+struct Domain {
+  double lo = -1, hi = 1;
+};
+
+struct FdCase {
+  std::string name;
+  std::vector<Op> covers;       // ops whose rules the case exercises
+  std::vector<Shape> params;    // all f64
+  std::vector<Domain> domains;  // per parameter; default [-1, 1]
+  std::function<Expr(const std::vector<Expr>&)> f;
+  double tol = 1e-6;
+  double step = 1e-6;
+};
+
+void PrintTo(const FdCase& c, std::ostream* os) { *os << c.name; }
+
+Expr i_unit() { return constant(Literal::scalar(DType::C128, complex128(0.0, 1.0))); }
+Expr complex_of(const Expr& re, const Expr& im) {
+  return as_type(re, DType::C128) + as_type(im, DType::C128) * i_unit();
+}
+Expr s64(int64_t v) { return constant(static_cast<double>(v), DType::S64); }
+
+using P = const std::vector<Expr>&;
+
+FdCase unary(Op op, Expr (*fn)(Expr), Domain d = {}) {
+  return {std::string(op_name(op)), {op}, {Shape({2, 3})}, {d}, [fn](P p) { return fn(p[0]); }};
+}
+FdCase binary(Op op, Expr (*fn)(Expr, Expr), Domain a = {}, Domain b = {}) {
+  return {std::string(op_name(op)), {op}, {Shape({2, 3}), Shape({2, 3})}, {a, b}, [fn](P p) {
+            return fn(p[0], p[1]);
+          }};
+}
+
+std::vector<FdCase> cases() {
+  const Domain positive{0.5, 2}, unit{-0.8, 0.8};
+  std::vector<FdCase> c = {
+      unary(Op::Negate, negate),
+      unary(Op::Abs, abs),
+      unary(Op::Exp, exp),
+      unary(Op::Expm1, expm1),
+      unary(Op::Log, log, positive),
+      unary(Op::Log1p, log1p, {-0.5, 1}),
+      unary(Op::Sqrt, sqrt, positive),
+      unary(Op::Rsqrt, rsqrt, positive),
+      unary(Op::Cbrt, cbrt, positive),
+      unary(Op::Sin, sin),
+      unary(Op::Cos, cos),
+      unary(Op::Tan, tan),
+      unary(Op::Asin, asin, unit),
+      unary(Op::Acos, acos, unit),
+      unary(Op::Atan, atan),
+      unary(Op::Sinh, sinh),
+      unary(Op::Cosh, cosh),
+      unary(Op::Tanh, tanh),
+      unary(Op::Asinh, asinh),
+      unary(Op::Acosh, acosh, {1.5, 3}),
+      unary(Op::Atanh, atanh, unit),
+      unary(Op::Sigmoid, sigmoid, {-3, 3}),
+      unary(Op::Erf, erf),
+      unary(Op::Erfc, erfc),
+      unary(Op::ErfInv, erf_inv, unit),
+      binary(Op::Add, add),
+      binary(Op::Subtract, subtract),
+      binary(Op::Multiply, multiply),
+      binary(Op::Divide, divide, {}, positive),
+      binary(Op::Pow, pow, positive, {-1, 2}),
+      // Away from the jumps at integer a / b.
+      binary(Op::Remainder, remainder, {0.1, 0.9}, {1.1, 1.3}),
+      binary(Op::Atan2, atan2),
+      binary(Op::Min, min),
+      binary(Op::Max, max),
+      // complex numbers: z = a + ib from two real parameters
+      {"complex_abs",
+       {Op::Abs, Op::AsType},
+       {Shape({4}), Shape({4})},
+       {},
+       [](P p) { return abs(complex_of(p[0], p[1])); }},
+      {"real_imag",
+       {Op::Real, Op::Imag, Op::Multiply},
+       {Shape({4}), Shape({4})},
+       {},
+       [](P p) {
+         Expr z = complex_of(p[0], p[1]);
+         return real(z * z) * imag(z * z * z);
+       }},
+      {"conjugate",
+       {Op::Conjugate},
+       {Shape({4}), Shape({4})},
+       {},
+       [](P p) {
+         Expr z = complex_of(p[0], p[1]);
+         return conjugate(z * z) * (z + 2.0);
+       }},
+      {"complex_exp",
+       {Op::Exp, Op::Divide},
+       {Shape({4}), Shape({4})},
+       {},
+       [](P p) {
+         Expr z = complex_of(p[0], p[1]);
+         return exp(z) / (z + 3.0);
+       }},
+      // ternary and conversions
+      {"select",
+       {Op::Select},
+       {Shape({2, 3}), Shape({2, 3})},
+       {},
+       [](P p) {
+         Expr mask = iota(s32({2, 3}), std::nullopt) % 2 == 0;
+         return select(mask, p[0] * p[1], sin(p[1]));
+       }},
+      {"clip",
+       {Op::Clip},
+       {Shape({12}), Shape({12}), Shape({12})},
+       {{-2, 2}, {-1, -0.2}, {0.2, 1}},
+       [](P p) { return clip(p[0], p[1], p[2]); }},
+      // f64 -> f32 -> f64 rounds to f32: a larger step, a looser tolerance.
+      {"as_type",
+       {Op::AsType},
+       {Shape({2, 3})},
+       {},
+       [](P p) { return as_type(as_type(p[0], DType::F32), DType::F64) * p[0]; },
+       1e-3,
+       1e-2},
+      // shape
+      {"reshape",
+       {Op::Reshape},
+       {Shape({2, 3})},
+       {},
+       [](P p) {
+         return reshape(p[0], Shape({3, 2})) * 2.0;
+       }},
+      {"broadcast",
+       {Op::Broadcast},
+       {Shape({3}), Shape({2, 1})},
+       {},
+       [](P p) {
+         // p[1]'s axis 1 stretches from 1; both gain axes
+         return broadcast(p[1], Shape({2, 3, 4}), {0, 1}) * broadcast(p[0], Shape({2, 3, 4}), {1});
+       }},
+      {"transpose",
+       {Op::Transpose},
+       {Shape({2, 3, 4})},
+       {},
+       [](P p) {
+         return transpose(p[0], {2, 0, 1}) * iota(f64({4, 2, 3}), std::nullopt);
+       }},
+      {"pad",
+       {Op::Pad},
+       {Shape({3, 4}), Shape({})},
+       {},
+       [](P p) {
+         return pad(p[0] * p[0], p[1], {{.low = 1, .high = -1, .interior = 1}, {.low = -1, .high = 2}});
+       }},
+      {"reverse", {Op::Reverse}, {Shape({3, 4})}, {}, [](P p) { return reverse(p[0], {1}) * p[0]; }},
+      {"slice",
+       {Op::Slice},
+       {Shape({5, 6})},
+       {},
+       [](P p) {
+         return slice(p[0], {1, 0}, {4, 5}, {2, 3});
+       }},
+      // starts past the end are clamped so the slice fits, in the rule as in the op
+      {"dynamic_slice",
+       {Op::Slice},
+       {Shape({5, 6})},
+       {},
+       [](P p) {
+         return slice(p[0] * p[0], std::vector<Expr>{s64(1), s64(9)}, {3, 4}, {1, 2});
+       }},
+      {"put_slice",
+       {Op::PutSlice},
+       {Shape({4, 5}), Shape({2, 3})},
+       {},
+       [](P p) {
+         return put_slice(p[0], {1, 3}, p[1] * p[1]);
+       }},
+      {"dynamic_put_slice",
+       {Op::PutSlice},
+       {Shape({4, 5}), Shape({2, 3})},
+       {},
+       [](P p) {
+         return put_slice(p[0] * 3.0, std::vector<Expr>{s64(7), s64(1)}, sin(p[1]));
+       }},
+      {"concatenate",
+       {Op::Concatenate},
+       {Shape({2, 3}), Shape({2, 1})},
+       {},
+       [](P p) {
+         return concatenate({p[0], p[1] * p[1], p[0]}, 1);
+       }},
+      // reductions
+      {"sum",
+       {Op::Sum},
+       {Shape({2, 3, 4})},
+       {},
+       [](P p) {
+         return sum(p[0] * p[0], {.axes = {0, 2}});
+       }},
+      {"sum_keep_axes",
+       {Op::Sum},
+       {Shape({2, 3, 4})},
+       {},
+       [](P p) { return sin(sum(p[0], {.axes = {1}, .keep_axes = true})) * p[0]; }},
+      {"product",
+       {Op::Product},
+       {Shape({3, 4})},
+       {positive},
+       [](P p) { return product(p[0], {.axes = {1}}); }},
+      {"reduce_max",
+       {Op::ReduceMax},
+       {Shape({3, 4})},
+       {},
+       [](P p) { return reduce_max(p[0], {.axes = {0}}); }},
+      {"reduce_min",
+       {Op::ReduceMin},
+       {Shape({3, 4})},
+       {},
+       [](P p) {
+         return reduce_min(p[0], {.axes = {0, 1}, .keep_axes = true}) * p[0];
+       }},
+      // contractions
+      {"dot", {Op::Dot}, {Shape({2, 3}), Shape({3, 4})}, {}, [](P p) { return dot(p[0], p[1]); }},
+      {"dot_batched",
+       {Op::Dot},
+       {Shape({3, 2, 4}), Shape({2, 5, 4})},
+       {},
+       [](P p) {
+         // batch axis 1 of a with 0 of b, contracting a's 2 with b's 2
+         return dot(p[0], {2}, {1}, p[1], {2}, {0});
+       }},
+      {"dot_leading",
+       {Op::Dot},
+       {Shape({4, 3, 2}), Shape({2, 4, 5})},
+       {},
+       [](P p) {
+         return dot(p[0], {2, 0}, {}, p[1], {0, 1}, {});
+       }},
+      // windows and scans
+      {"window_sum",
+       {Op::WindowSum},
+       {Shape({5, 6})},
+       {},
+       [](P p) {
+         return window_sum(p[0], {2, 3}, {.strides = {2, 1}, .padding = {{1, 0}, {0, 2}}});
+       }},
+      {"window_max",
+       {Op::WindowMax},
+       {Shape({5, 6})},
+       {},
+       [](P p) {
+         return window_max(p[0], {2, 2}, {.strides = {1, 2}, .padding = {{0, 1}, {1, 0}}});
+       }},
+      {"window_min",
+       {Op::WindowMin},
+       {Shape({6, 5})},
+       {},
+       [](P p) {
+         return window_min(p[0], {3, 2}, {.strides = {2, 1}});
+       }},
+      {"cumulative_sum",
+       {Op::CumulativeSum},
+       {Shape({3, 4})},
+       {},
+       [](P p) {
+         return cumulative_sum(p[0] * p[0], {.axis = 1}) + cumulative_sum(p[0], {.axis = 0, .reverse = true});
+       }},
+      // Fourier transforms: of a real signal (as_type to complex), with a
+      // length that pads, and of a complex one
+      {"fft", {Op::Fft, Op::AsType}, {Shape({2, 8})}, {}, [](P p) { return fft(p[0] * p[0]); }},
+      {"fft_length", {Op::Fft, Op::Pad}, {Shape({6})}, {}, [](P p) { return fft(p[0], 8); }},
+      {"ifft",
+       {Op::Ifft},
+       {Shape({8}), Shape({8})},
+       {},
+       [](P p) { return ifft(complex_of(p[0], p[1] * p[0])); }},
+  };
+  return c;
+}
+
+const Node* find_op(const Function& f, Op op) {
+  std::vector<const Node*> stack;
+  std::unordered_set<const Node*> seen;
+  for (const Expr& e : f.outputs()) stack.push_back(e.node().get());
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->op == op) return n;
+    for (const NodePtr& o : n->operands) stack.push_back(o.get());
+  }
+  return nullptr;
+}
+
+// L = sum(w * f) (complex f: w * real + w' * imag), weights fixed by a seed.
+Function loss_of(const FdCase& c) {
+  std::vector<Spec> specs;
+  for (const Shape& s : c.params) specs.push_back({DType::F64, s});
+  return trace(specs, [&](const std::vector<Expr>& p) {
+    Expr out = c.f(p);
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(0.5, 1.5);
+    auto weights = [&] {
+      std::vector<double> w(static_cast<size_t>(out.spec().size()));
+      for (double& v : w) v = u(rng);
+      return constant(w, out.shape());
+    };
+    if (is_complex(out.dtype())) return sum(real(out) * weights() + imag(out) * weights());
+    return sum(out * weights());
+  });
+}
+
+class GradFiniteDifferences : public ::testing::TestWithParam<FdCase> {};
+
+TEST_P(GradFiniteDifferences, MatchCentralDifferences) {
+  const FdCase& c = GetParam();
+  const Function loss = loss_of(c);
+  for (Op op : c.covers)
+    ASSERT_NE(find_op(loss, op), nullptr)
+        << c.name << " claims to cover " << op_name(op) << ", but its graph lacks it:\n"
+        << loss.str();
+  std::vector<int> wrt;
+  for (size_t i = 0; i < c.params.size(); ++i) wrt.push_back(static_cast<int>(i));
+  HostFunction value(loss), gradient(grad(loss, wrt));
+
+  std::mt19937_64 rng(42);
+  std::vector<Values> x;
+  for (size_t i = 0; i < c.params.size(); ++i) {
+    const Domain d = i < c.domains.size() ? c.domains[i] : Domain{};
+    std::uniform_real_distribution<double> u(d.lo, d.hi);
+    Values v(static_cast<size_t>(c.params[i].size()));
+    for (double& e : v) e = u(rng);
+    x.push_back(std::move(v));
+  }
+  const std::vector<Values> analytic = gradient(x);
+  ASSERT_EQ(analytic.size(), c.params.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    for (size_t j = 0; j < x[i].size(); ++j) {
+      std::vector<Values> up = x, down = x;
+      up[i][j] += c.step;
+      down[i][j] -= c.step;
+      const double numeric = (value(up)[0][0] - value(down)[0][0]) / (2 * c.step);
+      EXPECT_NEAR(analytic[i][j], numeric, c.tol * (1 + std::abs(numeric)))
+          << c.name << ": d L / d param " << i << "[" << j << "] at " << x[i][j];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, GradFiniteDifferences, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<FdCase>& p) { return p.param.name; });
+
+TEST(GradCatalogue, EveryDifferentiableOpHasAFiniteDifferenceCase) {
+  std::unordered_set<Op> covered;
+  for (const FdCase& c : cases()) covered.insert(c.covers.begin(), c.covers.end());
+  for (int i = 0; i < kOpCount; ++i) {
+    const auto op = static_cast<Op>(i);
+    if (!is_differentiable(op)) continue;
+    EXPECT_TRUE(covered.contains(op))
+        << "op " << op_name(op) << " has a gradient rule but no finite-difference case in grad_fd_test.cpp";
+  }
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,38 @@
+#pragma once
+// Runs a traced Function on the host with f64 arguments and f64 results:
+// what the gradient tests compare.
+
+#include <vector>
+
+#include "devices/backend.h"
+#include "ops/ops.h"
+
+namespace sluice::testing {
+
+using Values = std::vector<double>;
+
+// A Function compiled once for the host, run on f64 values.
+class HostFunction {
+ public:
+  explicit HostFunction(Function f) : f_(std::move(f)), exe_(compile(f_)) {}
+
+  // f's outputs for `args` (one per input of f, all f64), each as f64 values.
+  std::vector<Values> operator()(const std::vector<Values>& args) {
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < args.size(); ++i)
+      inputs.push_back(tensor_from_bytes(f_.inputs()[i], args[i].data()));
+    std::vector<Values> outs;
+    for (const Tensor& t : exe_.run(inputs)) {
+      Values v(static_cast<size_t>(t.size()));
+      t.copy_to_host(v.data());
+      outs.push_back(std::move(v));
+    }
+    return outs;
+  }
+
+ private:
+  Function f_;
+  Executable exe_;
+};
+
+}  // namespace sluice::testing

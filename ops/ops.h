@@ -74,6 +74,10 @@ Expr eye(const Spec& spec);
 // ---- selection and conversion
 // Elements of on_true where pred is nonzero, else of on_false; all three broadcast.
 Expr select(Expr pred, Expr on_true, Expr on_false);
+template <Number N>
+Expr select(Expr pred, Expr on_true, N on_false) { return select(pred, on_true, weak_scalar_of(on_false)); }
+template <Number N>
+Expr select(Expr pred, N on_true, Expr on_false) { return select(pred, weak_scalar_of(on_true), on_false); }
 Expr clip(Expr x, Expr min, Expr max);
 template <Number L, Number H>
 Expr clip(Expr x, L min, H max) { return clip(x, weak_scalar_of(min), weak_scalar_of(max)); }

@@ -18,7 +18,7 @@ inline constexpr int kOpCount = 0
 #undef SLUICE_OP
     ;
 
-enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft };
+enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft, Loop };
 
 std::string_view op_name(Op op);  // Nx's name: "add", "window_sum"
 int op_arity(Op op);              // -1 for variadic

@@ -79,7 +79,8 @@ Tuple scan(const ScanBody& f, const Tuple& init_in, const Tuple& xs_in, std::opt
   const auto k = static_cast<std::ptrdiff_t>(carry.size());
   Tuple out = f(Tuple(params.begin(), params.begin() + k), Tuple(params.begin() + k, params.end()));
   if (out.size() < carry.size())
-    infer::shape_error(kOp, "f's result", infer::cat("the new carry's ", carry.size(), " tensors, then the ys"),
+    infer::shape_error(kOp, "f's result",
+                       infer::cat("the new carry's ", carry.size(), " tensors, then the ys"),
                        infer::cat(out.size(), " tensors"));
   Tuple ys(out.begin() + k, out.end());
   for (size_t i = 0; i < ys.size(); ++i) {

@@ -23,11 +23,11 @@ namespace sluice {
 
 struct LoopAttrs {
   Function body;
-  Function cond;          // while_loop; empty for a scan
-  int64_t carries = 0;    // carry tensors: the first operands and results
-  int64_t xs = 0;         // scan: stacked inputs, after the carry
-  int64_t length = 0;     // scan: steps
-  bool reverse = false;   // scan: from the last row of xs to the first (ys still stored at their index)
+  Function cond;         // while_loop; empty for a scan
+  int64_t carries = 0;   // carry tensors: the first operands and results
+  int64_t xs = 0;        // scan: stacked inputs, after the carry
+  int64_t length = 0;    // scan: steps
+  bool reverse = false;  // scan: from the last row of xs to the first (ys still stored at their index)
 
   // Operands after the carry and xs.
   int64_t captured() const { return static_cast<int64_t>(body.inputs().size()) - carries - xs; }

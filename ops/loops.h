@@ -73,7 +73,8 @@ template <typename F, detail::LoopValue C, detail::LoopValue X>
 Tuple scan(F&& f, const C& init, const X& xs, const ScanLoopOptions& options = {}) {
   using CT = std::remove_cvref_t<C>;
   using XT = std::remove_cvref_t<X>;
-  static_assert(std::is_invocable_v<F&, CT, XT>, "scan: f takes (carry, x), each an Expr or a Tuple as init and xs are");
+  static_assert(std::is_invocable_v<F&, CT, XT>,
+                "scan: f takes (carry, x), each an Expr or a Tuple as init and xs are");
   return detail::scan(
       [&f](const Tuple& c, const Tuple& x) {
         return detail::as_tuple(f(detail::unpack<CT>(c), detail::unpack<XT>(x)));
@@ -86,9 +87,11 @@ Tuple scan(F&& f, const C& init, const X& xs, const ScanLoopOptions& options = {
 template <typename F, detail::LoopValue C>
 Tuple scan(F&& f, const C& init, int64_t length, const ScanLoopOptions& options = {}) {
   using CT = std::remove_cvref_t<C>;
-  static_assert(std::is_invocable_v<F&, CT>, "scan: without xs, f takes the carry alone, an Expr or a Tuple as init is");
-  return detail::scan([&f](const Tuple& c, const Tuple&) { return detail::as_tuple(f(detail::unpack<CT>(c))); },
-                      detail::as_tuple(init), Tuple{}, length, options);
+  static_assert(std::is_invocable_v<F&, CT>,
+                "scan: without xs, f takes the carry alone, an Expr or a Tuple as init is");
+  return detail::scan(
+      [&f](const Tuple& c, const Tuple&) { return detail::as_tuple(f(detail::unpack<CT>(c))); },
+      detail::as_tuple(init), Tuple{}, length, options);
 }
 
 // while_loop(cond, body, init): while cond(carry) (a pred scalar) is true,
@@ -96,9 +99,10 @@ Tuple scan(F&& f, const C& init, int64_t length, const ScanLoopOptions& options 
 template <typename Cond, typename Body, detail::LoopValue C>
 std::remove_cvref_t<C> while_loop(Cond&& cond, Body&& body, const C& init) {
   using CT = std::remove_cvref_t<C>;
-  return detail::unpack<CT>(detail::while_loop(
-      [&cond](const Tuple& c) { return detail::as_tuple(cond(detail::unpack<CT>(c))); },
-      [&body](const Tuple& c) { return detail::as_tuple(body(detail::unpack<CT>(c))); }, detail::as_tuple(init)));
+  return detail::unpack<CT>(
+      detail::while_loop([&cond](const Tuple& c) { return detail::as_tuple(cond(detail::unpack<CT>(c))); },
+                         [&body](const Tuple& c) { return detail::as_tuple(body(detail::unpack<CT>(c))); },
+                         detail::as_tuple(init)));
 }
 
 // fori_loop(lower, upper, body, init): carry = body(i, carry) for i from

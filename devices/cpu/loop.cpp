@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "devices/cpu/host_memory.h"
-#include "devices/cpu/pointers.h"
 #include "devices/cpu/thread_pool.h"
 #include "ops/loop_attrs.h"
 
@@ -21,9 +20,8 @@ CompiledLoop::Body::Body(const Function& f) : plan(make_plan(f)) {
   for (const Spec& s : f.output_specs()) output_bytes.push_back(static_cast<size_t>(s.bytes()));
 }
 
-void CompiledLoop::Body::run(std::span<const void* const> args, std::span<void* const> dests,
-                             void* arena) const {
-  Pointers<void*> slots(plan.slots.size());
+void CompiledLoop::Body::run(std::span<const void* const> args, std::span<void* const> dests, void* arena,
+                             Pointers<void*>& slots) const {
   for (size_t s = 0; s < plan.slots.size(); ++s) slots[s] = dests[plan.slots[s].output];
   const PlanMemory memory{args, slots.span(), arena};
   run_plan(plan, memory);
@@ -83,7 +81,7 @@ void CompiledLoop::run_scan(std::span<const void* const> in, std::span<void* con
   }
   Pointers<const void*> args(in.size());  // the carry, one row of each xs, the captured values
   for (size_t i = 0; i < in.size(); ++i) args[i] = in[i];
-  Pointers<void*> dests(k + y_row_bytes_.size());
+  Pointers<void*> dests(k + y_row_bytes_.size()), slots(body_.plan.slots.size());
   // Steps alternate between the result and the spare buffer: the last one writes the result.
   bool to_result = (length_ - 1) % 2 == 0;
   for (int64_t step = 0; step < length_; ++step) {
@@ -92,7 +90,7 @@ void CompiledLoop::run_scan(std::span<const void* const> in, std::span<void* con
     for (size_t c = 0; c < k; ++c) dests[c] = to_result ? out[c] : scratch + spare_offset_[c];
     for (size_t j = 0; j < y_row_bytes_.size(); ++j)
       dests[k + j] = const_cast<void*>(row(out[k + j], y_row_bytes_[j], i));
-    body_.run(args.span(), dests.span(), scratch + arena_offset_);
+    body_.run(args.span(), dests.span(), scratch + arena_offset_, slots);
     for (size_t c = 0; c < k; ++c) args[c] = dests[c];
     to_result = !to_result;
   }
@@ -103,14 +101,14 @@ void CompiledLoop::run_while(std::span<const void* const> in, std::span<void* co
   const auto k = static_cast<size_t>(carries_);
   Pointers<const void*> args(in.size());  // the carry, the captured values
   for (size_t i = 0; i < in.size(); ++i) args[i] = in[i];
-  Pointers<void*> dests(k);
+  Pointers<void*> dests(k), slots(body_.plan.slots.size()), cond_slots(cond_->plan.slots.size());
   void* const pred[] = {scratch + pred_offset_};
   bool to_result = true;
   for (;;) {
-    cond_->run(args.span(), pred, scratch + arena_offset_);
+    cond_->run(args.span(), pred, scratch + arena_offset_, cond_slots);
     if (*static_cast<const uint8_t*>(pred[0]) == 0) break;
     for (size_t c = 0; c < k; ++c) dests[c] = to_result ? out[c] : scratch + spare_offset_[c];
-    body_.run(args.span(), dests.span(), scratch + arena_offset_);
+    body_.run(args.span(), dests.span(), scratch + arena_offset_, slots);
     for (size_t c = 0; c < k; ++c) args[c] = dests[c];
     to_result = !to_result;
   }

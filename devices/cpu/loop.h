@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "devices/cpu/plan.h"
+#include "devices/cpu/pointers.h"
 
 namespace sluice::cpu {
 
@@ -43,8 +44,10 @@ class CompiledLoop {
   // A body's plan, and the byte size of each of its outputs.
   struct Body {
     explicit Body(const Function& f);
-    // Runs the body once on `args`, each output ending in dests[j].
-    void run(std::span<const void* const> args, std::span<void* const> dests, void* arena) const;
+    // Runs the body once on `args`, each output ending in dests[j]; `slots`
+    // (plan.slots.size() of them) is made once per loop run, not per step.
+    void run(std::span<const void* const> args, std::span<void* const> dests, void* arena,
+             Pointers<void*>& slots) const;
     Plan plan;
     std::vector<size_t> output_bytes;
   };

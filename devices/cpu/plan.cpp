@@ -223,8 +223,9 @@ class Lowering {
     std::vector<const Node*>& results = loop_results_[&loop];
     results.resize(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
-      ins.outputs.push_back(results[i] ? place(step, results[i], s)
-                                       : Location{Location::Kind::Arena, arena_.place(specs[i].bytes(), s, s)});
+      ins.outputs.push_back(results[i]
+                                ? place(step, results[i], s)
+                                : Location{Location::Kind::Arena, arena_.place(specs[i].bytes(), s, s)});
       plan_.work += specs[i].size();
     }
     ins.outputs.push_back({Location::Kind::Arena, arena_.place(ins.loop->scratch_bytes(), s, s)});
@@ -275,7 +276,8 @@ class Lowering {
   std::unordered_set<const Node*> shown_;  // values function outputs show
   std::unordered_map<const Node*, int64_t> last_use_;
   std::unordered_map<const Node*, Location> placed_;
-  std::unordered_map<const Node*, std::vector<const Node*>> loop_results_;  // loop -> its loop_results by index
+  // Each loop's loop_result nodes, by index (null: a result nothing reads).
+  std::unordered_map<const Node*, std::vector<const Node*>> loop_results_;
   ArenaLayout arena_;
 };
 
@@ -330,7 +332,8 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
     case OpFamily::Scan: return run_scan(node, in[0], out);
     case OpFamily::Fft: return run_fft(node, in[0], out);
     case OpFamily::Loop:
-      throw Error("host: " + std::string(op_name(node.op)) + " runs as a step of a plan (loop.h), not as one node");
+      throw Error("host: " + std::string(op_name(node.op)) +
+                  " runs as a step of a plan (loop.h), not as one node");
   }
 }
 

@@ -68,9 +68,8 @@ TEST(Scan, ZeroStepsReturnInitAndEmptyYs) {
 }
 
 TEST(Scan, WithoutXsRunsLengthSteps) {
-  Function f = trace({f32({8})}, [](Expr init) {
-    return scan([](Expr c) { return tuple(c + 1, sum(c)); }, init, 10);
-  });
+  Function f = trace({f32({8})},
+                     [](Expr init) { return scan([](Expr c) { return tuple(c + 1, sum(c)); }, init, 10); });
   auto out = compile(f).run({tensor(ramp(8, 0, 1), Shape{8})});
   std::vector<float> c = ramp(8, 0, 1), sums;
   for (int i = 0; i < 10; ++i) {
@@ -133,7 +132,8 @@ TEST(Scan, NestedLoopRunsInsideABody) {
   Function f = trace({s64({5})}, [](Expr xs) {
     return scan(
         [](Expr c, Expr x) {
-          Expr inner = fori_loop(0, 3, [&](Expr i, Expr acc) { return acc + x * i; }, c);
+          Expr inner = fori_loop(
+              0, 3, [&](Expr i, Expr acc) { return acc + x * i; }, c);
           return tuple(inner, inner);
         },
         constant(std::vector<int64_t>{0}, Shape()), xs);
@@ -154,7 +154,8 @@ TEST(Scan, LargeCarryRunsOnThePoolAndCompilesOnce) {
   // Large enough that the run goes to the thread pool; traced twice, compiled once.
   auto make = [] {
     return trace({f32({64, 4096})}, [](Expr xs) {
-      return scan([](Expr c, Expr x) { return tuple(c + x, c); }, broadcast(constant(0.0, DType::F32), {4096}), xs);
+      return scan([](Expr c, Expr x) { return tuple(c + x, c); },
+                  broadcast(constant(0.0, DType::F32), {4096}), xs);
     });
   };
   Executable e = compile(make());
@@ -189,10 +190,11 @@ TEST(WhileLoop, CountsUntilAConditionOnACapturedValue) {
 TEST(WhileLoop, NewtonIterationsWithATupleCarry) {
   // sqrt(a) by Newton's method, counting iterations, until converged or 50 steps.
   Function f = trace({f32({4})}, [](Expr a) {
-    return while_loop(
-        [&](const Tuple& c) { return any(abs(c[0] * c[0] - a) > a * 1e-6) && c[1] < 50; },
-        [&](const Tuple& c) { return Tuple{(c[0] + a / c[0]) * 0.5, c[1] + 1}; },
-        Tuple{a, constant(std::vector<int32_t>{0}, Shape())});
+    return while_loop([&](const Tuple& c) { return any(abs(c[0] * c[0] - a) > a * 1e-6) && c[1] < 50; },
+                      [&](const Tuple& c) {
+                        return Tuple{(c[0] + a / c[0]) * 0.5, c[1] + 1};
+                      },
+                      Tuple{a, constant(std::vector<int32_t>{0}, Shape())});
   });
   const std::vector<float> a{2, 9, 0.25f, 1e4f};
   auto out = compile(f).run({tensor(a, Shape{4})});
@@ -224,8 +226,12 @@ TEST(WhileLoop, FalseAtOnceReturnsInit) {
 
 TEST(ForiLoop, PassesTheIndexAndCarries) {
   Function f = trace({f32({2})}, [](Expr x) {
-    return fori_loop(3, 10, [](Expr i, const Tuple& c) { return Tuple{c[0] * 0.5 + as_type(i, DType::F32), c[1] + i * i}; },
-                     Tuple{x, constant(std::vector<int64_t>{0}, Shape())});
+    return fori_loop(
+        3, 10,
+        [](Expr i, const Tuple& c) {
+          return Tuple{c[0] * 0.5 + as_type(i, DType::F32), c[1] + i * i};
+        },
+        Tuple{x, constant(std::vector<int64_t>{0}, Shape())});
   });
   auto out = compile(f).run({tensor<float>({1, -4})});
   std::vector<float> x{1, -4};
@@ -237,7 +243,10 @@ TEST(ForiLoop, PassesTheIndexAndCarries) {
   EXPECT_EQ(out[0].to_vector<float>(), x);
   EXPECT_EQ(out[1].to_vector<int64_t>()[0], squares);
 
-  Function none = trace({f32({})}, [](Expr v) { return fori_loop(5, 2, [](Expr, Expr c) { return c + 1; }, v); });
+  Function none = trace({f32({})}, [](Expr v) {
+    return fori_loop(
+        5, 2, [](Expr, Expr c) { return c + 1; }, v);
+  });
   EXPECT_EQ(compile(none).run({scalar(1.5f)})[0].to_vector<float>()[0], 1.5f) << "upper <= lower: no step";
 }
 
@@ -258,7 +267,8 @@ TEST(Scan, InsideAStreamCarriesTheAccumulatorAcrossChunks) {
     for (size_t i = 0; i < 32; ++i) sums.push_back(c[i % 4] += xs[i]);
     want.push_back(sums);
   }
-  for (int chunk = 0; chunk < 3; ++chunk) EXPECT_EQ(s.recv()[0].to_vector<float>(), want[static_cast<size_t>(chunk)]);
+  for (int chunk = 0; chunk < 3; ++chunk)
+    EXPECT_EQ(s.recv()[0].to_vector<float>(), want[static_cast<size_t>(chunk)]);
   EXPECT_EQ(s.done()[0].to_vector<float>(), c);
 }
 

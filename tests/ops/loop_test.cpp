@@ -38,7 +38,8 @@ TEST(LoopNode, ScanHoldsItsBodyAndResults) {
 }
 
 TEST(LoopNode, CapturedOuterValuesBecomeOperands) {
-  const Expr w = testing::arg(f32({3}), 0), xs = testing::arg(f32({4, 3}), 1), init = testing::arg(f32({3}), 2);
+  const Expr w = testing::arg(f32({3}), 0), xs = testing::arg(f32({4, 3}), 1),
+             init = testing::arg(f32({3}), 2);
   const Expr w2 = w * 2;
   const Tuple r = scan([&](Expr c, Expr x) { return c * w2 + x * w2 + 1; }, init, xs);
   const Node& loop = loop_of(r.at(0));
@@ -74,7 +75,8 @@ TEST(LoopNode, EqualLoopsHashAlikeAndMerge) {
 
 TEST(LoopNode, ForiLoopIsAScanCarryingTheIndex) {
   const Expr x = testing::arg(f32({}), 0);
-  const Expr r = fori_loop(2, 7, [](Expr i, Expr c) { return c + as_type(i, DType::F32); }, x);
+  const Expr r = fori_loop(
+      2, 7, [](Expr i, Expr c) { return c + as_type(i, DType::F32); }, x);
   const Node& loop = loop_of(r);
   EXPECT_EQ(loop.op, Op::ScanLoop);
   EXPECT_EQ(loop.attrs.loop->length, 5);
@@ -100,10 +102,12 @@ TEST(LoopErrors, NameTheLoopTheArgumentAndTheSpecs) {
                     "while_loop: argument cond", "a pred scalar", "found s64");
   EXPECT_THROW_WITH(while_loop([](Expr a) { return a > 0; }, [](Expr a) { return a + 1; }, c), ShapeError,
                     "while_loop: argument cond", "a pred scalar", "found pred[3]");
-  EXPECT_THROW_WITH(while_loop([](Expr a) { return a < 3; }, [](Expr a) { return as_type(a, DType::S32); }, n),
-                    TypeError, "while_loop: argument body's new carry 0", "expected s64 (as init 0)", "found s32");
-  EXPECT_THROW_WITH(fori_loop(0, 3, [](Expr i, Expr a) { return a + as_type(i, DType::F64); }, c), TypeError,
-                    "fori_loop: argument body's new carry 0", "f32[3]", "found f64[3]");
+  EXPECT_THROW_WITH(
+      while_loop([](Expr a) { return a < 3; }, [](Expr a) { return as_type(a, DType::S32); }, n), TypeError,
+      "while_loop: argument body's new carry 0", "expected s64 (as init 0)", "found s32");
+  EXPECT_THROW_WITH(fori_loop(
+                        0, 3, [](Expr i, Expr a) { return a + as_type(i, DType::F64); }, c),
+                    TypeError, "fori_loop: argument body's new carry 0", "f32[3]", "found f64[3]");
 }
 
 TEST(LoopErrors, WeakNumbersTakeTheCarrysType) {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "devices/backend_impl.h"
+#include "ops/loop_attrs.h"
 
 namespace sluice {
 
@@ -158,6 +159,9 @@ void check_capabilities(const Function& f, Device device) {
       throw DeviceError("compile: dtype " + std::string(dtype_name(n->spec.dtype)) + " (in op " +
                         std::string(op_name(n->op)) + ") is not supported on backend " + std::string(device.platform()));
     for (const NodePtr& o : n->operands) stack.push_back(o.get());
+    if (n->attrs.loop)  // a loop's bodies run on the backend too
+      for (const Function* body : {&n->attrs.loop->body, &n->attrs.loop->cond})
+        for (const Expr& e : body->outputs()) stack.push_back(e.node().get());
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "ops/error.h"
 #include "ops/hash.h"
+#include "ops/loop_attrs.h"
 
 namespace sluice {
 namespace {
@@ -26,6 +27,11 @@ bool same_literal(const std::shared_ptr<const Literal>& a, const std::shared_ptr
   return a && b && *a == *b;
 }
 
+bool same_loop(const std::shared_ptr<const LoopAttrs>& a, const std::shared_ptr<const LoopAttrs>& b) {
+  if (a == b) return true;
+  return a && b && *a == *b;
+}
+
 }  // namespace
 
 bool Attrs::operator==(const Attrs& o) const {
@@ -33,7 +39,7 @@ bool Attrs::operator==(const Attrs& o) const {
          strides == o.strides && padding == o.padding && contract_a == o.contract_a && batch_a == o.batch_a &&
          contract_b == o.contract_b && batch_b == o.batch_b && axis == o.axis && index == o.index &&
          dtype == o.dtype && keep_axes == o.keep_axes && reverse == o.reverse && weak == o.weak &&
-         tie_break == o.tie_break && same_literal(literal, o.literal);
+         tie_break == o.tie_break && same_literal(literal, o.literal) && same_loop(loop, o.loop);
 }
 
 uint64_t Attrs::hash() const {
@@ -57,6 +63,7 @@ uint64_t Attrs::hash() const {
   } else {
     h.add(0);
   }
+  h.add(loop ? loop->hash() : 0);
   return h.value();
 }
 

@@ -24,6 +24,9 @@ struct PadDim {
 
 enum class TieBreak : uint8_t { Low, High };
 
+// A loop node's bodies and operand layout (ops/loop_attrs.h).
+struct LoopAttrs;
+
 // The static parameters of an op. One struct for all ops keeps hashing and
 // equality one mechanism; each op documents which fields it reads (expr.cpp
 // hashes and compares every field, unused ones hold their defaults).
@@ -44,6 +47,7 @@ struct Attrs {
   bool weak = false;             // constant made from a plain C++ number
   TieBreak tie_break = TieBreak::Low;  // argmax/argmin
   std::shared_ptr<const Literal> literal;  // constant
+  std::shared_ptr<const LoopAttrs> loop;   // while_loop, scan: compared and hashed by value
 
   bool operator==(const Attrs& o) const;
   uint64_t hash() const;

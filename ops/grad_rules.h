@@ -27,4 +27,10 @@ using Rule = std::vector<Expr> (*)(const NodePtr& node, const Expr& ct);
 // The rule of `op`'s catalogue entry; grad_none for ops without a gradient.
 Rule rule_of(Op op);
 
+// A loop node's rule (grad_rules_loop.cpp): the cotangent of each of its
+// operands given `result_cts`, one per loop result (an empty Expr: none).
+// Through a scan it runs the body's pullback over the steps in reverse;
+// through a while_loop it throws TypeError naming the loop.
+std::vector<Expr> grad_loop(const NodePtr& loop, const std::vector<Expr>& result_cts);
+
 }  // namespace sluice::grad_rules

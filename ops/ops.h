@@ -26,6 +26,7 @@
 #include "ops/expr.h"
 #include "ops/function.h"
 #include "ops/literal.h"
+#include "ops/loops.h"
 #include "ops/shape.h"
 
 namespace sluice {

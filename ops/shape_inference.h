@@ -10,6 +10,7 @@
 // named normalize_* return them non-negative.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -173,5 +174,19 @@ Shape window(std::string_view op, const Shape& x, const std::vector<int64_t>& wi
 // The complex type a transform computes in: f64, c128 -> c128; others c64.
 // fft s32[8] -> c64[8];  fft f64[4][16] -> c128[4][16];  fft f32[] -> ShapeError
 DType fft_type(std::string_view op, const Spec& x, int64_t length);
+
+// ---- loops (infer_loop.cpp)
+
+// The steps of a scan: the leading dim its xs share, or `length` without xs.
+// scan xs f32[8][3], s64[8] -> 8;  no xs, length 5 -> 5;
+// xs f32[8][3], s64[7] -> ShapeError;  xs f32[8], length 5 -> ShapeError
+int64_t scan_length(std::string_view op, const std::vector<Spec>& xs, std::optional<int64_t> length);
+// The carry a body returns against the carry it was given, entry by entry
+// (`fn` names the body): while_loop body returning (f32[4], s64[]) for a
+// carry of (f32[4], s32[]) -> TypeError naming body's new carry 1.
+void loop_carry(std::string_view op, std::string_view fn, const std::vector<Spec>& carry,
+                const std::vector<Spec>& returned);
+// A while_loop's cond returns one pred scalar: s64[] -> TypeError; pred[2] -> ShapeError.
+void loop_predicate(std::string_view op, const std::vector<Spec>& returned);
 
 }  // namespace sluice::infer

@@ -1,13 +1,12 @@
 #include "devices/cpu/cpu_executable.h"
 
-#include <array>
 #include <atomic>
 #include <cstring>
 #include <mutex>
-#include <span>
 #include <utility>
 
 #include "devices/cpu/host_memory.h"
+#include "devices/cpu/pointers.h"
 #include "devices/cpu/thread_pool.h"
 #include "ops/error.h"
 
@@ -20,57 +19,12 @@ namespace {
 constexpr int kMaxInlineDepth = 8;
 thread_local int t_inline_depth = 0;
 
-// A list of pointers that stays off the heap for the usual handful: a run
-// of a small plan costs well under a microsecond, and each allocation counts.
-template <typename P>
-class Pointers {
- public:
-  explicit Pointers(size_t n = 0) : n_(n) {
-    if (n > small_.size()) large_.resize(n);
-  }
-  P& operator[](size_t i) { return data()[i]; }
-  P operator[](size_t i) const { return data()[i]; }
-  std::span<const P> span() const { return {data(), n_}; }
-
- private:
-  P* data() { return large_.empty() ? small_.data() : large_.data(); }
-  const P* data() const { return large_.empty() ? small_.data() : large_.data(); }
-  std::array<P, 8> small_{};
-  std::vector<P> large_;
-  size_t n_;
-};
-
 // Where one run reads and writes.
 struct Frame {
   Pointers<const void*> args;                    // each argument's data
   Pointers<void*> slots;                         // each slot's data
   std::vector<std::pair<size_t, void*>> copies;  // (argument, destination): donated arguments outputs show
 };
-
-// Rethrows the exception being handled, its message prefixed with the step
-// that raised it; sluice errors keep their type.
-// clang-format off
-[[noreturn]] void rethrow_naming(const std::string& step) {
-  const std::string prefix = "host: " + step + " failed: ";
-  try {
-    throw;
-  } catch (const ShapeError& e) {
-    throw ShapeError(prefix + e.what());
-  } catch (const TypeError& e) {
-    throw TypeError(prefix + e.what());
-  } catch (const DeviceError& e) {
-    throw DeviceError(prefix + e.what());
-  } catch (const Error& e) {
-    throw Error(prefix + e.what());
-  } catch (const std::bad_alloc&) {
-    throw DeviceError(prefix + "out of host memory");
-  } catch (const std::exception& e) {
-    throw DeviceError(prefix + e.what());
-  } catch (...) {
-    throw DeviceError(prefix + "unknown exception");
-  }
-}
-// clang-format on
 
 BufferPtr make_buffer(Device device, void* data, size_t bytes, std::shared_ptr<void> memory, EventPtr ready) {
   auto b = std::make_shared<Buffer>();
@@ -98,11 +52,9 @@ std::exception_ptr first_error(const std::vector<BufferPtr>& args) {
 class CompiledPlan {
  public:
   explicit CompiledPlan(Plan plan) : plan_(std::move(plan)) {
-    slot_output_.resize(plan_.slots.size());
     arg_output_.assign(plan_.function.inputs().size(), kNone);
     for (size_t j = plan_.outputs.size(); j-- > 0;) {
       const Location& out = plan_.outputs[j];
-      if (out.kind == Location::Kind::Slot) slot_output_[static_cast<size_t>(out.index)] = j;
       if (out.kind == Location::Kind::Argument) arg_output_[static_cast<size_t>(out.index)] = j;
     }
   }
@@ -111,34 +63,12 @@ class CompiledPlan {
   const Plan& plan() const { return plan_; }
   bool is_small() const { return plan_.work < kSmallWorkElements; }
   // The first output showing slot s; the first showing argument k, or kNone.
-  size_t slot_output(size_t s) const { return slot_output_[s]; }
+  size_t slot_output(size_t s) const { return plan_.slots[s].output; }
   size_t arg_output(size_t k) const { return arg_output_[k]; }
 
   void execute(const Frame& frame) {
     Arena arena(*this);
-    auto* base = static_cast<uint8_t*>(arena.memory.get());
-    auto address = [&](const Location& l) -> void* {
-      auto i = static_cast<size_t>(l.index);
-      switch (l.kind) {
-        case Location::Kind::Argument: return const_cast<void*>(frame.args[i]);
-        case Location::Kind::Constant: return plan_.constants[i].get();
-        case Location::Kind::Arena: return base + l.index;
-        case Location::Kind::Slot: return frame.slots[i];
-      }
-      return nullptr;
-    };
-    for (const Instruction& ins : plan_.instructions) {
-      Pointers<const void*> in(ins.inputs.size());
-      Pointers<void*> out(ins.outputs.size());
-      for (size_t i = 0; i < ins.inputs.size(); ++i) in[i] = address(ins.inputs[i]);
-      for (size_t i = 0; i < ins.outputs.size(); ++i) out[i] = address(ins.outputs[i]);
-      try {
-        if (ins.region)
-          ins.region->run(in.span(), out.span());
-        else
-          run_node(*ins.node, in.span(), out[0]);
-      } catch (...) { rethrow_naming(ins.what); }
-    }
+    run_plan(plan_, {frame.args.span(), frame.slots.span(), arena.memory.get()});
     for (auto [arg, dst] : frame.copies)
       std::memcpy(dst, frame.args[arg], static_cast<size_t>(plan_.function.inputs()[arg].bytes()));
   }
@@ -168,7 +98,7 @@ class CompiledPlan {
   };
 
   Plan plan_;
-  std::vector<size_t> slot_output_, arg_output_;
+  std::vector<size_t> arg_output_;
   std::mutex mutex_;  // guards arenas_
   std::vector<std::shared_ptr<void>> arenas_;
 };

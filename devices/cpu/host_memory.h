@@ -8,12 +8,21 @@
 // Thread safety: every function may be called from any thread; a block may be
 // released on a thread other than the one that took it.
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace sluice::cpu {
 
 inline constexpr size_t kHostAlignment = 64;
+
+// `bytes` rounded up to whole kHostAlignment blocks, at least one: what a
+// value takes in a run's scratch memory, so that the next one stays aligned.
+inline int64_t host_aligned_size(int64_t bytes) {
+  constexpr auto a = static_cast<int64_t>(kHostAlignment);
+  return std::max<int64_t>(a, (bytes + a - 1) / a * a);
+}
 
 // A block of at least `bytes` (at least one cache line, even for 0), aligned
 // to kHostAlignment. It returns to the pool when the last owner lets go.

@@ -7,7 +7,9 @@
 
 #include "devices/cpu/host_memory.h"
 #include "devices/cpu/kernels/kernels.h"
+#include "devices/cpu/loop.h"
 #include "ops/error.h"
+#include "ops/loop_attrs.h"
 #include "ops/passes/passes.h"
 
 namespace sluice::cpu {
@@ -39,11 +41,6 @@ bool is_alias(const Node& n) {
   }
 }
 
-int64_t round_up(int64_t bytes) {
-  constexpr auto a = static_cast<int64_t>(kHostAlignment);
-  return std::max<int64_t>(a, (bytes + a - 1) / a * a);
-}
-
 std::string describe(const passes::Step& step, bool region) {
   if (!region) return std::string(op_name(step.nodes.front()->op));
   std::vector<std::string_view> names;
@@ -60,7 +57,7 @@ class ArenaLayout {
  public:
   // The offset of a value written by step `first` and last read by `last`.
   int64_t place(int64_t bytes, int64_t first, int64_t last) {
-    bytes = round_up(bytes);
+    bytes = host_aligned_size(bytes);
     // Steps come in order: a block whose last reader ran before `first` is free for good.
     std::erase_if(live_, [&](const Block& b) { return b.last < first; });
     std::sort(live_.begin(), live_.end(), [](const Block& a, const Block& b) { return a.offset < b.offset; });
@@ -89,6 +86,7 @@ class Lowering {
 
   void lower(const std::vector<passes::Step>& steps) {
     find_aliases(steps);
+    find_loop_results(steps);
     for (const Expr& out : plan_.function.outputs()) {
       const Node* r = root(out.node().get());
       if (r->op == Op::Parameter) params_[static_cast<size_t>(r->attrs.index)].shown = true;
@@ -98,6 +96,9 @@ class Lowering {
     for (size_t s = 0; s < steps.size(); ++s)
       if (computes(steps[s])) emit(steps[s], static_cast<int64_t>(s));
     for (const Expr& out : plan_.function.outputs()) plan_.outputs.push_back(locate(out.node().get()));
+    for (size_t j = plan_.outputs.size(); j-- > 0;)
+      if (plan_.outputs[j].kind == Location::Kind::Slot)
+        plan_.slots[static_cast<size_t>(plan_.outputs[j].index)].output = j;
     plan_.arena_bytes = arena_.size();
   }
 
@@ -110,7 +111,8 @@ class Lowering {
   static bool computes(const passes::Step& step) {
     if (step.nodes.size() != 1) return true;
     const Node& n = *step.nodes.front();
-    return n.op != Op::Parameter && n.op != Op::Constant && !is_alias(n);
+    // A loop_result's memory is placed by its loop's instruction, which writes it.
+    return n.op != Op::Parameter && n.op != Op::Constant && n.op != Op::LoopResult && !is_alias(n);
   }
   static bool is_region(const passes::Step& step) {
     return step.fused || (step.nodes.size() == 1 && is_elementwise(step.nodes.front()->op));
@@ -136,6 +138,16 @@ class Lowering {
       if (step.nodes.size() != 1 || !is_alias(*step.nodes.front())) continue;
       const Node* n = step.nodes.front();
       alias_root_[n] = root(n->operands[0].get());
+    }
+  }
+
+  void find_loop_results(const std::vector<passes::Step>& steps) {
+    for (const passes::Step& step : steps) {
+      const Node* n = step.nodes.front();
+      if (n->op != Op::LoopResult) continue;
+      std::vector<const Node*>& results = loop_results_[n->operands[0].get()];
+      results.resize(std::max(results.size(), static_cast<size_t>(n->attrs.index) + 1));
+      results[static_cast<size_t>(n->attrs.index)] = n;
     }
   }
 
@@ -175,6 +187,7 @@ class Lowering {
   }
 
   void emit(const passes::Step& step, int64_t s) {
+    if (op_family(step.nodes.front()->op) == OpFamily::Loop) return emit_loop(*step.nodes.front(), step, s);
     Instruction ins;
     bool region = is_region(step);
     ins.what = describe(step, region);
@@ -192,6 +205,31 @@ class Lowering {
       ins.region = std::make_unique<FusedRegion>(step.nodes, step.inputs, outs);
     else
       ins.node = step.nodes.front();
+    plan_.instructions.push_back(std::move(ins));
+  }
+
+  // A loop writes each of its results where its loop_result is placed, or,
+  // for results nothing reads, into scratch of this step alone.
+  void emit_loop(const Node& loop, const passes::Step& step, int64_t s) {
+    Instruction ins;
+    ins.what = std::string(op_name(loop.op));
+    ins.node = &loop;
+    ins.loop = std::make_shared<const CompiledLoop>(loop);
+    for (const NodePtr& o : loop.operands) {
+      ins.inputs.push_back(locate(o.get()));
+      plan_.work += o->spec.size();
+    }
+    const std::vector<Spec> specs = loop.attrs.loop->result_specs();
+    std::vector<const Node*>& results = loop_results_[&loop];
+    results.resize(specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      ins.outputs.push_back(results[i]
+                                ? place(step, results[i], s)
+                                : Location{Location::Kind::Arena, arena_.place(specs[i].bytes(), s, s)});
+      plan_.work += specs[i].size();
+    }
+    ins.outputs.push_back({Location::Kind::Arena, arena_.place(ins.loop->scratch_bytes(), s, s)});
+    plan_.work += ins.loop->work();
     plan_.instructions.push_back(std::move(ins));
   }
 
@@ -238,6 +276,8 @@ class Lowering {
   std::unordered_set<const Node*> shown_;  // values function outputs show
   std::unordered_map<const Node*, int64_t> last_use_;
   std::unordered_map<const Node*, Location> placed_;
+  // Each loop's loop_result nodes, by index (null: a result nothing reads).
+  std::unordered_map<const Node*, std::vector<const Node*>> loop_results_;
   ArenaLayout arena_;
 };
 
@@ -291,6 +331,9 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
     case OpFamily::Window: return run_window(node, in[0], out);
     case OpFamily::Scan: return run_scan(node, in[0], out);
     case OpFamily::Fft: return run_fft(node, in[0], out);
+    case OpFamily::Loop:
+      throw Error("host: " + std::string(op_name(node.op)) +
+                  " runs as a step of a plan (loop.h), not as one node");
   }
 }
 

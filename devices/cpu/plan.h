@@ -25,6 +25,8 @@
 
 namespace sluice::cpu {
 
+class CompiledLoop;  // loop.h
+
 // Where a value's bytes are during a run.
 struct Location {
   enum class Kind : uint8_t { Argument, Constant, Arena, Slot };
@@ -38,6 +40,9 @@ struct Instruction {
   std::unique_ptr<FusedRegion> region;  // set for an elementwise region
   const Node* node = nullptr;           // otherwise the node, whose operands are `inputs` in order
   std::vector<Location> inputs, outputs;
+  // Set for a loop node: its bodies, lowered; its outputs are the loop's
+  // results, then a scratch block of loop->scratch_bytes().
+  std::shared_ptr<const CompiledLoop> loop;
 };
 
 // A computed value that function outputs show: it lives in a buffer of its
@@ -49,6 +54,7 @@ struct Slot {
   // one starts writing (an elementwise region reads element i before writing
   // it, so it may write over an input it reads element by element).
   std::vector<int64_t> donors;
+  size_t output = 0;  // the first function output showing it
 };
 
 struct Plan {
@@ -63,6 +69,19 @@ struct Plan {
 
 // Lowers `f` (validated: every op and dtype supported).
 Plan make_plan(const Function& f);
+
+// Where one run of a plan reads and writes: each argument's data, each
+// slot's, and plan.arena_bytes of scratch (kHostAlignment-aligned).
+struct PlanMemory {
+  std::span<const void* const> args;
+  std::span<void* const> slots;
+  void* arena = nullptr;
+};
+// Runs the plan's instructions in order on the calling thread; an error
+// names the step that raised it.
+void run_plan(const Plan& plan, const PlanMemory& memory);
+// The address of a value at `where` during that run.
+void* address(const Plan& plan, const PlanMemory& memory, const Location& where);
 
 // Runs one node through the kernels, as a step of a plan does: in[i] is
 // operand i's data, out the result's. Constant folding evaluates with it, so

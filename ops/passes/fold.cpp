@@ -11,6 +11,8 @@ namespace {
 
 bool foldable(const Node& node, int64_t max_elements) {
   if (node.op == Op::Parameter || node.op == Op::Constant) return false;
+  // A loop runs its bodies: folding it would run the loop at compile time.
+  if (op_family(node.op) == OpFamily::Loop) return false;
   if (node.spec.size() > max_elements) return false;
   for (const NodePtr& operand : node.operands) {
     if (operand->op != Op::Constant) return false;

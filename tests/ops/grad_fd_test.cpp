@@ -303,6 +303,36 @@ std::vector<FdCase> cases() {
        {Shape({8}), Shape({8})},
        {},
        [](P p) { return ifft(complex_of(p[0], p[1] * p[0])); }},
+      // Loops: a scan's carry, ys, xs and captured values; in reverse; with
+      // no xs; a fori_loop (a scan underneath) whose body reads its index.
+      {"scan",
+       {Op::ScanLoop, Op::LoopResult},
+       {Shape({3}), Shape({4, 3}), Shape({3})},
+       {},
+       [](P p) {
+         Tuple r = scan([&](Expr carry, Expr x) { return tuple(tanh(carry * p[2] + x), carry * x); }, p[0], p[1]);
+         return concatenate({r[0], reshape(r[1], Shape{12})});
+       }},
+      {"scan_reverse",
+       {Op::ScanLoop, Op::LoopResult},
+       {Shape({2}), Shape({5, 2})},
+       {},
+       [](P p) {
+         Tuple r = scan([](Expr carry, Expr x) { return tuple(sin(carry) + x * carry, carry * carry); }, p[0], p[1], {.reverse = true});
+         return concatenate({r[0], reshape(r[1], Shape{10})});
+       }},
+      {"scan_without_xs",
+       {Op::ScanLoop, Op::LoopResult},
+       {Shape({3}), Shape({3})},
+       {},
+       [](P p) { return scan([&](Expr carry) { return carry * p[1] + 0.5; }, p[0], 3)[0]; }},
+      {"fori_loop",
+       {Op::ScanLoop, Op::LoopResult},
+       {Shape({2, 2})},
+       {},
+       [](P p) {
+         return fori_loop(0, 4, [&](Expr i, Expr carry) { return cos(carry) * p[0] + as_type(i, DType::F64); }, p[0]);
+       }},
   };
   return c;
 }

@@ -161,6 +161,31 @@ TEST(Grad, IntegerParameterIsATypeError) {
   EXPECT_THROW_WITH(value_and_grad(p, {0}), TypeError, "value_and_grad", "parameter 0", "pred[2]");
 }
 
+TEST(Grad, ThroughAWhileLoopIsATypeErrorNamingTheLoop) {
+  Function f = trace({f64({2})}, [](Expr a) {
+    Tuple r = while_loop([](Tuple c) { return less(c[1], int64_t{3}); },
+                         [](Tuple c) { return tuple(c[0] * 2.0, c[1] + 1); }, tuple(a, constant(0.0, DType::S64)));
+    return sum(r[0]);
+  });
+  EXPECT_THROW_WITH(grad(f), TypeError, "grad", "while_loop with carry (f64[2], s64)", "scan, fori_loop");
+  // An integer-only loop beside the path is no obstacle.
+  Function g = trace({f64({2})}, [](Expr a) {
+    Expr n = while_loop([](Expr i) { return i < 3; }, [](Expr i) { return i + 1; }, constant(0.0, DType::S64));
+    return sum(a * as_type(n, DType::F64));
+  });
+  std::vector<Values> out = HostFunction(grad(g))({{1.0, 2.0}});
+  expect_values(out[0], {3, 3}, 0, "d/da of sum(a * 3)");
+}
+
+TEST(Grad, ThroughAScanOfZeroStepsIsTheIdentityOnTheCarry) {
+  Function f = trace({f64({2}), f64({0, 2})}, [](Expr c0, Expr xs) {
+    return sum(scan([](Expr c, Expr x) { return c * x; }, c0, xs)[0] * 3.0);
+  });
+  std::vector<Values> out = HostFunction(grad(f, {0, 1}))({{1.0, 2.0}, {}});
+  expect_values(out[0], {3, 3}, 0, "d/dc0");
+  EXPECT_TRUE(out[1].empty());
+}
+
 TEST(Grad, OutputMustBeARealFloatingScalar) {
   Function vector = trace({f64({2})}, [](Expr a) { return a * 2.0; });
   EXPECT_THROW_WITH(grad(vector), ShapeError, "grad", "output 0", "a scalar", "f64[2]");

@@ -1,0 +1,69 @@
+// Running a plan's instructions: what every run of an executable and every
+// step of a loop body does.
+#include <new>
+#include <string>
+
+#include "devices/cpu/loop.h"
+#include "devices/cpu/plan.h"
+#include "devices/cpu/pointers.h"
+#include "ops/error.h"
+
+namespace sluice::cpu {
+namespace {
+
+// Rethrows the exception being handled, its message prefixed with the step
+// that raised it; sluice errors keep their type.
+// clang-format off
+[[noreturn]] void rethrow_naming(const std::string& step) {
+  const std::string prefix = "host: " + step + " failed: ";
+  try {
+    throw;
+  } catch (const ShapeError& e) {
+    throw ShapeError(prefix + e.what());
+  } catch (const TypeError& e) {
+    throw TypeError(prefix + e.what());
+  } catch (const DeviceError& e) {
+    throw DeviceError(prefix + e.what());
+  } catch (const Error& e) {
+    throw Error(prefix + e.what());
+  } catch (const std::bad_alloc&) {
+    throw DeviceError(prefix + "out of host memory");
+  } catch (const std::exception& e) {
+    throw DeviceError(prefix + e.what());
+  } catch (...) {
+    throw DeviceError(prefix + "unknown exception");
+  }
+}
+// clang-format on
+
+}  // namespace
+
+void* address(const Plan& plan, const PlanMemory& memory, const Location& where) {
+  auto i = static_cast<size_t>(where.index);
+  switch (where.kind) {
+    case Location::Kind::Argument: return const_cast<void*>(memory.args[i]);
+    case Location::Kind::Constant: return plan.constants[i].get();
+    case Location::Kind::Arena: return static_cast<uint8_t*>(memory.arena) + where.index;
+    case Location::Kind::Slot: return memory.slots[i];
+  }
+  return nullptr;
+}
+
+void run_plan(const Plan& plan, const PlanMemory& memory) {
+  for (const Instruction& ins : plan.instructions) {
+    Pointers<const void*> in(ins.inputs.size());
+    Pointers<void*> out(ins.outputs.size());
+    for (size_t i = 0; i < ins.inputs.size(); ++i) in[i] = address(plan, memory, ins.inputs[i]);
+    for (size_t i = 0; i < ins.outputs.size(); ++i) out[i] = address(plan, memory, ins.outputs[i]);
+    try {
+      if (ins.region)
+        ins.region->run(in.span(), out.span());
+      else if (ins.loop)
+        ins.loop->run(in.span(), out.span());
+      else
+        run_node(*ins.node, in.span(), out[0]);
+    } catch (...) { rethrow_naming(ins.what); }
+  }
+}
+
+}  // namespace sluice::cpu

@@ -17,6 +17,12 @@ Expr shift_of(Expr x, const Axes& axes) {
   return select(is_infinity(m), constant(0.0, m.dtype()), m);
 }
 
+// max(x, 0) spelled (x + |x|) / 2 (exact in floating point): its gradient
+// at 0 is 1/2, so softplus' is sigmoid(0) = 1/2 there, where relu's choice
+// of 0 would make it 0 (and the gradient of a model whose logits start at
+// 0, as zero-initialised weights make them, wrong).
+Expr positive_part(Expr x) { return (x + abs(x)) * 0.5; }
+
 }  // namespace
 
 Expr logsumexp(Expr x, const ReduceOptions& o) {
@@ -70,10 +76,10 @@ Expr gelu(Expr x, GeluForm form) {
   return x * (1.0 + tanh(c * (x + 0.044715 * x * x * x))) * 0.5;
 }
 
-Expr softplus(Expr x) { return relu(x) + log1p(exp(-abs(x))); }
+Expr softplus(Expr x) { return positive_part(x) + log1p(exp(-abs(x))); }
 
 Expr sigmoid_cross_entropy(Expr logits, Expr labels) {
-  return relu(logits) - logits * labels + log1p(exp(-abs(logits)));
+  return positive_part(logits) - logits * labels + log1p(exp(-abs(logits)));
 }
 
 Expr softmax_cross_entropy(Expr logits, Expr labels, int64_t axis) {

@@ -24,6 +24,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ops/autodiff.h"
+#include "ops/nn.h"
+#include "ops/optimizers.h"
 #include "pipeline/pipeline.h"
 
 namespace sluice::sensor_monitor {
@@ -37,7 +40,7 @@ struct Config {
   size_t chunks_in_flight = 8;     // per pipeline: bounds memory and latency, enough to keep stages busy
   double seconds = 20;             // how long the source produces, wall clock
   uint64_t seed = 1;               // the signal (and its faults) for a seed is always the same
-  float learning_rate = 0.05f;     // of the detector's gradient step
+  float learning_rate = 0.05f;     // of the detector's Adam steps
   Device device = host();          // where the two compiled stages run
 };
 
@@ -67,9 +70,11 @@ std::shared_ptr<Source> vibration(const Config& c);
 // ---- the compiled stages
 // Initial accumulators: spectrum's {count f32[], mean f32[C][bands],
 // m2 f32[C][bands]} (Chan's parallel variance), detector's {weights
-// f32[C * bands], bias f32[]}, all zero.
+// f32[C * bands], bias f32[]} followed by its optimizer's state, all zero.
 Tensors spectrum_acc(const Config& c);
 Tensors detector_acc(const Config& c);
+// The detector's optimizer: Adam at the configured learning rate.
+optimizers::Optimizer detector_optimizer(const Config& c);
 // The stages' functions, traced once when the pipeline starts.
 Function spectrum_function(const Config& c);
 Function detector_function(const Config& c);

@@ -37,7 +37,16 @@ Tensors spectrum_acc(const Config& c) {
   return {zeros(f32({})), zeros(f32({c.channels, c.bands})), zeros(f32({c.channels, c.bands}))};
 }
 
-Tensors detector_acc(const Config& c) { return {zeros(f32({c.channels * c.bands})), zeros(f32({}))}; }
+// The detector's weights and bias, then the optimizer's state for them.
+Tensors detector_acc(const Config& c) {
+  Tensors acc{zeros(f32({c.channels * c.bands})), zeros(f32({}))};
+  const optimizers::Optimizer adam = detector_optimizer(c);
+  Function init = trace({acc[0].spec(), acc[1].spec()}, [&](Expr w, Expr b) { return adam.init({w, b}); });
+  for (const Tensor& t : compile(init).run(acc)) acc.push_back(t);
+  return acc;
+}
+
+optimizers::Optimizer detector_optimizer(const Config& c) { return optimizers::adam(c.learning_rate); }
 
 // spectrum(signal[W][C][N], labels, born, count, mean[C][B], m2[C][B]):
 // the log energy of each of B equal frequency bands of each channel's
@@ -70,21 +79,29 @@ Function spectrum_function(const Config& c) {
   });
 }
 
-// detector(features[W][F], labels, born, weights[F], bias): logistic
-// regression. Scores the chunk with the weights as they are (so every score
-// is a prediction on windows the detector has not learned from), then takes
-// one gradient step of the log loss on the chunk's labels:
-//   p = sigmoid(x w + b),  dL/dw = x^T (p - y) / W,  dL/db = mean(p - y).
+// detector(features[W][F], labels, born, weights[F], bias, adam state...):
+// logistic regression. Scores the chunk with the weights as they are (so
+// every score is a prediction on windows the detector has not learned
+// from), then takes one Adam step on the mean log loss of the chunk's
+// labels, its gradient by value_and_grad.
 Function detector_function(const Config& c) {
-  const double w = static_cast<double>(c.windows_per_chunk), rate = c.learning_rate;
-  std::vector<Spec> params = feature_spec(c);
-  for (const Tensor& t : detector_acc(c)) params.push_back(t.spec());
-  return trace(params, [=](Expr features, Expr labels, Expr born, Expr weights, Expr bias) {
-    Expr scores = sigmoid(dot(features, weights) + bias);  // [W]
-    Expr error = scores - labels;
-    Expr grad_weights = dot(error, {0}, {}, features, {0}, {}) / w;  // [F]
-    Expr grad_bias = sum(error) / w;
-    return tuple(scores, labels, born, weights - rate * grad_weights, bias - rate * grad_bias);
+  const std::vector<Spec> features = feature_spec(c);
+  const Tensors acc = detector_acc(c);
+  std::vector<Spec> params = features;
+  for (const Tensor& t : acc) params.push_back(t.spec());
+  // (x, y, w, b) -> (loss, dloss/dw, dloss/db)
+  const Function loss = value_and_grad(
+      {features[0], features[1], acc[0].spec(), acc[1].spec()},
+      [](Expr x, Expr y, Expr w, Expr b) { return mean(sigmoid_cross_entropy(dot(x, w) + b, y)); }, {2, 3});
+  const optimizers::Optimizer adam = detector_optimizer(c);
+  return trace(params, [=](std::vector<Expr> in) {
+    Expr x = in[0], labels = in[1], born = in[2], weights = in[3], bias = in[4];
+    Expr scores = sigmoid(dot(x, weights) + bias);  // [W]
+    Tuple g = call(loss, {x, labels, weights, bias});
+    optimizers::Update step = adam.update({weights, bias}, {g[1], g[2]}, Tuple(in.begin() + 5, in.end()));
+    Tuple out{scores, labels, born, step.params[0], step.params[1]};
+    out.insert(out.end(), step.state.begin(), step.state.end());
+    return out;
   });
 }
 

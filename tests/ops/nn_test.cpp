@@ -124,6 +124,22 @@ TEST(Nn, SigmoidCrossEntropyIsStable) {
   expect_values(HostFunction(f)({logits, labels})[0], expected, 1e-15, "sigmoid_cross_entropy");
 }
 
+// d/dx sigmoid_cross_entropy(x, z) = sigmoid(x) - z and softplus' =
+// sigmoid everywhere, 0 included: the logits of zero-initialised weights.
+TEST(Nn, SigmoidCrossEntropyAndSoftplusGradientsHoldAtZero) {
+  const Values logits{0.0, 0.0, 1.5, -2.0, 30.0}, labels{1.0, 0.0, 0.3, 1.0, 0.0};
+  Values want_ce, want_softplus;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const double s = 1 / (1 + std::exp(-logits[i]));
+    want_ce.push_back(s - labels[i]);
+    want_softplus.push_back(s);
+  }
+  Function ce = grad({f64({5}), f64({5})}, [](Expr x, Expr z) { return sum(sigmoid_cross_entropy(x, z)); });
+  expect_values(HostFunction(ce)({logits, labels})[0], want_ce, 1e-15, "d sigmoid_cross_entropy / d logits");
+  Function sp = grad({f64({5})}, [](Expr x) { return sum(softplus(x)); });
+  expect_values(HostFunction(sp)({logits})[0], want_softplus, 1e-15, "d softplus / dx");
+}
+
 TEST(Nn, SoftmaxCrossEntropyAndItsGradient) {
   const Values logits{2.0, -1.0, 0.5, 900.0, 0.0, -900.0}, labels{0.0, 1.0, 0.0, 0.2, 0.8, 0.0};
   Function f =

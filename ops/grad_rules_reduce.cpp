@@ -38,11 +38,20 @@ std::vector<int64_t> free_axes(int rank, const std::vector<int64_t>& contract,
   return free;
 }
 
-// One operand's side of dot's transpose. The cotangent (axes: batch, a's
+bool in_order(const std::vector<int64_t>& axes) {
+  for (size_t j = 0; j < axes.size(); ++j)
+    if (axes[j] != static_cast<int64_t>(j)) return false;
+  return true;
+}
+
+// One operand's side of dot's transpose: the cotangent (axes: batch, a's
 // free, b's free) contracted with `other` over other's free axes (from
-// ct_free_at in ct) has the axes: batch, my free axes, then my contracting
-// axes ordered as their partners lie in `other`; a transpose puts them in
-// my order.
+// ct_free_at in ct). dot(ct, other) has the axes batch, my free axes, then
+// my contracting axes ordered as their partners lie in `other`;
+// dot(other, ct) has batch, those contracting axes, then my free axes.
+// Whichever is already in my order is taken (x^T ct for a matmul's
+// weights, as a hand-written backward pass computes it); otherwise a
+// transpose puts the first in order.
 Expr dot_side(const Expr& ct, int64_t ct_free_at, const std::vector<int64_t>& my_contract,
               const std::vector<int64_t>& my_batch, const std::vector<int64_t>& my_free, const Expr& other,
               const std::vector<int64_t>& other_contract, const std::vector<int64_t>& other_batch,
@@ -50,15 +59,19 @@ Expr dot_side(const Expr& ct, int64_t ct_free_at, const std::vector<int64_t>& my
   Axes ct_contract, ct_batch;
   for (size_t k = 0; k < other_free.size(); ++k) ct_contract.push_back(ct_free_at + static_cast<int64_t>(k));
   for (size_t k = 0; k < my_batch.size(); ++k) ct_batch.push_back(static_cast<int64_t>(k));
-  Expr r = dot(ct, ct_contract, ct_batch, other, other_free, other_batch);
-  std::vector<int64_t> axes_of_r = my_batch;
-  axes_of_r.insert(axes_of_r.end(), my_free.begin(), my_free.end());
+  std::vector<int64_t> partners;  // my contracting axes, in the order of their partners in `other`
   for (int64_t k = 0; k < other.rank(); ++k) {
     auto it = std::find(other_contract.begin(), other_contract.end(), k);
-    if (it != other_contract.end())
-      axes_of_r.push_back(my_contract[static_cast<size_t>(it - other_contract.begin())]);
+    if (it != other_contract.end()) partners.push_back(my_contract[static_cast<size_t>(it - other_contract.begin())]);
   }
-  return reorder(r, axes_of_r);
+  std::vector<int64_t> ct_first = my_batch, other_first = my_batch;
+  ct_first.insert(ct_first.end(), my_free.begin(), my_free.end());
+  ct_first.insert(ct_first.end(), partners.begin(), partners.end());
+  other_first.insert(other_first.end(), partners.begin(), partners.end());
+  other_first.insert(other_first.end(), my_free.begin(), my_free.end());
+  if (!in_order(ct_first) && in_order(other_first))
+    return dot(other, other_free, other_batch, ct, ct_contract, ct_batch);
+  return reorder(dot(ct, ct_contract, ct_batch, other, other_free, other_batch), ct_first);
 }
 
 }  // namespace

@@ -59,9 +59,12 @@ std::vector<Expr> grad_loop(const NodePtr& loop, const std::vector<Expr>& result
                       "a while_loop on the path to the output");
 
   const std::vector<Spec>& in_specs = body.inputs();  // carry, a row of each xs, captured
-  std::vector<Spec> out_specs;                         // new carry, ys
-  for (const Expr& o : body.outputs()) out_specs.push_back(o.spec());
-  for (const std::vector<Spec>* specs : {&in_specs, static_cast<const std::vector<Spec>*>(&out_specs)})
+  const std::vector<Spec> out_specs = [&] {           // new carry, ys
+    std::vector<Spec> specs;
+    for (const Expr& o : body.outputs()) specs.push_back(o.spec());
+    return specs;
+  }();
+  for (const std::vector<Spec>* specs : {&in_specs, &out_specs})
     for (const Spec& s : *specs)
       if (is_complex(s.dtype))
         infer::type_error("grad", infer::cat("scan with carry ", carry_str(body, k)),

@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "ops/ops.h"
+#include "ops/passes/graph_walk.h"
 #include "tests/ops/host_run.h"
 
 namespace sluice {
@@ -338,16 +339,8 @@ std::vector<FdCase> cases() {
 }
 
 const Node* find_op(const Function& f, Op op) {
-  std::vector<const Node*> stack;
-  std::unordered_set<const Node*> seen;
-  for (const Expr& e : f.outputs()) stack.push_back(e.node().get());
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second) continue;
-    if (n->op == op) return n;
-    for (const NodePtr& o : n->operands) stack.push_back(o.get());
-  }
+  for (const NodePtr& n : passes::topological_order(f.outputs()))
+    if (n->op == op) return n.get();
   return nullptr;
 }
 

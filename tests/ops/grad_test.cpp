@@ -15,12 +15,7 @@ namespace {
 
 using testing::HostFunction;
 using testing::Values;
-
-void expect_values(const Values& found, const Values& expected, double tol, const std::string& what) {
-  ASSERT_EQ(found.size(), expected.size()) << what;
-  for (size_t i = 0; i < found.size(); ++i)
-    EXPECT_NEAR(found[i], expected[i], tol) << what << " [" << i << "]";
-}
+using testing::expect_values;
 
 TEST(Grad, SumOfSquaresIsTwiceX) {
   const Values x{-1.5, 0.0, 0.25, 3.0};

@@ -2,7 +2,11 @@
 // Runs a traced Function on the host with f64 arguments and f64 results:
 // what the gradient tests compare.
 
+#include <cmath>
+#include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "devices/backend.h"
 #include "ops/ops.h"
@@ -34,5 +38,18 @@ class HostFunction {
   Function f_;
   Executable exe_;
 };
+
+// Element by element: |found - expected| <= tol * (1 + |expected|), and
+// infinities exactly.
+inline void expect_values(const Values& found, const Values& expected, double tol, const std::string& what) {
+  ASSERT_EQ(found.size(), expected.size()) << what;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (std::isinf(expected[i])) {
+      EXPECT_EQ(found[i], expected[i]) << what << " [" << i << "]";
+    } else {
+      EXPECT_NEAR(found[i], expected[i], tol * (1 + std::abs(expected[i]))) << what << " [" << i << "]";
+    }
+  }
+}
 
 }  // namespace sluice::testing

@@ -17,17 +17,7 @@ namespace {
 
 using testing::HostFunction;
 using testing::Values;
-
-void expect_values(const Values& found, const Values& expected, double tol, const std::string& what) {
-  ASSERT_EQ(found.size(), expected.size()) << what;
-  for (size_t i = 0; i < found.size(); ++i) {
-    if (std::isinf(expected[i])) {
-      EXPECT_EQ(found[i], expected[i]) << what << " [" << i << "]";
-    } else {
-      EXPECT_NEAR(found[i], expected[i], tol * (1 + std::abs(expected[i]))) << what << " [" << i << "]";
-    }
-  }
-}
+using testing::expect_values;
 
 template <typename F>
 Values run1(const Shape& shape, const Values& x, F f) {

@@ -166,6 +166,51 @@ Expr cumulative_sum(Expr x, const ScanOptions& o = {});
 Expr fft(Expr x, std::optional<int64_t> length = std::nullopt);
 Expr ifft(Expr x, std::optional<int64_t> length = std::nullopt);
 
+// ---- indexing (Nx's take, take_along_axis, gather, indexed_add,
+// indexed_put). Indices may have any integer dtype. An index outside its
+// axis is clamped into it (below 0 -> 0, above dim - 1 -> dim - 1), as XLA
+// and so EXLA do: no index ever reads or writes outside x.
+//
+// Elements of x at `indices` along `axis`: the result's shape is x's with
+// that axis replaced by indices' shape.  take f32[5][3], s32[2][4], axis 0 -> f32[2][4][3]
+Expr take(Expr x, Expr indices, int64_t axis = 0);
+// Picks along `axis` per position: indices has x's rank and x's dims on the
+// other axes; the result has indices' shape (numpy's take_along_axis).
+Expr take_along_axis(Expr x, Expr indices, int64_t axis);
+// The last axis of indices (k <= rank entries) indexes x's first k axes; the
+// result is indices' shape without its last axis, then x's axes from k on.
+// gather f32[4][5][6], s64[3][2] -> f32[3][6]  (x[i0][i1] for each row)
+Expr gather(Expr x, Expr indices);
+// x with `updates` added at the places gather(x, indices) reads: updates has
+// gather's result shape. Duplicate indices add up (as Nx); the result has
+// the dtype x and updates promote to (pred computes in u8).
+Expr indexed_add(Expr x, Expr indices, Expr updates);
+// As indexed_add, writing instead of adding: where indices repeat, the last
+// update (in row-major order of indices) is the one written.
+Expr indexed_put(Expr x, Expr indices, Expr updates);
+
+// ---- sorting. Orders are numpy's: NaNs after every number in ascending
+// order (before, in descending: descending is ascending reversed, ties kept
+// in index order); -0.0 and 0.0 are equal. Complex numbers are not ordered
+// (TypeError). Sorts are always stable, so `stable` changes nothing; it is
+// there to spell Nx's option.
+enum class SortDirection : uint8_t { Ascending, Descending };
+struct SortOptions {
+  int64_t axis = 0;  // Nx's default
+  SortDirection direction = SortDirection::Ascending;
+  bool stable = true;
+  DType index_dtype = DType::S64;  // argsort and top_k's indices: any integer dtype
+};
+Expr sort(Expr x, const SortOptions& o = {});
+// The indices that sort x along the axis: take_along_axis(x, argsort(x)) == sort(x).
+Expr argsort(Expr x, const SortOptions& o = {});
+// The k largest along the last axis, largest first, and their indices (s64);
+// among equal values the lower index comes first.  top_k f32[4][10], 3 -> {f32[4][3], s64[4][3]}
+struct TopK {
+  Expr values, indices;
+};
+TopK top_k(Expr x, int64_t k);
+
 // ---- operators
 inline Expr operator-(Expr x) { return negate(x); }
 inline Expr operator~(Expr x) { return bitwise_not(x); }

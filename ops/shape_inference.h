@@ -175,6 +175,24 @@ Shape window(std::string_view op, const Shape& x, const std::vector<int64_t>& wi
 // fft s32[8] -> c64[8];  fft f64[4][16] -> c128[4][16];  fft f32[] -> ShapeError
 DType fft_type(std::string_view op, const Spec& x, int64_t length);
 
+// ---- indexing (infer_index.cpp)
+
+// Indices are integers (pred and floats -> TypeError) of rank >= 1 whose
+// last dim k is 1..rank(x). The result: indices' dims but the last, then
+// x's dims from k on. An empty indexed axis with rows to read -> ShapeError.
+// gather f32[4][5][6], s64[3][2] -> [3][6];  f32[4], s32[2][2] -> ShapeError
+Shape gather(std::string_view op, const Spec& x, const Spec& indices);
+// updates must have gather's result shape.
+// indexed_add f32[4][5], s64[3][1], f32[3][5] ok;  f32[3][4] -> ShapeError
+void scatter(std::string_view op, const Spec& x, const Spec& indices, const Spec& updates);
+
+// ---- sorting (infer_index.cpp)
+
+// sort and argsort order real types and pred: c64 -> TypeError; f32[] -> ShapeError.
+// argsort's index dtype is an integer type that holds the axis' last index.
+void sort(std::string_view op, const Spec& x, int64_t axis);
+void sort_index_type(std::string_view op, DType index, int64_t length);
+
 // ---- loops (infer_loop.cpp)
 
 // The steps of a scan: the leading dim its xs share, or `length` without xs.

@@ -88,6 +88,16 @@ Expr constant_case(const CaseAttrs& a, const Inputs&) {
   return constant(a.number("scalar").d, a.dtype("dtype"));
 }
 
+// ---- sorting
+Builder sorting(Expr (*fn)(Expr, const SortOptions&)) {
+  return [fn](const CaseAttrs& a, const Inputs& x) {
+    return fn(x.at(0), SortOptions{.axis = a.integer("axis", 0),
+                                   .direction = a.flag("descending") ? SortDirection::Descending
+                                                                     : SortDirection::Ascending,
+                                   .index_dtype = a.has("index_dtype") ? a.dtype("index_dtype") : DType::S64});
+  };
+}
+
 Spec spec_of(const CaseAttrs& a) { return Spec{a.dtype("dtype"), Shape(a.ints("shape"))}; }
 
 }  // namespace
@@ -148,6 +158,19 @@ const std::map<std::string, Builder, std::less<>>& op_table() {
        }},
       {"fft", transform(fft)},
       {"ifft", transform(ifft)},
+      // ---- indexing
+      {"take", [](const CaseAttrs& a, const Inputs& x) { return take(x.at(0), x.at(1), a.integer("axis", 0)); }},
+      {"take_along_axis",
+       [](const CaseAttrs& a, const Inputs& x) { return take_along_axis(x.at(0), x.at(1), a.integer("axis", 0)); }},
+      {"gather", [](const CaseAttrs&, const Inputs& x) { return gather(x.at(0), x.at(1)); }},
+      {"indexed_add", [](const CaseAttrs&, const Inputs& x) { return indexed_add(x.at(0), x.at(1), x.at(2)); }},
+      {"indexed_put", [](const CaseAttrs&, const Inputs& x) { return indexed_put(x.at(0), x.at(1), x.at(2)); }},
+      // ---- sorting
+      {"sort", sorting(sort)},
+      {"argsort", sorting(argsort)},
+      {"top_k_values", [](const CaseAttrs& a, const Inputs& x) { return top_k(x.at(0), a.integer("k", 0)).values; }},
+      {"top_k_indices",
+       [](const CaseAttrs& a, const Inputs& x) { return top_k(x.at(0), a.integer("k", 0)).indices; }},
   };
   return table;
 }

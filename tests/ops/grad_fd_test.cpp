@@ -304,6 +304,49 @@ std::vector<FdCase> cases() {
        {Shape({8}), Shape({8})},
        {},
        [](P p) { return ifft(complex_of(p[0], p[1] * p[0])); }},
+      // ---- indexing: duplicate and out-of-range (clamped) indices
+      {"gather",
+       {Op::Gather},
+       {Shape({4, 3})},
+       {},
+       [](P p) { return gather(p[0] * p[0], constant(std::vector<int64_t>{2, 0, 2, 7}, Shape({4, 1}))); }},
+      {"take_inner_axis",
+       {Op::Gather, Op::Transpose},
+       {Shape({3, 4})},
+       {},
+       [](P p) { return take(sin(p[0]), constant(std::vector<int64_t>{1, 3, 3, -2}, Shape({2, 2})), 1); }},
+      {"take_along_axis",
+       {Op::Gather},
+       {Shape({3, 4})},
+       {},
+       [](P p) {
+         return take_along_axis(p[0] * p[0], constant(std::vector<int64_t>{3, 0, 1, 1, 2, 9}, Shape({3, 2})), 1);
+       }},
+      {"indexed_add",
+       {Op::IndexedAdd},
+       {Shape({5}), Shape({4})},
+       {},
+       [](P p) {
+         return indexed_add(p[0] * p[0], constant(std::vector<int64_t>{1, 3, 1, 9}, Shape({4, 1})), sin(p[1]) * p[1]);
+       }},
+      // Of the updates written to place 1, only the last one reaches the result.
+      {"indexed_put",
+       {Op::IndexedPut},
+       {Shape({5, 2}), Shape({3, 2})},
+       {},
+       [](P p) {
+         return indexed_put(p[0] * p[0], constant(std::vector<int64_t>{1, 3, 1}, Shape({3, 1})), sin(p[1]));
+       }},
+      // ---- sorting: random values have no ties
+      {"sort",
+       {Op::Sort},
+       {Shape({3, 5})},
+       {},
+       [](P p) {
+         return sort(p[0] * p[0] * p[0], {.axis = 1}) +
+                sort(p[0], {.axis = 0, .direction = SortDirection::Descending}) * p[0];
+       }},
+      {"top_k", {Op::Gather, Op::Argsort}, {Shape({2, 6})}, {}, [](P p) { return top_k(sin(p[0]), 3).values; }},
       // Loops: a scan's carry, ys, xs and captured values; in reverse; with
       // no xs; a fori_loop (a scan underneath) whose body reads its index.
       {"scan",

@@ -27,4 +27,9 @@ void run_scan(const Node& node, const void* in, void* out);
 // Fft, Ifft: FFTW, plans made once per (length, direction, dtype) and reused.
 void run_fft(const Node& node, const void* in, void* out);
 
+// ---- indexing: Gather, IndexedAdd, IndexedPut (in[i] is operand i).
+void run_index(const Node& node, std::span<const void* const> in, void* out);
+// ---- sorting: Sort, Argsort.
+void run_sort(const Node& node, const void* in, void* out);
+
 }  // namespace sluice::cpu

@@ -1,0 +1,175 @@
+// Sort and Argsort along attrs.axis (descending when attrs.reverse). The
+// input is viewed as [outer][n][inner]; each of the outer * inner rows is
+// copied out contiguous (unless inner == 1), sorted, and written back. Rows
+// are spread across cores; one long row is sorted by oneTBB's parallel_sort.
+//
+// Orders (ops.h): ascending puts NaNs last, descending is ascending
+// reversed. Sort reorders values only, so it partitions NaNs out and sorts
+// the rest with plain `<`; f16/bf16 rows sort as f32 (exact both ways).
+// Argsort compares (value, index) pairs, so it is stable and its result
+// does not depend on the algorithm or the number of threads.
+
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "devices/cpu/kernels/kernels.h"
+#include "devices/cpu/kernels/split_work.h"
+#include "ops/dtype_dispatch.h"
+
+namespace sluice::cpu {
+namespace {
+
+// One row at least this long, alone, is sorted in parallel.
+constexpr int64_t kParallelRow = int64_t{1} << 15;
+
+struct Rows {
+  int64_t outer = 1, n = 1, inner = 1;
+  int64_t count() const { return outer * inner; }
+  // Offset of row r's first element; its elements are `inner` apart.
+  int64_t base(int64_t r) const { return (r / inner) * n * inner + r % inner; }
+};
+
+Rows rows_of(const Node& node) {
+  const Shape& s = node.operands[0]->spec.shape;
+  const int axis = static_cast<int>(node.attrs.axis);
+  Rows r;
+  for (int k = 0; k < axis; ++k) r.outer *= s[k];
+  r.n = s[axis];
+  for (int k = axis + 1; k < s.rank(); ++k) r.inner *= s[k];
+  return r;
+}
+
+// The type a stored element is compared as.
+template <typename T>
+using Key = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;
+
+template <typename T>
+Key<T> key(T v) {
+  if constexpr (std::is_same_v<T, half>)
+    return f16_to_float(v.bits);
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return bf16_to_float(v.bits);
+  else
+    return v;
+}
+
+template <typename T>
+T stored(Key<T> v) {
+  if constexpr (std::is_same_v<T, half>)
+    return T{float_to_f16(v)};
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return T{float_to_bf16(v)};
+  else
+    return v;
+}
+
+template <typename K>
+bool is_nan(K v) {
+  if constexpr (std::is_floating_point_v<K>)
+    return std::isnan(v);
+  else
+    return false;
+}
+
+// Strict ascending order with NaNs last.
+template <typename K>
+bool ascending(K a, K b) {
+  if constexpr (std::is_floating_point_v<K>)
+    return a < b || (!std::isnan(a) && std::isnan(b));
+  else
+    return a < b;
+}
+
+template <typename K>
+void sort_keys(K* row, int64_t n, bool descending, bool parallel) {
+  K* end = row + n;
+  if constexpr (std::is_floating_point_v<K>) end = std::partition(row, end, [](K v) { return !std::isnan(v); });
+  if (parallel)
+    tbb::parallel_sort(row, end);
+  else
+    std::sort(row, end);
+  if (descending) std::reverse(row, row + n);
+}
+
+template <typename T>
+void sort_rows(const Rows& rows, const T* in, T* out, bool descending) {
+  using K = Key<T>;
+  const bool parallel = rows.count() == 1 && rows.n >= kParallelRow;
+  split_work(rows.count(), rows.n, [&](int64_t begin, int64_t end) {
+    std::vector<K> keys;
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t base = rows.base(r);
+      if constexpr (std::is_same_v<K, T>) {
+        if (rows.inner == 1) {
+          std::copy(in + base, in + base + rows.n, out + base);
+          sort_keys(out + base, rows.n, descending, parallel);
+          continue;
+        }
+      }
+      keys.resize(static_cast<size_t>(rows.n));
+      for (int64_t j = 0; j < rows.n; ++j) keys[static_cast<size_t>(j)] = key(in[base + j * rows.inner]);
+      sort_keys(keys.data(), rows.n, descending, parallel);
+      for (int64_t j = 0; j < rows.n; ++j) out[base + j * rows.inner] = stored<T>(keys[static_cast<size_t>(j)]);
+    }
+  });
+}
+
+// Writes a row's order as `index` (any integer dtype) at out[base + j * stride].
+void store_order(DType index, void* out, int64_t base, int64_t stride, const std::vector<int64_t>& order) {
+  visit_dtype(index, [&]<typename I>() {
+    if constexpr (std::is_integral_v<I>) {
+      I* o = static_cast<I*>(out) + base;
+      for (size_t j = 0; j < order.size(); ++j) o[static_cast<int64_t>(j) * stride] = static_cast<I>(order[j]);
+    }
+  });
+}
+
+template <typename T>
+void argsort_rows(const Rows& rows, const T* in, DType index, void* out, bool descending) {
+  using K = Key<T>;
+  const bool parallel = rows.count() == 1 && rows.n >= kParallelRow;
+  split_work(rows.count(), rows.n, [&](int64_t begin, int64_t end) {
+    std::vector<K> keys(static_cast<size_t>(rows.n));
+    std::vector<int64_t> order(static_cast<size_t>(rows.n));
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t base = rows.base(r);
+      for (int64_t j = 0; j < rows.n; ++j) keys[static_cast<size_t>(j)] = key(in[base + j * rows.inner]);
+      std::iota(order.begin(), order.end(), int64_t{0});
+      const K* k = keys.data();
+      auto before = [k, descending](int64_t a, int64_t b) {
+        const K u = k[a], v = k[b];
+        if (descending ? ascending(v, u) : ascending(u, v)) return true;
+        if (descending ? ascending(u, v) : ascending(v, u)) return false;
+        return a < b;
+      };
+      if (parallel)
+        tbb::parallel_sort(order.begin(), order.end(), before);
+      else
+        std::sort(order.begin(), order.end(), before);
+      store_order(index, out, base, rows.inner, order);
+    }
+  });
+}
+
+}  // namespace
+
+void run_sort(const Node& node, const void* in, void* out) {
+  if (node.spec.size() == 0) return;
+  const Rows rows = rows_of(node);
+  const bool descending = node.attrs.reverse;
+  visit_dtype(node.operands[0]->spec.dtype, [&]<typename T>() {
+    if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+      const T* x = static_cast<const T*>(in);
+      if (node.op == Op::Sort) return sort_rows(rows, x, static_cast<T*>(out), descending);
+      argsort_rows(rows, x, node.spec.dtype, out, descending);
+    }
+  });
+}
+
+}  // namespace sluice::cpu

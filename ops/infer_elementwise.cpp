@@ -37,9 +37,6 @@ ElementwiseTypes types(Op op, DType t) {
     case OpTypeRule::Arithmetic:
     case OpTypeRule::ToReal:
     case OpTypeRule::IntegerOnly: compute = arithmetic(t); break;
-    // and/or/xor of 0s and 1s stay 0s and 1s, so pred; not of pred would
-    // not (~1 is 254), so it computes in u8 as the arithmetic does.
-    case OpTypeRule::Bitwise: compute = op == Op::BitwiseNot ? arithmetic(t) : t; break;
     default: break;
   }
   return {compute, op_result_dtype(op, compute)};

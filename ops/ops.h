@@ -67,8 +67,8 @@ Expr eye(const Spec& spec);
 // - Arithmetic on pred computes in u8, as Nx, whose booleans are u8:
 //   pred + pred is u8 (true + true = 2), negate(true) is u8 255, and a weak
 //   scalar with a pred tensor takes u8, pred's arithmetic type (true + 1 is
-//   u8 2). Logical ops, comparisons, bitwise_and/or/xor and select keep pred
-//   (0 or 1 in, 0 or 1 out); bitwise_not of pred computes in u8 as well.
+//   u8 2). Logical ops, comparisons, bitwise ops and select keep pred (0 or
+//   1 in, 0 or 1 out): bitwise_not of pred is the logical not.
 // - min and max of equal operands return the second, as numpy's minimum and
 //   maximum: min(-0.0, 0.0) is 0.0 and min(0.0, -0.0) is -0.0. A NaN operand
 //   wins. (So neither is commutative in the catalogue: CSE keeps the order.)

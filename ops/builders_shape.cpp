@@ -36,7 +36,13 @@ std::vector<Expr> start_operands(std::string_view op, const Shape& x, const std:
     if (starts[i].rank() != 0) infer::shape_error(op, arg, "a scalar", starts[i].spec().str());
     if (!is_integer(starts[i].dtype()))
       infer::type_error(op, arg, "an integer dtype", dtype_name(starts[i].dtype()));
-    out.push_back(convert(starts[i], DType::S64));
+    Expr start = starts[i];
+    // A u64 start of 2^63 or more would wrap to a negative s64 and clamp to
+    // 0; clamped to the axis' size first, it clamps as the large value it is.
+    if (start.dtype() == DType::U64) {
+      start = min(start, constant(static_cast<double>(x.dim(static_cast<int>(i))), DType::U64));
+    }
+    out.push_back(convert(start, DType::S64));
   }
   return out;
 }

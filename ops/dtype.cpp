@@ -126,7 +126,11 @@ uint16_t float_to_f16(float v) {
   u ^= sign;
   uint32_t o;
   if (u >= kF16Max) {
-    o = u > kF32Inf ? 0x7e00u : 0x7c00u;  // NaN stays a (quiet) NaN, too large becomes Inf
+    // Too large becomes Inf. A NaN keeps its payload's upper 10 bits, and
+    // so its quiet bit: a signalling NaN stays signalling, as bitcasts
+    // through f16 need; one whose payload lay in the lower bits becomes quiet.
+    const uint32_t payload = (u >> 13) & 0x3ffu;
+    o = u > kF32Inf ? 0x7c00u | (payload != 0 ? payload : 0x200u) : 0x7c00u;
   } else if (u < (113u << 23)) {
     // Subnormal or zero: adding the magic number lets the FPU round to
     // nearest even at the right bit.
@@ -145,7 +149,10 @@ float bf16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uin
 
 uint16_t float_to_bf16(float v) {
   uint32_t u = std::bit_cast<uint32_t>(v);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  // A NaN keeps its payload's upper 7 bits (a signalling NaN stays one, as
+  // bitcasts through bf16 need); one whose payload lay in the lower bits
+  // becomes quiet.
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | ((u & 0x7f0000u) ? 0 : 0x40u));
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }

@@ -62,6 +62,18 @@ Expr eye(const Spec& spec);
 // type; conjugate of a real returns complex. Binary: divide and atan2
 // compute in floats; quotient, bitwise ops and shifts take integers only;
 // comparisons and logical ops return pred.
+//
+// Decided where numpy, C99 and Nx leave a choice (tests/devices/numpy_findings_test.cpp):
+// - Arithmetic on pred computes in u8, as Nx, whose booleans are u8:
+//   pred + pred is u8 (true + true = 2), negate(true) is u8 255, and a weak
+//   scalar with a pred tensor takes u8, pred's arithmetic type (true + 1 is
+//   u8 2). Logical ops, comparisons, bitwise ops and select keep pred (0 or
+//   1 in, 0 or 1 out): bitwise_not of pred is the logical not.
+// - min and max of equal operands return the second, as numpy's minimum and
+//   maximum: min(-0.0, 0.0) is 0.0 and min(0.0, -0.0) is -0.0. A NaN operand
+//   wins. (So neither is commutative in the catalogue: CSE keeps the order.)
+// - Complex division by zero gives a / |0| part by part, as numpy and C99's
+//   infinities: (1+0i) / 0 = inf + NaN i, (1+1i) / 0 = inf + inf i, 0 / 0 = NaN + NaN i.
 #define SLUICE_UNARY_OP(e, name, rule, props, grad) Expr name(Expr x);
 // A binary op also takes a plain number on either side: max(x, 0.0), pow(2, x).
 #define SLUICE_BINARY_OP(e, name, rule, props, grad)                          \
@@ -132,10 +144,13 @@ Expr reduce_max(Expr x, const ReduceOptions& o = {});
 Expr reduce_min(Expr x, const ReduceOptions& o = {});
 Expr all(Expr x, const ReduceOptions& o = {});
 Expr any(Expr x, const ReduceOptions& o = {});
+// NaN is the extreme of both argmax and argmin (as numpy and Nx), and NaNs
+// tie with each other: tie_break Low gives the first NaN (numpy's answer),
+// High the last.
 struct ArgOptions {
   std::optional<int64_t> axis;  // none: index into the flattened tensor
   bool keep_axis = false;
-  TieBreak tie_break = TieBreak::Low;
+  TieBreak tie_break = TieBreak::Low;  // equal extremes: the first (Low) or the last (High)
 };
 Expr argmax(Expr x, const ArgOptions& o = {});
 Expr argmin(Expr x, const ArgOptions& o = {});

@@ -34,7 +34,9 @@ BroadcastMap make_broadcast_map(const Shape& operand, const Shape& output, const
   }
   int64_t total = 1;
   for (int64_t d : map.dims) total *= d;
-  map.period = map.strides[0] == 0 ? total / map.dims[0] : total;
+  // An empty output has period 0: there is nothing to repeat (and dividing
+  // by its zero-sized axis would trap).
+  map.period = map.strides[0] == 0 && map.dims[0] != 0 ? total / map.dims[0] : total;
   return map;
 }
 

@@ -5,11 +5,19 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 
 #include "devices/cpu/kernels/isa.h"
 
 namespace sluice::cpu {
 namespace {
+
+// Thresholds of the scaled formulas: above log(max), e^x overflows; above
+// sqrt(max) / 2, squares (and x (2 + x)) may.
+template <typename F>
+inline const F kLogMax = std::log(std::numeric_limits<F>::max());
+template <typename F>
+inline const F kSqrtMax = std::sqrt(std::numeric_limits<F>::max()) / 2;
 
 template <typename O, typename A, typename F>
 void cx_unary(void* out, const void* a, const void*, const void*, int64_t n) {
@@ -50,26 +58,44 @@ SLUICE_CX_FN(Sigmoid, F(1) / (F(1) + std::exp(-z)))
 #undef SLUICE_CX_FN
 
 // exp(z) - 1 without cancelling near 0:
-// e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y/2).
+// e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y/2). Where e^x overflows but
+// e^x sin y (or e^x cos y) may not, e^x is applied as (e^(x/2) t) e^(x/2),
+// as C99's scaled cexp does; a real z keeps imaginary part y (not inf * 0).
 struct Expm1 {
   template <typename F> std::complex<F> operator()(std::complex<F> z) const {
-    F x = z.real(), y = z.imag(), s = std::sin(y / 2);
+    F x = z.real(), y = z.imag();
+    if (y == 0) return {std::expm1(x), y};
+    if (x > kLogMax<F>) {
+      F h = std::exp(x / 2);
+      return {h * std::cos(y) * h - 1, h * std::sin(y) * h};
+    }
+    F s = std::sin(y / 2);
     return {std::expm1(x) * std::cos(y) - 2 * s * s, std::exp(x) * std::sin(y)};
   }
 };
 // log(1 + z) without cancelling near 0: |1 + z|^2 = 1 + (2x + x^2 + y^2).
+// Far from 0 (where that sum could overflow) there is nothing to cancel:
+// log |1 + z| by hypot, which scales.
 struct Log1p {
   template <typename F> std::complex<F> operator()(std::complex<F> z) const {
     F x = z.real(), y = z.imag();
+    if (std::fabs(x) > kSqrtMax<F> || std::fabs(y) > kSqrtMax<F>) {
+      return {std::log(std::hypot(1 + x, y)), std::atan2(y, 1 + x)};
+    }
     return {F(0.5) * std::log1p(x * (2 + x) + y * y), std::atan2(y, 1 + x)};
   }
 };
 struct Abs {
   template <typename F> F operator()(std::complex<F> z) const { return std::abs(z); }
 };
-// z / |z|, and 0 for 0.
+// z / |z|, and 0 for 0. Subnormal parts are scaled up (exactly, by a power
+// of 2) first: |z| rounded to a subnormal has too few bits to divide by.
 struct Sign {
   template <typename F> std::complex<F> operator()(std::complex<F> z) const {
+    if (std::fabs(z.real()) < std::numeric_limits<F>::min() && std::fabs(z.imag()) < std::numeric_limits<F>::min()) {
+      constexpr int kScale = std::numeric_limits<F>::digits;
+      z = {std::ldexp(z.real(), kScale), std::ldexp(z.imag(), kScale)};
+    }
     F r = std::abs(z);
     return r == 0 ? std::complex<F>(0) : z / r;
   }

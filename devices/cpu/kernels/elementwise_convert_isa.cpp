@@ -49,10 +49,12 @@ inline constexpr bool is_narrow(DType d) { return d == DType::F16 || d == DType:
 // ---- f16 and bf16 bits <-> f32
 
 // bf16 is the upper half of an f32: round the lower half away (to nearest
-// even), keeping NaN a quiet NaN.
+// even). A NaN keeps its upper payload bits, so that a signalling NaN stays
+// one (bitcasts through bf16 keep every bit); a NaN whose payload lay only
+// in the lower half becomes quiet.
 inline uint32_t bf16_round_bits(uint32_t u) {
   bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-  uint32_t r = nan ? (u | 0x00400000u) : u + 0x7fffu + ((u >> 16) & 1u);
+  uint32_t r = nan ? (u & 0x007f0000u ? u : u | 0x00400000u) : u + 0x7fffu + ((u >> 16) & 1u);
   return r & 0xffff0000u;
 }
 
@@ -118,6 +120,31 @@ void f16_map(void* out, const void* a, const void*, const void*, int64_t n) {
     std::memcpy(in, x + i, static_cast<size_t>(n - i) * sizeof(A));
     Lanes(res, in);
     std::memcpy(o + i, res, static_cast<size_t>(n - i) * sizeof(O));
+  }
+}
+
+// f16 <-> f32 of whole arrays. The hardware conversions quiet a signalling
+// NaN; its bits are carried over instead (payload shifted, quiet bit
+// included), so that a bitcast through f16 never changes a bit. A NaN whose
+// payload lies only in the lower 13 bits of an f32 becomes a quiet f16 NaN.
+void widen_f16(void* out, const void* a, const void*, const void*, int64_t n) {
+  f16_map<float, uint16_t, f16_widen_lanes>(out, a, nullptr, nullptr, n);
+  auto* __restrict o = static_cast<uint32_t*>(out);
+  auto* __restrict x = static_cast<const uint16_t*>(a);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t h = x[i];
+    const uint32_t nan = (h & 0x8000u) << 16 | 0x7f800000u | (h & 0x3ffu) << 13;
+    o[i] = (h & 0x7fffu) > 0x7c00u ? nan : o[i];
+  }
+}
+void narrow_f16(void* out, const void* a, const void*, const void*, int64_t n) {
+  f16_map<uint16_t, float, f16_narrow_lanes>(out, a, nullptr, nullptr, n);
+  auto* __restrict o = static_cast<uint16_t*>(out);
+  auto* __restrict x = static_cast<const uint32_t*>(a);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t u = x[i], payload = (u >> 13) & 0x3ffu;
+    const auto nan = static_cast<uint16_t>((u >> 16 & 0x8000u) | 0x7c00u | (payload != 0 ? payload : 0x200u));
+    o[i] = (u & 0x7fffffffu) > 0x7f800000u ? nan : o[i];
   }
 }
 
@@ -206,11 +233,11 @@ void bitcast16_kernel(void* out, const void* a, const void*, const void*, int64_
   for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
     int64_t m = n - i0 < kBlock ? n - i0 : kBlock;
     const void* src = static_cast<const uint8_t*>(a) + i0 * (is_narrow(from) ? 4 : 2);
-    if constexpr (from == DType::F16) f16_map<uint16_t, float, f16_narrow_lanes>(bits, src, nullptr, nullptr, m);
+    if constexpr (from == DType::F16) narrow_f16(bits, src, nullptr, nullptr, m);
     else if constexpr (from == DType::BF16) narrow_bf16(bits, src, nullptr, nullptr, m);
     else std::memcpy(bits, src, static_cast<size_t>(m) * 2);
     void* dst = static_cast<uint8_t*>(out) + i0 * (is_narrow(to) ? 4 : 2);
-    if constexpr (to == DType::F16) f16_map<float, uint16_t, f16_widen_lanes>(dst, bits, nullptr, nullptr, m);
+    if constexpr (to == DType::F16) widen_f16(dst, bits, nullptr, nullptr, m);
     else if constexpr (to == DType::BF16) widen_bf16(dst, bits, nullptr, nullptr, m);
     else std::memcpy(dst, bits, static_cast<size_t>(m) * 2);
   }
@@ -251,8 +278,8 @@ void fill_rows(KernelTable& t, std::integer_sequence<int, From...> all) {
 void fill_convert_kernels(KernelTable& t) {
   fill_rows(t, std::make_integer_sequence<int, kDTypeCount>{});
   constexpr int f16 = static_cast<int>(DType::F16), bf16 = static_cast<int>(DType::BF16);
-  t.widen[f16] = f16_map<float, uint16_t, f16_widen_lanes>;
-  t.narrow[f16] = f16_map<uint16_t, float, f16_narrow_lanes>;
+  t.widen[f16] = widen_f16;
+  t.narrow[f16] = narrow_f16;
   t.round[f16] = f16_map<float, float, f16_round_lanes>;
   t.widen[bf16] = widen_bf16;
   t.narrow[bf16] = narrow_bf16;

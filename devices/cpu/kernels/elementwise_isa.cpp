@@ -257,15 +257,25 @@ struct CxMultiply {
   }
 };
 // Smith's algorithm: scales by the larger part of the divisor, so that
-// squaring it cannot overflow.
+// squaring it cannot overflow. Where the ratio r of the parts is subnormal
+// (or 0) it has lost bits: x r is computed as (x d) / c then, or as
+// (x / c) d where x d would be subnormal too. A zero divisor gives a / |0|
+// part by part (inf or NaN), as numpy and C99 do: (1 + 0i) / 0 = inf + NaN i.
+template <typename F>
+inline F times_ratio(F x, F d, F c, F r) {
+  if (Abs{}(r) >= std::numeric_limits<F>::min()) return x * r;
+  F p = x * d;
+  return Abs{}(p) >= std::numeric_limits<F>::min() ? p / c : x / c * d;
+}
 struct CxDivide {
   template <typename F> Cx<F> operator()(Cx<F> a, Cx<F> b) const {
     if (Abs{}(b.re) >= Abs{}(b.im)) {
+      if (b.re == 0) return {a.re / Abs{}(b.re), a.im / Abs{}(b.re)};  // b.im is 0 as well
       F r = b.im / b.re, den = b.re + b.im * r;
-      return {(a.re + a.im * r) / den, (a.im - a.re * r) / den};
+      return {(a.re + times_ratio(a.im, b.im, b.re, r)) / den, (a.im - times_ratio(a.re, b.im, b.re, r)) / den};
     }
     F r = b.re / b.im, den = b.re * r + b.im;
-    return {(a.re * r + a.im) / den, (a.im * r - a.re) / den};
+    return {(times_ratio(a.re, b.re, b.im, r) + a.im) / den, (times_ratio(a.im, b.re, b.im, r) - a.re) / den};
   }
 };
 struct CxConjugate {

@@ -26,6 +26,24 @@ void vector_binary(void* out, const void* a, const void* b, const void*, int64_t
   vmap<T, F>(static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b), n);
 }
 
+// SLEEF's pow overflows a little before the largest float (pow(DBL_MAX, 1)
+// is inf there): a lane that overflowed from finite operands is computed
+// again by libm, which rounds correctly at the edge. (__builtin_pow calls
+// libm; an inline std:: overload could be merged across the ISA copies.)
+template <typename T, typename F>
+void pow_kernel(void* out, const void* a, const void* b, const void*, int64_t n) {
+  vector_binary<T, F>(out, a, b, nullptr, n);
+  T* o = static_cast<T*>(out);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  for (int64_t i = 0; i < n; ++i) {
+    if (__builtin_isinf(o[i]) && __builtin_isfinite(x[i]) && __builtin_isfinite(y[i])) {
+      if constexpr (sizeof(T) == 4) o[i] = __builtin_powf(x[i], y[i]);
+      else o[i] = __builtin_pow(x[i], y[i]);
+    }
+  }
+}
+
 struct Sqrt {
   float operator()(float a) const { return __builtin_sqrtf(a); }
   double operator()(double a) const { return __builtin_sqrt(a); }
@@ -307,8 +325,8 @@ void fill_math_kernels(KernelTable& t) {
   set_vector<float, F32Fn<tanh_f32>>(t, Op::Tanh);
   set_vector<double, SLUICE_SLEEF_D(tanh, u10)>(t, Op::Tanh);
   set_vector<float, F32Fn<sigmoid_f32>>(t, Op::Sigmoid);
-  set(t, Op::Pow, DType::F32, vector_binary<float, SLUICE_SLEEF_F(pow, u10)>);
-  set(t, Op::Pow, DType::F64, vector_binary<double, SLUICE_SLEEF_D(pow, u10)>);
+  set(t, Op::Pow, DType::F32, pow_kernel<float, SLUICE_SLEEF_F(pow, u10)>);
+  set(t, Op::Pow, DType::F64, pow_kernel<double, SLUICE_SLEEF_D(pow, u10)>);
   set(t, Op::Atan2, DType::F32, vector_binary<float, SLUICE_SLEEF_F(atan2, u10)>);
   set(t, Op::Atan2, DType::F64, vector_binary<double, SLUICE_SLEEF_D(atan2, u10)>);
   set(t, Op::Remainder, DType::F32, binary_kernel<float, float, Fmod>);

@@ -427,6 +427,10 @@ void run_reduce(const Node& node, const void* in, void* out) {
     case Op::ReduceMin: break;
     default: throw Error("run_reduce: op " + std::string(op_name(node.op)) + " is not a reduction");
   }
+  // The min and max of truth values are all and any: identities 1 and 0, where
+  // u8's min identity (255) would leave a pred that is neither 0 nor 1.
+  if (t == DType::Pred && node.op == Op::ReduceMin) return reduce<AllOp>(node, in, out);
+  if (t == DType::Pred && node.op == Op::ReduceMax) return reduce<AnyOp>(node, in, out);
   if (t == DType::F16 || t == DType::BF16) return reduce_narrow(node, in, out);
   visit_dtype(t, [&]<typename T>() {
     if constexpr (kIsHalf<T>) {

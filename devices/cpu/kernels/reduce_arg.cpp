@@ -1,7 +1,8 @@
 // Argmax and Argmin: the s64 index of the extreme element along one axis, or
 // into the flattened tensor (attrs.axis == -1). Ties go to the first
-// (TieBreak::Low) or the last (High) occurrence; NaN is the extreme of both,
-// and the first NaN wins whatever the tie break, as numpy.
+// (TieBreak::Low) or the last (High) occurrence; NaN is the extreme of both
+// (as numpy and Nx), and NaNs tie with each other: the first NaN wins with
+// Low (numpy's answer), the last with High.
 
 #include <algorithm>
 #include <cstdint>
@@ -28,8 +29,8 @@ struct ArgRule {
   template <typename T>
   bool replaces(T x, T best) const {
     if constexpr (std::is_floating_point_v<T>) {
+      if (x != x) return best == best || high;
       if (best != best) return false;
-      if (x != x) return true;
     }
     return (max ? x > best : x < best) || (high && x == best);
   }

@@ -49,6 +49,14 @@ struct MinWindow {
   static A combine(A a, A b) { return min_nan(a, b); }
 };
 
+// window_min of pred: min over truth bytes with identity 1 (true), where
+// u8's identity 255 would leak into the output from the padding.
+template <typename A>
+struct PredMinWindow {
+  static A identity() { return A(1); }
+  static A combine(A a, A b) { return static_cast<A>(a & b); }
+};
+
 struct AxisPass {
   int64_t outer, d, inner;
   int64_t window, stride, low, d_out;
@@ -188,6 +196,8 @@ void run_window(const Node& node, const void* in, void* out) {
                       std::string(dtype_name(dtype)));
     } else if (node.op == Op::WindowMax) {
       return window<T, MaxWindow>(node, in, out);
+    } else if (node.op == Op::WindowMin && dtype == DType::Pred) {
+      if constexpr (std::is_same_v<T, uint8_t>) return window<T, PredMinWindow>(node, in, out);
     } else if (node.op == Op::WindowMin) {
       return window<T, MinWindow>(node, in, out);
     } else {

@@ -2,8 +2,10 @@
 #include "ops/shape_inference.h"
 
 namespace sluice::infer {
+namespace {
 
-Shape gather(std::string_view op, const Spec& x, const Spec& indices) {
+// How many leading axes of x the last axis of integer `indices` indexes.
+int64_t index_depth(std::string_view op, const Spec& x, const Spec& indices) {
   if (!is_integer(indices.dtype))
     type_error(op, "indices", "an integer dtype", dtype_name(indices.dtype));
   if (indices.shape.rank() == 0) shape_error(op, "indices", "rank >= 1 (the last axis indexes x)", "a scalar");
@@ -11,6 +13,13 @@ Shape gather(std::string_view op, const Spec& x, const Spec& indices) {
   if (k < 1 || k > x.shape.rank())
     shape_error(op, "indices", cat("a last dim from 1 to x's rank ", x.shape.rank()),
                 cat(indices.shape.str(), " (last dim ", k, ")"));
+  return k;
+}
+
+}  // namespace
+
+Shape gather(std::string_view op, const Spec& x, const Spec& indices) {
+  const int64_t k = index_depth(op, x, indices);
   std::vector<int64_t> dims(indices.shape.dims().begin(), indices.shape.dims().end() - 1);
   int64_t rows = 1;
   for (int64_t d : dims) rows *= d;
@@ -23,13 +32,7 @@ Shape gather(std::string_view op, const Spec& x, const Spec& indices) {
 }
 
 void scatter(std::string_view op, const Spec& x, const Spec& indices, const Spec& updates) {
-  if (!is_integer(indices.dtype))
-    type_error(op, "indices", "an integer dtype", dtype_name(indices.dtype));
-  if (indices.shape.rank() == 0) shape_error(op, "indices", "rank >= 1 (the last axis indexes x)", "a scalar");
-  const int64_t k = indices.shape[indices.shape.rank() - 1];
-  if (k < 1 || k > x.shape.rank())
-    shape_error(op, "indices", cat("a last dim from 1 to x's rank ", x.shape.rank()),
-                cat(indices.shape.str(), " (last dim ", k, ")"));
+  const int64_t k = index_depth(op, x, indices);
   std::vector<int64_t> dims(indices.shape.dims().begin(), indices.shape.dims().end() - 1);
   for (int i = static_cast<int>(k); i < x.shape.rank(); ++i) dims.push_back(x.shape[i]);
   const Shape expected(std::move(dims));

@@ -19,6 +19,7 @@
 #include "devices/backend.h"
 #include "devices/cpu/kernels/isa.h"
 #include "ops/ops.h"
+#include "tests/devices/run_traced.h"
 #include "ops/passes/passes.h"
 
 namespace sluice {
@@ -51,17 +52,8 @@ std::vector<uint16_t> bits_of(const std::vector<bfloat16>& v) {
   return b;
 }
 
-// Compiles f for the specs of `args`, runs it, returns its outputs.
-template <typename F>
-std::vector<Tensor> run(F&& f, const std::vector<Tensor>& args) {
-  std::vector<Spec> specs;
-  for (const Tensor& a : args) specs.push_back(a.spec());
-  return compile(trace(specs, f)).run(args);
-}
-template <typename F>
-Tensor run1(F&& f, const std::vector<Tensor>& args) {
-  return run(f, args).at(0);
-}
+using testing::run;
+using testing::run1;
 
 // Floats equal as values, NaN equal to NaN, and zeros of the same sign.
 template <typename T>

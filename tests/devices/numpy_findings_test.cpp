@@ -16,6 +16,7 @@
 #include "devices/backend.h"
 #include "devices/cpu/kernels/isa.h"
 #include "ops/ops.h"
+#include "tests/devices/run_traced.h"
 
 namespace sluice {
 namespace {
@@ -26,16 +27,8 @@ Tensor vec(const std::vector<T>& v) {
 }
 Tensor preds(const std::vector<uint8_t>& v, Shape shape) { return tensor_from_bytes(Spec{DType::Pred, std::move(shape)}, v.data()); }
 
-template <typename F>
-std::vector<Tensor> run(F&& f, const std::vector<Tensor>& args) {
-  std::vector<Spec> specs;
-  for (const Tensor& a : args) specs.push_back(a.spec());
-  return compile(trace(specs, f)).run(args);
-}
-template <typename F>
-Tensor run1(F&& f, const std::vector<Tensor>& args) {
-  return run(f, args).at(0);
-}
+using testing::run;
+using testing::run1;
 
 // ---------------------------------------------------------------- empty results with broadcast operands
 

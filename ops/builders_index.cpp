@@ -37,6 +37,15 @@ Expr scatter(Op op, Expr x, Expr indices, Expr updates) {
   return make(op, {t, x.shape()}, {detail::convert(x, t), indices, detail::convert(updates, t)});
 }
 
+// take and take_along_axis: both given, strong, and the indices integers.
+void axis_index_arguments(std::string_view op, Expr& x, Expr& indices) {
+  require(x, op, "x");
+  require(indices, op, "indices");
+  x = detail::strengthen(x);
+  indices = detail::strengthen(indices);
+  if (!is_integer(indices.dtype())) infer::type_error(op, "indices", "an integer dtype", dtype_name(indices.dtype()));
+}
+
 }  // namespace
 
 Expr gather(Expr x, Expr indices) {
@@ -52,12 +61,7 @@ Expr indexed_add(Expr x, Expr indices, Expr updates) { return scatter(Op::Indexe
 Expr indexed_put(Expr x, Expr indices, Expr updates) { return scatter(Op::IndexedPut, x, indices, updates); }
 
 Expr take(Expr x, Expr indices, int64_t axis) {
-  require(x, "take", "x");
-  require(indices, "take", "indices");
-  x = detail::strengthen(x);
-  indices = detail::strengthen(indices);
-  if (!is_integer(indices.dtype()))
-    infer::type_error("take", "indices", "an integer dtype", dtype_name(indices.dtype()));
+  axis_index_arguments("take", x, indices);
   const int64_t a = infer::normalize_axis("take", "axis", x.rank(), axis);
   std::vector<int64_t> column = indices.shape().dims();
   column.push_back(1);
@@ -78,12 +82,7 @@ Expr take(Expr x, Expr indices, int64_t axis) {
 }
 
 Expr take_along_axis(Expr x, Expr indices, int64_t axis) {
-  require(x, "take_along_axis", "x");
-  require(indices, "take_along_axis", "indices");
-  x = detail::strengthen(x);
-  indices = detail::strengthen(indices);
-  if (!is_integer(indices.dtype()))
-    infer::type_error("take_along_axis", "indices", "an integer dtype", dtype_name(indices.dtype()));
+  axis_index_arguments("take_along_axis", x, indices);
   const int64_t a = infer::normalize_axis("take_along_axis", "axis", x.rank(), axis);
   bool fits = indices.rank() == x.rank();
   for (int k = 0; fits && k < x.rank(); ++k) fits = k == a || indices.shape()[k] == x.shape()[k];

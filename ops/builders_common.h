@@ -34,4 +34,10 @@ Expr strengthen(const Expr& e);
 
 Expr make(Op op, Spec spec, const std::vector<Expr>& operands, Attrs attrs = {});
 
+// take_along_axis's coordinates: for integer `indices` of x's rank (and x's
+// dims but on `axis`), the s64 index tuples [..., rank] that gather and the
+// scatters read, indices on `axis` and each element's own position on the
+// other axes.
+Expr along_axis_coordinates(const Expr& indices, const Shape& x, int64_t axis);
+
 }  // namespace sluice::detail

@@ -90,15 +90,19 @@ Expr take_along_axis(Expr x, Expr indices, int64_t axis) {
     infer::shape_error("take_along_axis", "indices",
                        infer::cat("rank ", x.rank(), " with x's dims ", x.shape().str(), " but on axis ", a),
                        indices.shape().str());
+  return gather(x, detail::along_axis_coordinates(indices, x.shape(), a));
+}
+
+Expr detail::along_axis_coordinates(const Expr& indices, const Shape& x, int64_t axis) {
   std::vector<int64_t> column = indices.shape().dims();
   column.push_back(1);
   std::vector<Expr> coordinates;
   for (int64_t k = 0; k < x.rank(); ++k) {
-    const Expr c = k == a ? indices_as_s64(indices, x.shape()[static_cast<int>(k)])
-                          : iota(Spec{DType::S64, indices.shape()}, k);
+    const Expr c = k == axis ? indices_as_s64(indices, x[static_cast<int>(k)])
+                             : iota(Spec{DType::S64, indices.shape()}, k);
     coordinates.push_back(reshape(c, Shape(column)));
   }
-  return gather(x, concatenate(coordinates, -1));
+  return concatenate(coordinates, -1);
 }
 
 }  // namespace sluice

@@ -9,6 +9,7 @@
 // conjugation, so a holomorphic op's rule is ct * f'(z), and the gradient of
 // a real loss L(z) is dL/dx - i dL/dy.
 
+#include <functional>
 #include <vector>
 
 #include "ops/expr.h"
@@ -26,6 +27,16 @@ using Rule = std::vector<Expr> (*)(const NodePtr& node, const Expr& ct);
 
 // The rule of `op`'s catalogue entry; grad_none for ops without a gradient.
 Rule rule_of(Op op);
+
+// Elements grouped into products (a reduction's axes, windows, running
+// prefixes): given for an x-shaped value its sum and its product over each
+// group (group-shaped, as ct), and `spread`, the transpose of the sum (each
+// element's total over the groups holding it), the cotangent of x of the
+// groups' products: from each group, the group's cotangent times the
+// product of its other elements, exact where x holds zeros (as JAX).
+using GroupMap = std::function<Expr(const Expr&)>;
+Expr grad_of_products(const Expr& x, const Expr& ct, const GroupMap& sum_groups,
+                      const GroupMap& product_groups, const GroupMap& spread);
 
 // A loop node's rule (grad_rules_loop.cpp): the cotangent of each of its
 // operands given `result_cts`, one per loop result (an empty Expr: none).

@@ -81,17 +81,25 @@ std::vector<Expr> grad_sum(const NodePtr& n, const Expr& ct) { return {expand(n,
 // Each element's slope is the product of the others. y / x is that only
 // without zeros: with one zero, its element's slope is the product of the
 // nonzero elements and the others' 0; with two or more, every slope is 0.
+Expr grad_of_products(const Expr& x, const Expr& ct, const GroupMap& sum_groups,
+                      const GroupMap& product_groups, const GroupMap& spread) {
+  // Over a group without zeros, the others' product is the group's over x;
+  // with one zero, the zero's slope is the product of the rest and the
+  // others' is 0; with more, every slope is 0.
+  const Expr is_zero = x == 0.0;
+  const Expr nonzero = select(is_zero, constant(1.0, x.dtype()), x);
+  const Expr zeros = sum_groups(as_type(is_zero, x.dtype()));
+  const Expr weighted = ct * product_groups(nonzero);
+  const Expr zero = constant(0.0, x.dtype());
+  return select(is_zero, spread(select(zeros == 1.0, weighted, zero)),
+                spread(select(zeros == 0.0, weighted, zero)) / nonzero);
+}
+
 std::vector<Expr> grad_product(const NodePtr& n, const Expr& ct) {
-  Expr x = operand(n);
   const ReduceOptions o{.axes = n->attrs.axes, .keep_axes = n->attrs.keep_axes};
-  Expr is_zero = x == 0.0;
-  Expr nonzero = select(is_zero, constant(1.0, x.dtype()), x);
-  Expr zeros = expand(n, sum(as_type(is_zero, x.dtype()), o));
-  Expr others = expand(n, product(nonzero, o));
-  Expr zero = constant(0.0, x.dtype());
-  Expr slope =
-      select(zeros == 0.0, others / nonzero, select(logical_and(zeros == 1.0, is_zero), others, zero));
-  return {expand(n, ct) * slope};
+  return {grad_of_products(
+      operand(n), ct, [&](const Expr& e) { return sum(e, o); }, [&](const Expr& e) { return product(e, o); },
+      [&](const Expr& g) { return expand(n, g); })};
 }
 
 // The cotangent is shared equally by the elements equal to the extremum

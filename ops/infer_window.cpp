@@ -39,7 +39,7 @@ Shape window(std::string_view op, const Shape& x, const std::vector<int64_t>& wi
 }
 
 DType window_type(Op op, DType x) {
-  if (op == Op::WindowMax || op == Op::WindowMin) {
+  if (op == Op::WindowMax || op == Op::WindowMin || op == Op::CumulativeMax || op == Op::CumulativeMin) {
     if (is_complex(x))
       type_error(op_name(op), "x", "a real dtype (complex numbers have no order)", dtype_name(x));
     return x;

@@ -169,11 +169,44 @@ struct WindowOptions {
 Expr window_sum(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
 Expr window_max(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
 Expr window_min(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
+// Padding holds 1, contributing nothing; pred computes in u8.
+Expr window_product(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
+// Nx's window_scatter_max/min (XLA's select_and_scatter, what the gradient
+// of window_max needs): the result has x's shape and starts as init (a
+// scalar); each window of x (shaped by window and o, as window_max's) picks
+// its first largest (smallest) element in row-major order, a NaN counting
+// as the largest (smallest) as window_max's NaN wins, never one of the
+// padding; the element of `source` for that window (source has
+// window_max(x, window, o)'s shape) is added there, so overlapping windows
+// that pick the same element sum. x is real; the result has the type source
+// and init meet in (pred: u8).
+Expr window_scatter_max(Expr x, Expr source, Expr init, const std::vector<int64_t>& window,
+                        const WindowOptions& o = {});
+Expr window_scatter_min(Expr x, Expr source, Expr init, const std::vector<int64_t>& window,
+                        const WindowOptions& o = {});
+template <Number N>
+Expr window_scatter_max(Expr x, Expr source, N init, const std::vector<int64_t>& window,
+                        const WindowOptions& o = {}) {
+  return window_scatter_max(x, source, weak_scalar_of(init), window, o);
+}
+template <Number N>
+Expr window_scatter_min(Expr x, Expr source, N init, const std::vector<int64_t>& window,
+                        const WindowOptions& o = {}) {
+  return window_scatter_min(x, source, weak_scalar_of(init), window, o);
+}
+
+// Running sums, products, maxima and minima along `axis`, from the end when
+// reverse (Nx's cumulative_*). They keep x's type (integers wrap), but sums
+// and products of pred are u8; max and min take real types and propagate
+// NaN as max and min do.
 struct ScanOptions {
   int64_t axis = 0;
   bool reverse = false;
 };
 Expr cumulative_sum(Expr x, const ScanOptions& o = {});
+Expr cumulative_product(Expr x, const ScanOptions& o = {});
+Expr cumulative_max(Expr x, const ScanOptions& o = {});
+Expr cumulative_min(Expr x, const ScanOptions& o = {});
 
 // ---- Fourier transforms along the last axis; `length` pads with zeros or
 // truncates (default: the axis' size). Real inputs become complex (f64 ->

@@ -156,8 +156,10 @@ DType dot_type(DType merged);
 
 // ---- windows and scans (infer_window.cpp)
 
-// window_sum and cumulative_sum compute pred in u8; window_max/min keep
-// real types (complex -> TypeError).  window_sum pred -> u8;  window_max f16 -> f16
+// Sums and products (window_*, cumulative_*) compute pred in u8; max and
+// min keep real types (complex -> TypeError).
+// window_sum pred -> u8;  cumulative_product s8 -> s8;  window_max f16 -> f16;
+// cumulative_min c64 -> TypeError
 DType window_type(Op op, DType x);
 
 // Fills in default strides (1) and padding (0) and checks them.

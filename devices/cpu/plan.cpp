@@ -328,7 +328,7 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
     case OpFamily::Shape: return run_shape(node, in, out);
     case OpFamily::Reduce: return run_reduce(node, in[0], out);
     case OpFamily::Dot: return run_dot(node, in[0], in[1], out);
-    case OpFamily::Window: return run_window(node, in[0], out);
+    case OpFamily::Window: return run_window(node, in, out);
     case OpFamily::Scan: return run_scan(node, in[0], out);
     case OpFamily::Fft: return run_fft(node, in[0], out);
     case OpFamily::Index: return run_index(node, in, out);

@@ -1201,6 +1201,159 @@ def scans():
          float_sum_tol("f32", x))
 
 
+def select_scatter_ref(x, source, init, window, strides, padding, largest):
+    """select_and_scatter: each window's first largest (smallest) element in
+    row-major order, NaN counting as the extreme, padding never picked."""
+    out = np.full(x.shape, init, dtype=object)
+    for idx in np.ndindex(*source.shape):
+        best = None
+        for off in np.ndindex(*window):
+            pos = tuple(i * s - lo + o for i, s, (lo, _), o in zip(idx, strides, padding, off))
+            if any(p < 0 or p >= d for p, d in zip(pos, x.shape)):
+                continue
+            v = x[pos]
+            if best is None:
+                best = pos
+                continue
+            b = x[best]
+            if isinstance(v, float) and math.isnan(v):
+                better = not math.isnan(b)
+            elif isinstance(b, float) and math.isnan(b):
+                better = False
+            else:
+                better = v > b if largest else v < b
+            if better:
+                best = pos
+        if best is not None:
+            out[best] = out[best] + source[idx]
+    return out
+
+
+def more_windows_and_scans():
+    """window_product, window_scatter_max/min, cumulative_product/max/min."""
+    configs = [
+        ("valid", [2, 3], [1, 1], [[0, 0], [0, 0]]),
+        ("strides and padding", [2, 3], [1, 2], [[1, 0], [0, 1]]),
+        ("padding both sides, stride 3", [3, 2], [3, 1], [[2, 1], [1, 1]]),
+    ]
+    prod = lambda w: math.prod(w.reshape(-1).tolist())
+    for dt in ("f32", "s32", "u8", "f64", "c64", "f16", "s8"):
+        if dt == "u8":
+            x = T("u8", rand_ints([30], 0, 7), [5, 6])
+        elif dt in COMPLEX:
+            x = typed(dt, [5, 6])
+        elif dt in INT_BITS:
+            x = typed(dt, [5, 6], -9, 9)
+        else:
+            x = T(dt, rand([5, 6], 0.25, 2), [5, 6])
+        for name, win, st, pad in configs:
+            if dt not in ("f32", "s32") and name != "strides and padding":
+                continue
+            attrs = {"window": win, "strides": st, "padding": pad}
+            if dt in INT_BITS:
+                # Integers wrap in their type (s8 products of six values do).
+                case("window_product", f"{dt} {name}", [x], from_ints(dt, window_ref(x.ints(), win, st, pad, prod, 1)), attrs)
+            else:
+                ref = window_ref(x.f64(), win, st, pad, prod, 1)
+                eps = {"f32": 1e-6, "f64": 1e-14, "f16": 1e-3, "c64": 1e-6}[dt]
+                case("window_product", f"{dt} {name}", [x], from_f64(dt, ref), attrs,
+                     {"atol": 0, "rtol": 8 * eps * int(np.prod(win))})
+    x = T("pred", [1, 1, 0, 1, 1, 1], [6])
+    case("window_product", "pred computes in u8", [x], T("u8", [1, 0, 0, 1, 1]), {"window": [2]})
+    x = T("f32", [2, "nan", 3, 0, "inf", 0.5], [6])
+    with np.errstate(invalid="ignore"):  # inf * 0 is NaN, as it should be
+        r = window_ref(x.f64(), [2], [1], [[0, 0]], np.prod, 1)
+    case("window_product", "f32 NaN, inf and zero", [x], from_f64("f32", r), {"window": [2]})
+    case("window_product", "f32 [1] window 1", [T("f32", [3.5])], T("f32", [3.5]), {"window": [1]})
+
+    # window_scatter_max/min: ties (few distinct values), overlapping windows
+    # (picks sum), windows wholly in the padding (dropped), NaN, mixed types.
+    scatter_configs = [
+        ("valid, no overlap", [2, 3], [2, 3], [[0, 0], [0, 0]]),
+        ("overlapping windows", [3, 3], [1, 2], [[0, 0], [0, 0]]),
+        ("padding", [2, 2], [2, 1], [[1, 1], [0, 1]]),
+        ("windows wholly in the padding", [2, 2], [1, 1], [[3, 0], [0, 2]]),
+    ]
+    for dt in ("f32", "s32", "f64", "u8", "f16"):
+        x = T(dt, rand_ints([30], 0, 4), [5, 6])
+        for name, win, st, pad in scatter_configs:
+            if dt not in ("f32", "s32") and name != "overlapping windows":
+                continue
+            shape = [(d + lo + hi - w) // s + 1 for d, w, s, (lo, hi) in zip([5, 6], win, st, pad)]
+            src = T(dt, rand_ints([int(np.prod(shape))], 0, 9), shape)
+            init = T(dt, 2)
+            attrs = {"window": win, "strides": st, "padding": pad}
+            for op, largest in (("window_scatter_max", True), ("window_scatter_min", False)):
+                values, sources = (x.ints(), src.ints()) if dt in INT_BITS else (x.f64(), src.f64())
+                r = select_scatter_ref(values, sources, 2, win, st, pad, largest)
+                expect = from_ints(dt, r) if dt in INT_BITS else from_f64(dt, r.astype(np.float64))
+                case(op, f"{dt} {name}", [x, src, init], expect, attrs)
+    x = T("f32", [1, "nan", 3, "nan", 5, -1, 7, 7], [8])
+    src, init = T("f32", [10, 20, 30, 40]), T("f32", 0)
+    for op, largest in (("window_scatter_max", True), ("window_scatter_min", False)):
+        r = select_scatter_ref(x.f64(), src.f64(), 0.0, [2], [2], [[0, 0]], largest)
+        case(op, "f32 NaN is picked", [x, src, init], from_f64("f32", r.astype(np.float64)), {"window": [2], "strides": [2]})
+    # x of one type, source s32 and init f32: the result is f32 (source and init meet).
+    x = T("s8", [3, -1, 4, 1, -5, 9], [6])
+    src, init = T("s32", [1, 2, 3]), T("f32", 0.5)
+    r = select_scatter_ref(x.ints(), np.array([1, 2, 3], dtype=object), 0.5, [2], [2], [[0, 0]], True)
+    case("window_scatter_max", "s8 x, s32 source, f32 init -> f32", [x, src, init], from_f64("f32", r.astype(np.float64)),
+         {"window": [2], "strides": [2]})
+
+    # Running products, maxima and minima.
+    def run(fn, a, axis, rev):
+        a = np.flip(a, axis) if rev else a
+        c = fn(a, axis)
+        return np.flip(c, axis) if rev else c
+
+    cumprod_obj = lambda a, axis: np.cumprod(np.asarray(a, dtype=object), axis=axis)
+    for dt in ("f32", "s32", "u8", "f64", "c64", "f16", "s8"):
+        if dt == "u8":
+            x = T("u8", rand_ints([12], 0, 5), [3, 4])
+        elif dt in INT_BITS:
+            x = typed(dt, [3, 4], -9, 9)
+        elif dt in COMPLEX:
+            x = typed(dt, [3, 4])
+        else:
+            x = T(dt, rand([3, 4], -2, 2), [3, 4])
+        for axis in (0, 1):
+            for rev in (False, True):
+                attrs = {"axis": axis, "reverse": rev}
+                tag = f"{dt} axis {axis}{' reverse' if rev else ''}"
+                if dt in INT_BITS:
+                    case("cumulative_product", tag, [x], from_ints(dt, run(cumprod_obj, x.ints(), axis, rev)), attrs)
+                else:
+                    eps = {"f32": 1e-6, "f64": 1e-14, "f16": 1e-3, "c64": 1e-6}[dt]
+                    case("cumulative_product", tag, [x], from_f64(dt, run(np.cumprod, x.f64(), axis, rev)), attrs,
+                         {"atol": 0, "rtol": 16 * eps})
+    x = T("pred", [1, 1, 0, 1], [4])
+    case("cumulative_product", "pred computes in u8", [x], T("u8", [1, 1, 0, 0]))
+    x = T("f32", [2, "nan", 3, 0], [4])
+    case("cumulative_product", "f32 NaN propagates", [x], from_f64("f32", np.cumprod(x.f64())))
+
+    for dt in ("f32", "s32", "u8", "f64", "f16", "bf16", "s64", "u32"):
+        x = typed(dt, [3, 4], -20, 20) if dt not in ("u8", "u32") else T(dt, rand_ints([12], 0, 40), [3, 4])
+        for op, fn in (("cumulative_max", np.maximum.accumulate), ("cumulative_min", np.minimum.accumulate)):
+            for axis in (0, 1):
+                for rev in (False, True):
+                    if dt not in ("f32", "s32") and (axis, rev) not in ((1, False), (0, True)):
+                        continue
+                    tag = f"{dt} axis {axis}{' reverse' if rev else ''}"
+                    case(op, tag, [x], T(dt, run(lambda a, k: fn(a, axis=k), x.a, axis, rev)),
+                         {"axis": axis, "reverse": rev})
+    nan = T("f32", [1, 3, "nan", 5, -2], [5])
+    for op, fn in (("cumulative_max", np.maximum.accumulate), ("cumulative_min", np.minimum.accumulate)):
+        case(op, "f32 NaN propagates", [nan], T("f32", fn(nan.a)))
+        case(op, "f32 NaN propagates, reverse", [nan], T("f32", np.flip(fn(np.flip(nan.a)))), {"reverse": True})
+        case(op, "pred", [T("pred", [0, 1, 0, 1])], T("pred", fn(np.array([0, 1, 0, 1], dtype=bool))))
+        case(op, "s32 [0][3] (empty axis)", [T("s32", np.zeros((0, 3), np.int32))], T("s32", np.zeros((0, 3), np.int32)))
+        case(op, "s32 [3][1] along the size-1 axis", [T("s32", [[4], [-2], [7]])], T("s32", [[4], [-2], [7]]), {"axis": 1})
+        x = T("s32", rand_ints([4 * SIMD_SPAN], -99, 99), [4, SIMD_SPAN])
+        case(op, f"s32 [4][{SIMD_SPAN}] along the outer axis", [x], T("s32", fn(x.a, axis=0)))
+    x = T("s64", np.zeros((2, 0), np.int64))
+    case("cumulative_product", "s64 [2][0] (empty axis)", [x], T("s64", np.zeros((2, 0), np.int64)), {"axis": 1})
+
+
 def ffts():
     def tol(dt, x, n):
         # FFT error grows like eps * log(n) * ||x||: scale by the largest output.
@@ -1508,6 +1661,7 @@ def main():
     larger_layouts()
     indexing()
     sorting()
+    more_windows_and_scans()
     text = json.dumps({"generator": "tests/conformance/make_reference.py", "numpy": np.__version__, "cases": CASES},
                       separators=(",", ":"), allow_nan=False)
     OUT.write_text(text + "\n")

@@ -53,6 +53,19 @@ Builder window(Expr (*fn)(Expr, const std::vector<int64_t>&, const WindowOptions
   };
 }
 
+Builder window_scatter(Expr (*fn)(Expr, Expr, Expr, const std::vector<int64_t>&, const WindowOptions&)) {
+  return [fn](const CaseAttrs& a, const Inputs& x) {
+    return fn(x.at(0), x.at(1), x.at(2), a.ints("window"),
+              WindowOptions{.strides = a.ints("strides"), .padding = pad_dims(a.rows("padding"))});
+  };
+}
+
+Builder scan(Expr (*fn)(Expr, const ScanOptions&)) {
+  return [fn](const CaseAttrs& a, const Inputs& x) {
+    return fn(x.at(0), ScanOptions{.axis = a.integer("axis", 0), .reverse = a.flag("reverse")});
+  };
+}
+
 Builder transform(Expr (*fn)(Expr, std::optional<int64_t>)) {
   return [fn](const CaseAttrs& a, const Inputs& x) {
     return fn(x.at(0), a.has("length") ? std::optional<int64_t>(a.integer("length", 0)) : std::nullopt);
@@ -151,24 +164,32 @@ const std::map<std::string, Builder, std::less<>>& op_table() {
       {"window_sum", window(window_sum)},
       {"window_max", window(window_max)},
       {"window_min", window(window_min)},
-      {"cumulative_sum",
-       [](const CaseAttrs& a, const Inputs& x) {
-         return cumulative_sum(x.at(0),
-                               ScanOptions{.axis = a.integer("axis", 0), .reverse = a.flag("reverse")});
-       }},
+      {"window_product", window(window_product)},
+      {"window_scatter_max", window_scatter(window_scatter_max)},
+      {"window_scatter_min", window_scatter(window_scatter_min)},
+      {"cumulative_sum", scan(cumulative_sum)},
+      {"cumulative_product", scan(cumulative_product)},
+      {"cumulative_max", scan(cumulative_max)},
+      {"cumulative_min", scan(cumulative_min)},
       {"fft", transform(fft)},
       {"ifft", transform(ifft)},
       // ---- indexing
-      {"take", [](const CaseAttrs& a, const Inputs& x) { return take(x.at(0), x.at(1), a.integer("axis", 0)); }},
+      {"take",
+       [](const CaseAttrs& a, const Inputs& x) { return take(x.at(0), x.at(1), a.integer("axis", 0)); }},
       {"take_along_axis",
-       [](const CaseAttrs& a, const Inputs& x) { return take_along_axis(x.at(0), x.at(1), a.integer("axis", 0)); }},
+       [](const CaseAttrs& a, const Inputs& x) {
+         return take_along_axis(x.at(0), x.at(1), a.integer("axis", 0));
+       }},
       {"gather", [](const CaseAttrs&, const Inputs& x) { return gather(x.at(0), x.at(1)); }},
-      {"indexed_add", [](const CaseAttrs&, const Inputs& x) { return indexed_add(x.at(0), x.at(1), x.at(2)); }},
-      {"indexed_put", [](const CaseAttrs&, const Inputs& x) { return indexed_put(x.at(0), x.at(1), x.at(2)); }},
+      {"indexed_add",
+       [](const CaseAttrs&, const Inputs& x) { return indexed_add(x.at(0), x.at(1), x.at(2)); }},
+      {"indexed_put",
+       [](const CaseAttrs&, const Inputs& x) { return indexed_put(x.at(0), x.at(1), x.at(2)); }},
       // ---- sorting
       {"sort", sorting(sort)},
       {"argsort", sorting(argsort)},
-      {"top_k_values", [](const CaseAttrs& a, const Inputs& x) { return top_k(x.at(0), a.integer("k", 0)).values; }},
+      {"top_k_values",
+       [](const CaseAttrs& a, const Inputs& x) { return top_k(x.at(0), a.integer("k", 0)).values; }},
       {"top_k_indices",
        [](const CaseAttrs& a, const Inputs& x) { return top_k(x.at(0), a.integer("k", 0)).indices; }},
   };

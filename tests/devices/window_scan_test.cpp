@@ -1,5 +1,6 @@
-// window_sum, window_max, window_min (strides and padding, any rank) and
-// cumulative_sum (any axis, reversed) on the host through the public API.
+// window_sum, window_max, window_min, window_product (strides and padding,
+// any rank), window_scatter_max/min and cumulative_sum/product/max/min (any
+// axis, reversed) on the host through the public API.
 // Small cases against numpy (tests/devices/reference/window_scan.py), large
 // ones (parallel paths) against naive loops in double.
 
@@ -107,7 +108,10 @@ std::vector<double> naive_window(const std::vector<double>& x, int64_t rows, int
                                  Op op) {
   const Shape os = window_shape(Shape{rows, cols}, c);
   std::vector<double> out;
-  const double id = op == Op::WindowSum ? 0 : op == Op::WindowMax ? -INFINITY : INFINITY;
+  const double id = op == Op::WindowSum       ? 0
+                    : op == Op::WindowProduct ? 1
+                    : op == Op::WindowMax     ? -INFINITY
+                                              : INFINITY;
   for (int64_t i = 0; i < os.dim(0); ++i) {
     for (int64_t j = 0; j < os.dim(1); ++j) {
       double acc = id;
@@ -116,7 +120,10 @@ std::vector<double> naive_window(const std::vector<double>& x, int64_t rows, int
           const int64_t r = i * c.strides[0] - c.padding[0].low + a, q = j * c.strides[1] - c.padding[1].low + b;
           if (r < 0 || r >= rows || q < 0 || q >= cols) continue;
           const double v = x[static_cast<size_t>(r * cols + q)];
-          acc = op == Op::WindowSum ? acc + v : op == Op::WindowMax ? std::max(acc, v) : std::min(acc, v);
+          acc = op == Op::WindowSum       ? acc + v
+                : op == Op::WindowProduct ? acc * v
+                : op == Op::WindowMax     ? std::max(acc, v)
+                                          : std::min(acc, v);
         }
       }
       out.push_back(acc);
@@ -144,6 +151,75 @@ TEST(Window, LargeWindowsMatchNaiveLoops) {
         ASSERT_NEAR(got[i], want[i], 1e-9) << op_name(op) << " window " << c.dims[0] << "x" << c.dims[1]
                                            << ", output " << i;
       }
+    }
+  }
+}
+
+TEST(Window, LargeProductsMatchNaiveLoops) {
+  const int64_t rows = 300, cols = 1200;
+  std::vector<double> x = pattern(rows * cols);
+  for (double& v : x) v = 1 + v / 64;
+  for (const WindowCall& c :
+       {WindowCall{{5, 7}, {2, 3}, {{2, 1}, {3, 0}}}, WindowCall{{9, 1}, {1, 1}, {{4, 4}, {0, 0}}}}) {
+    const std::vector<double> got = window(window_product, {rows, cols}, x, c);
+    const std::vector<double> want = naive_window(x, rows, cols, c, Op::WindowProduct);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-12 * std::abs(want[i]))
+          << "window " << c.dims[0] << "x" << c.dims[1] << ", output " << i;
+  }
+}
+
+// Naive select-and-scatter over [rows][cols]: each window's first extremum
+// (row-major, padding skipped) receives its source value.
+std::vector<double> naive_scatter(const std::vector<double>& x, int64_t rows, int64_t cols,
+                                  const std::vector<double>& source, const WindowCall& c, bool largest) {
+  const Shape os = window_shape(Shape{rows, cols}, c);
+  std::vector<double> out(x.size(), 0.0);
+  for (int64_t i = 0; i < os.dim(0); ++i) {
+    for (int64_t j = 0; j < os.dim(1); ++j) {
+      int64_t best = -1;
+      for (int64_t a = 0; a < c.dims[0]; ++a) {
+        for (int64_t b = 0; b < c.dims[1]; ++b) {
+          const int64_t r = i * c.strides[0] - c.padding[0].low + a,
+                        q = j * c.strides[1] - c.padding[1].low + b;
+          if (r < 0 || r >= rows || q < 0 || q >= cols) continue;
+          const int64_t at = r * cols + q;
+          const double v = x[static_cast<size_t>(at)];
+          if (best < 0 || (largest ? v > x[static_cast<size_t>(best)] : v < x[static_cast<size_t>(best)]))
+            best = at;
+        }
+      }
+      if (best >= 0) out[static_cast<size_t>(best)] += source[static_cast<size_t>(i * os.dim(1) + j)];
+    }
+  }
+  return out;
+}
+
+TEST(WindowScatter, LargeTensorsMatchNaiveLoops) {
+  const int64_t rows = 300, cols = 1200;
+  // Values on a coarse grid: many ties, which the first-in-window rule settles.
+  std::vector<double> x = pattern(rows * cols);
+  for (double& v : x) v = std::round(v);
+  for (const WindowCall& c :
+       {WindowCall{{3, 3}, {2, 2}, {{1, 1}, {1, 1}}}, WindowCall{{2, 5}, {1, 3}, {{0, 1}, {2, 2}}}}) {
+    const Shape os = window_shape(Shape{rows, cols}, c);
+    const std::vector<double> source = pattern(os.size());
+    for (bool largest : {true, false}) {
+      const Spec xs{DType::F64, Shape{rows, cols}}, ss{DType::F64, os};
+      const Function f = trace({xs, ss}, [&](Expr v, Expr s) {
+        const WindowOptions o{.strides = c.strides, .padding = c.padding};
+        return largest ? window_scatter_max(v, s, 0.0, c.dims, o) : window_scatter_min(v, s, 0.0, c.dims, o);
+      });
+      const std::vector<double> got =
+          compile(f)
+              .run({tensor_from_bytes(xs, x.data()), tensor_from_bytes(ss, source.data())})[0]
+              .to_vector<double>();
+      const std::vector<double> want = naive_scatter(x, rows, cols, source, c, largest);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-12)
+            << (largest ? "max" : "min") << " window " << c.dims[0] << "x" << c.dims[1] << ", element " << i;
     }
   }
 }
@@ -204,6 +280,42 @@ TEST(CumulativeSum, LargeTensorsMatchNaiveSums) {
     for (int64_t j = cols - 1; j >= 0; --j) {
       acc += x[static_cast<size_t>(i * cols + j)];
       ASSERT_NEAR(left[static_cast<size_t>(i * cols + j)], acc, 1e-9) << "axis 1 reversed, row " << i << " column " << j;
+    }
+  }
+}
+
+// Running products, maxima and minima along both axes of a large tensor
+// (the row-at-a-time and the vectorised column paths) against naive loops.
+TEST(CumulativeScans, LargeTensorsMatchNaiveLoops) {
+  const int64_t rows = 700, cols = 900;
+  std::vector<double> x = pattern(rows * cols);
+  for (double& v : x) v = 1 + v / 256;
+  using Scan = Expr (*)(Expr, const ScanOptions&);
+  const std::vector<std::pair<Scan, Op>> scans{{cumulative_product, Op::CumulativeProduct},
+                                               {cumulative_max, Op::CumulativeMax},
+                                               {cumulative_min, Op::CumulativeMin}};
+  for (const auto& [fn, op] : scans) {
+    const std::vector<double> down = eval(Shape{rows, cols}, x, [&](Expr v) { return fn(v, {.axis = 0}); });
+    const std::vector<double> left =
+        eval(Shape{rows, cols}, x, [&](Expr v) { return fn(v, {.axis = 1, .reverse = true}); });
+    auto combine = [&](double a, double b) {
+      return op == Op::CumulativeProduct ? a * b : op == Op::CumulativeMax ? std::max(a, b) : std::min(a, b);
+    };
+    for (int64_t j : {int64_t{0}, int64_t{457}, cols - 1}) {
+      double acc = x[static_cast<size_t>(j)];
+      for (int64_t i = 0; i < rows; ++i) {
+        if (i > 0) acc = combine(acc, x[static_cast<size_t>(i * cols + j)]);
+        ASSERT_NEAR(down[static_cast<size_t>(i * cols + j)], acc, 1e-12 * std::abs(acc))
+            << op_name(op) << " axis 0, row " << i << " column " << j;
+      }
+    }
+    for (int64_t i : {int64_t{0}, int64_t{333}, rows - 1}) {
+      double acc = x[static_cast<size_t>(i * cols + cols - 1)];
+      for (int64_t j = cols - 1; j >= 0; --j) {
+        if (j < cols - 1) acc = combine(acc, x[static_cast<size_t>(i * cols + j)]);
+        ASSERT_NEAR(left[static_cast<size_t>(i * cols + j)], acc, 1e-12 * std::abs(acc))
+            << op_name(op) << " axis 1 reversed, row " << i << " column " << j;
+      }
     }
   }
 }

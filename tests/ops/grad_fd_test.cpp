@@ -288,6 +288,43 @@ std::vector<FdCase> cases() {
        [](P p) {
          return window_min(p[0], {3, 2}, {.strides = {2, 1}});
        }},
+      {"window_product",
+       {Op::WindowProduct},
+       {Shape({4, 5})},
+       {},
+       [](P p) {
+         return window_product(p[0], {2, 3}, {.strides = {1, 2}, .padding = {{1, 0}, {0, 1}}});
+       }},
+      // Overlapping windows pick some elements twice; x passes none.
+      {"window_scatter_max",
+       {Op::WindowScatterMax},
+       {Shape({5, 6}), Shape({4, 3}), Shape({})},
+       {},
+       [](P p) {
+         return window_scatter_max(p[0], sin(p[1]), p[2] * p[2], {2, 3},
+                                   {.strides = {1, 2}, .padding = {{0, 0}, {1, 1}}});
+       }},
+      {"window_scatter_min",
+       {Op::WindowScatterMin},
+       {Shape({5, 6}), Shape({2, 5}), Shape({})},
+       {},
+       [](P p) {
+         return window_scatter_min(p[0], p[1] * p[1], p[2], {3, 3}, {.strides = {2, 1}, .padding = {{0, 0}, {0, 1}}});
+       }},
+      {"cumulative_product",
+       {Op::CumulativeProduct},
+       {Shape({3, 4})},
+       {},
+       [](P p) {
+         return cumulative_product(p[0], {.axis = 1}) + cumulative_product(p[0] * p[0], {.axis = 0, .reverse = true});
+       }},
+      {"cumulative_max",
+       {Op::CumulativeMax, Op::CumulativeMin},
+       {Shape({4, 5})},
+       {},
+       [](P p) {
+         return cumulative_max(p[0], {.axis = 1}) * cumulative_min(sin(p[0]), {.axis = 0, .reverse = true});
+       }},
       {"cumulative_sum",
        {Op::CumulativeSum},
        {Shape({3, 4})},

@@ -109,6 +109,43 @@ TEST(Grad, ProductThroughZeros) {
   expect_values(g({{0.0, 0.0, 3.0}})[0], {0.0, 0.0, 0.0}, 1e-12, "two zeros");
 }
 
+// Running and windowed products through zeros: each element's slope is the
+// product of the others in each group that holds it.
+TEST(Grad, RunningAndWindowedProductsThroughZeros) {
+  HostFunction running(grad({f64({4})}, [](Expr x) { return sum(cumulative_product(x)); }));
+  // y = [a, ab, abc, abcd]; dL/da = 1 + b + bc + bcd, dL/db = a + ac + acd, ...
+  expect_values(running({{2.0, 3.0, 4.0, 5.0}})[0], {1 + 3 + 12 + 60.0, 2 + 8 + 40.0, 6 + 30.0, 24.0}, 1e-12,
+                "no zero");
+  expect_values(running({{2.0, 0.0, 4.0, 5.0}})[0], {1.0, 2 + 8 + 40.0, 0.0, 0.0}, 1e-12, "one zero");
+  expect_values(running({{0.0, 3.0, 0.0, 5.0}})[0], {1 + 3.0, 0.0, 0.0, 0.0}, 1e-12, "two zeros");
+  HostFunction reversed(
+      grad({f64({3})}, [](Expr x) { return sum(cumulative_product(x, {.reverse = true})); }));
+  // y = [abc, bc, c]
+  expect_values(reversed({{2.0, 0.0, 4.0}})[0], {0.0, 2 * 4 + 4.0, 1.0}, 1e-12, "reverse, one zero");
+
+  HostFunction windowed(grad({f64({4})}, [](Expr x) {
+    return sum(window_product(x, {2}, {.padding = {{1, 0}}}));
+  }));
+  // windows [a], [a b], [b c], [c d]
+  expect_values(windowed({{2.0, 0.0, 3.0, 5.0}})[0], {1.0, 2 + 3.0, 5.0, 3.0}, 1e-12, "window, one zero");
+}
+
+// window_max and cumulative_max give a cotangent to the first element that
+// reached the extremum (JAX's select_and_scatter_add for windows), not a
+// share to each tie.
+TEST(Grad, WindowAndRunningExtremaGoToTheFirstTie) {
+  HostFunction window(grad({f64({5})}, [](Expr x) { return sum(window_max(x, {3}) * 2.0); }));
+  // windows [3 1 3], [1 3 3], [3 3 0]: their firsts are 0, 2, 2.
+  expect_values(window({{3.0, 1.0, 3.0, 3.0, 0.0}})[0], {2.0, 0.0, 4.0, 0.0, 0.0}, 1e-12, "window_max");
+
+  HostFunction running(grad({f64({5})}, [](Expr x) { return sum(cumulative_max(x)); }));
+  // y = [1 4 4 4 5]: 4 reached first at 1, kept through the tie at 3.
+  expect_values(running({{1.0, 4.0, 2.0, 4.0, 5.0}})[0], {1.0, 3.0, 0.0, 0.0, 1.0}, 1e-12, "cumulative_max");
+  HostFunction backwards(grad({f64({4})}, [](Expr x) { return sum(cumulative_min(x, {.reverse = true})); }));
+  // y = [1 2 2 3] from the end: 3 at 3, 2 at 2 (the tie at 1 comes later), 1 at 0.
+  expect_values(backwards({{1.0, 2.0, 2.0, 3.0}})[0], {1.0, 0.0, 2.0, 1.0}, 1e-12, "reverse cumulative_min");
+}
+
 // JAX's convention for a real loss of a complex z: dL/dx - i dL/dy, so
 // |z|^2 at 3 + 4i has gradient 6 - 8i, however |z|^2 is written.
 TEST(Grad, ComplexParameterFollowsJax) {

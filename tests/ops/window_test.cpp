@@ -1,4 +1,4 @@
-// Windowed reductions and cumulative sums.
+// Windowed reductions, window scatters and cumulative scans: shapes, types, errors.
 #include <gtest/gtest.h>
 
 #include "ops/ops.h"
@@ -55,6 +55,43 @@ TEST(CumulativeSum, AxisAndDirection) {
   EXPECT_EQ(cumulative_sum(arg(pred({3}))).dtype(), DType::U8);
   EXPECT_THROW_WITH(cumulative_sum(arg(f32({3})), {.axis = 1}), ShapeError, "cumulative_sum", "axis", "1");
   EXPECT_THROW_WITH(cumulative_sum(arg(f32({}))), ShapeError, "cumulative_sum", "axis");
+}
+
+TEST(Window, ProductTypes) {
+  EXPECT_EQ(window_product(arg(f32({10})), {3}, {.strides = {2}}).spec(), f32({4}));
+  EXPECT_EQ(window_product(arg(pred({4})), {2}).dtype(), DType::U8) << "products of pred in u8";
+  EXPECT_EQ(window_product(arg(c64({4})), {2}).dtype(), DType::C64);
+}
+
+TEST(WindowScatter, ShapesTypesAndErrors) {
+  const Expr x = arg(f32({4, 6}));
+  const Expr w = window_scatter_max(x, arg(f32({2, 2})), 0.0, {2, 3}, {.strides = {2, 3}});
+  EXPECT_EQ(w.spec(), f32({4, 6})) << "the result has x's shape";
+  EXPECT_EQ(w.node()->operands.size(), 3u);
+  EXPECT_EQ(window_scatter_min(arg(s8({4})), arg(s32({2})), arg(f32({})), {2}, {.strides = {2}}).dtype(),
+            DType::F32)
+      << "source and init meet; x only compares";
+  EXPECT_EQ(window_scatter_max(arg(f64({4})), arg(pred({3})), arg(pred({})), {2}).dtype(), DType::U8);
+  EXPECT_THROW_WITH(window_scatter_max(x, arg(f32({2, 3})), 0.0, {2, 3}, {.strides = {2, 3}}), ShapeError,
+                    "window_scatter_max", "source", "[2][2]", "[2][3]");
+  EXPECT_THROW_WITH(window_scatter_max(x, arg(f32({2, 2})), arg(f32({1})), {2, 3}, {.strides = {2, 3}}),
+                    ShapeError, "window_scatter_max", "init", "scalar", "[1]");
+  EXPECT_THROW_WITH(window_scatter_min(arg(c64({4})), arg(c64({3})), 0.0, {2}), TypeError,
+                    "window_scatter_min", "x", "c64");
+  EXPECT_THROW_WITH(window_scatter_min(x, arg(f32({2, 2})), 0.0, {2}), ShapeError, "window_scatter_min",
+                    "window");
+  EXPECT_THROW_WITH(window_scatter_max(Expr(), arg(f32({2})), 0.0, {2}), Error, "window_scatter_max", "x");
+}
+
+TEST(CumulativeScans, TypesAndErrors) {
+  EXPECT_EQ(cumulative_product(arg(s8({3}))).dtype(), DType::S8) << "integers wrap in their type";
+  EXPECT_EQ(cumulative_product(arg(pred({3}))).dtype(), DType::U8);
+  EXPECT_EQ(cumulative_product(arg(c64({3}))).dtype(), DType::C64);
+  EXPECT_EQ(cumulative_max(arg(pred({3}))).dtype(), DType::Pred);
+  EXPECT_EQ(cumulative_min(arg(f16({2, 3})), {.axis = -1}).node()->attrs.axis, 1);
+  EXPECT_THROW_WITH(cumulative_max(arg(c64({3}))), TypeError, "cumulative_max", "c64");
+  EXPECT_THROW_WITH(cumulative_min(arg(f32({3})), {.axis = 2}), ShapeError, "cumulative_min", "axis", "2");
+  EXPECT_THROW_WITH(cumulative_product(Expr()), Error, "cumulative_product", "x");
 }
 
 }  // namespace

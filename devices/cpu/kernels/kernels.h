@@ -20,9 +20,11 @@ void run_shape(const Node& node, std::span<const void* const> in, void* out);
 void run_reduce(const Node& node, const void* in, void* out);
 // Dot: OpenBLAS gemm for f32/f64/c64/c128, own loops for the rest.
 void run_dot(const Node& node, const void* a, const void* b, void* out);
-// WindowSum, WindowMax, WindowMin.
-void run_window(const Node& node, const void* in, void* out);
-// CumulativeSum.
+// WindowSum, WindowMax, WindowMin, WindowProduct (in[0]: x), and
+// WindowScatterMax, WindowScatterMin (window_scatter.cpp; in: x, source, init).
+void run_window(const Node& node, std::span<const void* const> in, void* out);
+void run_window_scatter(const Node& node, std::span<const void* const> in, void* out);
+// CumulativeSum, CumulativeProduct, CumulativeMax, CumulativeMin.
 void run_scan(const Node& node, const void* in, void* out);
 // Fft, Ifft: FFTW, plans made once per (length, direction, dtype) and reused.
 void run_fft(const Node& node, const void* in, void* out);

@@ -50,6 +50,18 @@ inline T wrap_add(T a, T b) {
   }
 }
 
+// a * b, wrapping for integers: narrow unsigned types would be promoted to
+// int, where 65535 * 65535 overflows, so they multiply as unsigned int.
+template <typename T>
+inline T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+
 // max and min where a NaN in either argument wins, as XLA and Nx compute them.
 template <typename T>
 inline T max_nan(T a, T b) {

@@ -1,12 +1,14 @@
-// CumulativeSum along attrs.axis, from the end when attrs.reverse. The input
-// is viewed as [outer][n][inner]: with inner == 1 each row is one running
-// sum; otherwise a running row of `inner` sums walks down the axis,
-// vectorised along the row. f16 and bf16 run their sums in f32 (each output
-// rounded from its f32 sum, so rounding does not accumulate); integers wrap
-// in their type.
+// CumulativeSum, CumulativeProduct, CumulativeMax, CumulativeMin along
+// attrs.axis, from the end when attrs.reverse. The input is viewed as
+// [outer][n][inner]: with inner == 1 each row is one running value;
+// otherwise a running row of `inner` values walks down the axis, vectorised
+// along the row. f16 and bf16 run in f32 (each output rounded from its f32
+// value, so rounding does not accumulate); integers wrap in their type; max
+// and min propagate NaN.
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "devices/cpu/kernels/isa.h"
@@ -14,14 +16,40 @@
 #include "devices/cpu/kernels/reduce_math.h"
 #include "devices/cpu/kernels/reduce_split.h"
 #include "ops/dtype_dispatch.h"
+#include "ops/error.h"
 
 namespace sluice::cpu {
 namespace {
 
 constexpr int64_t kTileColumns = 1024;
 
-// T: unsigned integers (wrapping), floats, complex numbers.
-template <typename T>
+struct Add {
+  template <typename T>
+  static T combine(T a, T b) {
+    return wrap_add(a, b);
+  }
+};
+struct Multiply {
+  template <typename T>
+  static T combine(T a, T b) {
+    return wrap_mul(a, b);
+  }
+};
+struct Max {
+  template <typename T>
+  static T combine(T a, T b) {
+    return max_nan(a, b);
+  }
+};
+struct Min {
+  template <typename T>
+  static T combine(T a, T b) {
+    return min_nan(a, b);
+  }
+};
+
+// T: unsigned integers (wrapping), floats, complex numbers (Add, Multiply).
+template <typename C, typename T>
 void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool reverse) {
   // Position of the i-th step along the axis.
   auto at = [&](int64_t i) { return reverse ? n - 1 - i : i; };
@@ -30,16 +58,17 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
       for (int64_t o = begin; o < end; ++o) {
         const T* x = in + o * n;
         T* y = out + o * n;
-        T acc = T(0);
-        for (int64_t i = 0; i < n; ++i) {
-          acc = wrap_add(acc, x[at(i)]);
+        T acc = x[at(0)];
+        y[at(0)] = acc;
+        for (int64_t i = 1; i < n; ++i) {
+          acc = C::combine(acc, x[at(i)]);
           y[at(i)] = acc;
         }
       }
     });
     return;
   }
-  // Each output row is the previous output row plus the input row.
+  // Each output row is the previous output row combined with the input row.
   const int64_t tiles = (inner + kTileColumns - 1) / kTileColumns;
   split_items(outer * tiles, n * std::min(inner, kTileColumns), [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
@@ -51,10 +80,29 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
         const T* __restrict x = in + offset;
         const T* __restrict prev = out + (o * n + at(i - 1)) * inner + c0;
         T* __restrict y = out + offset;
-        for (int64_t c = 0; c < w; ++c) y[c] = wrap_add(prev[c], x[c]);
+        for (int64_t c = 0; c < w; ++c) y[c] = C::combine(prev[c], x[c]);
       }
     }
   });
+}
+
+// The scan of `op` on values of T.
+template <typename T>
+void scan_op(Op op, const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool reverse) {
+  switch (op) {
+    case Op::CumulativeSum: return scan<Add>(in, out, outer, n, inner, reverse);
+    case Op::CumulativeProduct: return scan<Multiply>(in, out, outer, n, inner, reverse);
+    case Op::CumulativeMax:
+    case Op::CumulativeMin:
+      if constexpr (kIsComplex<T>) {
+        throw TypeError(std::string(op_name(op)) +
+                        ": argument x: expected a real dtype, found a complex one");
+      } else {
+        return op == Op::CumulativeMax ? scan<Max>(in, out, outer, n, inner, reverse)
+                                       : scan<Min>(in, out, outer, n, inner, reverse);
+      }
+    default: throw Error("run_scan: op " + std::string(op_name(op)) + " is not a cumulative scan");
+  }
 }
 
 }  // namespace
@@ -69,20 +117,25 @@ void run_scan(const Node& node, const void* in, void* out) {
   if (outer * n * inner == 0) return;
   const bool reverse = node.attrs.reverse;
   if (spec.dtype == DType::F16 || spec.dtype == DType::BF16) {
-    // Summed in f32, each output rounded once from its f32 sum.
+    // Run in f32, each output rounded once from its f32 value.
     const KernelTable& table = kernel_table();
     const int t = static_cast<int>(spec.dtype);
     std::vector<float> x(static_cast<size_t>(spec.size())), y(x.size());
     table.widen[t](x.data(), in, nullptr, nullptr, spec.size());
-    scan(x.data(), y.data(), outer, n, inner, reverse);
+    scan_op(node.op, x.data(), y.data(), outer, n, inner, reverse);
     table.narrow[t](out, y.data(), nullptr, nullptr, spec.size());
     return;
   }
   visit_dtype(spec.dtype, [&]<typename T>() {
     if constexpr (!kIsHalf<T>) {
-      // Wrapping sums of signed and unsigned integers have the same bits.
-      using S = WrapType<T>;
-      scan(static_cast<const S*>(in), static_cast<S*>(out), outer, n, inner, reverse);
+      // Wrapping sums and products of signed and unsigned integers have the
+      // same bits; max and min must compare in the signed type.
+      if (node.op == Op::CumulativeMax || node.op == Op::CumulativeMin) {
+        scan_op(node.op, static_cast<const T*>(in), static_cast<T*>(out), outer, n, inner, reverse);
+      } else {
+        using S = WrapType<T>;
+        scan_op(node.op, static_cast<const S*>(in), static_cast<S*>(out), outer, n, inner, reverse);
+      }
     }
   });
 }

@@ -1,8 +1,9 @@
-// WindowSum, WindowMax, WindowMin over any rank, with strides and padding.
+// WindowSum, WindowProduct, WindowMax, WindowMin over any rank, with strides
+// and padding.
 //
 // A box window is separable: combining over the box equals combining along
-// one axis, then the next, because padding holds the identity (0, -inf,
-// +inf) and so contributes nothing. Each axis whose window, stride or
+// one axis, then the next, because padding holds the identity (0, 1,
+// -inf, +inf) and so contributes nothing. Each axis whose window, stride or
 // padding is not trivial gets one pass; the passes that shrink the tensor
 // most run first. f16 and bf16 are combined in f32 and rounded once at the
 // end; integers wrap in their type.
@@ -37,6 +38,11 @@ template <typename A>
 struct SumWindow {
   static A identity() { return A(0); }
   static A combine(A a, A b) { return wrap_add(a, b); }
+};
+template <typename A>
+struct ProductWindow {
+  static A identity() { return A(1); }
+  static A combine(A a, A b) { return wrap_mul(a, b); }
 };
 template <typename A>
 struct MaxWindow {
@@ -185,12 +191,16 @@ void window(const Node& node, const void* in, void* out) {
 
 }  // namespace
 
-void run_window(const Node& node, const void* in, void* out) {
+void run_window(const Node& node, std::span<const void* const> inputs, void* out) {
+  if (node.op == Op::WindowScatterMax || node.op == Op::WindowScatterMin)
+    return run_window_scatter(node, inputs, out);
+  const void* in = inputs[0];
   const DType dtype = node.operands[0]->spec.dtype;
   visit_dtype(dtype, [&]<typename T>() {
     if (node.op == Op::WindowSum) {
       return window<WrapType<T>, SumWindow>(node, in, out);
     }
+    if (node.op == Op::WindowProduct) { return window<WrapType<T>, ProductWindow>(node, in, out); }
     if constexpr (kIsComplex<T>) {
       throw TypeError(std::string(op_name(node.op)) + ": argument tensor: expected a real dtype, found " +
                       std::string(dtype_name(dtype)));

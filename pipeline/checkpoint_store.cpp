@@ -1,0 +1,315 @@
+// The checkpoint store: durable writes (fsync, then rename), verified reads
+// (sizes and BLAKE2b hashes from the manifest), pruning to `retain`.
+
+#include "pipeline/checkpoint_store.h"
+
+#include <fcntl.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <span>
+
+#include "io/npy.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::span<const uint8_t>;
+
+constexpr std::string_view kPrefix = "chk-";
+constexpr int kNumberDigits = 8;
+constexpr int64_t kManifestLimit = int64_t{64} << 20;  // far above any manifest; bounds a corrupt one
+
+std::string checkpoint_name(int64_t number) {
+  std::string digits = std::to_string(number);
+  if (digits.size() < kNumberDigits) digits.insert(0, kNumberDigits - digits.size(), '0');
+  return std::string(kPrefix) + digits;
+}
+
+// "chk-00000042" -> 42; anything else (partial directories included) -> none.
+std::optional<int64_t> number_of(const std::string& name) {
+  if (!name.starts_with(kPrefix) || name.size() <= kPrefix.size() || name.size() > kPrefix.size() + 18)
+    return std::nullopt;
+  int64_t n = 0;
+  for (char c : std::string_view(name).substr(kPrefix.size())) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+std::string blake2b_hex(std::initializer_list<Bytes> parts) {
+  crypto_generichash_state state;
+  unsigned char digest[crypto_generichash_BYTES];
+  crypto_generichash_init(&state, nullptr, 0, sizeof digest);
+  for (Bytes p : parts) crypto_generichash_update(&state, p.data(), p.size());
+  crypto_generichash_final(&state, digest, sizeof digest);
+  char hex[2 * crypto_generichash_BYTES + 1];
+  sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+  return hex;
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  // close(2)'s own error matters: NFS and some full disks report there.
+  int release_and_close() {
+    const int fd = fd_;
+    fd_ = -1;
+    return ::close(fd);
+  }
+
+ private:
+  int fd_;
+};
+
+// Writes the parts to a new file and fsyncs it; CheckpointError naming the
+// file and the system's reason (ENOSPC on a full disk) otherwise.
+void write_durably(const fs::path& path, std::initializer_list<Bytes> parts) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0)
+    throw CheckpointError("checkpoint store: cannot create '" + path.string() + "': " + errno_text());
+  for (Bytes p : parts) {
+    size_t done = 0;
+    while (done < p.size()) {
+      const ssize_t n = ::write(fd.get(), p.data() + done, p.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0)
+        throw CheckpointError("checkpoint store: writing '" + path.string() + "' failed after " +
+                              std::to_string(done) + " of " + std::to_string(p.size()) +
+                              " bytes: " + errno_text());
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (::fsync(fd.get()) != 0 || fd.release_and_close() != 0)
+    throw CheckpointError("checkpoint store: flushing '" + path.string() +
+                          "' to disk failed: " + errno_text());
+}
+
+// A rename or a new file is durable once its directory is synced.
+void sync_directory(const fs::path& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0 || ::fsync(fd.get()) != 0)
+    throw CheckpointError("checkpoint store: syncing directory '" + dir.string() +
+                          "' failed: " + errno_text());
+}
+
+// The file's bytes if it has exactly `bytes` of them; otherwise what is wrong.
+std::optional<std::vector<uint8_t>> read_exactly(const fs::path& path, int64_t bytes, std::string& problem) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) {
+    problem = path.filename().string() + ": " + ec.message();
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(size) != bytes) {
+    problem = path.filename().string() + ": " + std::to_string(size) + " bytes, the manifest says " +
+              std::to_string(bytes);
+    return std::nullopt;
+  }
+  std::vector<uint8_t> data(size);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  size_t done = 0;
+  while (fd.get() >= 0 && done < data.size()) {
+    const ssize_t n = ::read(fd.get(), data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  if (fd.get() < 0 || done != data.size()) {
+    problem = path.filename().string() + ": reading failed: " + errno_text();
+    return std::nullopt;
+  }
+  return data;
+}
+
+// One tensor file of a manifest, checked against its size, hash and spec.
+std::optional<Tensor> load_tensor(const fs::path& dir, const nlohmann::json& entry, std::string& problem) {
+  const std::string file = entry.at("file").get<std::string>();
+  if (file.empty() || file.find('/') != std::string::npos || file.starts_with(".")) {
+    problem = "the manifest names a file outside its checkpoint: '" + file + "'";
+    return std::nullopt;
+  }
+  auto bytes = read_exactly(dir / file, entry.at("bytes").get<int64_t>(), problem);
+  if (!bytes) return std::nullopt;
+  if (blake2b_hex({*bytes}) != entry.at("blake2b").get<std::string>()) {
+    problem = file + ": its BLAKE2b hash differs from the manifest's (the file is corrupt)";
+    return std::nullopt;
+  }
+  size_t header_bytes = 0;
+  const Spec spec = npy::parse_header(*bytes, &header_bytes, file);
+  const Spec expected{dtype_from_name(entry.at("dtype").get<std::string>(), file),
+                      Shape(entry.at("shape").get<std::vector<int64_t>>())};
+  if (spec != expected || static_cast<int64_t>(bytes->size() - header_bytes) != spec.bytes()) {
+    problem = file + ": holds " + spec.str() + ", the manifest says " + expected.str();
+    return std::nullopt;
+  }
+  return tensor_from_bytes(spec, bytes->data() + header_bytes);
+}
+
+// The checkpoint in `dir` if its manifest and every file verify.
+std::optional<Checkpoint> load_checkpoint(const fs::path& dir, int64_t number, std::string& problem) {
+  const fs::path manifest_path = dir / "manifest.json";
+  std::error_code ec;
+  const auto size = fs::file_size(manifest_path, ec);
+  if (ec) {
+    problem = "manifest.json: " + ec.message() + " (a checkpoint torn while being written)";
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(size) > kManifestLimit) {
+    problem = "manifest.json: " + std::to_string(size) + " bytes, above the limit of " +
+              std::to_string(kManifestLimit);
+    return std::nullopt;
+  }
+  auto text = read_exactly(manifest_path, static_cast<int64_t>(size), problem);
+  if (!text) return std::nullopt;
+  try {
+    const nlohmann::json m = nlohmann::json::parse(text->begin(), text->end());
+    if (m.at("format") != "sluice-checkpoint" || m.at("version") != 1) {
+      problem = "manifest.json: not a version 1 sluice checkpoint manifest";
+      return std::nullopt;
+    }
+    Checkpoint c;
+    c.number = m.at("checkpoint").get<int64_t>();
+    if (c.number != number) {
+      problem = "manifest.json: says checkpoint " + std::to_string(c.number) + ", its directory " +
+                std::to_string(number);
+      return std::nullopt;
+    }
+    c.positions = m.at("sources").get<std::map<std::string, int64_t>>();
+    for (const nlohmann::json& stage : m.at("stages")) {
+      Tensors& acc = c.accumulators[stage.at("name").get<std::string>()];
+      for (const nlohmann::json& entry : stage.at("tensors")) {
+        std::optional<Tensor> t = load_tensor(dir, entry, problem);
+        if (!t) return std::nullopt;
+        acc.push_back(std::move(*t));
+      }
+    }
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    problem = std::string("manifest.json: ") + e.what();
+  } catch (const Error& e) { problem = e.what(); }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CheckpointStore::CheckpointStore(std::string directory, CheckpointStoreOptions options)
+    : directory_(std::move(directory)), options_(options) {
+  if (options_.retain < 1)
+    throw Error("checkpoint store '" + directory_ + "': retain: expected >= 1, found " +
+                std::to_string(options_.retain));
+  if (sodium_init() < 0) throw CheckpointError("checkpoint store: libsodium failed to initialise");
+  std::error_code ec;
+  fs::create_directories(directory_, ec);
+  if (ec || !fs::is_directory(directory_))
+    throw CheckpointError("checkpoint store: cannot use '" + directory_ +
+                          "' as a directory: " + (ec ? ec.message() : "it is a file"));
+}
+
+std::vector<int64_t> CheckpointStore::numbers() const {
+  std::vector<int64_t> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(directory_)) {
+    if (auto n = number_of(e.path().filename().string()); n && e.is_directory()) out.push_back(*n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int64_t CheckpointStore::write(const Checkpoint& c) {
+  if (c.number < 1)
+    throw Error("checkpoint store '" + directory_ + "': checkpoint number: expected >= 1, found " +
+                std::to_string(c.number));
+  const fs::path root(directory_);
+  // Partial checkpoints are a crashed writer's (there is one writer).
+  for (const fs::directory_entry& e : fs::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(".") && name.ends_with(".partial")) fs::remove_all(e.path());
+  }
+  for (int64_t n : numbers())
+    if (n >= c.number) fs::remove_all(root / checkpoint_name(n));
+  const fs::path partial = root / ("." + checkpoint_name(c.number) + ".partial");
+  const fs::path final_dir = root / checkpoint_name(c.number);
+  fs::remove_all(partial);
+  fs::create_directory(partial);
+  int64_t written = 0;
+  try {
+    nlohmann::json manifest{{"format", "sluice-checkpoint"},
+                            {"version", 1},
+                            {"checkpoint", c.number},
+                            {"sources", c.positions},
+                            {"stages", nlohmann::json::array()}};
+    size_t k = 0;
+    for (const auto& [name, tensors] : c.accumulators) {
+      nlohmann::json entries = nlohmann::json::array();
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        const Tensor h = tensors[i].to_host();
+        const std::string head = npy::header(h.spec());
+        const Bytes header_bytes(reinterpret_cast<const uint8_t*>(head.data()), head.size());
+        const Bytes data(static_cast<const uint8_t*>(h.host_data()), static_cast<size_t>(h.spec().bytes()));
+        const std::string file = "acc-" + std::to_string(k) + "." + std::to_string(i) + ".npy";
+        write_durably(partial / file, {header_bytes, data});
+        const auto bytes = static_cast<int64_t>(head.size() + data.size());
+        written += bytes;
+        entries.push_back({{"file", file},
+                           {"dtype", dtype_name(h.dtype())},
+                           {"shape", h.spec().shape.dims()},
+                           {"bytes", bytes},
+                           {"blake2b", blake2b_hex({header_bytes, data})}});
+      }
+      manifest["stages"].push_back({{"name", name}, {"tensors", std::move(entries)}});
+      ++k;
+    }
+    const std::string text = manifest.dump(2) + "\n";
+    write_durably(partial / "manifest.json",
+                  {Bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size())});
+    written += static_cast<int64_t>(text.size());
+    sync_directory(partial);
+    std::error_code ec;
+    fs::rename(partial, final_dir, ec);
+    if (ec)
+      throw CheckpointError("checkpoint store: renaming '" + partial.string() + "' to '" +
+                            final_dir.string() + "' failed: " + ec.message());
+    sync_directory(root);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(partial, ignored);
+    throw;
+  }
+  const std::vector<int64_t> present = numbers();
+  const auto keep = static_cast<size_t>(options_.retain);
+  for (size_t i = 0; i + keep < present.size(); ++i) fs::remove_all(root / checkpoint_name(present[i]));
+  return written;
+}
+
+CheckpointLookup CheckpointStore::latest() const {
+  CheckpointLookup found;
+  std::vector<int64_t> present = numbers();
+  for (auto it = present.rbegin(); it != present.rend(); ++it) {
+    const fs::path dir = fs::path(directory_) / checkpoint_name(*it);
+    std::string problem;
+    if (std::optional<Checkpoint> c = load_checkpoint(dir, *it, problem)) {
+      found.checkpoint = std::move(c);
+      return found;
+    }
+    found.skipped.push_back("checkpoint " + std::to_string(*it) + " ('" + dir.string() + "'): " + problem);
+  }
+  return found;
+}
+
+}  // namespace sluice

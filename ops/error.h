@@ -18,8 +18,6 @@ class DeviceError : public Error { using Error::Error; };    // clients, buffers
 class StreamError : public Error { using Error::Error; };    // send / recv / done
 class WireError : public Error { using Error::Error; };      // frames on the wire
 class PipelineError : public Error { using Error::Error; };  // stages and edges
-class CheckpointError : public Error {
-  using Error::Error;
-};  // checkpoint stores and restores
+class CheckpointError : public Error { using Error::Error; };  // checkpoint stores, restores
 
 }  // namespace sluice

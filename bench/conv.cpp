@@ -37,7 +37,8 @@ class DnnlConv {
   DnnlConv(const float* x, const float* k, float* y) {
     using tag = dnnl::memory::format_tag;
     const auto f32 = dnnl::memory::data_type::f32;
-    const dnnl::memory::dims src{kBatch, kChannels, kSize, kSize}, weights{kChannels, kChannels, kWindow, kWindow};
+    const dnnl::memory::dims src{kBatch, kChannels, kSize, kSize},
+        weights{kChannels, kChannels, kWindow, kWindow};
     const dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, {src, f32, tag::any},
         {weights, f32, tag::any}, {src, f32, tag::any}, {1, 1}, {0, 0}, {1, 1}, {1, 1});
@@ -78,19 +79,25 @@ Trial settled(Trial trial) {
 }
 
 void BM_conv2d_3x3_64ch(benchmark::State& state) {
-  const std::vector<float> x = uniform_floats(static_cast<size_t>(kBatch * kChannels * kSize * kSize), -1, 1, 1);
-  const std::vector<float> k = uniform_floats(static_cast<size_t>(kChannels * kChannels * kWindow * kWindow), -1, 1, 2);
+  const std::vector<float> x =
+      uniform_floats(static_cast<size_t>(kBatch * kChannels * kSize * kSize), -1, 1, 1);
+  const std::vector<float> k =
+      uniform_floats(static_cast<size_t>(kChannels * kChannels * kWindow * kWindow), -1, 1, 2);
   std::vector<float> y(x.size());
   DnnlConv baseline(x.data(), k.data(), y.data());
   baseline.run();
 
-  const Spec input = f32({kBatch, kChannels, kSize, kSize}), kernel = f32({kChannels, kChannels, kWindow, kWindow});
+  const Spec input = f32({kBatch, kChannels, kSize, kSize}),
+             kernel = f32({kChannels, kChannels, kWindow, kWindow});
   Executable exe = compile(
-      trace({input, kernel}, [](Expr a, Expr b) { return conv(a, b, {.padding = ConvPadding::Same}); }), host());
+      trace({input, kernel}, [](Expr a, Expr b) { return conv(a, b, {.padding = ConvPadding::Same}); }),
+      host());
   Tensor tx = tensor(x, input.shape), tk = tensor(k, kernel.shape);
   if (!check_close(state, exe.run({tx, tk})[0].data<float>(), y, 1e-4)) return;
 
-  Samples s = interleave(state, settled(timed([&] { exe.run({tx, tk})[0].wait(); })),
+  Samples s = interleave(state, settled(timed([&] {
+                           exe.run({tx, tk})[0].wait();
+                         })),
                          settled(timed([&] { baseline.run(); })));
   report_speedup("conv2d_3x3_64ch", s, 0.9);
 }

@@ -35,8 +35,8 @@ Expr conv(Expr input, Expr kernel, const ConvOptions& o) {
   a.batch_groups = o.batch_group_size;
   Shape shape = infer::conv("conv", input.shape(), kernel.shape(), a);
   const DType t = to_floating(detail::merge_types({input, kernel}));
-  return detail::make(Op::Conv, {t, std::move(shape)}, {detail::convert(input, t), detail::convert(kernel, t)},
-                      std::move(a));
+  return detail::make(Op::Conv, {t, std::move(shape)},
+                      {detail::convert(input, t), detail::convert(kernel, t)}, std::move(a));
 }
 
 }  // namespace sluice

@@ -35,7 +35,8 @@ Shape replace_leading(const Shape& s, std::vector<int64_t> leading, int count) {
 }
 
 struct Geometry {
-  std::vector<int64_t> input, kernel, output;  // spatial dims, dilated (by input dilation, kernel dilation, strides)
+  std::vector<int64_t> input, kernel,
+      output;  // spatial dims, dilated (by input dilation, kernel dilation, strides)
 };
 
 Geometry geometry(const NodePtr& n) {
@@ -69,7 +70,8 @@ Expr input_cotangent(const NodePtr& n, const Expr& ct, const Geometry& g) {
   ConvOptions o{.padding = ConvPadding::Explicit, .feature_group_size = groups};
   for (size_t i = 0; i < g.input.size(); ++i) {
     const int64_t low = g.kernel[i] - a.padding[i].low - 1;
-    o.padding_config.push_back({.low = low, .high = g.input[i] + g.kernel[i] - 1 - g.output[i] - low, .interior = 0});
+    o.padding_config.push_back(
+        {.low = low, .high = g.input[i] + g.kernel[i] - 1 - g.output[i] - low, .interior = 0});
     o.strides.push_back(a.padding[i].interior + 1);
     o.input_dilation.push_back(a.strides[i]);
   }
@@ -95,7 +97,8 @@ Expr kernel_cotangent(const NodePtr& n, const Expr& ct, const Geometry& g) {
                 .batch_group_size = a.feature_groups};
   for (size_t i = 0; i < g.input.size(); ++i) {
     const int64_t low = a.padding[i].low;
-    o.padding_config.push_back({.low = low, .high = g.output[i] - g.input[i] + g.kernel[i] - low - 1, .interior = 0});
+    o.padding_config.push_back(
+        {.low = low, .high = g.output[i] - g.input[i] + g.kernel[i] - low - 1, .interior = 0});
     o.input_dilation.push_back(a.padding[i].interior + 1);
   }
   o.strides = a.dilations;

@@ -12,8 +12,7 @@ int64_t dilated(int64_t size, int64_t dilation) { return size == 0 ? 0 : (size -
 }  // namespace
 
 void conv_operands(std::string_view op, const Shape& input, const Shape& kernel) {
-  if (input.rank() < 2)
-    shape_error(op, "input", "rank >= 2 ([batch][channels][spatial...])", input.str());
+  if (input.rank() < 2) shape_error(op, "input", "rank >= 2 ([batch][channels][spatial...])", input.str());
   if (kernel.rank() != input.rank()) {
     shape_error(op, "kernel", cat("rank ", input.rank(), " (as input ", input.str(), ")"),
                 cat(kernel.str(), " of rank ", kernel.rank()));
@@ -44,7 +43,8 @@ void conv_padding(std::string_view op, const std::vector<PadDim>& padding, size_
 std::vector<PadDim> conv_same_padding(const Shape& kernel, const std::vector<int64_t>& kernel_dilation) {
   std::vector<PadDim> padding;
   for (int i = 2; i < kernel.rank(); ++i) {
-    const int64_t total = std::max<int64_t>(dilated(kernel[i], kernel_dilation[static_cast<size_t>(i - 2)]) - 1, 0);
+    const int64_t total =
+        std::max<int64_t>(dilated(kernel[i], kernel_dilation[static_cast<size_t>(i - 2)]) - 1, 0);
     padding.push_back({.low = total / 2, .high = total - total / 2, .interior = 0});
   }
   return padding;
@@ -55,17 +55,19 @@ void conv_groups(std::string_view op, const Shape& input, const Shape& kernel, i
   if (feature_groups < 1) shape_error(op, "feature_group_size", ">= 1", cat(feature_groups));
   if (batch_groups < 1) shape_error(op, "batch_group_size", ">= 1", cat(batch_groups));
   if (feature_groups > 1 && batch_groups > 1) {
-    shape_error(op, "batch_group_size", cat("1 when feature_group_size is ", feature_groups, " (at most one > 1)"),
+    shape_error(op, "batch_group_size",
+                cat("1 when feature_group_size is ", feature_groups, " (at most one > 1)"),
                 cat(batch_groups));
   }
   const int64_t batch = input[0], channels = input[1], out_channels = kernel[0];
   if (batch % batch_groups != 0) {
-    shape_error(op, "batch_group_size", cat("a divisor of input's batch ", batch, " (input ", input.str(), ")"),
-                cat(batch_groups));
+    shape_error(op, "batch_group_size",
+                cat("a divisor of input's batch ", batch, " (input ", input.str(), ")"), cat(batch_groups));
   }
   if (channels % feature_groups != 0) {
     shape_error(op, "feature_group_size",
-                cat("a divisor of input's channels ", channels, " (input ", input.str(), ")"), cat(feature_groups));
+                cat("a divisor of input's channels ", channels, " (input ", input.str(), ")"),
+                cat(feature_groups));
   }
   for (const int64_t groups : {feature_groups, batch_groups}) {
     if (out_channels % groups != 0) {

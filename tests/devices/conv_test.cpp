@@ -49,7 +49,8 @@ std::vector<double> reference(const std::vector<float>& x, const Shape& xs, cons
                 // Position in the dilated, padded input.
                 const int64_t ph = qh * o.strides[0] + wh * o.kernel_dilation[0] - o.padding_config[0].low;
                 const int64_t pw = qw * o.strides[1] + ww * o.kernel_dilation[1] - o.padding_config[1].low;
-                if (ph < 0 || pw < 0 || ph % o.input_dilation[0] != 0 || pw % o.input_dilation[1] != 0) continue;
+                if (ph < 0 || pw < 0 || ph % o.input_dilation[0] != 0 || pw % o.input_dilation[1] != 0)
+                  continue;
                 const int64_t ih = ph / o.input_dilation[0], iw = pw / o.input_dilation[1];
                 if (ih >= xs[2] || iw >= xs[3]) continue;
                 acc += double(x[static_cast<size_t>(((n * xs[1] + c0 + c) * xs[2] + ih) * xs[3] + iw)]) *
@@ -86,7 +87,8 @@ PadDim pad(int64_t low, int64_t high) { return {.low = low, .high = high, .inter
 std::vector<Large> large_cases() {
   return {
       // oneDNN, one batch part per worker.
-      {"resnet_layer", Shape{8, 64, 28, 28}, Shape{64, 64, 3, 3}, explicit_options({1, 1}, {pad(1, 1), pad(1, 1)}, {1, 1}, {1, 1})},
+      {"resnet_layer", Shape{8, 64, 28, 28}, Shape{64, 64, 3, 3},
+       explicit_options({1, 1}, {pad(1, 1), pad(1, 1)}, {1, 1}, {1, 1})},
       // An odd batch: parts of two sizes; strides and kernel dilation.
       {"odd_batch_strided_dilated", Shape{5, 16, 21, 20}, Shape{32, 16, 3, 3},
        explicit_options({2, 1}, {pad(2, 1), pad(0, 3)}, {1, 1}, {2, 2})},
@@ -142,8 +144,8 @@ TEST(Conv, F16IsComputedInF32AndRounded) {
 TEST(Conv, RepeatedAndConcurrentRunsAgree) {
   const Shape xs{6, 32, 16, 16}, ks{32, 32, 3, 3};
   const Tensor x = tensor(random_floats(xs.size(), 5), xs), k = tensor(random_floats(ks.size(), 6), ks);
-  Executable exe = compile(trace({x.spec(), k.spec()},
-                                 [](Expr a, Expr b) { return conv(a, b, {.padding = ConvPadding::Same}); }));
+  Executable exe = compile(
+      trace({x.spec(), k.spec()}, [](Expr a, Expr b) { return conv(a, b, {.padding = ConvPadding::Same}); }));
   const Tensor first = exe.run({x, k})[0];
   const std::vector<float> want(first.data<float>().begin(), first.data<float>().end());
   std::vector<std::thread> threads;
@@ -169,18 +171,19 @@ void expect_error(const Spec& input, const Spec& kernel, const ConvOptions& o, c
                   << "; expected one naming " << arg;
   } catch (const E& e) {
     EXPECT_NE(std::string(e.what()).find("conv"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(arg), std::string::npos) << "expected it to name " << arg << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(arg), std::string::npos)
+        << "expected it to name " << arg << ": " << e.what();
   }
 }
 
 TEST(ConvErrors, ShapesAndOptionsAreChecked) {
   const Spec x = f32({2, 4, 6, 6}), k = f32({6, 4, 3, 3});
   expect_error<ShapeError>(f32({4}), f32({4}), {}, "input");
-  expect_error<ShapeError>(x, f32({6, 4, 3}), {}, "kernel");                       // rank mismatch
-  expect_error<ShapeError>(x, f32({6, 3, 3, 3}), {}, "kernel");                    // channel mismatch
-  expect_error<ShapeError>(x, f32({6, 4, 0, 3}), {}, "kernel");                    // empty window
-  expect_error<ShapeError>(x, f32({6, 4, 7, 3}), {}, "kernel");                    // window beyond the input
-  expect_error<ShapeError>(x, k, {.kernel_dilation = {3, 1}}, "kernel");           // dilated window too
+  expect_error<ShapeError>(x, f32({6, 4, 3}), {}, "kernel");              // rank mismatch
+  expect_error<ShapeError>(x, f32({6, 3, 3, 3}), {}, "kernel");           // channel mismatch
+  expect_error<ShapeError>(x, f32({6, 4, 0, 3}), {}, "kernel");           // empty window
+  expect_error<ShapeError>(x, f32({6, 4, 7, 3}), {}, "kernel");           // window beyond the input
+  expect_error<ShapeError>(x, k, {.kernel_dilation = {3, 1}}, "kernel");  // dilated window too
   expect_error<ShapeError>(x, k, {.strides = {0, 1}}, "strides");
   expect_error<ShapeError>(x, k, {.strides = {-1, 1}}, "strides");
   expect_error<ShapeError>(x, k, {.strides = {1}}, "strides");
@@ -189,25 +192,28 @@ TEST(ConvErrors, ShapesAndOptionsAreChecked) {
   expect_error<ShapeError>(x, k, {.padding = ConvPadding::Explicit, .padding_config = {pad(1, 1)}},
                            "padding_config");
   expect_error<ShapeError>(
-      x, k, {.padding = ConvPadding::Explicit, .padding_config = {pad(1, 1), {.low = 0, .high = 0, .interior = 1}}},
+      x, k,
+      {.padding = ConvPadding::Explicit, .padding_config = {pad(1, 1), {.low = 0, .high = 0, .interior = 1}}},
       "padding_config");
   expect_error<ShapeError>(x, k, {.padding = ConvPadding::Same, .padding_config = {pad(1, 1), pad(1, 1)}},
                            "padding_config");
-  expect_error<ShapeError>(x, k, {.padding = ConvPadding::Explicit, .padding_config = {pad(-4, 0), pad(0, 0)}},
+  expect_error<ShapeError>(x, k,
+                           {.padding = ConvPadding::Explicit, .padding_config = {pad(-4, 0), pad(0, 0)}},
                            "kernel");  // trimmed below the window
   expect_error<ShapeError>(x, k, {.feature_group_size = 0}, "feature_group_size");
   expect_error<ShapeError>(x, f32({6, 1, 3, 3}), {.feature_group_size = 3}, "feature_group_size");  // 4 % 3
   expect_error<ShapeError>(x, f32({5, 2, 3, 3}), {.feature_group_size = 2}, "feature_group_size");  // 5 % 2
   expect_error<ShapeError>(x, k, {.batch_group_size = 0}, "batch_group_size");
-  expect_error<ShapeError>(f32({3, 4, 6, 6}), k, {.batch_group_size = 2}, "batch_group_size");       // 3 % 2
-  expect_error<ShapeError>(x, f32({5, 4, 3, 3}), {.batch_group_size = 2}, "batch_group_size");       // 5 % 2
-  expect_error<ShapeError>(f32({2, 4, 6, 6}), f32({6, 2, 3, 3}), {.feature_group_size = 2, .batch_group_size = 2},
-                           "batch_group_size");
+  expect_error<ShapeError>(f32({3, 4, 6, 6}), k, {.batch_group_size = 2}, "batch_group_size");  // 3 % 2
+  expect_error<ShapeError>(x, f32({5, 4, 3, 3}), {.batch_group_size = 2}, "batch_group_size");  // 5 % 2
+  expect_error<ShapeError>(f32({2, 4, 6, 6}), f32({6, 2, 3, 3}),
+                           {.feature_group_size = 2, .batch_group_size = 2}, "batch_group_size");
 }
 
 TEST(ConvTypes, TheResultIsTheFloatingTypeOfThePromotion) {
   auto type_of = [](DType a, DType b) {
-    return trace({Spec{a, Shape{1, 2, 3}}, Spec{b, Shape{1, 2, 2}}}, [](Expr x, Expr k) { return conv(x, k); })
+    return trace({Spec{a, Shape{1, 2, 3}}, Spec{b, Shape{1, 2, 2}}},
+                 [](Expr x, Expr k) { return conv(x, k); })
         .outputs()[0]
         .dtype();
   };

@@ -79,7 +79,8 @@ void run_conv(const Node& node, const void* x, const void* k, void* y) {
     case DType::F32:
       return conv_f32(g, static_cast<const float*>(x), static_cast<const float*>(k), static_cast<float*>(y));
     case DType::F64:
-      return conv_im2col(g, static_cast<const double*>(x), static_cast<const double*>(k), static_cast<double*>(y));
+      return conv_im2col(g, static_cast<const double*>(x), static_cast<const double*>(k),
+                         static_cast<double*>(y));
     case DType::C64:
       return conv_im2col(g, static_cast<const complex64*>(x), static_cast<const complex64*>(k),
                          static_cast<complex64*>(y));

@@ -66,10 +66,12 @@ memory::dims with_leading(std::initializer_list<int64_t> leading, const std::vec
 std::shared_ptr<const Primitive> make_primitive(const ConvGeometry& g, int64_t batch) {
   using tag = memory::format_tag;
   const int d = g.spatial();
-  const tag data_tag = d == 1 ? tag::ncw : d == 2 ? tag::nchw : tag::ncdhw;
+  // sluice's plain layouts, by number of spatial axes.
+  constexpr tag kData[] = {tag::ncw, tag::nchw, tag::ncdhw};
+  constexpr tag kWeights[] = {tag::oiw, tag::oihw, tag::oidhw};
+  constexpr tag kGroupedWeights[] = {tag::goiw, tag::goihw, tag::goidhw};
   const bool grouped = g.groups > 1;
-  const tag weights_tag = grouped ? (d == 1 ? tag::goiw : d == 2 ? tag::goihw : tag::goidhw)
-                                  : (d == 1 ? tag::oiw : d == 2 ? tag::oihw : tag::oidhw);
+  const tag data_tag = kData[d - 1], weights_tag = grouped ? kGroupedWeights[d - 1] : kWeights[d - 1];
   const memory::dims src_dims = with_leading({batch, g.channels}, g.input);
   const memory::dims dst_dims = with_leading({batch, g.out_channels}, g.output);
   const memory::dims weights_dims = grouped ? with_leading({g.groups, g.group_out, g.group_in}, g.kernel)
@@ -93,10 +95,13 @@ std::shared_ptr<const Primitive> make_primitive(const ConvGeometry& g, int64_t b
                                                    .to_src = std::nullopt,
                                                    .to_weights = std::nullopt,
                                                    .from_dst = std::nullopt});
-    if (pd.src_desc() != p->src) p->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->src, engine(), pd.src_desc()));
+    if (pd.src_desc() != p->src)
+      p->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->src, engine(), pd.src_desc()));
     if (pd.weights_desc() != p->weights)
-      p->to_weights = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->weights, engine(), pd.weights_desc()));
-    if (pd.dst_desc() != p->dst) p->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), pd.dst_desc(), engine(), p->dst));
+      p->to_weights =
+          dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->weights, engine(), pd.weights_desc()));
+    if (pd.dst_desc() != p->dst)
+      p->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), pd.dst_desc(), engine(), p->dst));
     return p;
   } catch (const dnnl::error&) {
     return nullptr;  // unimplemented here: im2col serves it
@@ -163,8 +168,9 @@ void run_part(const Primitive& p, const float* x, const float* k, float* y) {
   }
   if (p.from_dst) dst = memory(p.pd.dst_desc(), e, scratch.dst.get(p.pd.dst_desc().get_size()));
   memory pad(p.pd.scratchpad_desc(), e, scratch.pad.get(p.pd.scratchpad_desc().get_size()));
-  p.conv.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst},
-                          {DNNL_ARG_SCRATCHPAD, pad}});
+  p.conv.execute(
+      stream,
+      {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
   if (p.from_dst) p.from_dst->execute(stream, dst, dst_user);
   stream.wait();
 }

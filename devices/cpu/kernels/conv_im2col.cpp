@@ -74,7 +74,8 @@ void im2col(const ConvGeometry& g, const T* x, T* col) {
   // Row strides of the input's spatial axes.
   std::vector<int64_t> in_stride(static_cast<size_t>(d), 1);
   for (int i = d - 2; i >= 0; --i)
-    in_stride[static_cast<size_t>(i)] = in_stride[static_cast<size_t>(i) + 1] * g.input[static_cast<size_t>(i) + 1];
+    in_stride[static_cast<size_t>(i)] =
+        in_stride[static_cast<size_t>(i) + 1] * g.input[static_cast<size_t>(i) + 1];
   std::vector<int64_t> w(static_cast<size_t>(d)), q(static_cast<size_t>(d));
   std::vector<int64_t> inner(static_cast<size_t>(width));
   for (int64_t c = 0; c < g.group_in; ++c) {

@@ -36,8 +36,10 @@ struct Attrs {
   std::vector<int64_t> dims;     // window dims
   std::vector<int64_t> starts;   // slice/put_slice static start indices
   std::vector<int64_t> lengths;  // slice lengths
-  std::vector<int64_t> strides;  // slice and window strides
-  std::vector<PadDim> padding;   // pad config; window padding (interior unused)
+  std::vector<int64_t> strides;  // slice, window and conv strides
+  std::vector<PadDim> padding;   // pad config; window padding (interior unused); conv padding
+                                 // (interior: input dilation - 1, zeros between input elements)
+  std::vector<int64_t> dilations;  // conv kernel dilation
   std::vector<int64_t> contract_a, batch_a, contract_b, batch_b;  // dot
   int64_t axis = -1;             // iota, concatenate, cumulative_sum, argmax/argmin (-1: all)
   int64_t index = 0;             // parameter position; fft length
@@ -46,6 +48,7 @@ struct Attrs {
   bool reverse = false;          // cumulative_sum
   bool weak = false;             // constant made from a plain C++ number
   TieBreak tie_break = TieBreak::Low;  // argmax/argmin
+  int64_t feature_groups = 1, batch_groups = 1;  // conv
   std::shared_ptr<const Literal> literal;  // constant
   std::shared_ptr<const LoopAttrs> loop;   // while_loop, scan: compared and hashed by value
 

@@ -21,7 +21,7 @@ inline constexpr int kOpCount = 0
 #undef SLUICE_OP
     ;
 
-enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft, Loop, Index, Sort };
+enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft, Loop, Index, Sort, Conv };
 
 // How an elementwise op types its operands and its result. "Merged" is the
 // dtype the operands promote to (Nx.Type.merge); pred operands of arithmetic

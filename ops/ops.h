@@ -259,6 +259,36 @@ struct TopK {
 };
 TopK top_k(Expr x, int64_t k);
 
+// ---- convolution (Nx.conv). input [batch][in channels][spatial...] and
+// kernel [out channels][in channels / feature_group_size][spatial...] give
+// [batch / batch_group_size][out channels][spatial...], any number of
+// spatial axes (none: a matrix product over channels). Each output element
+// is a sum over the kernel window (a cross-correlation, as Nx and XLA: the
+// kernel is not flipped) of the input dilated by input_dilation (zeros
+// between elements), then padded. The result has the floating type of the
+// operands' promotion (Nx.Type.to_floating: s32 with s32 -> f32, f64 stays
+// f64, complex stays complex). Per spatial axis every factor is >= 1.
+//   conv f32[8][64][56][56], f32[64][64][3][3], {.padding = ConvPadding::Same} -> f32[8][64][56][56]
+// feature_group_size g: channels split into g groups, out channel group j
+// reads in channel group j (depthwise: g = in channels). batch_group_size b:
+// the batch split into b groups, out channel group j reads batch group j
+// (what a grouped conv's kernel gradient needs). At most one of them > 1.
+enum class ConvPadding : uint8_t {
+  Valid,     // none
+  Same,      // k - 1 for a dilated kernel of size k, half before (rounded down), as Nx :same
+  Explicit,  // padding_config: low/high per spatial axis; negative trims
+};
+struct ConvOptions {
+  std::vector<int64_t> strides{};           // default 1 per spatial axis
+  ConvPadding padding = ConvPadding::Valid;
+  std::vector<PadDim> padding_config{};     // with Explicit only; interior must be 0
+  std::vector<int64_t> input_dilation{};    // default 1 per spatial axis
+  std::vector<int64_t> kernel_dilation{};   // default 1 per spatial axis
+  int64_t feature_group_size = 1;
+  int64_t batch_group_size = 1;
+};
+Expr conv(Expr input, Expr kernel, const ConvOptions& o = {});
+
 // ---- operators
 inline Expr operator-(Expr x) { return negate(x); }
 inline Expr operator~(Expr x) { return bitwise_not(x); }

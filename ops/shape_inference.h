@@ -195,6 +195,30 @@ void scatter(std::string_view op, const Spec& x, const Spec& indices, const Spec
 void sort(std::string_view op, const Spec& x, int64_t axis);
 void sort_index_type(std::string_view op, DType index, int64_t length);
 
+// ---- convolution (infer_conv.cpp)
+
+// input and kernel of one rank >= 2: [batch][channels][spatial...] and
+// [out channels][in channels / groups][spatial...]. conv f32[2][3], f32[4][3][1] -> ShapeError
+void conv_operands(std::string_view op, const Shape& input, const Shape& kernel);
+// A per-spatial-axis factor (strides, dilations): empty -> 1 per axis; each >= 1.
+// conv_factors("conv", "strides", {}, 2) -> {1, 1};  {0, 1} -> ShapeError
+std::vector<int64_t> conv_factors(std::string_view op, std::string_view arg, std::vector<int64_t> v,
+                                  size_t spatial);
+// Explicit padding: one {low, high} per spatial axis, interior 0.
+void conv_padding(std::string_view op, const std::vector<PadDim>& padding, size_t spatial);
+// Nx's :same: k - 1 for each dilated kernel size k, the smaller half before.
+// kernel [8][3][3][4], dilation {1, 2} -> {1:1, 3:3}
+std::vector<PadDim> conv_same_padding(const Shape& kernel, const std::vector<int64_t>& kernel_dilation);
+// Group sizes: both >= 1, not both > 1, batch % batch_groups, out channels %
+// each, in channels == kernel's in channels * feature_groups.
+// input [2][6][5], kernel [4][3][2], feature_groups 2 ok;  feature_groups 3 -> ShapeError
+void conv_groups(std::string_view op, const Shape& input, const Shape& kernel, int64_t feature_groups,
+                 int64_t batch_groups);
+// The result shape from validated attrs (Attrs' conv fields): the padded,
+// dilated input must hold the dilated kernel on every spatial axis.
+// [8][64][56][56], [64][64][3][3], pad 1:1 -> [8][64][56][56];  [1][1][2], [1][1][3] -> ShapeError
+Shape conv(std::string_view op, const Shape& input, const Shape& kernel, const Attrs& a);
+
 // ---- loops (infer_loop.cpp)
 
 // The steps of a scan: the leading dim its xs share, or `length` without xs.

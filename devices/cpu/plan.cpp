@@ -333,6 +333,7 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
     case OpFamily::Fft: return run_fft(node, in[0], out);
     case OpFamily::Index: return run_index(node, in, out);
     case OpFamily::Sort: return run_sort(node, in[0], out);
+    case OpFamily::Conv: return run_conv(node, in[0], in[1], out);
     case OpFamily::Loop:
       throw Error("host: " + std::string(op_name(node.op)) +
                   " runs as a step of a plan (loop.h), not as one node");

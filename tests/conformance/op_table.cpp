@@ -111,6 +111,20 @@ Builder sorting(Expr (*fn)(Expr, const SortOptions&)) {
   };
 }
 
+// ---- convolution: "same" or explicit "padding" rows (else valid).
+Expr conv_case(const CaseAttrs& a, const Inputs& x) {
+  const bool explicit_padding = a.has("padding");
+  return conv(x.at(0), x.at(1),
+              ConvOptions{.strides = a.ints("strides"),
+                          .padding = a.flag("same") ? ConvPadding::Same
+                                     : explicit_padding ? ConvPadding::Explicit : ConvPadding::Valid,
+                          .padding_config = explicit_padding ? pad_dims(a.rows("padding")) : std::vector<PadDim>{},
+                          .input_dilation = a.ints("input_dilation"),
+                          .kernel_dilation = a.ints("kernel_dilation"),
+                          .feature_group_size = a.integer("feature_group_size", 1),
+                          .batch_group_size = a.integer("batch_group_size", 1)});
+}
+
 Spec spec_of(const CaseAttrs& a) { return Spec{a.dtype("dtype"), Shape(a.ints("shape"))}; }
 
 }  // namespace
@@ -192,6 +206,8 @@ const std::map<std::string, Builder, std::less<>>& op_table() {
        [](const CaseAttrs& a, const Inputs& x) { return top_k(x.at(0), a.integer("k", 0)).values; }},
       {"top_k_indices",
        [](const CaseAttrs& a, const Inputs& x) { return top_k(x.at(0), a.integer("k", 0)).indices; }},
+      // ---- convolution
+      {"conv", conv_case},
   };
   return table;
 }

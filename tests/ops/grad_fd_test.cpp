@@ -384,6 +384,47 @@ std::vector<FdCase> cases() {
                 sort(p[0], {.axis = 0, .direction = SortDirection::Descending}) * p[0];
        }},
       {"top_k", {Op::Gather, Op::Argsort}, {Shape({2, 6})}, {}, [](P p) { return top_k(sin(p[0]), 3).values; }},
+      // ---- convolution: each option moves the transposed convolutions' padding and dilations
+      {"conv_1d_stride_same",
+       {Op::Conv},
+       {Shape({2, 3, 7}), Shape({4, 3, 3})},
+       {},
+       [](P p) { return conv(p[0], p[1], {.strides = {2}, .padding = ConvPadding::Same}); }},
+      {"conv_2d_padding_dilations",
+       {Op::Conv},
+       {Shape({2, 2, 5, 4}), Shape({3, 2, 2, 3})},
+       {},
+       [](P p) {
+         return conv(p[0], p[1],
+                     {.strides = {2, 1},
+                      .padding = ConvPadding::Explicit,
+                      .padding_config = {{.low = 1, .high = 2, .interior = 0}, {.low = 2, .high = -1, .interior = 0}},
+                      .input_dilation = {2, 1},
+                      .kernel_dilation = {1, 2}});
+       }},
+      {"conv_feature_groups",
+       {Op::Conv},
+       {Shape({2, 4, 4, 4}), Shape({6, 2, 2, 2})},
+       {},
+       [](P p) {
+         return conv(sin(p[0]), p[1],
+                     {.strides = {1, 2},
+                      .padding = ConvPadding::Explicit,
+                      .padding_config = {{.low = 1, .high = 0, .interior = 0}, {.low = 0, .high = 1, .interior = 0}},
+                      .kernel_dilation = {2, 1},
+                      .feature_group_size = 2});
+       }},
+      {"conv_batch_groups",
+       {Op::Conv},
+       {Shape({4, 2, 4, 5}), Shape({4, 2, 2, 2})},
+       {},
+       [](P p) { return conv(p[0], p[1], {.strides = {2, 1}, .input_dilation = {1, 2}, .batch_group_size = 2}); }},
+      {"conv_3d_same",
+       {Op::Conv},
+       {Shape({1, 2, 3, 4, 3}), Shape({2, 2, 2, 2, 2})},
+       {},
+       [](P p) { return conv(p[0], p[1] * p[1], {.padding = ConvPadding::Same}); }},
+      {"conv_no_spatial_axes", {Op::Conv}, {Shape({3, 4}), Shape({5, 4})}, {}, [](P p) { return conv(p[0], p[1]); }},
       // Loops: a scan's carry, ys, xs and captured values; in reverse; with
       // no xs; a fori_loop (a scan underneath) whose body reads its index.
       {"scan",

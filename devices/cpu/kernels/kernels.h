@@ -33,5 +33,7 @@ void run_fft(const Node& node, const void* in, void* out);
 void run_index(const Node& node, std::span<const void* const> in, void* out);
 // ---- sorting: Sort, Argsort.
 void run_sort(const Node& node, const void* in, void* out);
+// ---- convolution: Conv (conv.h: oneDNN for f32, im2col + gemm for the rest).
+void run_conv(const Node& node, const void* input, const void* kernel, void* out);
 
 }  // namespace sluice::cpu

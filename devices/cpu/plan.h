@@ -40,8 +40,9 @@ struct Instruction {
   std::unique_ptr<FusedRegion> region;  // set for an elementwise region
   const Node* node = nullptr;           // otherwise the node, whose operands are `inputs` in order
   std::vector<Location> inputs, outputs;
-  // Set for a loop node: its bodies, lowered; its outputs are the loop's
-  // results, then a scratch block of loop->scratch_bytes().
+  // A node with several results has one output per result. Set for a loop
+  // node: its bodies, lowered; its outputs are the loop's results, then a
+  // scratch block of loop->scratch_bytes().
   std::shared_ptr<const CompiledLoop> loop;
 };
 

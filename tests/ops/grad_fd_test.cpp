@@ -350,7 +350,7 @@ std::vector<FdCase> cases() {
       // Loops: a scan's carry, ys, xs and captured values; in reverse; with
       // no xs; a fori_loop (a scan underneath) whose body reads its index.
       {"scan",
-       {Op::ScanLoop, Op::LoopResult},
+       {Op::ScanLoop, Op::Result},
        {Shape({3}), Shape({4, 3}), Shape({3})},
        {},
        [](P p) {
@@ -358,7 +358,7 @@ std::vector<FdCase> cases() {
          return concatenate({r[0], reshape(r[1], Shape{12})});
        }},
       {"scan_reverse",
-       {Op::ScanLoop, Op::LoopResult},
+       {Op::ScanLoop, Op::Result},
        {Shape({2}), Shape({5, 2})},
        {},
        [](P p) {
@@ -366,12 +366,12 @@ std::vector<FdCase> cases() {
          return concatenate({r[0], reshape(r[1], Shape{10})});
        }},
       {"scan_without_xs",
-       {Op::ScanLoop, Op::LoopResult},
+       {Op::ScanLoop, Op::Result},
        {Shape({3}), Shape({3})},
        {},
        [](P p) { return scan([&](Expr carry) { return carry * p[1] + 0.5; }, p[0], 3)[0]; }},
       {"fori_loop",
-       {Op::ScanLoop, Op::LoopResult},
+       {Op::ScanLoop, Op::Result},
        {Shape({2, 2})},
        {},
        [](P p) {
@@ -450,6 +450,7 @@ TEST(GradCatalogue, EveryDifferentiableOpHasAFiniteDifferenceCase) {
   for (int i = 0; i < kOpCount; ++i) {
     const auto op = static_cast<Op>(i);
     if (!is_differentiable(op)) continue;
+    if (op == Op::WhileLoop) continue;  // its rule refuses (grad_test.cpp checks the TypeError)
     EXPECT_TRUE(covered.contains(op))
         << "op " << op_name(op) << " has a gradient rule but no finite-difference case in grad_fd_test.cpp";
   }

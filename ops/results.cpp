@@ -1,0 +1,15 @@
+#include "ops/results.h"
+
+#include "ops/loop_attrs.h"
+#include "ops/shape_inference.h"
+
+namespace sluice {
+
+Spec multi_result_spec() { return {DType::U8, Shape{0}}; }
+
+std::vector<Spec> result_specs(const Node& node) {
+  if (node.attrs.loop) return node.attrs.loop->result_specs();
+  throw Error(infer::cat("result_specs: ", op_name(node.op), " has one result, not several"));
+}
+
+}  // namespace sluice

@@ -127,7 +127,8 @@ Expr result_of(const NodePtr& node, int64_t index, const Spec& spec) {
 Tuple make_results(Op op, const std::vector<Spec>& specs, const std::vector<Expr>& operands, Attrs attrs) {
   const Expr node = make(op, multi_result_spec(), operands, std::move(attrs));
   Tuple results;
-  for (size_t i = 0; i < specs.size(); ++i) results.push_back(result_of(node.node(), static_cast<int64_t>(i), specs[i]));
+  for (size_t i = 0; i < specs.size(); ++i)
+    results.push_back(result_of(node.node(), static_cast<int64_t>(i), specs[i]));
   return results;
 }
 

@@ -39,7 +39,8 @@ bool Attrs::operator==(const Attrs& o) const {
          strides == o.strides && padding == o.padding && contract_a == o.contract_a && batch_a == o.batch_a &&
          contract_b == o.contract_b && batch_b == o.batch_b && axis == o.axis && index == o.index &&
          dtype == o.dtype && keep_axes == o.keep_axes && reverse == o.reverse && weak == o.weak &&
-         tie_break == o.tie_break && same_literal(literal, o.literal) && same_loop(loop, o.loop);
+         tie_break == o.tie_break && same_literal(literal, o.literal) && same_loop(loop, o.loop) &&
+         linalg == o.linalg;
 }
 
 uint64_t Attrs::hash() const {
@@ -64,6 +65,8 @@ uint64_t Attrs::hash() const {
     h.add(0);
   }
   h.add(loop ? loop->hash() : 0);
+  h.add(linalg.left_side).add(linalg.lower).add(static_cast<uint64_t>(linalg.transform));
+  h.add(static_cast<uint64_t>(linalg.mode));
   return h.value();
 }
 

@@ -21,7 +21,7 @@ inline constexpr int kOpCount = 0
 #undef SLUICE_OP
     ;
 
-enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft, Loop, Index, Sort, Result };
+enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft, Loop, Index, Sort, LinAlg, Result };
 
 // How an elementwise op types its operands and its result. "Merged" is the
 // dtype the operands promote to (Nx.Type.merge); pred operands of arithmetic
@@ -45,7 +45,7 @@ enum OpProperty : uint32_t {
   kExact = 1u << 2,        // result exact in the operands' precision (no f16/bf16 rounding)
   kComparison = 1u << 3,   // ==, !=, <, <=, >, >=
   kLogical = 1u << 4,      // logical and/or/xor
-  // Several results (loops): the node holds no value of its
+  // Several results (loops, qr, lu, eigh): the node holds no value of its
   // own, each result is read through a `result` node (ops/results.h).
   kMultiResult = 1u << 5,
 };

@@ -1,6 +1,6 @@
 #pragma once
-// Nodes with several results: loops (scan, while_loop), and any op the
-// catalogue marks kMultiResult. A node has one spec, so such a
+// Nodes with several results: loops (scan, while_loop), qr, lu and eigh
+// (the catalogue marks them kMultiResult). A node has one spec, so such a
 // node holds no value of its own (multi_result_spec(), no bytes) and each
 // result is a `result` node reading it, attrs.index saying which (as XLA's
 // get-tuple-element). Everything else follows from that one mechanism:
@@ -19,7 +19,7 @@ namespace sluice {
 Spec multi_result_spec();
 
 // The specs of a kMultiResult node's results, in order (a loop's from its
-// attrs).
+// attrs, a linear algebra op's from shape inference).
 std::vector<Spec> result_specs(const Node& node);
 
 }  // namespace sluice

@@ -337,11 +337,25 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
     case OpFamily::Fft: return run_fft(node, in[0], out);
     case OpFamily::Index: return run_index(node, in, out);
     case OpFamily::Sort: return run_sort(node, in[0], out);
+    case OpFamily::LinAlg: {
+      if (has_several_results(node.op))
+        throw Error("host: " + std::string(op_name(node.op)) +
+                    " has several results: run_node_results runs it");
+      void* const outs[] = {out};
+      return run_linalg(node, in, outs);
+    }
     case OpFamily::Loop:
       throw Error("host: " + std::string(op_name(node.op)) +
                   " runs as a step of a plan (loop.h), not as one node");
     case OpFamily::Result: throw Error("host: a result is written by the step of the node it reads");
   }
+}
+
+void run_node_results(const Node& node, std::span<const void* const> in, std::span<void* const> out) {
+  if (op_family(node.op) != OpFamily::LinAlg)
+    throw Error("host: " + std::string(op_name(node.op)) +
+                " runs as a step of a plan (loop.h), not as one node");
+  run_linalg(node, in, out);
 }
 
 Plan make_plan(const Function& f) {

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "ops/dtype_dispatch.h"
+#include "ops/results.h"
 #include "ops/shape_inference.h"
 
 namespace sluice::detail {
@@ -115,6 +116,20 @@ Expr make(Op op, Spec spec, const std::vector<Expr>& operands, Attrs attrs) {
   nodes.reserve(operands.size());
   for (const Expr& e : operands) nodes.push_back(e.node());
   return Expr(Node::make(op, std::move(spec), std::move(nodes), std::move(attrs)));
+}
+
+Expr result_of(const NodePtr& node, int64_t index, const Spec& spec) {
+  Attrs a;
+  a.index = index;
+  return Expr(Node::make(Op::Result, spec, {node}, std::move(a)));
+}
+
+Tuple make_results(Op op, const std::vector<Spec>& specs, const std::vector<Expr>& operands, Attrs attrs) {
+  const Expr node = make(op, multi_result_spec(), operands, std::move(attrs));
+  Tuple results;
+  for (size_t i = 0; i < specs.size(); ++i)
+    results.push_back(result_of(node.node(), static_cast<int64_t>(i), specs[i]));
+  return results;
 }
 
 }  // namespace sluice::detail

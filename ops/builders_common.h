@@ -33,6 +33,11 @@ Expr to_operand(const Expr& e, DType dtype, const Shape& shape);
 Expr strengthen(const Expr& e);
 
 Expr make(Op op, Spec spec, const std::vector<Expr>& operands, Attrs attrs = {});
+// Result `index` (of `spec`) of a node with several results (ops/results.h).
+Expr result_of(const NodePtr& node, int64_t index, const Spec& spec);
+// A node of an op with several results and a `result` node reading each of
+// them, of `specs` in order.
+Tuple make_results(Op op, const std::vector<Spec>& specs, const std::vector<Expr>& operands, Attrs attrs);
 
 // take_along_axis's coordinates: for integer `indices` of x's rank (and x's
 // dims but on `axis`), the s64 index tuples [..., rank] that gather and the

@@ -1,5 +1,5 @@
 // scan, while_loop and fori_loop: trace the bodies, check them, and make the
-// loop node and its loop_result nodes (ops/loop_attrs.h says how they fit).
+// loop node and its result nodes (ops/loop_attrs.h says how they fit).
 #include <algorithm>
 #include <memory>
 #include <string_view>
@@ -45,14 +45,7 @@ Tuple loop_results(Op op, Tuple operands, LoopAttrs loop) {
   const std::vector<Spec> specs = loop.result_specs();
   Attrs attrs;
   attrs.loop = std::make_shared<const LoopAttrs>(std::move(loop));
-  const Expr node = make(op, loop_node_spec(), operands, std::move(attrs));
-  Tuple results;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    Attrs a;
-    a.index = static_cast<int64_t>(i);
-    results.push_back(make(Op::LoopResult, specs[i], {node}, std::move(a)));
-  }
-  return results;
+  return make_results(op, specs, operands, std::move(attrs));
 }
 
 Tuple concat(Tuple a, const Tuple& b) {

@@ -40,7 +40,8 @@ bool Attrs::operator==(const Attrs& o) const {
          contract_b == o.contract_b && batch_b == o.batch_b && axis == o.axis && index == o.index &&
          dtype == o.dtype && keep_axes == o.keep_axes && reverse == o.reverse && weak == o.weak &&
          tie_break == o.tie_break && same_literal(literal, o.literal) && same_loop(loop, o.loop) &&
-         dilations == o.dilations && feature_groups == o.feature_groups && batch_groups == o.batch_groups;
+         dilations == o.dilations && feature_groups == o.feature_groups && batch_groups == o.batch_groups &&
+         linalg == o.linalg;
 }
 
 uint64_t Attrs::hash() const {
@@ -67,6 +68,8 @@ uint64_t Attrs::hash() const {
   h.add(loop ? loop->hash() : 0);
   add_list(h, dilations);
   h.add(static_cast<uint64_t>(feature_groups)).add(static_cast<uint64_t>(batch_groups));
+  h.add(linalg.left_side).add(linalg.lower).add(static_cast<uint64_t>(linalg.transform));
+  h.add(static_cast<uint64_t>(linalg.mode));
   return h.value();
 }
 

@@ -24,6 +24,19 @@ struct PadDim {
 
 enum class TieBreak : uint8_t { Low, High };
 
+// ---- linear algebra options (ops.h documents them: triangular_solve, qr)
+// op(a) in triangular_solve: a, its transpose, or its conjugate transpose.
+enum class TriangularTransform : uint8_t { None, Transpose, ConjugateTranspose };
+// qr's q and r: reduced (q [m][k], r [k][n], k = min(m, n)) or complete (q [m][m], r [m][n]).
+enum class QrMode : uint8_t { Reduced, Complete };
+struct LinAlgAttrs {
+  bool left_side = true;  // triangular_solve: op(a) x = b (false: x op(a) = b)
+  bool lower = true;      // triangular_solve: a's lower triangle is read (false: its upper)
+  TriangularTransform transform = TriangularTransform::None;
+  QrMode mode = QrMode::Reduced;
+  bool operator==(const LinAlgAttrs&) const = default;
+};
+
 // A loop node's bodies and operand layout (ops/loop_attrs.h).
 struct LoopAttrs;
 
@@ -49,6 +62,7 @@ struct Attrs {
   bool weak = false;             // constant made from a plain C++ number
   TieBreak tie_break = TieBreak::Low;  // argmax/argmin
   int64_t feature_groups = 1, batch_groups = 1;  // conv
+  LinAlgAttrs linalg;                  // triangular_solve, qr
   std::shared_ptr<const Literal> literal;  // constant
   std::shared_ptr<const LoopAttrs> loop;   // while_loop, scan: compared and hashed by value
 

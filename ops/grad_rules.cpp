@@ -6,13 +6,35 @@
 namespace sluice::grad_rules {
 namespace {
 
+// Each entry's rule goes to the table of its kind; the other table holds
+// null there. (`&grad_none` names the overload of the entry's kind.)
+template <uint32_t Props>
+constexpr Rule one_result(RuleOf<Props>* rule) {
+  if constexpr (std::is_same_v<RuleOf<Props>, RuleFunction>)
+    return rule;
+  else
+    return nullptr;
+}
+template <uint32_t Props>
+constexpr ResultsRule several_results(RuleOf<Props>* rule) {
+  if constexpr (std::is_same_v<RuleOf<Props>, ResultsRuleFunction>)
+    return rule;
+  else
+    return nullptr;
+}
+
 constexpr std::array<Rule, kOpCount> kRules{
-#define SLUICE_OP(e, name, arity, family, rule, props, grad) &grad_##grad,
+#define SLUICE_OP(e, name, arity, family, rule, props, grad) one_result<(props)>(&grad_##grad),
+#include "ops/op_list.def"
+};
+constexpr std::array<ResultsRule, kOpCount> kResultsRules{
+#define SLUICE_OP(e, name, arity, family, rule, props, grad) several_results<(props)>(&grad_##grad),
 #include "ops/op_list.def"
 };
 
 }  // namespace
 
 Rule rule_of(Op op) { return kRules[static_cast<size_t>(op)]; }
+ResultsRule results_rule_of(Op op) { return kResultsRules[static_cast<size_t>(op)]; }
 
 }  // namespace sluice::grad_rules

@@ -9,7 +9,9 @@
 // conjugation, so a holomorphic op's rule is ct * f'(z), and the gradient of
 // a real loss L(z) is dL/dx - i dL/dy.
 
+#include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "ops/expr.h"
@@ -19,14 +21,23 @@ namespace sluice::grad_rules {
 // The cotangent of each operand of `node` (an empty Expr: it gets none),
 // given `ct`, the cotangent of node's result (of node's spec). A cotangent
 // has its operand's spec.
-using Rule = std::vector<Expr> (*)(const NodePtr& node, const Expr& ct);
+using RuleFunction = std::vector<Expr>(const NodePtr& node, const Expr& ct);
+using Rule = RuleFunction*;
+// The same for a node with several results (kMultiResult: ops/results.h),
+// given one cotangent per result (an empty Expr: that result has none).
+using ResultsRuleFunction = std::vector<Expr>(const NodePtr& node, const std::vector<Expr>& result_cts);
+using ResultsRule = ResultsRuleFunction*;
+// The kind of rule an entry with properties `Props` names.
+template <uint32_t Props>
+using RuleOf = std::conditional_t<(Props & kMultiResult) != 0, ResultsRuleFunction, RuleFunction>;
 
-#define SLUICE_OP(e, name, arity, family, rule, props, grad) \
-  std::vector<Expr> grad_##grad(const NodePtr& node, const Expr& ct);
+#define SLUICE_OP(e, name, arity, family, rule, props, grad) RuleOf<(props)> grad_##grad;
 #include "ops/op_list.def"
 
 // The rule of `op`'s catalogue entry; grad_none for ops without a gradient.
+// rule_of is null for ops with several results, results_rule_of for the rest.
 Rule rule_of(Op op);
+ResultsRule results_rule_of(Op op);
 
 // Elements grouped into products (a reduction's axes, windows, running
 // prefixes): given for an x-shaped value its sum and its product over each
@@ -37,11 +48,5 @@ Rule rule_of(Op op);
 using GroupMap = std::function<Expr(const Expr&)>;
 Expr grad_of_products(const Expr& x, const Expr& ct, const GroupMap& sum_groups,
                       const GroupMap& product_groups, const GroupMap& spread);
-
-// A loop node's rule (grad_rules_loop.cpp): the cotangent of each of its
-// operands given `result_cts`, one per loop result (an empty Expr: none).
-// Through a scan it runs the body's pullback over the steps in reverse;
-// through a while_loop it throws TypeError naming the loop.
-std::vector<Expr> grad_loop(const NodePtr& loop, const std::vector<Expr>& result_cts);
 
 }  // namespace sluice::grad_rules

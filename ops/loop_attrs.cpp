@@ -32,6 +32,4 @@ uint64_t LoopAttrs::hash() const {
       .value();
 }
 
-Spec loop_node_spec() { return {DType::U8, Shape{0}}; }
-
 }  // namespace sluice

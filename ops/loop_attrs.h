@@ -9,10 +9,9 @@
 //   while_loop:  cond (carry..., captured...) -> pred[]
 //                body (carry..., captured...) -> (new carry...)
 // A loop has several results (the carry's final values, then for a scan each
-// y stacked to [length, ...]), and a node has one spec: the loop node holds
-// no value of its own (loop_node_spec(), zero bytes) and result i is read
-// through a loop_result node with attrs.index = i. CSE merges equal loops
-// (bodies compared structurally) and then their equal results.
+// y stacked to [length, ...]), read through `result` nodes (ops/results.h).
+// CSE merges equal loops (bodies compared structurally) and then their equal
+// results.
 
 #include <cstdint>
 #include <vector>
@@ -37,8 +36,5 @@ struct LoopAttrs {
   bool operator==(const LoopAttrs& o) const;
   uint64_t hash() const;
 };
-
-// The spec of a loop node itself: u8[0], no bytes.
-Spec loop_node_spec();
 
 }  // namespace sluice

@@ -21,7 +21,7 @@ inline constexpr int kOpCount = 0
 #undef SLUICE_OP
     ;
 
-enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft, Loop, Index, Sort, Conv };
+enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft, Loop, Index, Sort, Conv, LinAlg, Result };
 
 // How an elementwise op types its operands and its result. "Merged" is the
 // dtype the operands promote to (Nx.Type.merge); pred operands of arithmetic
@@ -45,6 +45,9 @@ enum OpProperty : uint32_t {
   kExact = 1u << 2,        // result exact in the operands' precision (no f16/bf16 rounding)
   kComparison = 1u << 3,   // ==, !=, <, <=, >, >=
   kLogical = 1u << 4,      // logical and/or/xor
+  // Several results (loops, qr, lu, eigh): the node holds no value of its
+  // own, each result is read through a `result` node (ops/results.h).
+  kMultiResult = 1u << 5,
 };
 
 std::string_view op_name(Op op);  // Nx's name: "add", "window_sum"
@@ -64,6 +67,7 @@ inline bool is_elementwise(Op op) {
 inline bool is_comparison(Op op) { return op_has(op, kComparison); }
 inline bool is_logical(Op op) { return op_has(op, kLogical); }
 inline bool is_commutative(Op op) { return op_has(op, kCommutative); }
+inline bool has_several_results(Op op) { return op_has(op, kMultiResult); }
 // Has a gradient rule (its entry's grad is not `none`); other ops pass no
 // gradient to their operands.
 bool is_differentiable(Op op);

@@ -288,6 +288,64 @@ struct ConvOptions {
   int64_t batch_group_size = 1;
 };
 Expr conv(Expr input, Expr kernel, const ConvOptions& o = {});
+// ---- linear algebra (Nx.LinAlg). Each op works on the last two axes and
+// is batched over the leading ones: a is [..., n, n] (qr: [..., m, n]) and
+// b's batch dims equal a's. f32, f64, c64 and c128; integer and pred
+// operands compute in f32 (as Nx); f16 and bf16 are a TypeError (LAPACK has
+// no half precision). Failures inside compiled code give NaNs, never an
+// exception (as EXLA/JAX), so a stream of chunks keeps flowing:
+// - cholesky of a matrix that is not positive definite: all NaN;
+// - solve with a singular a: x all NaN;
+// - triangular_solve with a zero on a's diagonal: IEEE infinities and NaNs
+//   from the division, as trsm gives them;
+// - lu of a singular a: still P, L, U with A = P L U (U has a zero pivot);
+// - eigh that fails to converge (NaN input): all NaN.
+// Gradients (JAX's rules) of every one: qr's needs m >= n (complete mode:
+// square); cholesky's and eigh's assume a Hermitian perturbation of a, so
+// differentiate through a symmetrised input ((x + xᴴ) / 2); lu's p, a
+// piecewise constant permutation, passes none.
+//
+// The lower Cholesky factor L of a Hermitian positive definite a (a = L Lᴴ);
+// only a's lower triangle is read.  cholesky f32[8][4][4] -> f32[8][4][4]
+Expr cholesky(Expr a);
+// Solves op(a) x = b (left_side) or x op(a) = b for x, a triangular: only
+// its `lower` (or upper) triangle is read. b is a vector [..., n] or a
+// matrix ([..., n, m] on the left side, [..., m, n] on the right); x has b's
+// shape.  triangular_solve f64[3][3], f64[3][2] -> f64[3][2]
+struct TriangularSolveOptions {
+  bool left_side = true;                                        // op(a) x = b (false: x op(a) = b)
+  bool lower = true;                                            // a is lower triangular (false: upper)
+  TriangularTransform transform_a = TriangularTransform::None;  // op(a): a, aᵀ or aᴴ
+};
+Expr triangular_solve(Expr a, Expr b, const TriangularSolveOptions& o = {});
+// x with a x = b, a square (LU with partial pivoting, LAPACK's gesv); b a
+// vector [..., n] or a matrix [..., n, m].  solve f32[3][3], f32[3] -> f32[3]
+Expr solve(Expr a, Expr b);
+// a = q r, q with orthonormal columns, r upper triangular, as LAPACK's
+// geqrf and orgqr/ungqr make them (numpy's signs: r's diagonal may be
+// negative).  qr f32[5][3] -> {f32[5][3], f32[3][3]};  complete -> {f32[5][5], f32[5][3]}
+struct QrOptions {
+  QrMode mode = QrMode::Reduced;
+};
+struct Qr {
+  Expr q, r;
+};
+Qr qr(Expr a, const QrOptions& o = {});
+// a = p l u with partial pivoting (LAPACK's getrf): p a permutation matrix
+// (s64, as Nx), l unit lower triangular, u upper triangular (scipy.linalg.lu's
+// factors).  lu f64[4][4] -> {s64[4][4], f64[4][4], f64[4][4]}
+struct Lu {
+  Expr p, l, u;
+};
+Lu lu(Expr a);
+// The eigenvalues (real, ascending) and eigenvectors (the columns of v, of
+// unit norm; a v = v diag(w)) of a Hermitian a; only its lower triangle is
+// read. Vectors' signs (phases) are LAPACK's syevd/heevd's, as numpy's.
+// eigh c64[2][3][3] -> {f32[2][3], c64[2][3][3]}
+struct Eigh {
+  Expr eigenvalues, eigenvectors;
+};
+Eigh eigh(Expr a);
 
 // ---- operators
 inline Expr operator-(Expr x) { return negate(x); }

@@ -218,6 +218,30 @@ void conv_groups(std::string_view op, const Shape& input, const Shape& kernel, i
 // dilated input must hold the dilated kernel on every spatial axis.
 // [8][64][56][56], [64][64][3][3], pad 1:1 -> [8][64][56][56];  [1][1][2], [1][1][3] -> ShapeError
 Shape conv(std::string_view op, const Shape& input, const Shape& kernel, const Attrs& a);
+// ---- linear algebra (infer_linalg.cpp)
+
+// The dtype a linear algebra op computes in and returns (for two operands,
+// the one they merge to): f32, f64, c64 and c128 stay; integers and pred
+// compute in f32 (Nx.Type.to_floating); f16 and bf16 -> TypeError (LAPACK
+// has no half precision: convert to f32 first).
+// cholesky s32 -> f32;  qr c128 -> c128;  eigh f16 -> TypeError
+DType linalg_type(std::string_view op, std::string_view arg, DType x);
+// A batch of matrices [..., m, n] (rank >= 2); `square`: m == n.
+// cholesky f32[4][3][3] ok;  f32[3][4] -> ShapeError;  qr f32[3] -> ShapeError
+void matrices(std::string_view op, std::string_view arg, const Spec& a, bool square);
+// b against a batch of square matrices a [..., n, n]: a vector [..., n]
+// (rank one less than a's) or a matrix, [..., n, m] when a is on the left
+// of x (op(a) x = b), [..., m, n] when on the right (x op(a) = b); b's
+// batch dims are a's (no broadcasting, as Nx).
+// solve f32[2][3][3], f32[2][3] ok;  f32[2][3][3], f32[2][3][5] ok;
+// f32[2][3][3], f32[2][4][5] -> ShapeError;  f32[2][3][3], f32[3][3][5] -> ShapeError
+void right_hand_side(std::string_view op, const Spec& a, const Spec& b, bool left_side);
+// The results of an op with several results, for `a` already of its
+// compute dtype: qr's q and r, lu's p (s64), l and u, eigh's eigenvalues
+// (real, ascending) and eigenvectors (columns).
+// qr f32[5][3] reduced -> {f32[5][3], f32[3][3]};  complete -> {f32[5][5], f32[5][3]}
+// lu f64[2][4][4] -> {s64[2][4][4], f64[2][4][4], f64[2][4][4]};  eigh c64[3][3] -> {f32[3], c64[3][3]}
+std::vector<Spec> linalg_results(Op op, const Spec& a, const LinAlgAttrs& attrs);
 
 // ---- loops (infer_loop.cpp)
 

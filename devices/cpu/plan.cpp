@@ -9,8 +9,8 @@
 #include "devices/cpu/kernels/kernels.h"
 #include "devices/cpu/loop.h"
 #include "ops/error.h"
-#include "ops/loop_attrs.h"
 #include "ops/passes/passes.h"
+#include "ops/results.h"
 
 namespace sluice::cpu {
 namespace {
@@ -86,7 +86,7 @@ class Lowering {
 
   void lower(const std::vector<passes::Step>& steps) {
     find_aliases(steps);
-    find_loop_results(steps);
+    find_results(steps);
     for (const Expr& out : plan_.function.outputs()) {
       const Node* r = root(out.node().get());
       if (r->op == Op::Parameter) params_[static_cast<size_t>(r->attrs.index)].shown = true;
@@ -111,8 +111,8 @@ class Lowering {
   static bool computes(const passes::Step& step) {
     if (step.nodes.size() != 1) return true;
     const Node& n = *step.nodes.front();
-    // A loop_result's memory is placed by its loop's instruction, which writes it.
-    return n.op != Op::Parameter && n.op != Op::Constant && n.op != Op::LoopResult && !is_alias(n);
+    // A result's memory is placed by its node's instruction, which writes it.
+    return n.op != Op::Parameter && n.op != Op::Constant && n.op != Op::Result && !is_alias(n);
   }
   static bool is_region(const passes::Step& step) {
     return step.fused || (step.nodes.size() == 1 && is_elementwise(step.nodes.front()->op));
@@ -141,11 +141,11 @@ class Lowering {
     }
   }
 
-  void find_loop_results(const std::vector<passes::Step>& steps) {
+  void find_results(const std::vector<passes::Step>& steps) {
     for (const passes::Step& step : steps) {
       const Node* n = step.nodes.front();
-      if (n->op != Op::LoopResult) continue;
-      std::vector<const Node*>& results = loop_results_[n->operands[0].get()];
+      if (n->op != Op::Result) continue;
+      std::vector<const Node*>& results = results_[n->operands[0].get()];
       results.resize(std::max(results.size(), static_cast<size_t>(n->attrs.index) + 1));
       results[static_cast<size_t>(n->attrs.index)] = n;
     }
@@ -187,7 +187,7 @@ class Lowering {
   }
 
   void emit(const passes::Step& step, int64_t s) {
-    if (op_family(step.nodes.front()->op) == OpFamily::Loop) return emit_loop(*step.nodes.front(), step, s);
+    if (has_several_results(step.nodes.front()->op)) return emit_several(*step.nodes.front(), step, s);
     Instruction ins;
     bool region = is_region(step);
     ins.what = describe(step, region);
@@ -208,19 +208,20 @@ class Lowering {
     plan_.instructions.push_back(std::move(ins));
   }
 
-  // A loop writes each of its results where its loop_result is placed, or,
-  // for results nothing reads, into scratch of this step alone.
-  void emit_loop(const Node& loop, const passes::Step& step, int64_t s) {
+  // A node with several results writes each where its result node is
+  // placed, or, for results nothing reads, into scratch of this step alone.
+  // A loop's outputs end with a scratch block for its bodies.
+  void emit_several(const Node& node, const passes::Step& step, int64_t s) {
     Instruction ins;
-    ins.what = std::string(op_name(loop.op));
-    ins.node = &loop;
-    ins.loop = std::make_shared<const CompiledLoop>(loop);
-    for (const NodePtr& o : loop.operands) {
+    ins.what = std::string(op_name(node.op));
+    ins.node = &node;
+    if (op_family(node.op) == OpFamily::Loop) ins.loop = std::make_shared<const CompiledLoop>(node);
+    for (const NodePtr& o : node.operands) {
       ins.inputs.push_back(locate(o.get()));
       plan_.work += o->spec.size();
     }
-    const std::vector<Spec> specs = loop.attrs.loop->result_specs();
-    std::vector<const Node*>& results = loop_results_[&loop];
+    const std::vector<Spec> specs = result_specs(node);
+    std::vector<const Node*>& results = results_[&node];
     results.resize(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
       ins.outputs.push_back(results[i]
@@ -228,8 +229,10 @@ class Lowering {
                                 : Location{Location::Kind::Arena, arena_.place(specs[i].bytes(), s, s)});
       plan_.work += specs[i].size();
     }
-    ins.outputs.push_back({Location::Kind::Arena, arena_.place(ins.loop->scratch_bytes(), s, s)});
-    plan_.work += ins.loop->work();
+    if (ins.loop) {
+      ins.outputs.push_back({Location::Kind::Arena, arena_.place(ins.loop->scratch_bytes(), s, s)});
+      plan_.work += ins.loop->work();
+    }
     plan_.instructions.push_back(std::move(ins));
   }
 
@@ -276,8 +279,9 @@ class Lowering {
   std::unordered_set<const Node*> shown_;  // values function outputs show
   std::unordered_map<const Node*, int64_t> last_use_;
   std::unordered_map<const Node*, Location> placed_;
-  // Each loop's loop_result nodes, by index (null: a result nothing reads).
-  std::unordered_map<const Node*, std::vector<const Node*>> loop_results_;
+  // The result nodes of each node with several results, by index (null: a
+  // result nothing reads).
+  std::unordered_map<const Node*, std::vector<const Node*>> results_;
   ArenaLayout arena_;
 };
 
@@ -334,10 +338,25 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
     case OpFamily::Index: return run_index(node, in, out);
     case OpFamily::Sort: return run_sort(node, in[0], out);
     case OpFamily::Conv: return run_conv(node, in[0], in[1], out);
+    case OpFamily::LinAlg: {
+      if (has_several_results(node.op))
+        throw Error("host: " + std::string(op_name(node.op)) +
+                    " has several results: run_node_results runs it");
+      void* const outs[] = {out};
+      return run_linalg(node, in, outs);
+    }
     case OpFamily::Loop:
       throw Error("host: " + std::string(op_name(node.op)) +
                   " runs as a step of a plan (loop.h), not as one node");
+    case OpFamily::Result: throw Error("host: a result is written by the step of the node it reads");
   }
+}
+
+void run_node_results(const Node& node, std::span<const void* const> in, std::span<void* const> out) {
+  if (op_family(node.op) != OpFamily::LinAlg)
+    throw Error("host: " + std::string(op_name(node.op)) +
+                " runs as a step of a plan (loop.h), not as one node");
+  run_linalg(node, in, out);
 }
 
 Plan make_plan(const Function& f) {

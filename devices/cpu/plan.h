@@ -40,8 +40,9 @@ struct Instruction {
   std::unique_ptr<FusedRegion> region;  // set for an elementwise region
   const Node* node = nullptr;           // otherwise the node, whose operands are `inputs` in order
   std::vector<Location> inputs, outputs;
-  // Set for a loop node: its bodies, lowered; its outputs are the loop's
-  // results, then a scratch block of loop->scratch_bytes().
+  // A node with several results has one output per result. Set for a loop
+  // node: its bodies, lowered; its outputs are the loop's results, then a
+  // scratch block of loop->scratch_bytes().
   std::shared_ptr<const CompiledLoop> loop;
 };
 
@@ -87,5 +88,8 @@ void* address(const Plan& plan, const PlanMemory& memory, const Location& where)
 // operand i's data, out the result's. Constant folding evaluates with it, so
 // every op has one implementation.
 void run_node(const Node& node, std::span<const void* const> in, void* out);
+// The same for a node with several results other than a loop (qr, lu,
+// eigh): out[i] is result i's memory.
+void run_node_results(const Node& node, std::span<const void* const> in, std::span<void* const> out);
 
 }  // namespace sluice::cpu

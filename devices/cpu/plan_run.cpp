@@ -60,6 +60,8 @@ void run_plan(const Plan& plan, const PlanMemory& memory) {
         ins.region->run(in.span(), out.span());
       else if (ins.loop)
         ins.loop->run(in.span(), out.span());
+      else if (has_several_results(ins.node->op))
+        run_node_results(*ins.node, in.span(), out.span());
       else
         run_node(*ins.node, in.span(), out[0]);
     } catch (...) { rethrow_naming(ins.what); }

@@ -10,9 +10,9 @@
 
 #include "ops/autodiff.h"
 #include "ops/grad_rules.h"
-#include "ops/loop_attrs.h"
 #include "ops/ops.h"
 #include "ops/passes/graph_walk.h"
+#include "ops/results.h"
 #include "ops/shape_inference.h"
 
 namespace sluice {
@@ -48,14 +48,15 @@ std::vector<Expr> gradients(const Function& f, const std::vector<int>& wrt) {
   const std::unordered_set<int64_t> wanted(wrt.begin(), wrt.end());
   const std::vector<NodePtr> order = passes::topological_order({f.outputs()[0]});
   // Nodes on a path from a wanted parameter, through differentiable ops.
-  // A loop node holds no value of its own (its results do) and passes
-  // gradients through grad_loop; a loop_result passes its loop's.
-  auto is_loop = [](const Node& n) { return n.op == Op::ScanLoop || n.op == Op::WhileLoop; };
+  // A node with several results holds no value of its own (its results do)
+  // and passes gradients through its results rule; a result passes its
+  // node's.
   std::unordered_set<const Node*> active;
   for (const NodePtr& n : order) {
-    if (!is_inexact(n->spec.dtype) && !is_loop(*n)) continue;
+    const bool several = has_several_results(n->op);
+    if (!is_inexact(n->spec.dtype) && !several) continue;
     bool on_path = n->op == Op::Parameter && wanted.contains(n->attrs.index);
-    if (is_differentiable(n->op) || op_family(n->op) == OpFamily::Loop) {
+    if (is_differentiable(n->op) || n->op == Op::Result) {
       for (const NodePtr& o : n->operands) on_path = on_path || active.contains(o.get());
     }
     if (on_path) active.insert(n.get());
@@ -67,23 +68,23 @@ std::vector<Expr> gradients(const Function& f, const std::vector<int>& wrt) {
   };
   const Expr& out = f.outputs()[0];
   if (active.contains(out.node().get())) accumulate(out.node().get(), constant(1.0, out.dtype()));
-  // A loop's results' cotangents, gathered before the loop's turn comes.
-  std::unordered_map<const Node*, std::vector<Expr>> loop_cotangents;
+  // The cotangents of a node's results, gathered before the node's turn comes.
+  std::unordered_map<const Node*, std::vector<Expr>> result_cotangents;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& n = *it;
     std::vector<Expr> cts;
-    if (is_loop(*n)) {
-      auto gathered = loop_cotangents.find(n.get());
-      if (gathered == loop_cotangents.end()) continue;
-      cts = grad_rules::grad_loop(n, gathered->second);
+    if (has_several_results(n->op)) {
+      auto gathered = result_cotangents.find(n.get());
+      if (gathered == result_cotangents.end()) continue;
+      cts = grad_rules::results_rule_of(n->op)(n, gathered->second);
     } else {
       auto ct = cotangent.find(n.get());
       if (ct == cotangent.end() || n->op == Op::Parameter) continue;
-      if (n->op == Op::LoopResult) {
-        const Node* loop = n->operands[0].get();
-        if (!active.contains(loop)) continue;
-        std::vector<Expr>& results = loop_cotangents[loop];
-        results.resize(loop->attrs.loop->result_specs().size());
+      if (n->op == Op::Result) {
+        const Node* node = n->operands[0].get();
+        if (!active.contains(node)) continue;
+        std::vector<Expr>& results = result_cotangents[node];
+        results.resize(result_specs(*node).size());
         Expr& slot = results[static_cast<size_t>(n->attrs.index)];
         slot = slot ? slot + ct->second : ct->second;
         continue;

@@ -11,8 +11,9 @@ namespace {
 
 bool foldable(const Node& node, int64_t max_elements) {
   if (node.op == Op::Parameter || node.op == Op::Constant) return false;
-  // A loop runs its bodies: folding it would run the loop at compile time.
-  if (op_family(node.op) == OpFamily::Loop) return false;
+  // A node with several results has no value of its own to become a
+  // constant (and folding a loop would run it at compile time).
+  if (has_several_results(node.op)) return false;
   if (node.spec.size() > max_elements) return false;
   for (const NodePtr& operand : node.operands) {
     if (operand->op != Op::Constant) return false;

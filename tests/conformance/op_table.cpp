@@ -1,6 +1,7 @@
 #include "tests/conformance/op_table.h"
 
 #include <optional>
+#include <string>
 
 namespace sluice::conformance {
 namespace {
@@ -125,6 +126,36 @@ Expr conv_case(const CaseAttrs& a, const Inputs& x) {
                           .batch_group_size = a.integer("batch_group_size", 1)});
 }
 
+// ---- linear algebra: a builder of several results gives the one attrs "result" names.
+Expr triangular_solve_case(const CaseAttrs& a, const Inputs& x) {
+  const std::string t = a.text("transform_a", "none");
+  const TriangularTransform transform = t == "transpose"             ? TriangularTransform::Transpose
+                                        : t == "conjugate_transpose" ? TriangularTransform::ConjugateTranspose
+                                                                     : TriangularTransform::None;
+  return triangular_solve(x.at(0), x.at(1),
+                          {.left_side = !a.has("left_side") || a.flag("left_side"),
+                           .lower = !a.has("lower") || a.flag("lower"),
+                           .transform_a = transform});
+}
+
+Expr qr_case(const CaseAttrs& a, const Inputs& x) {
+  const QrMode mode = a.text("mode", "reduced") == "complete" ? QrMode::Complete : QrMode::Reduced;
+  const Qr f = qr(x.at(0), {.mode = mode});
+  return a.text("result", "q") == "q" ? f.q : f.r;
+}
+
+Expr lu_case(const CaseAttrs& a, const Inputs& x) {
+  const Lu f = lu(x.at(0));
+  const std::string r = a.text("result", "p");
+  return r == "p" ? f.p : (r == "l" ? f.l : f.u);
+}
+
+// Eigenvectors are unique up to sign (phase): their cases compare abs(v).
+Expr eigh_case(const CaseAttrs& a, const Inputs& x) {
+  const Eigh f = eigh(x.at(0));
+  return a.text("result", "values") == "values" ? f.eigenvalues : abs(f.eigenvectors);
+}
+
 Spec spec_of(const CaseAttrs& a) { return Spec{a.dtype("dtype"), Shape(a.ints("shape"))}; }
 
 }  // namespace
@@ -208,6 +239,13 @@ const std::map<std::string, Builder, std::less<>>& op_table() {
        [](const CaseAttrs& a, const Inputs& x) { return top_k(x.at(0), a.integer("k", 0)).indices; }},
       // ---- convolution
       {"conv", conv_case},
+      // ---- linear algebra
+      {"cholesky", [](const CaseAttrs&, const Inputs& x) { return cholesky(x.at(0)); }},
+      {"triangular_solve", triangular_solve_case},
+      {"solve", [](const CaseAttrs&, const Inputs& x) { return solve(x.at(0), x.at(1)); }},
+      {"qr", qr_case},
+      {"lu", lu_case},
+      {"eigh", eigh_case},
   };
   return table;
 }

@@ -7,13 +7,14 @@
 #include "ops/loop_attrs.h"
 #include "ops/ops.h"
 #include "ops/passes/passes.h"
+#include "ops/results.h"
 #include "ops_test_util.h"
 
 namespace sluice {
 namespace {
 
 const Node& loop_of(const Expr& result) {
-  EXPECT_EQ(result.node()->op, Op::LoopResult);
+  EXPECT_EQ(result.node()->op, Op::Result);
   return *result.node()->operands.at(0);
 }
 
@@ -26,7 +27,7 @@ TEST(LoopNode, ScanHoldsItsBodyAndResults) {
   const Node& loop = loop_of(r[0]);
   EXPECT_EQ(&loop, &loop_of(r[1]));
   EXPECT_EQ(loop.op, Op::ScanLoop);
-  EXPECT_EQ(loop.spec, loop_node_spec());
+  EXPECT_EQ(loop.spec, multi_result_spec());
   ASSERT_TRUE(loop.attrs.loop);
   const LoopAttrs& a = *loop.attrs.loop;
   EXPECT_EQ(a.carries, 1);

@@ -26,7 +26,7 @@ TEST(Op, EveryOpHasADistinctName) {
   std::set<std::string> names;
   for (int i = 0; i < kOpCount; ++i) names.emplace(op_name(static_cast<Op>(i)));
   EXPECT_EQ(names.size(), static_cast<size_t>(kOpCount)) << "op_list.def repeats a name";
-  EXPECT_EQ(op_name(static_cast<Op>(kOpCount - 1)), "loop_result") << "the last op of op_list.def";
+  EXPECT_EQ(op_name(static_cast<Op>(kOpCount - 1)), "result") << "the last op of op_list.def";
 }
 
 TEST(Op, Predicates) {

@@ -36,4 +36,9 @@ void run_sort(const Node& node, const void* in, void* out);
 // ---- convolution: Conv (conv.h: oneDNN for f32, im2col + gemm for the rest).
 void run_conv(const Node& node, const void* input, const void* kernel, void* out);
 
+// ---- linear algebra: Cholesky, TriangularSolve, Solve, Qr, Lu, Eigh
+// (LAPACKE and cblas), batched matrices spread across cores. in[i] is
+// operand i; out[i] is result i (one for the ops of one result).
+void run_linalg(const Node& node, std::span<const void* const> in, std::span<void* const> out);
+
 }  // namespace sluice::cpu

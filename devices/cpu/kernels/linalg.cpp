@@ -1,0 +1,21 @@
+// The linear algebra kernels' entry: one switch to one function per op.
+#include "devices/cpu/kernels/kernels.h"
+#include "devices/cpu/kernels/linalg_internal.h"
+#include "ops/error.h"
+
+namespace sluice::cpu {
+
+void run_linalg(const Node& node, std::span<const void* const> in, std::span<void* const> out) {
+  switch (node.op) {
+    case Op::Cholesky: return linalg::cholesky(node, in, out);
+    case Op::TriangularSolve: return linalg::triangular_solve(node, in, out);
+    case Op::Solve: return linalg::solve(node, in, out);
+    case Op::Qr: return linalg::qr(node, in, out);
+    case Op::Lu: return linalg::lu(node, in, out);
+    case Op::Eigh: return linalg::eigh(node, in, out);
+    default:
+      throw Error("host: run_linalg: " + std::string(op_name(node.op)) + " is not a linear algebra op");
+  }
+}
+
+}  // namespace sluice::cpu

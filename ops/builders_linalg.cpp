@@ -1,0 +1,82 @@
+// Linear algebra: cholesky, triangular_solve and solve are ops of one result;
+// qr, lu and eigh nodes have several, each read by a result node
+// (ops/results.h). Operands are converted to the dtype the op computes in
+// (infer::linalg_type) before the node is made.
+#include "ops/builders_common.h"
+#include "ops/ops.h"
+#include "ops/shape_inference.h"
+
+namespace sluice {
+
+using detail::make;
+using detail::require;
+
+namespace {
+
+// A checked batch of matrices in the op's compute dtype.
+Expr matrix_operand(std::string_view op, Expr a, bool square) {
+  require(a, op, "a");
+  a = detail::strengthen(a);
+  const DType t = infer::linalg_type(op, "a", a.dtype());
+  infer::matrices(op, "a", a.spec(), square);
+  return detail::convert(a, t);
+}
+
+// a and b checked (b against a's side), both in the dtype they merge to.
+std::pair<Expr, Expr> system_operands(std::string_view op, Expr a, Expr b, bool left_side) {
+  require(a, op, "a");
+  require(b, op, "b");
+  a = detail::strengthen(a);
+  b = detail::strengthen(b);
+  const DType t = infer::linalg_type(op, "a and b", detail::merge_types({a, b}));
+  infer::matrices(op, "a", a.spec(), true);
+  infer::right_hand_side(op, a.spec(), b.spec(), left_side);
+  return {detail::convert(a, t), detail::convert(b, t)};
+}
+
+Tuple several(Op op, const Expr& a, Attrs attrs = {}) {
+  return detail::make_results(op, infer::linalg_results(op, a.spec(), attrs.linalg), {a}, std::move(attrs));
+}
+
+}  // namespace
+
+Expr cholesky(Expr a) {
+  a = matrix_operand("cholesky", a, true);
+  return make(Op::Cholesky, a.spec(), {a});
+}
+
+Expr triangular_solve(Expr a, Expr b, const TriangularSolveOptions& o) {
+  auto [x, y] = system_operands("triangular_solve", a, b, o.left_side);
+  Attrs attrs;
+  attrs.linalg.left_side = o.left_side;
+  attrs.linalg.lower = o.lower;
+  attrs.linalg.transform = o.transform_a;
+  return make(Op::TriangularSolve, y.spec(), {x, y}, std::move(attrs));
+}
+
+Expr solve(Expr a, Expr b) {
+  auto [x, y] = system_operands("solve", a, b, true);
+  return make(Op::Solve, y.spec(), {x, y});
+}
+
+Qr qr(Expr a, const QrOptions& o) {
+  a = matrix_operand("qr", a, false);
+  Attrs attrs;
+  attrs.linalg.mode = o.mode;
+  const Tuple r = several(Op::Qr, a, std::move(attrs));
+  return {r[0], r[1]};
+}
+
+Lu lu(Expr a) {
+  a = matrix_operand("lu", a, true);
+  const Tuple r = several(Op::Lu, a);
+  return {r[0], r[1], r[2]};
+}
+
+Eigh eigh(Expr a) {
+  a = matrix_operand("eigh", a, true);
+  const Tuple r = several(Op::Eigh, a);
+  return {r[0], r[1]};
+}
+
+}  // namespace sluice

@@ -1,0 +1,17 @@
+#include "ops/results.h"
+
+#include "ops/loop_attrs.h"
+#include "ops/shape_inference.h"
+
+namespace sluice {
+
+Spec multi_result_spec() { return {DType::U8, Shape{0}}; }
+
+std::vector<Spec> result_specs(const Node& node) {
+  if (node.attrs.loop) return node.attrs.loop->result_specs();
+  if (op_family(node.op) == OpFamily::LinAlg)
+    return infer::linalg_results(node.op, node.operands[0]->spec, node.attrs.linalg);
+  throw Error(infer::cat("result_specs: ", op_name(node.op), " has one result, not several"));
+}
+
+}  // namespace sluice

@@ -8,7 +8,6 @@
 // as it is. Items are spread across oneTBB's workers, each gemm runs on one
 // thread (OpenBLAS is single-threaded in the backend: thread_pool.h).
 
-#include <cblas.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -17,28 +16,11 @@
 #include <type_traits>
 
 #include "devices/cpu/kernels/conv.h"
+#include "devices/cpu/kernels/lapack.h"
 #include "ops/dtype.h"
 
 namespace sluice::cpu {
 namespace {
-
-// c[m][n] = a[m][k] b[k][n], row-major, leading dims k, n and n.
-template <typename T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, a, K, b, N, 0.0, c, N);
-  } else {
-    const T one(1), zero(0);
-    if constexpr (std::is_same_v<T, complex64>) {
-      cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, &one, a, K, b, N, &zero, c, N);
-    } else {
-      cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, &one, a, K, b, N, &zero, c, N);
-    }
-  }
-}
 
 // Whether the column matrix would equal the input: a 1x1 window read at
 // every input element.
@@ -136,8 +118,11 @@ void conv_item(const ConvGeometry& g, const T* x, const T* k, T* y, int64_t item
     im2col(g, xi, col.get());
     cols = col.get();
   }
-  gemm(g.group_out, g.output_size, depth, k + group * g.group_out * depth, cols,
-       y + (b * g.out_channels + group * g.group_out) * g.output_size);
+  // y [group_out][output] = kernel [group_out][depth] cols [depth][output]
+  const auto rows = static_cast<blasint>(g.group_out), columns = static_cast<blasint>(g.output_size);
+  const auto inner = static_cast<blasint>(depth);
+  lapack::gemm({.m = rows, .n = columns, .k = inner, .lda = inner, .ldb = columns}, k + group * g.group_out * depth, cols,
+               y + (b * g.out_channels + group * g.group_out) * g.output_size);
 }
 
 }  // namespace

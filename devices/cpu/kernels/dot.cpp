@@ -12,7 +12,6 @@
 // cores), so large products are cut into blocks of rows of C, one gemm call
 // each, spread across oneTBB's workers; many small batches are spread whole.
 
-#include <cblas.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -25,6 +24,7 @@
 #include "devices/cpu/kernels/dot_layout.h"
 #include "devices/cpu/kernels/isa.h"
 #include "devices/cpu/kernels/kernels.h"
+#include "devices/cpu/kernels/lapack.h"
 #include "ops/error.h"
 
 namespace sluice::cpu {
@@ -48,21 +48,14 @@ void gemm(const Gemm& g, const DotShape& d, const T* a, const T* b, T* c, int64_
   const CBLAS_TRANSPOSE ta = g.trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = g.trans_b ? CblasTrans : CblasNoTrans;
   const T* a_rows = a + (g.trans_a ? m0 : m0 * g.lda);
-  const auto rows = static_cast<blasint>(m1 - m0), n = static_cast<blasint>(d.n), k = static_cast<blasint>(d.k);
-  const auto lda = static_cast<blasint>(g.lda), ldb = static_cast<blasint>(g.ldb);
-  T* c_rows = c + m0 * d.n;
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, rows, n, k, 1.0f, a_rows, lda, b, ldb, 0.0f, c_rows, n);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, ta, tb, rows, n, k, 1.0, a_rows, lda, b, ldb, 0.0, c_rows, n);
-  } else {
-    const T one(1), zero(0);
-    if constexpr (std::is_same_v<T, complex64>) {
-      cblas_cgemm(CblasRowMajor, ta, tb, rows, n, k, &one, a_rows, lda, b, ldb, &zero, c_rows, n);
-    } else {
-      cblas_zgemm(CblasRowMajor, ta, tb, rows, n, k, &one, a_rows, lda, b, ldb, &zero, c_rows, n);
-    }
-  }
+  lapack::gemm({.trans_a = ta,
+                .trans_b = tb,
+                .m = static_cast<blasint>(m1 - m0),
+                .n = static_cast<blasint>(d.n),
+                .k = static_cast<blasint>(d.k),
+                .lda = static_cast<blasint>(g.lda),
+                .ldb = static_cast<blasint>(g.ldb)},
+               a_rows, b, c + m0 * d.n);
 }
 
 // All batches, each cut into blocks of rows when there are fewer batches than

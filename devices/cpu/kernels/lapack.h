@@ -1,10 +1,11 @@
 #pragma once
-// LAPACKE and cblas's triangular solve as one overload set over the four
+// LAPACKE and cblas (gemm, trsm) as one overload set over the four
 // types LAPACK computes in (float, double, complex64, complex128), so that
-// the linear algebra kernels are written once as templates. Matrices are
-// row-major (LAPACKE transposes to LAPACK's column order and back). Each
-// returns LAPACK's info: 0 on success, > 0 for a numerical failure (a
-// non-positive-definite or singular matrix, no convergence).
+// the linear algebra, dot and conv kernels are written once as templates.
+// Matrices are row-major (LAPACKE transposes to LAPACK's column order and
+// back). The LAPACK routines return LAPACK's info: 0 on success, > 0 for a
+// numerical failure (a non-positive-definite or singular matrix, no
+// convergence).
 
 #include <complex>
 #define lapack_complex_float std::complex<float>
@@ -106,6 +107,27 @@ inline lapack_int eigh_lower(complex64* a, lapack_int n, float* w) {
 }
 inline lapack_int eigh_lower(complex128* a, lapack_int n, double* w) {
   return LAPACKE_zheevd(kRow, 'V', 'L', n, a, n, w);
+}
+
+// c [m][n] = op(a) op(b), row-major, a's and b's leading dims lda and ldb,
+// c's n (dot's and conv's matrix products).
+struct MatMul {
+  CBLAS_TRANSPOSE trans_a = CblasNoTrans, trans_b = CblasNoTrans;
+  blasint m = 0, n = 0, k = 0, lda = 0, ldb = 0;
+};
+inline void gemm(const MatMul& p, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, p.trans_a, p.trans_b, p.m, p.n, p.k, 1.0f, a, p.lda, b, p.ldb, 0.0f, c, p.n);
+}
+inline void gemm(const MatMul& p, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, p.trans_a, p.trans_b, p.m, p.n, p.k, 1.0, a, p.lda, b, p.ldb, 0.0, c, p.n);
+}
+inline void gemm(const MatMul& p, const complex64* a, const complex64* b, complex64* c) {
+  const complex64 one(1), zero(0);
+  cblas_cgemm(CblasRowMajor, p.trans_a, p.trans_b, p.m, p.n, p.k, &one, a, p.lda, b, p.ldb, &zero, c, p.n);
+}
+inline void gemm(const MatMul& p, const complex128* a, const complex128* b, complex128* c) {
+  const complex128 one(1), zero(0);
+  cblas_zgemm(CblasRowMajor, p.trans_a, p.trans_b, p.m, p.n, p.k, &one, a, p.lda, b, p.ldb, &zero, c, p.n);
 }
 
 // op(a) x = b (left) or x op(a) = b for x in b [rows][cols], a [k][k] triangular.

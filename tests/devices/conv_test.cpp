@@ -1,5 +1,5 @@
 // conv on the host at sizes the conformance suite does not reach (oneDNN's
-// batch parts spread across workers, im2col items in parallel, f16 through
+// batch parts or one image's channel chunks spread across workers, im2col items in parallel, f16 through
 // f32), against a direct loop over the definition; the primitive cache under
 // concurrent runs; and every argument error, typed and naming the argument.
 
@@ -92,6 +92,10 @@ std::vector<Large> large_cases() {
       // An odd batch: parts of two sizes; strides and kernel dilation.
       {"odd_batch_strided_dilated", Shape{5, 16, 21, 20}, Shape{32, 16, 3, 3},
        explicit_options({2, 1}, {pad(2, 1), pad(0, 3)}, {1, 1}, {2, 2})},
+      // One image, fewer than the workers: its output channels cut into
+      // chunks (37: chunks of two sizes).
+      {"one_image_by_channels", Shape{1, 16, 40, 40}, Shape{37, 16, 3, 3},
+       explicit_options({1, 1}, {pad(1, 1), pad(1, 1)}, {1, 1}, {1, 1})},
       {"depthwise", Shape{4, 32, 30, 30}, Shape{32, 1, 3, 3},
        explicit_options({1, 1}, {pad(1, 1), pad(1, 1)}, {1, 1}, {1, 1}, 32)},
       // im2col in f32: input dilation and batch groups are beyond oneDNN.

@@ -175,12 +175,44 @@ void run_part(const Primitive& p, const float* x, const float* k, float* y) {
   stream.wait();
 }
 
+// Each image's output channels in `chunks` parts, one conv of a single image
+// with that part's kernels each: a kernel's weights and an image's output
+// channels are contiguous, so a part reads and writes in place.
+bool conv_dnnl_by_channels(const ConvGeometry& g, int64_t chunks, const float* x, const float* k, float* y) {
+  const int64_t base = g.out_channels / chunks, extra = g.out_channels % chunks;
+  auto part_geometry = [&](int64_t channels) {
+    ConvGeometry p = g;
+    p.out_channels = p.group_out = channels;
+    return p;
+  };
+  const std::shared_ptr<const Primitive> large = primitive(part_geometry(base + (extra > 0 ? 1 : 0)), 1);
+  const std::shared_ptr<const Primitive> small = extra > 0 ? primitive(part_geometry(base), 1) : large;
+  if (!large || !small) return false;
+  const int64_t x_image = g.channels * g.input_size, y_image = g.out_channels * g.output_size;
+  const int64_t kernel = g.group_in * g.kernel_size;
+  tbb::parallel_for(int64_t{0}, g.in_batch * chunks, [&](int64_t item) {
+    const int64_t image = item / chunks, chunk = item % chunks;
+    const int64_t first = chunk * base + std::min(chunk, extra);
+    run_part(chunk < extra ? *large : *small, x + image * x_image, k + first * kernel,
+             y + image * y_image + first * g.output_size);
+  });
+  return true;
+}
+
 }  // namespace
 
 bool conv_dnnl(const ConvGeometry& g, const float* x, const float* k, float* y) {
   if (!eligible(g)) return false;
   const int64_t workers = tbb::this_task_arena::max_concurrency();
-  const int64_t parts = conv_macs(g) < kConvSerialMacs ? 1 : std::clamp<int64_t>(workers, 1, g.in_batch);
+  const bool serial = conv_macs(g) < kConvSerialMacs;
+  // Fewer images than workers (a stream of single windows): each image's
+  // output channels are cut into chunks as well, each chunk a conv with that
+  // many kernels (not for grouped convs, whose channels belong to groups).
+  const int64_t chunks = serial || g.groups != 1 || g.in_batch >= workers
+                             ? 1
+                             : std::clamp<int64_t>(workers / g.in_batch, 1, g.out_channels);
+  if (chunks > 1) return conv_dnnl_by_channels(g, chunks, x, k, y);
+  const int64_t parts = serial ? 1 : std::clamp<int64_t>(workers, 1, g.in_batch);
   // The first `extra` parts take one image more.
   const int64_t base = g.in_batch / parts, extra = g.in_batch % parts;
   const std::shared_ptr<const Primitive> large = primitive(g, base + (extra > 0 ? 1 : 0));

@@ -8,27 +8,20 @@ namespace {
 
 // Each entry's rule goes to the table of its kind; the other table holds
 // null there. (`&grad_none` names the overload of the entry's kind.)
-template <uint32_t Props>
-constexpr Rule one_result(RuleOf<Props>* rule) {
-  if constexpr (std::is_same_v<RuleOf<Props>, RuleFunction>)
-    return rule;
-  else
-    return nullptr;
-}
-template <uint32_t Props>
-constexpr ResultsRule several_results(RuleOf<Props>* rule) {
-  if constexpr (std::is_same_v<RuleOf<Props>, ResultsRuleFunction>)
+template <typename Kind, uint32_t Props>
+constexpr Kind* rule_if(RuleOf<Props>* rule) {
+  if constexpr (std::is_same_v<RuleOf<Props>, Kind>)
     return rule;
   else
     return nullptr;
 }
 
 constexpr std::array<Rule, kOpCount> kRules{
-#define SLUICE_OP(e, name, arity, family, rule, props, grad) one_result<(props)>(&grad_##grad),
+#define SLUICE_OP(e, name, arity, family, rule, props, grad) rule_if<RuleFunction, (props)>(&grad_##grad),
 #include "ops/op_list.def"
 };
 constexpr std::array<ResultsRule, kOpCount> kResultsRules{
-#define SLUICE_OP(e, name, arity, family, rule, props, grad) several_results<(props)>(&grad_##grad),
+#define SLUICE_OP(e, name, arity, family, rule, props, grad) rule_if<ResultsRuleFunction, (props)>(&grad_##grad),
 #include "ops/op_list.def"
 };
 

@@ -23,34 +23,9 @@ namespace {
 
 constexpr int64_t kTileColumns = 1024;
 
-struct Add {
-  template <typename T>
-  static T combine(T a, T b) {
-    return wrap_add(a, b);
-  }
-};
-struct Multiply {
-  template <typename T>
-  static T combine(T a, T b) {
-    return wrap_mul(a, b);
-  }
-};
-struct Max {
-  template <typename T>
-  static T combine(T a, T b) {
-    return max_nan(a, b);
-  }
-};
-struct Min {
-  template <typename T>
-  static T combine(T a, T b) {
-    return min_nan(a, b);
-  }
-};
-
-// T: unsigned integers (wrapping), floats, complex numbers (Add, Multiply).
-template <typename C, typename T>
-void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool reverse) {
+// T: unsigned integers (wrapping), floats, complex numbers (sums and products).
+template <typename T, typename Combine>
+void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool reverse, Combine combine) {
   // Position of the i-th step along the axis.
   auto at = [&](int64_t i) { return reverse ? n - 1 - i : i; };
   if (inner == 1) {
@@ -61,7 +36,7 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
         T acc = x[at(0)];
         y[at(0)] = acc;
         for (int64_t i = 1; i < n; ++i) {
-          acc = C::combine(acc, x[at(i)]);
+          acc = combine(acc, x[at(i)]);
           y[at(i)] = acc;
         }
       }
@@ -80,7 +55,7 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
         const T* __restrict x = in + offset;
         const T* __restrict prev = out + (o * n + at(i - 1)) * inner + c0;
         T* __restrict y = out + offset;
-        for (int64_t c = 0; c < w; ++c) y[c] = C::combine(prev[c], x[c]);
+        for (int64_t c = 0; c < w; ++c) y[c] = combine(prev[c], x[c]);
       }
     }
   });
@@ -90,16 +65,18 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool rev
 template <typename T>
 void scan_op(Op op, const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool reverse) {
   switch (op) {
-    case Op::CumulativeSum: return scan<Add>(in, out, outer, n, inner, reverse);
-    case Op::CumulativeProduct: return scan<Multiply>(in, out, outer, n, inner, reverse);
+    case Op::CumulativeSum:
+      return scan(in, out, outer, n, inner, reverse, [](T a, T b) { return wrap_add(a, b); });
+    case Op::CumulativeProduct:
+      return scan(in, out, outer, n, inner, reverse, [](T a, T b) { return wrap_mul(a, b); });
     case Op::CumulativeMax:
     case Op::CumulativeMin:
       if constexpr (kIsComplex<T>) {
-        throw TypeError(std::string(op_name(op)) +
-                        ": argument x: expected a real dtype, found a complex one");
+        throw TypeError(std::string(op_name(op)) + ": argument x: expected a real dtype, found a complex one");
+      } else if (op == Op::CumulativeMax) {
+        return scan(in, out, outer, n, inner, reverse, [](T a, T b) { return max_nan(a, b); });
       } else {
-        return op == Op::CumulativeMax ? scan<Max>(in, out, outer, n, inner, reverse)
-                                       : scan<Min>(in, out, outer, n, inner, reverse);
+        return scan(in, out, outer, n, inner, reverse, [](T a, T b) { return min_nan(a, b); });
       }
     default: throw Error("run_scan: op " + std::string(op_name(op)) + " is not a cumulative scan");
   }

@@ -192,6 +192,7 @@ std::optional<Checkpoint> load_checkpoint(const fs::path& dir, int64_t number, s
       return std::nullopt;
     }
     c.positions = m.at("sources").get<std::map<std::string, int64_t>>();
+    c.states = m.at("states").get<std::map<std::string, std::string>>();
     for (const nlohmann::json& stage : m.at("stages")) {
       Tensors& acc = c.accumulators[stage.at("name").get<std::string>()];
       for (const nlohmann::json& entry : stage.at("tensors")) {
@@ -249,11 +250,9 @@ int64_t CheckpointStore::write(const Checkpoint& c) {
   fs::create_directory(partial);
   int64_t written = 0;
   try {
-    nlohmann::json manifest{{"format", "sluice-checkpoint"},
-                            {"version", 1},
-                            {"checkpoint", c.number},
-                            {"sources", c.positions},
-                            {"stages", nlohmann::json::array()}};
+    nlohmann::json manifest{
+        {"format", "sluice-checkpoint"}, {"version", 1},       {"checkpoint", c.number},
+        {"sources", c.positions},        {"states", c.states}, {"stages", nlohmann::json::array()}};
     size_t k = 0;
     for (const auto& [name, tensors] : c.accumulators) {
       nlohmann::json entries = nlohmann::json::array();

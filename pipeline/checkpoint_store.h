@@ -5,7 +5,8 @@
 //
 //   DIR/chk-00000042/        one directory per complete checkpoint
 //       acc-0.0.npy          accumulator tensor 0 of the manifest's stage 0 (numpy reads it)
-//       manifest.json        number, source positions, stages: names, specs, sizes, BLAKE2b hashes
+//       manifest.json        number, source positions, node states, stages: names, specs, sizes, BLAKE2b
+//       hashes
 //
 // Writing is atomic whatever moment a crash comes at: the files go into
 // DIR/.chk-00000042.partial/, each one fsynced, the manifest last; then the
@@ -33,6 +34,9 @@ struct Checkpoint {
   int64_t number = 0;                             // >= 1, increasing within a run
   std::map<std::string, int64_t> positions{};     // source name -> messages it had emitted
   std::map<std::string, Tensors> accumulators{};  // stage name -> its accumulator
+  // Node name -> what a source or sink needs besides its position to resume
+  // (a ZeroMQ node's stream sequence numbers): text of the node's own making.
+  std::map<std::string, std::string> states{};
 };
 
 struct CheckpointStoreOptions {

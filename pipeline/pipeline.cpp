@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "devices/log.h"
+#include "pipeline/checkpoint_store.h"
 #include "pipeline/pipeline_impl.h"
 
 namespace sluice {
@@ -12,6 +13,19 @@ std::optional<std::vector<Spec>> NodeRec::out_spec() const {
   if (kind == Kind::Source) return source->spec();
   if (kind == Kind::Stage && step) return step->output_spec();
   return std::nullopt;
+}
+
+const Step& NodeRec::step_for(uint64_t seq, Tensors* stage_acc) {
+  if (!updated.load(std::memory_order_acquire)) return *step;
+  std::shared_ptr<const Version> v;
+  {
+    std::lock_guard lock(version_mutex);
+    v = version;
+  }
+  while (v && v->from_seq > seq) v = v->before;
+  if (!v) return *step;
+  if (stage_acc && v->from_seq == seq && !v->acc.empty()) *stage_acc = v->step.initial_acc(v->acc);
+  return v->step;  // versions live as long as the node: the chain only grows
 }
 
 const char* NodeRec::kind_name() const {
@@ -130,6 +144,7 @@ void Pipeline::connect(NodeId from, NodeId to) {
 }
 
 void Pipeline::Impl::validate_and_trace() {
+  if (validated) return;
   // Kahn's algorithm: a topological order, or the nodes of a cycle.
   std::vector<int> indegree(nodes.size()), order;
   for (size_t i = 0; i < nodes.size(); ++i) indegree[i] = static_cast<int>(nodes[i]->inputs.size());
@@ -168,13 +183,194 @@ void Pipeline::Impl::validate_and_trace() {
                           specs_str(in));
     }
     n.acc = n.step->initial_acc(n.options.acc);
+    n.acc_init = n.options.acc;
   }
+  // Connected parts: their sources place barriers together (checkpoints.h).
+  std::vector<int> part(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) part[i] = static_cast<int>(i);
+  auto root = [&](int i) {
+    while (part[static_cast<size_t>(i)] != i) i = part[static_cast<size_t>(i)];
+    return i;
+  };
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int j : nodes[i]->inputs) part[static_cast<size_t>(root(j))] = root(static_cast<int>(i));
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i]->component = root(static_cast<int>(i));
+  if (options.checkpoint_interval.set() || !options.checkpoint_dir.empty()) {
+    if (options.checkpoint_interval.messages > 0 && options.checkpoint_interval.time.count() > 0)
+      throw PipelineError("pipeline: checkpoint_interval: expected messages or time, found both");
+    for (const auto& n : nodes)
+      if ((n->kind == NodeRec::Kind::Sink || !n->acc.empty()) && !n->keeps_order)
+        throw PipelineError(std::string(n->kind_name()) + " '" + n->name +
+                            "': checkpoint barriers need its messages in order, found a stage before it with "
+                            "`ordered` off");
+  }
+  validated = true;
+}
+
+void Pipeline::Impl::start_checkpoints() {
+  std::vector<CheckpointCoordinator::Node> list;
+  for (const auto& n : nodes)
+    list.push_back({.name = n->name,
+                    .component = n->component,
+                    .source = n->source,
+                    .sink = n->sink,
+                    .participant = n->kind == NodeRec::Kind::Sink || !n->acc.empty(),
+                    .forwards = std::dynamic_pointer_cast<PushSource>(n->source) != nullptr,
+                    .start = n->seq_offset});
+  checkpoints =
+      std::make_unique<CheckpointCoordinator>(options, std::move(list), restored ? restored->number : 0);
+  checkpoints->on_barrier = [this](int component, uint64_t seq) { install_updates(component, seq); };
+}
+
+void Pipeline::Impl::install_updates(int component, uint64_t seq) {
+  for (const auto& n : nodes) {
+    if (n->kind != NodeRec::Kind::Stage || n->component != component) continue;
+    std::lock_guard lock(n->version_mutex);
+    for (NodeRec::Version& v : n->waiting) {
+      v.from_seq = seq;
+      v.before = n->version;
+      n->version = std::make_shared<const NodeRec::Version>(std::move(v));
+      n->updated.store(true, std::memory_order_release);
+      logger().info("stage '{}': updated from message {}", n->name, seq + n->seq_offset);
+    }
+    n->waiting.clear();
+  }
+}
+
+RestoreReport Pipeline::restore(const std::string& dir) {
+  Impl& m = *impl_;
+  if (m.started) throw PipelineError("restore: the pipeline has started; restore before start() or run()");
+  if (m.restored) throw PipelineError("restore: already restored");
+  const std::string where = dir.empty() ? m.options.checkpoint_dir : dir;
+  if (where.empty())
+    throw CheckpointError(
+        "restore: expected a checkpoint directory (the argument or checkpoint_dir), found none");
+  m.validate_and_trace();
+  CheckpointLookup found = CheckpointStore(where, {.retain = m.options.checkpoint_retain}).latest();
+  RestoreReport report;
+  for (const std::string& s : found.skipped) logger().warn("restore from {}: passed over {}", where, s);
+  report.skipped = std::move(found.skipped);
+  if (!found.checkpoint) {
+    logger().info("restore from {}: no complete checkpoint, starting afresh", where);
+    // Output of a run that never completed a checkpoint comes again too.
+    for (const auto& n : m.nodes)
+      if (n->sink) n->sink->resume(0, {});
+    return report;
+  }
+  m.apply_checkpoint(*found.checkpoint, where);
+  report.checkpoint = found.checkpoint->number;
+  logger().info("restored checkpoint {} from {}", report.checkpoint, where);
+  return report;
+}
+
+void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& where) {
+  const std::string at = "restore from " + where + ", checkpoint " + std::to_string(c.number) + ": ";
+  // Everything is checked before anything changes.
+  std::map<int, int64_t> part_position;
+  for (const auto& n : nodes) {
+    if (n->kind == NodeRec::Kind::Source) {
+      auto it = c.positions.find(n->name);
+      if (it == c.positions.end())
+        throw CheckpointError(at + "source '" + n->name +
+                              "': expected its position, found none (not this pipeline's?)");
+      bool accepted = std::find(options.at_most_once.begin(), options.at_most_once.end(), n->name) !=
+                      options.at_most_once.end();
+      if (!n->source->replayable() && !accepted)
+        throw CheckpointError(
+            at + "source '" + n->name +
+            "' cannot replay its messages; name it in PipelineOptions::at_most_once to resume it "
+            "from where it is (its messages since the checkpoint are then lost)");
+      auto [p, fresh] = part_position.emplace(n->component, it->second);
+      if (!fresh && p->second != it->second)
+        throw CheckpointError(at + "source '" + n->name + "': expected position " +
+                              std::to_string(p->second) + " as the sources joined with it, found " +
+                              std::to_string(it->second));
+    }
+    if (n->kind != NodeRec::Kind::Stage || n->acc.empty()) continue;
+    auto it = c.accumulators.find(n->name);
+    if (it == c.accumulators.end())
+      throw CheckpointError(at + "stage '" + n->name + "': expected its accumulator, found none");
+    std::vector<Spec> want, found;
+    for (const Tensor& t : n->acc) want.push_back(t.spec());
+    for (const Tensor& t : it->second) found.push_back(t.spec());
+    if (want != found)
+      throw CheckpointError(at + "stage '" + n->name + "': expected an accumulator " + specs_str(want) +
+                            ", found " + specs_str(found));
+  }
+  for (const auto& [name, acc] : c.accumulators) {
+    bool known = std::any_of(nodes.begin(), nodes.end(), [&, &stage = name](const auto& n) {
+      return n->name == stage && n->kind == NodeRec::Kind::Stage && !n->acc.empty();
+    });
+    if (!known)
+      throw CheckpointError(at + "stage '" + name +
+                            "': expected a stage with an accumulator of that name, found none");
+  }
+  for (const auto& n : nodes) {
+    auto part = part_position.find(n->component);
+    n->seq_offset = part == part_position.end() ? 0 : static_cast<uint64_t>(part->second);
+    auto state = c.states.find(n->name);
+    const std::string& text = state == c.states.end() ? std::string() : state->second;
+    if (n->kind == NodeRec::Kind::Stage && !n->acc.empty())
+      n->acc = n->step->initial_acc(c.accumulators.at(n->name));
+    if (n->kind == NodeRec::Kind::Source && n->source->replayable()) n->source->resume(n->seq_offset, text);
+    if (n->kind == NodeRec::Kind::Sink) n->sink->resume(c.number, text);
+  }
+  restored = c;
+}
+
+void Pipeline::update(const std::string& stage, StageUpdate change) {
+  Impl& m = *impl_;
+  auto it = std::find_if(m.nodes.begin(), m.nodes.end(), [&](const auto& n) { return n->name == stage; });
+  const std::string who = "update of stage '" + stage + "': ";
+  if (it == m.nodes.end() || (*it)->kind != NodeRec::Kind::Stage)
+    throw PipelineError(who + "expected a stage of that name, found " +
+                        (it == m.nodes.end() ? std::string("none") : std::string("a ") + (*it)->kind_name()));
+  if (!m.options.checkpoint_interval.set() && m.options.checkpoint_dir.empty())
+    throw PipelineError(who +
+                        "updates apply at a barrier, and this pipeline places none: set checkpoint_interval");
+  if (!change.function && change.acc.empty())
+    throw PipelineError(who + "expected a function or an accumulator, found neither");
+  if (!m.started) m.validate_and_trace();
+  NodeRec& n = **it;
+  std::lock_guard lock(n.version_mutex);
+  const Step& current = !n.waiting.empty() ? n.waiting.back().step : n.version ? n.version->step : *n.step;
+  const Tensors& acc_now =
+      !n.waiting.empty() && !n.waiting.back().acc.empty() ? n.waiting.back().acc : n.acc_init;
+  if (!change.acc.empty() && !change.function) {
+    std::vector<Spec> want, found;
+    for (const Tensor& t : acc_now) want.push_back(t.spec());
+    for (const Tensor& t : change.acc) found.push_back(t.spec());
+    if (want != found)
+      throw PipelineError(who + "expected an accumulator " + specs_str(want) + ", found " + specs_str(found));
+  }
+  NodeRec::Version v;
+  if (change.function) {
+    try {
+      v.step = Step(*change.function, current.input_spec(), change.acc.empty() ? acc_now : change.acc,
+                    current.device(), "stage '" + stage + "'");
+    } catch (const Error& e) { throw PipelineError(who + "the new function does not fit: " + e.what()); }
+    bool to_stages = std::any_of(n.outputs.begin(), n.outputs.end(), [&](int o) {
+      return m.nodes[static_cast<size_t>(o)]->kind == NodeRec::Kind::Stage;
+    });
+    if (to_stages && v.step.output_spec() != current.output_spec())
+      throw PipelineError(who + "its consumers take " + specs_str(current.output_spec()) +
+                          ", the new function produces " + specs_str(v.step.output_spec()));
+  } else {
+    v.step = current;
+  }
+  v.acc = change.acc;
+  n.waiting.push_back(std::move(v));
+}
+
+CheckpointMetrics Pipeline::checkpoint_metrics() const {
+  return impl_->checkpoints ? impl_->checkpoints->metrics() : CheckpointMetrics{};
 }
 
 void Pipeline::Impl::launch() {
   if (started) throw PipelineError("start: the pipeline was already started (a Pipeline runs once)");
   validate_and_trace();
   started = true;
+  start_checkpoints();
   build_graph();
   for (auto& start_source : starters) start_source();
 }
@@ -198,6 +394,8 @@ PipelineResult Pipeline::wait() {
   if (!m.drained) m.drain();
   PipelineResult result = m.collect();
   result.metrics = metrics();
+  m.checkpoints->finish();
+  result.checkpoints = m.checkpoints->metrics();
   if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop) throw PipelineError(m.first_error);
   return result;
 }
@@ -273,8 +471,6 @@ std::vector<NodeMetrics> Pipeline::metrics() const {
 std::string Pipeline::metrics_json() const { return sluice::metrics_json(metrics()); }
 
 PipelineResult Pipeline::Impl::collect() {
-  for (const auto& n : nodes)
-    if (n->sink) n->sink->finish();
   PipelineResult r;
   for (const auto& n : nodes) {
     if (n->kind != NodeRec::Kind::Stage || n->acc.empty()) continue;
@@ -285,6 +481,19 @@ PipelineResult Pipeline::Impl::collect() {
       if (first_error.empty()) first_error = "stage '" + n->name + "': its accumulator failed: " + e.what();
     }
   }
+  // A run that ended as its sources did is checkpointed once more, before
+  // the sinks finish, so that a restore finds nothing left to do.
+  if (!cancelled && first_error.empty() && checkpoints->storing()) {
+    std::map<std::string, Tensors> final;
+    for (const auto& [name, acc] : r.accumulators) final[name] = host_copies(acc);
+    try {
+      checkpoints->final_checkpoint(std::move(final));
+    } catch (const std::exception& e) {
+      first_error = std::string("the final checkpoint failed: ") + e.what();
+    }
+  }
+  for (const auto& n : nodes)
+    if (n->sink) n->sink->finish();
   for (auto& c : credits) c->live = false;
   r.cancelled = cancelled;
   return r;

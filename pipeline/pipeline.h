@@ -27,6 +27,7 @@
 // several nodes (2 to 4) to one; their messages are joined by sequence
 // number into one message whose tensors follow the connect order.
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -46,9 +47,51 @@ enum class ErrorPolicy : uint8_t {
   Skip,  // a failing message is dropped and counted; the others go on
 };
 
+// How often sources place a checkpoint barrier: every `messages` messages
+// of each source, or every `time` (the sources of one connected part of the
+// pipeline agree on where). At most one of them; neither: no barriers of
+// the pipeline's own (a ZeroMQ source may still bring its upstream's).
+struct CheckpointInterval {
+  uint64_t messages = 0;
+  std::chrono::milliseconds time{0};
+  bool set() const { return messages > 0 || time.count() > 0; }
+};
+
 struct PipelineOptions {
   ErrorPolicy on_error = ErrorPolicy::Stop;
   size_t capacity = 64;  // messages of one source in flight at once
+
+  // ---- checkpoints (README, "Checkpoints")
+  // Where checkpoints are stored (a CheckpointStore); empty: barriers, if
+  // any, only apply live updates.
+  std::string checkpoint_dir{};
+  CheckpointInterval checkpoint_interval{};
+  int checkpoint_retain = 3;  // complete checkpoints kept
+  // Sources that cannot replay but may be restored anyway, starting from
+  // wherever they are (at-most-once for their messages).
+  std::vector<std::string> at_most_once{};
+};
+
+// What a live update replaces in a stage; see Pipeline::update.
+struct StageUpdate {
+  std::optional<Function> function{};  // same parameters; outputs its consumers accept
+  Tensors acc{};  // the new accumulator value (same specs unless the function changes them)
+};
+
+// What restore() found.
+struct RestoreReport {
+  int64_t checkpoint = 0;            // the number restored; 0: none found, the run starts afresh
+  std::vector<std::string> skipped;  // newer checkpoints passed over (torn, corrupt): which and why
+};
+
+// A checkpoint's figures, and the age of the last one completed.
+struct CheckpointMetrics {
+  int64_t completed = 0, failed = 0;  // this run
+  int64_t last_number = 0;            // 0 until one completes
+  double last_duration_s = 0;         // its first barrier placed to stored
+  double last_alignment_s = 0;        // its first barrier placed to its last snapshot taken
+  int64_t last_bytes = 0;             // written to the store
+  double age_s = 0;                   // since the last completed (0 until one completes)
 };
 
 struct StageOptions {
@@ -68,6 +111,7 @@ struct NodeId {
 struct PipelineResult {
   std::map<std::string, Tensors> accumulators;  // by stage name, stages with one
   std::vector<NodeMetrics> metrics;             // one per node, in creation order
+  CheckpointMetrics checkpoints;
   bool cancelled = false;
   const NodeMetrics& metrics_of(const std::string& name) const;
 };
@@ -125,7 +169,24 @@ class Pipeline {
   // Stops the sources and the graph; wait() then returns what each stage did.
   void cancel();
 
+  // Before start: loads the newest complete checkpoint of `dir` (empty: the
+  // options' checkpoint_dir), passing over torn or corrupt ones and saying
+  // so, and makes the run resume from it: stages' accumulators, sources'
+  // positions, sinks' states. CheckpointError when its stages or specs are
+  // not this pipeline's, or a source cannot replay (unless named in
+  // at_most_once). No checkpoint there: a fresh run, checkpoint 0.
+  RestoreReport restore(const std::string& dir = {});
+
+  // While it runs (or before): replaces a stage's function or accumulator
+  // at the next barrier, so that each message is processed by the old
+  // version before it and the new one from it on. Checked before anything
+  // changes: PipelineError when the function does not take the stage's
+  // inputs and accumulator or does not produce what its consumers take, or
+  // the accumulator's specs differ, or the pipeline places no barriers.
+  void update(const std::string& stage, StageUpdate change);
+
   std::vector<NodeMetrics> metrics() const;
+  CheckpointMetrics checkpoint_metrics() const;
   std::string metrics_json() const;
 
  private:

@@ -66,6 +66,7 @@ std::pair<std::vector<flow::receiver<Message>*>, flow::sender<Message>*> make_jo
                                  Message out;
                                  out.seq = std::get<0>(parts).seq;
                                  out.born = std::get<0>(parts).born;
+                                 out.barrier = std::get<0>(parts).barrier;
                                  std::vector<std::shared_ptr<void>> credits;
                                  (
                                      [&](const Message& m) {
@@ -95,6 +96,13 @@ std::pair<std::vector<flow::receiver<Message>*>, flow::sender<Message>*> make_jo
 
 }  // namespace
 
+Tensors host_copies(const Tensors& acc) {
+  Tensors out;
+  for (const Tensor& t : acc)
+    out.push_back(t.device() == host() ? tensor_from_bytes(t.spec(), t.host_data(), host()) : t.to_host());
+  return out;
+}
+
 void Pipeline::Impl::build_graph() {
   // Made inside the arena, the graph attaches to it and runs its work there.
   arena.execute([this] { graph = std::make_unique<flow::graph>(); });
@@ -113,8 +121,8 @@ void Pipeline::Impl::build_graph() {
           // Pushed from other threads straight into the graph; a semaphore of
           // `capacity` credits makes push block when the pipeline is full.
           auto* entry = own(graph_nodes, std::make_shared<flow::broadcast_node<Message>>(g));
-          auto slots = std::make_shared<std::counting_semaphore<>>(static_cast<std::ptrdiff_t>(options.capacity));
-          auto seq = std::make_shared<std::atomic<uint64_t>>(0);
+          auto slots =
+              std::make_shared<std::counting_semaphore<>>(static_cast<std::ptrdiff_t>(options.capacity));
           credit->release = [slots] { slots->release(); };
           // Until it closes, the source may still put messages into the
           // graph: wait_for_all must not return before, and the thread in it
@@ -140,8 +148,11 @@ void Pipeline::Impl::build_graph() {
               if (timeout.count() >= 0 && Clock::now() >= deadline) return false;
             }
           };
-          w.deliver = [entry, n, credit, seq](Tensors t, OnDone done) {
-            Message m{seq->fetch_add(1), std::move(t), false, take_credit(credit, std::move(done)), Clock::now()};
+          CheckpointCoordinator* coordinator = checkpoints.get();
+          w.deliver = [entry, n, i, credit, coordinator](
+                          Tensors t, OnDone done, std::optional<PushSource::ForwardedBarrier> barrier) {
+            auto [seq, number] = coordinator->emit(i, std::move(barrier));
+            Message m{seq, std::move(t), false, take_credit(credit, std::move(done)), Clock::now(), number};
             Visit v(n->counters, m);
             v.leave(m);
             entry->try_put(m);
@@ -153,35 +164,39 @@ void Pipeline::Impl::build_graph() {
         }
         auto* limiter = own(graph_nodes, std::make_shared<flow::limiter_node<Message>>(g, options.capacity));
         credit->release = [limiter] { limiter->decrementer().try_put(flow::continue_msg()); };
-        auto seq = std::make_shared<uint64_t>(0);
-        auto* input = own(graph_nodes, std::make_shared<flow::input_node<Message>>(
-                                           g, [n, credit, seq, self](tbb::flow_control& fc) -> Message {
-                                             {
-                                               std::lock_guard lock(self->mutex);
-                                               if (self->stopping) {
-                                                 fc.stop();
-                                                 return {};
-                                               }
-                                             }
-                                             std::optional<Tensors> next;
-                                             try {
-                                               next = n->source->next();
-                                             } catch (const std::exception& e) {
-                                               n->counters.errors.fetch_add(1);
-                                               self->report_error(*n, *seq, e.what());
-                                               fc.stop();
-                                               return {};
-                                             }
-                                             if (!next) {
-                                               fc.stop();
-                                               return {};
-                                             }
-                                             Message m{(*seq)++, std::move(*next), false, take_credit(credit),
-                                                       Clock::now()};
-                                             Visit v(n->counters, m);
-                                             v.leave(m);
-                                             return m;
-                                           }));
+        auto* input =
+            own(graph_nodes, std::make_shared<flow::input_node<Message>>(
+                                 g, [n, i, credit, self](tbb::flow_control& fc) -> Message {
+                                   {
+                                     std::lock_guard lock(self->mutex);
+                                     if (self->stopping) {
+                                       fc.stop();
+                                       return {};
+                                     }
+                                   }
+                                   // Numbered (and any barrier placed) before next():
+                                   // a source's checkpoint state is where it stands.
+                                   auto [seq, barrier] = self->checkpoints->emit(i);
+                                   std::optional<Tensors> next;
+                                   try {
+                                     next = n->source->next();
+                                   } catch (const std::exception& e) {
+                                     n->counters.errors.fetch_add(1);
+                                     self->report_error(*n, seq + n->seq_offset, e.what());
+                                     fc.stop();
+                                     return {};
+                                   }
+                                   if (!next) {
+                                     self->checkpoints->ended(i, seq);
+                                     fc.stop();
+                                     return {};
+                                   }
+                                   Message m{seq,          std::move(*next), false, take_credit(credit),
+                                             Clock::now(), barrier};
+                                   Visit v(n->counters, m);
+                                   v.leave(m);
+                                   return m;
+                                 }));
         flow::make_edge(*input, *limiter);
         starters.push_back([input] { input->activate(); });
         exits[i] = limiter;
@@ -190,48 +205,66 @@ void Pipeline::Impl::build_graph() {
       case NodeRec::Kind::Stage: {
         bool stateful = !n->acc.empty();
         size_t concurrency = stateful ? 1 : static_cast<size_t>(n->options.concurrency);
-        auto* body = own(graph_nodes, std::make_shared<flow::function_node<Message, Message>>(
-                                          g, concurrency, [n, self, stateful](const Message& in) -> Message {
-                                            Visit v(n->counters, in);
-                                            Message out{in.seq, {}, in.skipped, in.credit, in.born};
-                                            if (!in.skipped) {
-                                              try {
-                                                Tensors placed = n->step->place(in.tensors);
-                                                Tensors local;
-                                                Tensors& acc = stateful ? n->acc : local;
-                                                out.tensors = n->step->run(placed, acc);
-                                                // Wait here so a failure is this stage's, on this message.
-                                                for (const Tensor& t : out.tensors) t.wait();
-                                                for (const Tensor& t : acc) t.wait();
-                                              } catch (const std::exception& e) {
-                                                n->counters.errors.fetch_add(1, std::memory_order_relaxed);
-                                                self->report_error(*n, in.seq, e.what());
-                                                out.skipped = true;
-                                                out.tensors.clear();
-                                              }
-                                            }
-                                            v.leave(out);
-                                            return out;
-                                          }));
+        auto* body =
+            own(graph_nodes, std::make_shared<flow::function_node<Message, Message>>(
+                                 g, concurrency, [n, i, self, stateful](const Message& in) -> Message {
+                                   Visit v(n->counters, in);
+                                   Message out{in.seq, {}, in.skipped, in.credit, in.born, in.barrier};
+                                   // The accumulator as it stands before the barrier's message.
+                                   if (in.barrier && stateful)
+                                     self->checkpoints->reached(
+                                         in.barrier, i,
+                                         self->checkpoints->storing() ? host_copies(n->acc) : Tensors{}, {});
+                                   const Step& step = n->step_for(in.seq, stateful ? &n->acc : nullptr);
+                                   if (!in.skipped) {
+                                     try {
+                                       Tensors placed = step.place(in.tensors);
+                                       Tensors local;
+                                       Tensors& acc = stateful ? n->acc : local;
+                                       out.tensors = step.run(placed, acc);
+                                       // Wait here so a failure is this stage's, on this message.
+                                       for (const Tensor& t : out.tensors) t.wait();
+                                       for (const Tensor& t : acc) t.wait();
+                                     } catch (const std::exception& e) {
+                                       n->counters.errors.fetch_add(1, std::memory_order_relaxed);
+                                       self->report_error(*n, in.seq + n->seq_offset, e.what());
+                                       out.skipped = true;
+                                       out.tensors.clear();
+                                     }
+                                   }
+                                   v.leave(out);
+                                   return out;
+                                 }));
         exits[i] = body;
         entries[i] = {body};
         break;
       }
       case NodeRec::Kind::Sink: {
-        auto* body = own(graph_nodes, std::make_shared<flow::function_node<Message, flow::continue_msg>>(
-                                          g, flow::serial, [n, self](const Message& m) {
-                                            Visit v(n->counters, m);
-                                            if (!m.skipped) {
-                                              try {
-                                                n->sink->consume(m.seq, m.tensors);
-                                              } catch (const std::exception& e) {
-                                                n->counters.errors.fetch_add(1, std::memory_order_relaxed);
-                                                self->report_error(*n, m.seq, e.what());
-                                              }
-                                            }
-                                            v.leave(m);
-                                            return flow::continue_msg();
-                                          }));
+        auto* body = own(graph_nodes,
+                         std::make_shared<flow::function_node<Message, flow::continue_msg>>(
+                             g, flow::serial, [n, i, self](const Message& m) {
+                               Visit v(n->counters, m);
+                               const uint64_t seq = m.seq + n->seq_offset;
+                               if (m.barrier) {
+                                 try {
+                                   self->checkpoints->reached(m.barrier, i, {}, n->sink->prepare(m.barrier));
+                                 } catch (const std::exception& e) {
+                                   // Not handed in: this checkpoint never completes.
+                                   n->counters.errors.fetch_add(1, std::memory_order_relaxed);
+                                   self->report_error(*n, seq, std::string("prepare: ") + e.what());
+                                 }
+                               }
+                               if (!m.skipped) {
+                                 try {
+                                   n->sink->consume(seq, m.tensors);
+                                 } catch (const std::exception& e) {
+                                   n->counters.errors.fetch_add(1, std::memory_order_relaxed);
+                                   self->report_error(*n, seq, e.what());
+                                 }
+                               }
+                               v.leave(m);
+                               return flow::continue_msg();
+                             }));
         entries[i] = {body};
         break;
       }

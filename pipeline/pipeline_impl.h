@@ -13,6 +13,7 @@
 #include <tbb/flow_graph.h>
 #include <tbb/task_arena.h>
 
+#include "pipeline/checkpoints.h"
 #include "pipeline/pipeline.h"
 
 namespace sluice {
@@ -26,6 +27,7 @@ struct Message {
   bool skipped = false;           // dropped by ErrorPolicy::Skip: passes through so sequencers move on
   std::shared_ptr<void> credit;   // returns the source's credit when the last copy is gone
   Clock::time_point born;
+  int64_t barrier = 0;  // checkpoint barrier before this message, 0: none (checkpoints.h)
 };
 
 // A source's credit: how many of its messages may be in flight. Released by
@@ -53,12 +55,36 @@ struct NodeRec {
   // Its messages are promised in sequence order: no stage up to it has
   // `ordered` off. Set when the pipeline is checked.
   bool keeps_order = true;
+  int component = 0;        // connected part of the graph it is in
+  uint64_t seq_offset = 0;  // restored: its messages' numbers go on from the checkpoint's position
   NodeCounters counters;
+
+  // Live updates (Pipeline::update): each version of a stage applies from
+  // the message a barrier was placed on; older messages keep the one before.
+  struct Version {
+    Step step;
+    uint64_t from_seq = 0;
+    Tensors acc;  // the accumulator it starts with; empty: the one it finds
+    std::shared_ptr<const Version> before;
+  };
+  std::mutex version_mutex;                // guards the two below
+  std::shared_ptr<const Version> version;  // newest; null: `step` alone
+  std::vector<Version> waiting;            // updates for the next barrier
+  std::atomic<bool> updated{false};
+  Tensors acc_init;  // the newest accumulator value given (options.acc, then updates)
+
+  // The step for message `seq`; a stateful stage passes its accumulator,
+  // which a version starting at `seq` with an accumulator replaces.
+  const Step& step_for(uint64_t seq, Tensors* stage_acc);
 
   // Output specs, known once a stage is traced.
   std::optional<std::vector<Spec>> out_spec() const;
   const char* kind_name() const;
 };
+
+// A snapshot of an accumulator: host copies, since the next step donates
+// (overwrites) the buffers the stage holds.
+Tensors host_copies(const Tensors& acc);
 
 struct Pipeline::Impl {
   PipelineOptions options;
@@ -82,6 +108,9 @@ struct Pipeline::Impl {
   // stopped (idempotent; every one has run by the time the graph is drained).
   std::vector<std::function<void()>> push_holds;
   std::thread waiter;               // drains the graph for start(); run() drains on its caller
+  std::unique_ptr<CheckpointCoordinator> checkpoints;
+  std::optional<Checkpoint> restored;  // what restore() found
+  bool validated = false;
   bool started = false;
   bool drained = false;
 
@@ -91,6 +120,9 @@ struct Pipeline::Impl {
   bool cancelled = false;
 
   void validate_and_trace();
+  void apply_checkpoint(const Checkpoint& c, const std::string& where);
+  void start_checkpoints();
+  void install_updates(int component, uint64_t seq);
   void build_graph();
   void report_error(const NodeRec& node, uint64_t seq, const std::string& what);
   void launch();

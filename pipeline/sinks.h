@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "stream/step.h"
@@ -18,6 +19,20 @@ class Sink {
   virtual ~Sink() = default;
   virtual void consume(uint64_t seq, const Tensors& tensors) = 0;
   virtual void finish() {}
+
+  // ---- checkpoints (README, "Checkpoints"): how a sink's output is
+  // committed with them, as a two-phase commit. The defaults take no part.
+  // Barrier `number` reached the sink: what it consumed so far belongs to
+  // that checkpoint. Make it durable (or ready to publish) and return what
+  // resume() needs to carry on after it (a sequence number, say).
+  virtual std::string prepare(int64_t /*number*/) { return {}; }
+  // Checkpoint `number` is stored: what was prepared for it may be
+  // published. Any thread, in increasing numbers.
+  virtual void commit(int64_t /*number*/) {}
+  // Before a run restored from checkpoint `number`, which prepare() gave
+  // `state` (0 and empty: restore found none, the run starts afresh): what
+  // was consumed after that barrier comes again.
+  virtual void resume(int64_t /*number*/, const std::string& /*state*/) {}
 };
 
 // Keeps every message's tensors, in arrival order. Thread safety: results()

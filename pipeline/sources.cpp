@@ -2,6 +2,10 @@
 
 namespace sluice {
 
+void Source::resume(uint64_t position, const std::string&) {
+  throw PipelineError("source: cannot replay, so cannot resume at message " + std::to_string(position));
+}
+
 std::optional<Tensors> PushSource::next() {
   throw PipelineError("push source: next() is not used; the pipeline receives pushes directly");
 }
@@ -43,8 +47,18 @@ bool PushSource::push_for(const Tensors& tensors, std::chrono::milliseconds time
   std::optional<bool> taken = w.take_credit(timeout);
   if (!taken) throw PipelineError("push source: the pipeline has stopped");
   if (!*taken) return false;
-  w.deliver(tensors, std::move(done));
+  std::optional<ForwardedBarrier> barrier;
+  {
+    std::lock_guard lock(mutex_);
+    barrier.swap(barrier_);
+  }
+  w.deliver(tensors, std::move(done), std::move(barrier));
   return true;
+}
+
+void PushSource::push_barrier(int64_t number, std::string state) {
+  std::lock_guard lock(mutex_);
+  barrier_ = ForwardedBarrier{number, std::move(state)};
 }
 
 void PushSource::close() {
@@ -63,16 +77,49 @@ class GeneratorSource : public Source {
       : spec_(std::move(spec)), make_(std::move(make)) {}
   std::vector<Spec> spec() const override { return spec_; }
   std::optional<Tensors> next() override { return make_(); }
+  bool replayable() const override { return true; }
+  void resume(uint64_t position, const std::string&) override {
+    for (uint64_t i = 0; i < position; ++i)
+      if (!make_())
+        throw PipelineError("sources::generator: resume at message " + std::to_string(position) +
+                            ": expected the generator to reach it again, found it ended after " +
+                            std::to_string(i));
+  }
 
  private:
   std::vector<Spec> spec_;
   std::function<std::optional<Tensors>()> make_;
+};
+
+class IndexedSource : public Source {
+ public:
+  IndexedSource(std::vector<Spec> spec, std::function<std::optional<Tensors>(uint64_t)> make)
+      : spec_(std::move(spec)), make_(std::move(make)) {}
+  std::vector<Spec> spec() const override { return spec_; }
+  std::optional<Tensors> next() override {
+    std::optional<Tensors> m = make_(next_);
+    if (m) ++next_;
+    return m;
+  }
+  bool replayable() const override { return true; }
+  void resume(uint64_t position, const std::string&) override { next_ = position; }
+
+ private:
+  std::vector<Spec> spec_;
+  std::function<std::optional<Tensors>(uint64_t)> make_;
+  uint64_t next_ = 0;
 };
 }  // namespace
 
 std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::optional<Tensors>()> make) {
   if (spec.empty()) throw PipelineError("sources::generator: expected the spec of its messages, found none");
   return std::make_shared<GeneratorSource>(std::move(spec), std::move(make));
+}
+
+std::shared_ptr<Source> indexed(std::vector<Spec> spec,
+                                std::function<std::optional<Tensors>(uint64_t)> make) {
+  if (spec.empty()) throw PipelineError("sources::indexed: expected the spec of its messages, found none");
+  return std::make_shared<IndexedSource>(std::move(spec), std::move(make));
 }
 
 std::shared_ptr<Source> list(std::vector<Tensor> tensors) { return range(std::move(tensors)); }

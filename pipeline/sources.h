@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "stream/step.h"
@@ -24,6 +25,22 @@ class Source {
   virtual std::vector<Spec> spec() const = 0;
   // The next message, or nullopt once the source has ended.
   virtual std::optional<Tensors> next() = 0;
+
+  // ---- checkpoints (README, "Checkpoints"); a source that cannot replay keeps the defaults.
+  // Whether it can start again from a position it reached before: a
+  // pipeline restored from a checkpoint resumes it there.
+  virtual bool replayable() const { return false; }
+  // Called once before the first next() of a restored run: the next message
+  // is to be the one at `position` (0-based: that many came before it).
+  // `state` is what checkpoint_state() said there. PipelineError when it
+  // cannot go there.
+  virtual void resume(uint64_t position, const std::string& state);
+  // Called between two next() calls, where a barrier is placed: what
+  // resume() needs besides the position (usually nothing).
+  virtual std::string checkpoint_state() { return {}; }
+  // Checkpoint `number` is stored: what came before its barrier need never
+  // be replayed (a ZeroMQ source lets its sender forget it). Any thread.
+  virtual void commit(int64_t /*number*/) {}
 };
 
 // Called once the pipeline is done with a pushed message: `finished` is
@@ -42,6 +59,11 @@ class PushSource : public Source {
   std::optional<Tensors> next() override;  // not used: the pipeline takes pushes directly
 
   void push(const Tensors& tensors, OnDone done = {});
+  // Barrier `number` of the pipeline upstream (another process's) comes
+  // before the next message pushed: the pipeline takes its checkpoints
+  // there when it has no interval of its own. `state` is what resume()
+  // needs to start after it.
+  void push_barrier(int64_t number, std::string state);
   void push(const Tensor& t) { push(Tensors{t}); }
   // The same, waiting at most `timeout` for the pipeline's room: false
   // (nothing pushed, `done` not called) when there was none.
@@ -49,8 +71,13 @@ class PushSource : public Source {
   void close();
 
   // Wired by the pipeline when it starts: where pushes go, and how credit is taken.
+  struct ForwardedBarrier {
+    int64_t number;
+    std::string state;
+  };
   struct Wiring {
-    std::function<void(Tensors, OnDone)> deliver;  // runs with one credit taken
+    // Runs with one credit taken.
+    std::function<void(Tensors, OnDone, std::optional<ForwardedBarrier>)> deliver;
     // Waits up to the time given (negative: forever) for a credit; nullopt
     // when the pipeline stopped, false when the time ran out.
     std::function<std::optional<bool>(std::chrono::milliseconds)> take_credit;
@@ -66,25 +93,42 @@ class PushSource : public Source {
   std::optional<Wiring> wiring_;
   bool closed_ = false;
   bool stopped_ = false;
+  std::optional<ForwardedBarrier> barrier_;  // for the next message pushed
 };
 
 namespace sources {
 
-// Calls `make()` for each message until it returns nullopt.
+// Calls `make()` for each message until it returns nullopt. It replays by
+// calling make() `position` times and dropping what it returns, so a
+// generator made afresh must produce the same messages again (one reading
+// live data cannot: give it a Source of its own that says so).
 std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::optional<Tensors>()> make);
-// The tensors of a list, one message each.
+// Calls `make(i)` for message i = 0, 1, 2... until it returns nullopt. It
+// replays: a restored pipeline resumes it at the position of its checkpoint,
+// so make(i) must give the same message for the same i.
+std::shared_ptr<Source> indexed(std::vector<Spec> spec, std::function<std::optional<Tensors>(uint64_t)> make);
+// The tensors of a list, one message each; it replays.
 std::shared_ptr<Source> list(std::vector<Tensor> tensors);
-// Any range of tensors (to_batched's Batches, a vector, ...): one message per element.
+// Any range of tensors (to_batched's Batches, a vector, ...): one message
+// per element. It replays, stepping its iterator to the position (in one
+// step where the iterator has random access).
 template <typename Range>
 std::shared_ptr<Source> range(Range r) {
   auto state = std::make_shared<Range>(std::move(r));
   auto it = std::make_shared<decltype(std::begin(*state))>(std::begin(*state));
+  auto at = std::make_shared<uint64_t>(0);  // the position of *it
   if (*it == std::end(*state)) throw PipelineError("sources::range: expected at least one tensor, found none");
   Tensor first = **it;
-  return generator({first.spec()}, [state, it]() -> std::optional<Tensors> {
+  return indexed({first.spec()}, [state, it, at](uint64_t i) -> std::optional<Tensors> {
+    if (i < *at) {  // only a resume goes back
+      *it = std::begin(*state);
+      *at = 0;
+    }
+    for (; *at < i && *it != std::end(*state); ++*at) ++*it;
     if (*it == std::end(*state)) return std::nullopt;
     Tensor t = **it;
     ++*it;
+    ++*at;
     return Tensors{t};
   });
 }

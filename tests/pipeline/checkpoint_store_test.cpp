@@ -17,28 +17,12 @@
 
 #include "ops/error.h"
 #include "pipeline/checkpoint_store.h"
+#include "tests/pipeline/temp_dir.h"
 
 namespace sluice {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "sluice-checkpoints-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::vector<uint8_t> bytes_of(const Tensor& t) {
   std::vector<uint8_t> out(static_cast<size_t>(t.spec().bytes()));
@@ -72,7 +56,8 @@ std::string dir_of(const CheckpointStore& store, int64_t n) {
 TEST(CheckpointStore, RoundTripIsBitIdenticalForEveryKindOfTensor) {
   TempDir dir;
   CheckpointStore store(dir.path());
-  Checkpoint c{.number = 7, .positions = {{"a", 12}, {"b", 0}}};
+  Checkpoint c{
+      .number = 7, .positions = {{"a", 12}, {"b", 0}}, .accumulators = {}, .states = {{"out", "7:12"}}};
   c.accumulators["stats"] = {tensor<float>({1.5f, -0.0f, NAN}), scalar(int64_t{-3}),
                              tensor<std::complex<double>>({{1, 2}, {3, -4}}), tensor<bool>({true, false})};
   const uint16_t bf16_bits[] = {0x3f80, 0x7fc1};  // 1.0 and a NaN with a payload
@@ -86,6 +71,7 @@ TEST(CheckpointStore, RoundTripIsBitIdenticalForEveryKindOfTensor) {
   EXPECT_TRUE(found.skipped.empty());
   EXPECT_EQ(found.checkpoint->number, 7);
   EXPECT_EQ(found.checkpoint->positions, c.positions);
+  EXPECT_EQ(found.checkpoint->states, c.states);
   ASSERT_EQ(found.checkpoint->accumulators.size(), c.accumulators.size());
   for (const auto& [name, tensors] : c.accumulators) {
     const Tensors& back = found.checkpoint->accumulators.at(name);

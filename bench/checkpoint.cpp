@@ -1,0 +1,148 @@
+// What checkpoints cost the sensor monitor (samples/sensor_monitor):
+//   checkpoint_overhead  its whole pipeline in one process (vibration ->
+//                        spectrum -> detector -> monitor) over a fixed number
+//                        of chunks, checkpointing every 100 ms to a local
+//                        directory, against the same without checkpoints:
+//                        reported as throughput with / without.
+//   restore_time         a compute process (bench_restore_child: the demo's
+//                        two stages) started, restored from a checkpoint of
+//                        their accumulators and run to its first output;
+//                        milliseconds from its start to that output (compile
+//                        included, as a restarted process pays it).
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "bench/bench_report.h"
+#include "samples/sensor_monitor/sensor_monitor.h"
+
+extern char** environ;
+
+namespace sluice::bench {
+namespace {
+
+namespace sm = sensor_monitor;
+namespace fs = std::filesystem;
+constexpr uint64_t kChunks = 400;
+
+sm::Config config() {
+  sm::Config c;
+  c.seconds = 1e6;  // the chunk count ends the run, not the clock
+  return c;
+}
+
+// The vibration source cut to `n` chunks.
+std::shared_ptr<Source> chunks(const sm::Config& c, uint64_t n) {
+  auto all = sm::vibration(c);
+  auto made = std::make_shared<uint64_t>(0);
+  return sources::generator(all->spec(), [all, made, n]() -> std::optional<Tensors> {
+    if ((*made)++ >= n) return std::nullopt;
+    return all->next();
+  });
+}
+
+void run_sensor(const sm::Config& c, const std::string& checkpoint_dir) {
+  PipelineOptions o = sm::pipeline_options(c);
+  if (!checkpoint_dir.empty()) {
+    o.checkpoint_dir = checkpoint_dir;
+    o.checkpoint_interval.time = std::chrono::milliseconds(100);
+  }
+  Pipeline p(o);
+  NodeId detector = sm::add_compute_stages(p, p.source("vibration", chunks(c, kChunks)), c);
+  std::ostringstream quiet;
+  p.connect(detector, p.sink("monitor", std::make_shared<sm::Monitor>(c, quiet, sm::Progress::Off)));
+  PipelineResult r = p.run();
+  if (!checkpoint_dir.empty() && r.checkpoints.completed < 2)
+    throw std::runtime_error("checkpoint_overhead: expected checkpoints every 100 ms, found " +
+                             std::to_string(r.checkpoints.completed));
+}
+
+struct Dir {
+  std::string path =
+      (fs::temp_directory_path() / ("sluice-bench-checkpoints-" + std::to_string(getpid()))).string();
+  Dir() { fs::create_directories(path); }
+  ~Dir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+void BM_checkpoint_overhead(benchmark::State& state) {
+  const sm::Config c = config();
+  Dir dir;
+  auto s = interleave(state, timed([&] { run_sensor(c, dir.path); }), timed([&] { run_sensor(c, ""); }));
+  report_speedup("checkpoint_overhead", s, 0.9);
+}
+BENCHMARK(BM_checkpoint_overhead)->Iterations(7)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+std::string child_program() {
+  return (fs::read_symlink("/proc/self/exe").parent_path() / "bench_restore_child").string();
+}
+
+// Starts the child and waits for its line: the seconds from start to output.
+double restore_once(const std::string& dir) {
+  int out[2];
+  if (pipe(out) != 0) throw std::runtime_error("restore_time: pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::string program = child_program(), mode = "restore", where = dir;
+  char* argv[] = {program.data(), mode.data(), where.data(), nullptr};
+  pid_t pid = 0;
+  const auto start = std::chrono::steady_clock::now();
+  int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (failed != 0) {
+    close(out[0]);
+    throw std::runtime_error("restore_time: cannot start " + program);
+  }
+  char c = 0;
+  std::string line;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (line != "first output restored" || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("restore_time: the child said '" + line + "' and exited " +
+                             std::to_string(status));
+  return seconds;
+}
+
+void BM_restore_time(benchmark::State& state) {
+  Dir dir;
+  // A checkpoint of the demo's accumulators, as a compute process leaves it.
+  {
+    std::string program = child_program(), mode = "prepare";
+    char* argv[] = {program.data(), mode.data(), dir.path.data(), nullptr};
+    pid_t pid = 0;
+    int status = 0;
+    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ) != 0 || waitpid(pid, &status, 0) != pid ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      state.SkipWithError("restore_time: preparing the checkpoint failed");
+      return;
+    }
+  }
+  std::vector<double> seconds = measure(state, [&] { return restore_once(dir.path); });
+  Row row{.name = "restore_time",
+          .sluice_s = median(seconds),
+          .baseline_s = std::nullopt,
+          .value = median(seconds) * 1e3,
+          .goal = 2000,
+          .better = Better::Lower,
+          .unit = "ms"};
+  report(row);
+}
+BENCHMARK(BM_restore_time)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace sluice::bench

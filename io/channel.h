@@ -125,6 +125,13 @@ class Channel {
   void send(const std::vector<Tensor>& tensors, uint64_t seq, uint64_t stream_id = 0);
   void send_end_of_stream(uint64_t seq, uint64_t stream_id = 0);
   void send_error(const std::string& what, uint64_t seq, uint64_t stream_id = 0);
+  // A checkpoint barrier: every message sent before it belongs to
+  // checkpoint `checkpoint`, every one after to the next. It travels in the
+  // stream like data (reliable: numbered, kept, delivered in order) and
+  // recv returns it (kind Barrier, .checkpoint set). The timed variant is
+  // send's: false (nothing sent) when there was no room within `timeout`.
+  void send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id = 0);
+  bool send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id, std::chrono::milliseconds timeout);
 
   // Reliable sending: waits until the receiver has acknowledged every
   // message sent, end of stream included, so that the process may exit.
@@ -132,11 +139,12 @@ class Channel {
   // how many messages are unacknowledged. Plain: returns at once.
   void flush(std::chrono::milliseconds timeout);
 
-  // The next well-formed message (data, end of stream or error), waiting up
-  // to `timeout` (negative: forever); nullopt on timeout. A malformed message
-  // is counted, logged (warn) with the endpoint and the reason, and skipped.
-  // Reliable: each message comes once, in order, per sender; control
-  // messages are handled inside.
+  // The next well-formed message (data, end of stream, error or checkpoint
+  // barrier), waiting up to `timeout` (negative: forever); nullopt on
+  // timeout. A malformed message is counted, logged (warn) with the endpoint
+  // and the reason, and skipped. Reliable: each message comes once, in
+  // order, per sender; control messages are handled inside. A barrier is
+  // acknowledged like any other message (at the next recv, or by ack).
   std::optional<wire::Message> recv(std::chrono::milliseconds timeout = std::chrono::milliseconds(-1));
 
   // Reliable receiving with Acknowledge::Manual: `message` (as recv gave

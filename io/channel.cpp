@@ -334,6 +334,33 @@ std::function<void(uint64_t, uint64_t)> Channel::acknowledger() {
   };
 }
 
+namespace {
+
+// Commits need a receiver that keeps acknowledgement for them.
+void check_commits(const Channel::Impl& c) {
+  if (c.options.acknowledge != Acknowledge::Checkpoint)
+    throw WireError(c.where + ": commit: expected a receiver with acknowledge = Checkpoint, found " +
+                    (c.options.acknowledge == Acknowledge::Manual ? "Manual" : "OnNextRecv") +
+                    " (its acks acknowledge already)");
+}
+
+}  // namespace
+
+void Channel::commit(uint64_t peer, uint64_t seq) {
+  if (!impl_->receiver) return;
+  check_commits(*impl_);
+  if (peer != 0) impl_->receiver->acks()->push(peer, seq, /*commit=*/true);
+}
+
+std::function<void(uint64_t, uint64_t)> Channel::committer() {
+  if (!impl_->receiver) return [](uint64_t, uint64_t) {};
+  check_commits(*impl_);
+  std::weak_ptr<channel_detail::AckQueue> queue = impl_->receiver->acks();
+  return [queue](uint64_t peer, uint64_t seq) {
+    if (auto q = queue.lock(); q && peer != 0) q->push(peer, seq, /*commit=*/true);
+  };
+}
+
 void Channel::keep_alive() {
   if (impl_->receiver) impl_->receiver->keep_alive();
 }

@@ -407,6 +407,9 @@ class ReliableSender:
         self.kept = []                  # [seq, frames, bytes] in seq order; [:sent] are on the wire
         self.sent = self.sent_bytes = self.kept_bytes = self.next_seq = 0
         self.receiver, self.grant, self.rewind_seen = 0, Control(), 0
+        # The least credit the receiver granted: what it grants above is for messages it has
+        # finished and not committed (a checkpointing receiver), kept beyond this sender's own.
+        self.base_messages = self.base_bytes = 0
         now = time.monotonic()
         self.opened = self.last_heard = now
         self.last_sent = now - heartbeat_interval
@@ -445,7 +448,7 @@ class ReliableSender:
         if c.session != self.receiver:
             # A receiver new to this sender: everything kept goes to it again.
             self.receiver, self.rewind_seen, self.sent, self.sent_bytes = c.session, c.rewind, 0, 0
-            self.grant = c
+            self.base_messages, self.base_bytes = c.credit_messages, c.credit_bytes
             self._heartbeat(now)
         elif c.rewind > self.rewind_seen:
             self.rewind_seen = c.rewind
@@ -455,6 +458,8 @@ class ReliableSender:
             else:
                 self._heartbeat(now)
         self.grant = c
+        self.base_messages = min(self.base_messages, c.credit_messages)
+        self.base_bytes = min(self.base_bytes, c.credit_bytes)
         before = self._oldest()
         while self.kept and self.kept[0][0] < m.seq:
             seq, frames, size = self.kept.pop(0)
@@ -507,13 +512,23 @@ class ReliableSender:
             self.socket.poll(int(step * 1000) + 1, zmq.POLLIN)
             wait -= step
 
+    def _room_for(self, size):
+        """Room to keep one more message: this sender's own credit, and what the receiver grants
+        above its least grant (messages it finished and has not committed)."""
+        if not self.kept:
+            return True
+        finished_messages = self.grant.credit_messages - self.base_messages if self.receiver else 0
+        finished_bytes = self.grant.credit_bytes - self.base_bytes if self.receiver else 0
+        return (len(self.kept) < self.own_messages + finished_messages
+                and self.kept_bytes + size <= self.own_bytes + finished_bytes)
+
     def _send(self, frames_of_seq, timeout=None):
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             self.poll()
             frames = frames_of_seq(self.next_seq)
             size = sum(len(f) for f in frames)
-            if not self.kept or (len(self.kept) < self.own_messages and self.kept_bytes + size <= self.own_bytes):
+            if self._room_for(size):
                 break
             now = time.monotonic()
             self._check_receiver(now, 1)

@@ -40,6 +40,7 @@ def main(directory):
         "credit": sluice_wire.encode_control(sluice_wire.CREDIT, sluice_wire.Control(1, 2, 1000, 1 << 20, 1 << 30, 0),
                                              seq=7),
         "heartbeat": sluice_wire.encode_control(sluice_wire.HEARTBEAT, sluice_wire.Control(3, 9), seq=8),
+        "barrier": sluice_wire.encode_barrier(12, seq=10, stream_id=2),
     }
     for name, frames in seeds.items():
         with open(os.path.join(directory, name), "wb") as f:

@@ -48,6 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                                  : 1));
     // A control message is its header and its record, one frame.
     check(!wire::is_control(m.header.kind) || frames[0].size() == wire::kHeaderBytes + wire::kControlBytes);
+    // A barrier is its header and its checkpoint number, one frame.
+    check(m.header.kind != wire::Kind::Barrier ||
+          frames[0].size() == wire::kHeaderBytes + wire::kBarrierBytes);
+    check(m.header.kind == wire::Kind::Barrier || m.checkpoint == 0);
     for (const wire::TensorView& t : m.tensors) {
       check(static_cast<int64_t>(t.data.size()) == t.spec.bytes());
       // What a writer makes of an accepted spec reads back as the same spec.

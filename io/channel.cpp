@@ -64,7 +64,8 @@ const char* pattern_name(Pattern p) {
 // on them, so a subscription is a stream id (for each kind and flag set).
 std::vector<std::string> subscriptions(uint64_t stream_id) {
   std::vector<std::string> out;
-  for (wire::Kind kind : {wire::Kind::Data, wire::Kind::EndOfStream, wire::Kind::Error}) {
+  for (wire::Kind kind :
+       {wire::Kind::Data, wire::Kind::EndOfStream, wire::Kind::Error, wire::Kind::Barrier}) {
     for (uint16_t flags : {uint16_t{0}, uint16_t{wire::kFlagCrc}, uint16_t{wire::kFlagPacked},
                            uint16_t{wire::kFlagCrc | wire::kFlagPacked}}) {
       uint8_t h[wire::kHeaderBytes];
@@ -254,6 +255,26 @@ void Channel::send_error(const std::string& what, uint64_t seq, uint64_t stream_
   send(m);
 }
 
+namespace {
+
+wire::Message barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id) {
+  wire::Message m;
+  m.header = {wire::Kind::Barrier, 0, stream_id, seq, 0, 0};
+  m.checkpoint = checkpoint;
+  return m;
+}
+
+}  // namespace
+
+void Channel::send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id) {
+  send(barrier(checkpoint, seq, stream_id));
+}
+
+bool Channel::send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id,
+                           std::chrono::milliseconds timeout) {
+  return send(barrier(checkpoint, seq, stream_id), timeout);
+}
+
 void Channel::flush(std::chrono::milliseconds timeout) {
   if (impl_->sender) impl_->sender->flush(timeout);
 }
@@ -290,7 +311,8 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
       if (wire::is_control(m.header.kind))
         throw WireError(c.where + ": seq " + std::to_string(m.header.seq) + ": kind " +
                         std::string(wire::kind_name(m.header.kind)) +
-                        ": expected data, end of stream or error on a plain channel (is the peer reliable?)");
+                        ": expected data, end of stream, error or checkpoint barrier on a plain channel (is "
+                        "the peer reliable?)");
       return m;
     } catch (const WireError& e) {
       ++c.rejected;
@@ -309,6 +331,33 @@ std::function<void(uint64_t, uint64_t)> Channel::acknowledger() {
   std::weak_ptr<channel_detail::AckQueue> queue = impl_->receiver->acks();
   return [queue](uint64_t peer, uint64_t seq) {
     if (auto q = queue.lock()) q->push(peer, seq);
+  };
+}
+
+namespace {
+
+// Commits need a receiver that keeps acknowledgement for them.
+void check_commits(const Channel::Impl& c) {
+  if (c.options.acknowledge != Acknowledge::Checkpoint)
+    throw WireError(c.where + ": commit: expected a receiver with acknowledge = Checkpoint, found " +
+                    (c.options.acknowledge == Acknowledge::Manual ? "Manual" : "OnNextRecv") +
+                    " (its acks acknowledge already)");
+}
+
+}  // namespace
+
+void Channel::commit(uint64_t peer, uint64_t seq) {
+  if (!impl_->receiver) return;
+  check_commits(*impl_);
+  if (peer != 0) impl_->receiver->acks()->push(peer, seq, /*commit=*/true);
+}
+
+std::function<void(uint64_t, uint64_t)> Channel::committer() {
+  if (!impl_->receiver) return [](uint64_t, uint64_t) {};
+  check_commits(*impl_);
+  std::weak_ptr<channel_detail::AckQueue> queue = impl_->receiver->acks();
+  return [queue](uint64_t peer, uint64_t seq) {
+    if (auto q = queue.lock(); q && peer != 0) q->push(peer, seq, /*commit=*/true);
   };
 }
 

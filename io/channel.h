@@ -22,9 +22,18 @@
 // speak only the version 1 frames: what a peer does not take is lost when
 // the sender's linger time ends, and a sender never learns it.
 //
+// Checkpoints (Flink's aligned barriers) and exactly-once restarts: a
+// sender marks checkpoints in its stream with send_barrier; a receiver with
+// Acknowledge::Checkpoint commits what a durable checkpoint holds, and only
+// then does the sender forget it: a restored receiver is sent again every
+// message after the last commit. continue_streams, resume_stream and
+// first_seq let a stream go on across restarted senders and receivers with
+// every message taken once (io/WIRE_FORMAT.md, "Checkpoints").
+//
 // Thread safety: a Channel is used by one thread at a time (ZeroMQ sockets
-// are not thread-safe), except ack() and acknowledger(), which any thread
-// may call; different Channels may be used concurrently.
+// are not thread-safe), except ack(), acknowledger(), commit() and
+// committer(), which any thread may call; different Channels may be used
+// concurrently.
 
 #include <chrono>
 #include <cstdint>
@@ -48,6 +57,12 @@ enum class Delivery : uint8_t {
 enum class Acknowledge : uint8_t {
   OnNextRecv,  // reliable receiving: a message is done with when recv is called again (or the channel closes)
   Manual,      // the owner calls ack() once it has finished with a message (a pipeline, when every sink has it)
+  // Durable acknowledgement, for checkpoints: ack() says the owner has
+  // finished with a message, which frees credit, and commit() acknowledges
+  // to the sender every message up to a seq (once a checkpoint holding
+  // them is durable). The sender keeps what is not committed and sends it
+  // again to a receiver that restarts: the replay a restored checkpoint needs.
+  Checkpoint,
 };
 
 // CurveZMQ on tcp (io/curve.h makes the certificates; `sluice keygen`
@@ -79,7 +94,11 @@ struct ChannelOptions {
   // ---- reliable mode
   // What a receiver grants each sender: at most this many messages, and
   // this many bytes, unacknowledged at once (one larger message is let
-  // through alone). Both sides' memory is bounded by it.
+  // through alone). Both sides' memory is bounded by it. A receiver with
+  // Acknowledge::Checkpoint grants, besides, what its owner has finished
+  // and not committed, and a sender keeps that too beyond its own credit:
+  // the sender's memory is then bounded by the credit and what is
+  // finished between two commits.
   uint64_t credit_messages = 1000;
   uint64_t credit_bytes = uint64_t{256} << 20;
   // Each side sends a heartbeat when it has sent nothing else for an
@@ -125,6 +144,13 @@ class Channel {
   void send(const std::vector<Tensor>& tensors, uint64_t seq, uint64_t stream_id = 0);
   void send_end_of_stream(uint64_t seq, uint64_t stream_id = 0);
   void send_error(const std::string& what, uint64_t seq, uint64_t stream_id = 0);
+  // A checkpoint barrier: every message sent before it belongs to
+  // checkpoint `checkpoint`, every one after to the next. It travels in the
+  // stream like data (reliable: numbered, kept, delivered in order) and
+  // recv returns it (kind Barrier, .checkpoint set). The timed variant is
+  // send's: false (nothing sent) when there was no room within `timeout`.
+  void send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id = 0);
+  bool send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id, std::chrono::milliseconds timeout);
 
   // Reliable sending: waits until the receiver has acknowledged every
   // message sent, end of stream included, so that the process may exit.
@@ -132,21 +158,37 @@ class Channel {
   // how many messages are unacknowledged. Plain: returns at once.
   void flush(std::chrono::milliseconds timeout);
 
-  // The next well-formed message (data, end of stream or error), waiting up
-  // to `timeout` (negative: forever); nullopt on timeout. A malformed message
-  // is counted, logged (warn) with the endpoint and the reason, and skipped.
-  // Reliable: each message comes once, in order, per sender; control
-  // messages are handled inside.
+  // The next well-formed message (data, end of stream, error or checkpoint
+  // barrier), waiting up to `timeout` (negative: forever); nullopt on
+  // timeout. A malformed message is counted, logged (warn) with the endpoint
+  // and the reason, and skipped. Reliable: each message comes once, in
+  // order, per sender; control messages are handled inside. A barrier is
+  // acknowledged like any other message (at the next recv, or by ack).
   std::optional<wire::Message> recv(std::chrono::milliseconds timeout = std::chrono::milliseconds(-1));
 
   // Reliable receiving with Acknowledge::Manual: `message` (as recv gave
   // it) is done with. Messages are acknowledged to their sender in order:
   // the acknowledgement moves past n once n and everything before it are
   // acked. Any thread may call it; it is a no-op for plain channels.
+  // With Acknowledge::Checkpoint it only says the owner has finished with
+  // `message`: that frees credit, and the sender still keeps it until a commit.
   void ack(const wire::Message& message);
   // A copyable handle that acks from any thread, safe to call after the
   // channel is gone (it then does nothing): for callbacks that outlive it.
   std::function<void(uint64_t peer, uint64_t seq)> acknowledger();
+  // Reliable receiving with Acknowledge::Checkpoint: acknowledges to the
+  // sender `peer` (a message's .peer) every message up to and including
+  // `seq` (finished or not: a commit finishes them), so that the sender
+  // forgets them; what is not committed is sent again to the next receiver
+  // if this one goes away. A seq below what is acknowledged already is a
+  // no-op, and one beyond what was received counts as the last received.
+  // Any thread may call it; it is sent at the next recv or keep_alive.
+  // A no-op for plain channels; WireError on a reliable receiver with
+  // another Acknowledge mode (its acks acknowledge already).
+  void commit(uint64_t peer, uint64_t seq);
+  // A copyable handle that commits from any thread, safe to call after the
+  // channel is gone (it then does nothing). WireError as commit.
+  std::function<void(uint64_t peer, uint64_t seq)> committer();
   // Reliable receiving: sends due acknowledgements and heartbeats without
   // reading, for a receiver that holds a message it cannot hand on yet.
   void keep_alive();

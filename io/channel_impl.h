@@ -90,8 +90,9 @@ class ReliableSender {
   ReliableSender(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where);
   ~ReliableSender();
   // Numbers `m` and keeps it, waiting while the sender already keeps its
-  // own credit's worth; false after `timeout` (negative: forever) without
-  // room. WireError: see Channel::send.
+  // own credit's worth (and what its receiver grants for messages finished
+  // and not yet committed); false after `timeout` (negative: forever)
+  // without room. WireError: see Channel::send.
   bool send(wire::Message m, std::chrono::milliseconds timeout);
   void flush(std::chrono::milliseconds timeout);
   uint64_t unacknowledged() const;
@@ -135,6 +136,10 @@ class ReliableSender {
   std::optional<uint64_t> stream_id_;
   uint64_t receiver_ = 0;  // the receiver's session; 0 until one grants credit
   wire::Control grant_;    // what it granted last
+  // The least credit this receiver has granted: its own credit. What it
+  // grants above is for messages it has finished and not yet committed
+  // (Acknowledge::Checkpoint), which this sender keeps beyond its own.
+  uint64_t base_messages_ = 0, base_bytes_ = 0;
   uint64_t rewind_seen_ = 0;
   Clock::time_point opened_, last_heard_, last_sent_, last_serviced_;
   // How often send reads the socket for control messages while it has
@@ -147,15 +152,21 @@ class ReliableSender {
   std::thread pacemaker_;
 };
 
-// Acknowledgements from any thread, taken by the receiving thread; it
-// outlives the channel so that late callbacks find it.
+// Acknowledgements (and commits) from any thread, taken by the receiving
+// thread; it outlives the channel so that late callbacks find it.
 struct AckQueue {
+  struct Entry {
+    uint64_t peer = 0;
+    uint64_t seq = 0;
+    // Acknowledge::Checkpoint: every message up to seq is committed, not only seq finished.
+    bool commit = false;
+  };
   AckQueue();
   ~AckQueue();
-  void push(uint64_t peer, uint64_t seq);
-  std::vector<std::pair<uint64_t, uint64_t>> take();
+  void push(uint64_t peer, uint64_t seq, bool commit = false);
+  std::vector<Entry> take();
   std::mutex mutex;
-  std::vector<std::pair<uint64_t, uint64_t>> pending;
+  std::vector<Entry> pending;
   bool closed = false;
   int wake_fd = -1;  // an eventfd: readable while acks are pending
 };
@@ -180,20 +191,37 @@ class ReliableReceiver {
     std::string routing_id;
     uint64_t stream_id = 0;
     uint64_t expected = 0;       // the next seq to take
-    uint64_t acked = 0;          // every seq below is done with
-    uint64_t acked_sent = 0;     // what the last ack said
+    uint64_t acked = 0;          // every seq below is done with (Checkpoint: finished)
+    uint64_t committed = 0;      // Checkpoint: every seq below is committed, which is what acks say
+    uint64_t acked_sent = 0;     // the acknowledgement the last record carried
+    uint64_t finished_sent = 0;  // `acked` when the last record was sent (Checkpoint: its grant)
     uint64_t confirmed = 0;      // what the sender's last heartbeat says it has had acknowledged
     std::set<uint64_t> done;     // done with, above `acked`
+    // Checkpoint: the bytes of each message taken and not committed, and
+    // the sum of those below `acked` (finished), which the grant adds.
+    std::map<uint64_t, uint64_t> held;
+    uint64_t finished_bytes = 0;
     uint64_t rewind = 0;
     Clock::time_point rewound{}, last_heard{}, last_sent{};
     bool alive = true;
   };
+  bool checkpoints() const { return options_.acknowledge == Acknowledge::Checkpoint; }
+  // What a record tells the sender it may forget: every seq below.
+  uint64_t acknowledgement(const Peer& p) const { return checkpoints() ? p.committed : p.acked; }
   // Sends the acknowledgements due: a batch's worth (an eighth of the
-  // credit) per sender, or with flush_all everything done with.
+  // credit) per sender, or with flush_all everything done with; commits at once.
   void take_acks(bool flush_all);
   // How long the socket stays quiet before recv acknowledges all it can.
   static constexpr std::chrono::milliseconds kAckDelay{1};
   void mark_done(uint64_t session, uint64_t seq);
+  // `p`'s message `expected` is the owner's now (`bytes` in its frames); untake gives the last one back.
+  void take(Peer& p, uint64_t bytes);
+  void untake(Peer& p);
+  // Moves `acked` past the next seq, or up to `seq`: finished.
+  void finish_next(Peer& p);
+  void finish_below(Peer& p, uint64_t seq);
+  // Checkpoint: every message below `seq` (at most `expected`) is committed, and so finished.
+  void commit_below(Peer& p, uint64_t seq);
   void beat(Clock::time_point now);
   void send_control(Peer& p, wire::Kind kind, Clock::time_point now);
   void ask_resend(Peer& p, Clock::time_point now);

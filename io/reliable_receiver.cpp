@@ -26,13 +26,13 @@ AckQueue::AckQueue() : wake_fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
 
 AckQueue::~AckQueue() { ::close(wake_fd); }
 
-void AckQueue::push(uint64_t peer, uint64_t seq) {
+void AckQueue::push(uint64_t peer, uint64_t seq, bool commit) {
   bool wake = false;
   {
     std::lock_guard lock(mutex);
     if (closed) return;
     wake = pending.empty();
-    pending.emplace_back(peer, seq);
+    pending.push_back({peer, seq, commit});
   }
   // One wake-up per batch: the receiving thread takes them all at once.
   if (wake) {
@@ -41,8 +41,8 @@ void AckQueue::push(uint64_t peer, uint64_t seq) {
   }
 }
 
-std::vector<std::pair<uint64_t, uint64_t>> AckQueue::take() {
-  std::vector<std::pair<uint64_t, uint64_t>> out;
+std::vector<AckQueue::Entry> AckQueue::take() {
+  std::vector<Entry> out;
   std::lock_guard lock(mutex);
   if (pending.empty()) return out;  // nothing pushed, so no wake-up to drain: no system call per message
   out.swap(pending);
@@ -80,7 +80,7 @@ ReliableReceiver::~ReliableReceiver() {
       }
       // Only heartbeats matter now; data is left for the sender to send to
       // the next receiver (it was not acknowledged, nor taken).
-      if (auto m = accept(in, Clock::now())) --peers_.at(m->peer).expected;
+      if (auto m = accept(in, Clock::now())) untake(peers_.at(m->peer));
     }
   } catch (const std::exception& e) {
     logger().warn("{}: last acknowledgements not confirmed: {}", where_, e.what());
@@ -95,20 +95,32 @@ void ReliableReceiver::reject(const std::string& why) {
   logger().warn("{} (message skipped)", why);
 }
 
+namespace {
+
+uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+}  // namespace
+
 void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point now) {
   wire::Message m;
-  m.header = {kind, 0, p.stream_id, p.acked, 0, 0};
+  m.header = {kind, 0, p.stream_id, acknowledgement(p), 0, 0};
+  // Checkpoint: what the owner finished and has not committed stays with
+  // the sender (it is sent again if this receiver restarts), and the grant
+  // makes room for it, so that the window of messages not yet finished
+  // stays the credit however seldom the owner commits.
+  const uint64_t finished = checkpoints() ? p.acked - p.committed : 0;
   m.control = {session_,
                p.expected,
-               options_.credit_messages,
-               options_.credit_bytes,
+               saturating_add(options_.credit_messages, finished),
+               saturating_add(options_.credit_bytes, p.finished_bytes),
                static_cast<uint64_t>(options_.max_message_bytes),
                p.rewind};
   try {
     // No room, or the sender is gone: the next beat says it all again.
     if (write_frames(socket_, wire::encode(m), &p.routing_id, /*dont_wait=*/true)) {
       p.last_sent = now;
-      p.acked_sent = p.acked;
+      p.acked_sent = acknowledgement(p);
+      p.finished_sent = p.acked;
     } else {
       logger().debug("{}: {} to a sender (stream {}) not sent: no room", where_, wire::kind_name(kind), p.stream_id);
     }
@@ -127,20 +139,59 @@ void ReliableReceiver::ask_resend(Peer& p, Clock::time_point now) {
   send_control(p, wire::Kind::Credit, now);
 }
 
+void ReliableReceiver::finish_next(Peer& p) {
+  if (checkpoints()) {
+    auto it = p.held.find(p.acked);
+    if (it != p.held.end()) p.finished_bytes += it->second;
+  }
+  ++p.acked;
+}
+
+void ReliableReceiver::finish_below(Peer& p, uint64_t seq) {
+  if (checkpoints()) {
+    for (auto it = p.held.lower_bound(p.acked); it != p.held.end() && it->first < seq; ++it)
+      p.finished_bytes += it->second;
+  }
+  p.acked = std::max(p.acked, seq);
+  p.done.erase(p.done.begin(), p.done.lower_bound(p.acked));
+  while (!p.done.empty() && *p.done.begin() == p.acked) {
+    p.done.erase(p.done.begin());
+    finish_next(p);
+  }
+}
+
+void ReliableReceiver::commit_below(Peer& p, uint64_t seq) {
+  // Nothing beyond what this receiver took: the sender would forget
+  // messages no one has.
+  seq = std::min(seq, p.expected);
+  if (seq <= p.committed) return;  // acknowledged already
+  if (seq > p.acked) finish_below(p, seq);
+  for (auto it = p.held.begin(); it != p.held.end() && it->first < seq; it = p.held.erase(it))
+    p.finished_bytes -= it->second;
+  p.committed = seq;
+}
+
+void ReliableReceiver::take(Peer& p, uint64_t bytes) {
+  if (checkpoints()) p.held.emplace(p.expected, bytes);
+  ++p.expected;
+}
+
+void ReliableReceiver::untake(Peer& p) {
+  --p.expected;
+  p.held.erase(p.expected);
+}
+
 void ReliableReceiver::mark_done(uint64_t session, uint64_t seq) {
   auto it = peers_.find(session);
   if (it == peers_.end()) return;
   Peer& p = it->second;
   if (seq < p.acked) return;
   if (seq == p.acked && p.done.empty()) {  // in order, the usual case: no set to keep
-    ++p.acked;
+    finish_next(p);
     return;
   }
   p.done.insert(seq);
-  while (!p.done.empty() && *p.done.begin() == p.acked) {
-    p.done.erase(p.done.begin());
-    ++p.acked;
-  }
+  finish_below(p, p.acked);
 }
 
 void ReliableReceiver::take_acks(bool flush_all) {
@@ -148,13 +199,24 @@ void ReliableReceiver::take_acks(bool flush_all) {
     mark_done(handed_->first, handed_->second);
     handed_.reset();
   }
-  for (auto [peer, seq] : acks_->take()) mark_done(peer, seq);
+  for (const AckQueue::Entry& e : acks_->take()) {
+    if (!e.commit) {
+      mark_done(e.peer, e.seq);
+    } else if (auto it = peers_.find(e.peer); it != peers_.end()) {
+      commit_below(it->second, e.seq == UINT64_MAX ? e.seq : e.seq + 1);
+    }
+  }
   // Batched: an ack per message would double the messages on the wire.
+  // A commit goes at once: its owner batches them already (one a
+  // checkpoint), and the sender's memory waits for it.
   const Clock::time_point now = Clock::now();
   const uint64_t batch = std::max<uint64_t>(1, options_.credit_messages / 8);
-  for (auto& [session, p] : peers_)
-    if (p.acked > p.acked_sent && (flush_all || p.acked - p.acked_sent >= batch))
-      send_control(p, wire::Kind::Ack, now);
+  for (auto& [session, p] : peers_) {
+    const bool acknowledges = acknowledgement(p) > p.acked_sent;
+    const uint64_t finished = p.acked - p.finished_sent;  // Checkpoint: credit it frees
+    if ((checkpoints() && acknowledges) || (finished > 0 && (flush_all || finished >= batch)))
+      send_control(p, acknowledges ? wire::Kind::Ack : wire::Kind::Credit, now);
+  }
 }
 
 void ReliableReceiver::beat(Clock::time_point now) {
@@ -197,7 +259,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
         const zmq::message_t& f = (*in.parts)[1];
         wire::Header h = wire::read_header({static_cast<const uint8_t*>(f.data()), f.size()}, where_, true);
         if (h.seq == it->second.expected) {
-          ++it->second.expected;
+          take(it->second, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
           mark_done(session, h.seq);
         }
       } catch (const WireError&) {
@@ -214,7 +276,8 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     if (it == peers_.end()) {
       it = peers_.emplace(session, Peer{}).first;
       it->second.routing_id = routing_id_of(session);
-      it->second.expected = it->second.acked = it->second.acked_sent = h.seq;
+      Peer& p = it->second;
+      p.expected = p.acked = p.committed = p.acked_sent = p.finished_sent = h.seq;
       logger().debug("{}: sender {:016x} (stream {}) starts at seq {}", where_, session, h.stream_id, h.seq);
     }
     Peer& p = it->second;
@@ -223,9 +286,10 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     p.alive = true;
     p.confirmed = std::max(p.confirmed, h.seq);
     if (h.seq > p.expected) {
+      // Done with before, here or by a receiver before: the sender forgot them.
       p.expected = h.seq;
-      p.done.erase(p.done.begin(), p.done.lower_bound(h.seq));
-      p.acked = std::max(p.acked, h.seq);
+      finish_below(p, h.seq);
+      if (checkpoints()) commit_below(p, h.seq);
     }
     if (m.control.session == 0) {
       reject(where_ + ": heartbeat: expected the sender's session, found 0");
@@ -241,7 +305,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
   }
   if (wire::is_control(h.kind)) {
     reject(where_ + ": seq " + std::to_string(h.seq) + ": kind " + std::string(wire::kind_name(h.kind)) +
-           ": expected data, end of stream, error or heartbeat from a sender");
+           ": expected data, end of stream, error, checkpoint barrier or heartbeat from a sender");
     return std::nullopt;
   }
   if (it == peers_.end()) {
@@ -259,14 +323,15 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
   p.alive = true;
   if (h.seq < p.expected) {
     ++duplicates_;
-    if (p.acked == p.acked_sent) send_control(p, wire::Kind::Ack, now);  // it went back past our ack: say it again
+    // It went back past our ack: say it again.
+    if (acknowledgement(p) == p.acked_sent) send_control(p, wire::Kind::Ack, now);
     return std::nullopt;
   }
   if (h.seq > p.expected) {
     ask_resend(p, now);
     return std::nullopt;
   }
-  ++p.expected;
+  take(p, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
   m.peer = session;
   return m;
 }

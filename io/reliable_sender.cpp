@@ -20,6 +20,8 @@ uint64_t bytes_of(const std::vector<wire::Frame>& frames) {
   return n;
 }
 
+uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 }  // namespace
 
 ReliableSender::ReliableSender(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where)
@@ -86,10 +88,17 @@ bool ReliableSender::alive(Clock::time_point now) const {
 
 // Room to keep one more message: the sender's own credit options bound
 // what it keeps (sent or waiting for the receiver's credit), so that send
-// returns at once until then, receiver or not.
+// returns at once until then, receiver or not. What its receiver grants
+// above its own credit is for messages the receiver has finished and not
+// committed (Acknowledge::Checkpoint): kept here until a checkpoint commits
+// them, they do not take this sender's room, or one that commits every
+// few hundred messages would stall it.
 bool ReliableSender::room_for(uint64_t bytes) const {
   if (unacked_.empty()) return true;  // one message larger than the byte credit goes alone
-  return unacked_.size() < options_.credit_messages && unacked_bytes_ + bytes <= options_.credit_bytes;
+  const uint64_t finished_messages = receiver_ == 0 ? 0 : grant_.credit_messages - base_messages_;
+  const uint64_t finished_bytes = receiver_ == 0 ? 0 : grant_.credit_bytes - base_bytes_;
+  return unacked_.size() < saturating_add(options_.credit_messages, finished_messages) &&
+         unacked_bytes_ + bytes <= saturating_add(options_.credit_bytes, finished_bytes);
 }
 
 void ReliableSender::check_receiver(Clock::time_point now, size_t waiting) const {
@@ -233,7 +242,8 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     rewind_seen_ = c.rewind;
     sent_ = 0;
     sent_bytes_ = 0;
-    grant_ = c;
+    base_messages_ = c.credit_messages;
+    base_bytes_ = c.credit_bytes;
     send_heartbeat(now);
   } else if (c.rewind > rewind_seen_) {
     // The receiver missed a message: go back to the one it expects.
@@ -247,6 +257,8 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     }
   }
   grant_ = c;
+  base_messages_ = std::min(base_messages_, c.credit_messages);
+  base_bytes_ = std::min(base_bytes_, c.credit_bytes);
   // The acknowledgement: everything below header.seq is done with. A
   // heartbeat tells the receiver it arrived (one closing waits for that).
   const uint64_t before = oldest();

@@ -25,13 +25,24 @@ uintptr_t element_alignment(DType t) {
   return static_cast<uintptr_t>(is_complex(t) ? dtype_size(t) / 2 : dtype_size(t));
 }
 
+// A message of one frame: its header, then the `after` bytes that
+// write_after writes (a control record, a barrier's checkpoint number).
+template <size_t after, typename WriteAfter>
+std::vector<Frame> one_frame(const Header& h, WriteAfter write_after) {
+  auto bytes = std::make_shared<std::array<uint8_t, kHeaderBytes + after>>();
+  write_header(h, bytes->data());
+  write_after(bytes->data() + kHeaderBytes);
+  return {{bytes->data(), bytes->size(), bytes}};
+}
+
 }  // namespace
 
 std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   Header h = m.header;
-  if (h.kind == Kind::Barrier || static_cast<uint8_t>(h.kind) > static_cast<uint8_t>(Kind::Heartbeat))
-    throw WireError("encode: kind " + std::to_string(static_cast<int>(h.kind)) + " (" + std::string(kind_name(h.kind)) +
-                    "): expected data, end of stream, error, credit, ack or heartbeat");
+  if (static_cast<uint8_t>(h.kind) > static_cast<uint8_t>(Kind::Heartbeat))
+    throw WireError("encode: kind " + std::to_string(static_cast<int>(h.kind)) + " (" +
+                    std::string(kind_name(h.kind)) +
+                    "): expected data, end of stream, error, credit, ack, checkpoint barrier or heartbeat");
   if (h.kind != Kind::Data && !m.tensors.empty())
     throw WireError("encode: seq " + std::to_string(h.seq) + ": a " + std::string(kind_name(h.kind)) +
                     " message carries no tensors, found " + std::to_string(m.tensors.size()));
@@ -40,14 +51,11 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   h.count = static_cast<uint32_t>(m.tensors.size());
   h.flags = options.crc ? kFlagCrc : 0;
   h.crc = 0;
+  if (is_control(h.kind))
+    return one_frame<kControlBytes>(h, [&](uint8_t* out) { write_control(m.control, out); });
+  if (h.kind == Kind::Barrier)
+    return one_frame<kBarrierBytes>(h, [&](uint8_t* out) { write_checkpoint(m.checkpoint, out); });
   std::vector<Frame> frames;
-  if (is_control(h.kind)) {
-    auto bytes = std::make_shared<std::array<uint8_t, kHeaderBytes + kControlBytes>>();
-    write_header(h, bytes->data());
-    write_control(m.control, bytes->data() + kHeaderBytes);
-    frames.push_back({bytes->data(), bytes->size(), bytes});
-    return frames;
-  }
   std::vector<Tensor> host;
   host.reserve(m.tensors.size());
   size_t packed_bytes = kHeaderBytes;
@@ -102,6 +110,7 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
   m.header = parsed.header;
   m.error = parsed.error;
   m.control = parsed.control;
+  m.checkpoint = parsed.checkpoint;
   m.tensors.reserve(parsed.tensors.size());
   const bool packed = (parsed.header.flags & kFlagPacked) != 0;
   for (size_t i = 0; i < parsed.tensors.size(); ++i) {

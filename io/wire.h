@@ -42,6 +42,7 @@ struct Message {
   std::vector<Tensor> tensors;  // Data
   std::string error;            // Error: UTF-8
   Control control;              // Credit, Ack, Heartbeat
+  uint64_t checkpoint = 0;      // Barrier: the number of the checkpoint it closes
   // Received on a reliable channel: the session of the sending channel,
   // which Channel::ack takes back (0 otherwise).
   uint64_t peer = 0;
@@ -57,7 +58,7 @@ struct EncodeOptions {
 };
 
 // The frames of `message` (tensors not on the host are copied there first).
-// WireError for the reserved barrier kind, tensors in a message that is not
+// WireError for a kind above heartbeat, tensors in a message that is not
 // data, or an error message that is not UTF-8.
 std::vector<Frame> encode(const Message& message, const EncodeOptions& options = {});
 // Throws WireError naming `where` (an endpoint) and what was wrong.

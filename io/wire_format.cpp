@@ -130,7 +130,7 @@ std::string_view kind_name(Kind kind) {
     case Kind::Error: return "error";
     case Kind::Credit: return "credit";
     case Kind::Ack: return "ack";
-    case Kind::Barrier: return "checkpoint barrier (reserved)";
+    case Kind::Barrier: return "checkpoint barrier";
     case Kind::Heartbeat: return "heartbeat";
   }
   return "unknown";
@@ -161,15 +161,12 @@ Header read_header(Bytes f, std::string_view where, bool packed_ok) {
     fail(where, "header frame: expected " + std::to_string(kHeaderBytes) + " bytes, found " + std::to_string(f.size()));
   if (std::memcmp(f.data(), kMagic, 4) != 0) fail(where, "header frame: expected magic SLCE, found other bytes");
   if (f[4] != kVersion) fail(where, "header frame: expected version 1, found " + std::to_string(f[4]));
-  const auto kind = static_cast<Kind>(f[5]);
-  if (f[5] > static_cast<uint8_t>(Kind::Heartbeat) || kind == Kind::Barrier) {
-    std::string found = std::to_string(f[5]);
-    if (kind == Kind::Barrier) found += " (checkpoint barrier, reserved)";
-    fail(where, "header frame: expected kind 0 to 4 or 6 (data, end of stream, error, credit, ack, heartbeat), found " +
-                    found);
+  if (f[5] > static_cast<uint8_t>(Kind::Heartbeat)) {
+    const std::string kinds = "data, end of stream, error, credit, ack, checkpoint barrier, heartbeat";
+    fail(where, "header frame: expected kind 0 to 6 (" + kinds + "), found " + std::to_string(f[5]));
   }
   Header h;
-  h.kind = kind;
+  h.kind = static_cast<Kind>(f[5]);
   h.flags = get<uint16_t>(f.data() + 6);
   h.stream_id = get<uint64_t>(f.data() + 8);
   h.seq = get<uint64_t>(f.data() + 16);
@@ -201,6 +198,15 @@ Control read_control(Bytes f, std::string_view where) {
   return c;
 }
 
+void write_checkpoint(uint64_t checkpoint, uint8_t* out) { put<uint64_t>(out, checkpoint); }
+
+uint64_t read_checkpoint(Bytes f, std::string_view where) {
+  if (f.size() != kBarrierBytes)
+    fail(where, "checkpoint barrier: expected a " + std::to_string(kBarrierBytes) +
+                    "-byte checkpoint number after the header, found " + std::to_string(f.size()) + " bytes");
+  return get<uint64_t>(f.data());
+}
+
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::string_view where) {
   if (frames.empty()) fail(where, "expected a header frame, found an empty message");
   // The total first: nothing below may cost more than the bytes received.
@@ -215,12 +221,15 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   const bool packed = (h.flags & kFlagPacked) != 0;
   // Built only on failure: the common path must not format strings.
   auto at = [&] { return std::string(where) + ": seq " + std::to_string(h.seq); };
-  // A control message is one frame, its header then its record: a
-  // message of one frame never arrives half-read, whatever its sender does.
-  const size_t header_frame = is_control(h.kind) ? kHeaderBytes + kControlBytes : kHeaderBytes;
+  // A control message is one frame, its header then its record, and so is
+  // a barrier, its header then its checkpoint number: a message of one
+  // frame never arrives half-read, whatever its sender does.
+  const size_t header_frame = header_frame_bytes(h.kind);
   if (frames[0].size() != header_frame && !packed)
     fail(where, "header frame: expected " + std::to_string(header_frame) + " bytes for kind " +
-                    std::string(kind_name(h.kind)) + (h.kind == Kind::Data ? " (flag bit 1, packed, is clear)" : "") +
+                    std::string(kind_name(h.kind)) +
+                    (h.kind == Kind::Data ? " (flag bit 1, packed, is clear)" : "") +
+                    (h.kind == Kind::Barrier ? " (the header, then its u64 checkpoint number)" : "") +
                     ", found " + std::to_string(frames[0].size()));
   if (packed && h.kind != Kind::Data)
     fail(at(), "flags: expected packed (bit 1) only on data messages, found it on kind " +
@@ -241,6 +250,7 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
     m.error = {reinterpret_cast<const char*>(frames[1].data()), frames[1].size()};
   }
   if (is_control(h.kind)) m.control = read_control(frames[0].subspan(kHeaderBytes), at());
+  if (h.kind == Kind::Barrier) m.checkpoint = read_checkpoint(frames[0].subspan(kHeaderBytes), at());
   // A packed message's tensors follow the header in its one frame; each
   // needs at least a 64-byte .npy header, which bounds the count before
   // anything is reserved for it.

@@ -24,9 +24,11 @@ enum class Kind : uint8_t {
   EndOfStream = 1,
   Error = 2,  // frame 1 is a UTF-8 message
   // The reliable protocol's control messages: frame 1 is a Control record.
-  Credit = 3,     // receiver -> sender: the window it grants, or a request to resend
-  Ack = 4,        // receiver -> sender: every message below `seq` is done with
-  Barrier = 5,    // reserved for checkpoint barriers; rejected
+  Credit = 3,  // receiver -> sender: the window it grants, or a request to resend
+  Ack = 4,     // receiver -> sender: every message below `seq` is done with
+  // A checkpoint barrier: frame 0 holds the header, then the checkpoint
+  // number (u64). A stream message like data: numbered and delivered in order.
+  Barrier = 5,
   Heartbeat = 6,  // both ways: alive, and where each side stands
 };
 
@@ -47,6 +49,10 @@ struct Control {
   uint64_t rewind = 0;             // receiver: bumped to ask the sender to resend from `next`
 };
 inline constexpr size_t kControlBytes = 48;
+// A barrier's checkpoint number, a little-endian u64 after its header, in
+// the same frame (one frame, like a control message, so it never arrives
+// half-read).
+inline constexpr size_t kBarrierBytes = 8;
 
 struct Header {
   Kind kind = Kind::Data;
@@ -77,17 +83,25 @@ struct Parsed {
   std::vector<TensorView> tensors;  // Data
   std::string_view error;           // Error: the peer's message
   Control control;                  // Credit, Ack, Heartbeat
+  uint64_t checkpoint = 0;          // Barrier: the checkpoint it closes
 };
 
 // True for the kinds of the reliable protocol's control messages.
 inline bool is_control(Kind kind) { return kind == Kind::Credit || kind == Kind::Ack || kind == Kind::Heartbeat; }
+// The bytes of a header frame that is not packed: the header, and the
+// record a control message or a barrier carries after it.
+inline size_t header_frame_bytes(Kind kind) {
+  return kHeaderBytes + (is_control(kind) ? kControlBytes : kind == Kind::Barrier ? kBarrierBytes : 0);
+}
 
 // Validates every frame of one message: the header (magic, version, kind,
 // frame count), each tensor's .npy header (version 1.0, dtype, rank, dims)
 // and data size (in frames of their own, or one after another in a packed
-// message's single frame), a control record's size, the byte total against `limits`, the CRC when flagged, an
-// error message's UTF-8. Throws WireError naming `where` (an endpoint), the
-// sequence number and tensor when known, what was expected and what was found.
+// message's single frame), the size of a control record or a barrier's
+// checkpoint number, the byte total against `limits`, the CRC when flagged,
+// an error message's UTF-8. Throws WireError naming `where` (an endpoint),
+// the sequence number and tensor when known, what was expected and what was
+// found.
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");
 
 // The 32-byte header, little-endian. write_header writes flags as given:
@@ -102,13 +116,17 @@ Header read_header(Bytes frame, std::string_view where, bool packed_ok = false);
 void write_control(const Control& c, uint8_t* out);
 Control read_control(Bytes frame, std::string_view where);
 
+// A barrier's checkpoint number: 8 bytes, little-endian.
+void write_checkpoint(uint64_t checkpoint, uint8_t* out);
+uint64_t read_checkpoint(Bytes frame, std::string_view where);
+
 // CRC-32C (Castagnoli) continuing from `crc` (0 to start).
 uint32_t crc32c(uint32_t crc, const void* data, size_t size);
 
 // Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
 bool valid_utf8(Bytes text);
 
-// "data", "end of stream", "error", "credit (reserved)", ...
+// "data", "end of stream", "error", "credit", "ack", "checkpoint barrier", "heartbeat".
 std::string_view kind_name(Kind kind);
 
 }  // namespace sluice::wire

@@ -14,13 +14,21 @@ resending, so that nothing is lost when a side is slow, stops or restarts.
     import numpy as np, sluice_wire
     out = sluice_wire.ReliableSender("ipc:///tmp/sluice-in")
     out.send([np.arange(4, dtype=np.float32)])
+    out.send_barrier(1)          # checkpoint 1 closes here
     out.send_end_of_stream()
     out.flush(timeout=60)        # returns once the receiver has taken everything
 
     inp = sluice_wire.ReliableReceiver("ipc:///tmp/sluice-out")   # binds
-    while (m := inp.recv(timeout=60)).kind == sluice_wire.DATA:
-        print(m.arrays)          # acknowledged at the next recv
+    while (m := inp.recv(timeout=60)).kind != sluice_wire.END_OF_STREAM:
+        if m.kind == sluice_wire.DATA:
+            print(m.arrays)      # acknowledged at the next recv
+        elif m.kind == sluice_wire.BARRIER:
+            print("checkpoint", m.checkpoint)
     inp.close()
+
+A checkpoint barrier (kind BARRIER) is returned by recv like any message,
+with its number in m.checkpoint; a receiver that does not checkpoint skips
+it (it is acknowledged at the next recv all the same).
 
 Plain mode is send() and recv() on a pyzmq PUSH or PULL socket (anything
 with send_multipart and recv_multipart), for peers that speak plain ZeroMQ.
@@ -50,6 +58,8 @@ _HEADER = struct.Struct("<4sBBHQQII")
 # A control message's record: session, next, credit messages, credit bytes,
 # max message bytes, rewind.
 _CONTROL = struct.Struct("<6Q")
+# A barrier's checkpoint number, after its header in the same frame.
+_CHECKPOINT = struct.Struct("<Q")
 _MAGIC = b"SLCE"
 _NPY_MAGIC = b"\x93NUMPY"
 _KIND_NAMES = {DATA: "data", END_OF_STREAM: "end of stream", ERROR: "error",
@@ -74,13 +84,14 @@ class Control(NamedTuple):
 
 
 class Message(NamedTuple):
-    kind: int            # DATA, END_OF_STREAM, ERROR, CREDIT, ACK or HEARTBEAT
+    kind: int            # DATA, END_OF_STREAM, ERROR, CREDIT, ACK, BARRIER or HEARTBEAT
     stream_id: int
     seq: int
     arrays: list         # DATA: numpy arrays
     error: str           # ERROR: the peer's message
     flags: int
     control: Control = Control()  # CREDIT, ACK, HEARTBEAT
+    checkpoint: int = 0  # BARRIER: the number of the checkpoint it closes
 
 
 def _crc_table():
@@ -156,6 +167,11 @@ def encode_error(text, seq, stream_id=0):
     return [_HEADER.pack(_MAGIC, VERSION, ERROR, 0, stream_id, seq, 0, 0), text.encode("utf-8")]
 
 
+def encode_barrier(checkpoint, seq, stream_id=0):
+    """The one frame of a checkpoint barrier: its header, then the checkpoint number (u64)."""
+    return [_HEADER.pack(_MAGIC, VERSION, BARRIER, 0, stream_id, seq, 0, 0) + _CHECKPOINT.pack(checkpoint)]
+
+
 def _bytes_of(frame):
     # zmq.Frame exposes its bytes as .buffer; bytes and memoryviews are their own.
     return memoryview(frame.buffer if hasattr(frame, "buffer") else frame).cast("B")
@@ -206,14 +222,15 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
         raise WireError(f"{where}: header frame: expected magic SLCE, found {magic!r}")
     if version != VERSION:
         raise WireError(f"{where}: header frame: expected version 1, found {version}")
-    if kind > HEARTBEAT or kind == BARRIER:
-        raise WireError(f"{where}: header frame: expected kind 0 to 4 or 6 (data, end of stream, error, credit, "
-                        f"ack, heartbeat), found {kind} ({_KIND_NAMES.get(kind, 'unknown')})")
+    if kind > HEARTBEAT:
+        raise WireError(f"{where}: header frame: expected kind 0 to 6 (data, end of stream, error, credit, "
+                        f"ack, checkpoint barrier, heartbeat), found {kind}")
     packed = bool(flags & FLAG_PACKED)
     control_kind = kind in (CREDIT, ACK, HEARTBEAT)
-    header_frame = _HEADER.size + (_CONTROL.size if control_kind else 0)
+    header_frame = _HEADER.size + (_CONTROL.size if control_kind else _CHECKPOINT.size if kind == BARRIER else 0)
     if len(frames[0]) != header_frame and not packed:
-        raise WireError(f"{where}: header frame: expected {header_frame} bytes for kind {_KIND_NAMES[kind]}, "
+        what = " (the header, then its u64 checkpoint number)" if kind == BARRIER else ""
+        raise WireError(f"{where}: header frame: expected {header_frame} bytes for kind {_KIND_NAMES[kind]}{what}, "
                         f"found {len(frames[0])}")
     at = f"{where}: seq {seq}"
     if packed and kind != DATA:
@@ -233,6 +250,7 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
             raise WireError(f"{at}: error message: expected UTF-8 text, found invalid bytes") from None
     if control_kind:
         control = Control(*_CONTROL.unpack(frames[0][_HEADER.size:]))
+    checkpoint = _CHECKPOINT.unpack(frames[0][_HEADER.size:])[0] if kind == BARRIER else 0
     rest = frames[0][_HEADER.size:] if packed else None
     if packed and count > len(rest) // 64:
         raise WireError(f"{at}: packed frame: expected room for {count} tensors, found {len(rest)} bytes")
@@ -258,7 +276,7 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
         raise WireError(f"{at}: packed frame: expected nothing after tensor {count}, found {len(rest)} more bytes")
     if flags & FLAG_CRC and checksum != crc:
         raise WireError(f"{at}: CRC-32C mismatch: the header says {crc}, the data frames give {checksum}")
-    return Message(kind, stream_id, seq, arrays, error, flags, control)
+    return Message(kind, stream_id, seq, arrays, error, flags, control, checkpoint)
 
 
 def send(socket, arrays, seq=0, stream_id=0, crc=False):
@@ -272,6 +290,10 @@ def send_end_of_stream(socket, seq, stream_id=0):
 
 def send_error(socket, text, seq, stream_id=0):
     socket.send_multipart(encode_error(text, seq, stream_id))
+
+
+def send_barrier(socket, checkpoint, seq, stream_id=0):
+    socket.send_multipart(encode_barrier(checkpoint, seq, stream_id))
 
 
 def recv(socket, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES):
@@ -385,6 +407,9 @@ class ReliableSender:
         self.kept = []                  # [seq, frames, bytes] in seq order; [:sent] are on the wire
         self.sent = self.sent_bytes = self.kept_bytes = self.next_seq = 0
         self.receiver, self.grant, self.rewind_seen = 0, Control(), 0
+        # The least credit the receiver granted: what it grants above is for messages it has
+        # finished and not committed (a checkpointing receiver), kept beyond this sender's own.
+        self.base_messages = self.base_bytes = 0
         now = time.monotonic()
         self.opened = self.last_heard = now
         self.last_sent = now - heartbeat_interval
@@ -423,7 +448,7 @@ class ReliableSender:
         if c.session != self.receiver:
             # A receiver new to this sender: everything kept goes to it again.
             self.receiver, self.rewind_seen, self.sent, self.sent_bytes = c.session, c.rewind, 0, 0
-            self.grant = c
+            self.base_messages, self.base_bytes = c.credit_messages, c.credit_bytes
             self._heartbeat(now)
         elif c.rewind > self.rewind_seen:
             self.rewind_seen = c.rewind
@@ -433,6 +458,8 @@ class ReliableSender:
             else:
                 self._heartbeat(now)
         self.grant = c
+        self.base_messages = min(self.base_messages, c.credit_messages)
+        self.base_bytes = min(self.base_bytes, c.credit_bytes)
         before = self._oldest()
         while self.kept and self.kept[0][0] < m.seq:
             seq, frames, size = self.kept.pop(0)
@@ -485,13 +512,23 @@ class ReliableSender:
             self.socket.poll(int(step * 1000) + 1, zmq.POLLIN)
             wait -= step
 
+    def _room_for(self, size):
+        """Room to keep one more message: this sender's own credit, and what the receiver grants
+        above its least grant (messages it finished and has not committed)."""
+        if not self.kept:
+            return True
+        finished_messages = self.grant.credit_messages - self.base_messages if self.receiver else 0
+        finished_bytes = self.grant.credit_bytes - self.base_bytes if self.receiver else 0
+        return (len(self.kept) < self.own_messages + finished_messages
+                and self.kept_bytes + size <= self.own_bytes + finished_bytes)
+
     def _send(self, frames_of_seq, timeout=None):
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             self.poll()
             frames = frames_of_seq(self.next_seq)
             size = sum(len(f) for f in frames)
-            if not self.kept or (len(self.kept) < self.own_messages and self.kept_bytes + size <= self.own_bytes):
+            if self._room_for(size):
                 break
             now = time.monotonic()
             self._check_receiver(now, 1)
@@ -514,6 +551,10 @@ class ReliableSender:
 
     def send_error(self, text, timeout=None):
         return self._send(lambda seq: encode_error(text, seq, self.stream_id), timeout)
+
+    def send_barrier(self, checkpoint, timeout=None):
+        """Keeps and sends a checkpoint barrier, numbered and delivered in order like data."""
+        return self._send(lambda seq: encode_barrier(checkpoint, seq, self.stream_id), timeout)
 
     def flush(self, timeout=60.0):
         """Returns once the receiver has acknowledged everything; WireError naming the count otherwise."""
@@ -623,7 +664,7 @@ class ReliableReceiver:
             else:
                 self._control(p, CREDIT)
             return None
-        if m.kind not in (DATA, END_OF_STREAM, ERROR):
+        if m.kind not in (DATA, END_OF_STREAM, ERROR, BARRIER):
             return None
         if p is None:
             self._control(_Peer(routing_id, m.stream_id, 0), CREDIT)  # makes the sender say where it stands
@@ -639,7 +680,7 @@ class ReliableReceiver:
         return m
 
     def recv(self, timeout=None):
-        """The next message (DATA, END_OF_STREAM or ERROR), or None after timeout seconds."""
+        """The next message (DATA, END_OF_STREAM, ERROR or BARRIER), or None after timeout seconds."""
         zmq = _zmq()
         self._settle(False)
         deadline = None if timeout is None else time.monotonic() + timeout

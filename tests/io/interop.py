@@ -4,7 +4,11 @@
                                     reliably (sluice_wire.ReliableSender); exit 0 once all was acknowledged
     interop.py consume ENDPOINT N   receive N messages (sluice_wire.ReliableReceiver), check each is twice
                                     what produce sent, exit 0
-    interop.py selftest             sluice_wire alone: round trips, packed and control messages, malformed ones
+    interop.py produce-barriers ENDPOINT   send data, checkpoint barrier, data, barrier, end of stream reliably:
+                                    message 2k is s64[1] holding k, message 2k + 1 the barrier of checkpoint k + 1
+    interop.py consume-barriers ENDPOINT   bind, receive what produce-barriers sends (from C++), check it, exit 0
+    interop.py selftest             sluice_wire alone: round trips, packed, control and barrier messages, malformed
+                                    ones, and a reliable sender and receiver in one process
 
 produce and consume take CurveZMQ certificates after N: produce SECRET SERVER (its secret certificate,
 the receiver's public one), consume SECRET ALLOW (its secret certificate, a directory of allowed senders).
@@ -62,6 +66,66 @@ def consume(endpoint, n, curve=()):
     inp.close()  # acknowledges the end of stream: the C++ sink's finish returns
 
 
+BARRIER_ROUNDS = 3
+
+
+def produce_barriers(endpoint):
+    out = sluice_wire.ReliableSender(endpoint, stream_id=5, peer_timeout=TIMEOUT_MS / 1000)
+    for k in range(BARRIER_ROUNDS):
+        out.send([np.array([k], dtype=np.int64)])
+        out.send_barrier(k + 1)
+    out.send_end_of_stream()
+    out.flush(timeout=TIMEOUT_MS / 1000)
+    out.close()
+
+
+def check_barrier_stream(next_message):
+    """Checks what produce-barriers sends, one message from next_message() at a time."""
+    for k in range(BARRIER_ROUNDS):
+        m = next_message()
+        assert m.kind == sluice_wire.DATA and m.seq == 2 * k, f"round {k}: expected data seq {2 * k}, found {m}"
+        assert m.arrays[0].tolist() == [k], f"round {k}: found {m.arrays[0]}"
+        m = next_message()
+        assert m.kind == sluice_wire.BARRIER, f"round {k}: expected a barrier, found kind {m.kind}"
+        assert (m.seq, m.checkpoint) == (2 * k + 1, k + 1), f"round {k}: found seq {m.seq}, checkpoint {m.checkpoint}"
+    m = next_message()
+    assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
+
+
+def consume_barriers(endpoint):
+    inp = sluice_wire.ReliableReceiver("@" + endpoint)
+
+    def next_message():
+        m = inp.recv(timeout=TIMEOUT_MS / 1000)
+        assert m is not None, f"nothing within {TIMEOUT_MS} ms"
+        return m
+    check_barrier_stream(next_message)
+    inp.close()
+
+
+def reliable_selftest():
+    """A reliable sender and receiver in one process, taking turns: barriers travel in order."""
+    context = zmq.Context()
+    inp = sluice_wire.ReliableReceiver("@inproc://selftest", heartbeat_interval=0.05, context=context)
+    out = sluice_wire.ReliableSender(">inproc://selftest", stream_id=5, heartbeat_interval=0.05, context=context)
+    for k in range(BARRIER_ROUNDS):
+        out.send([np.array([k], dtype=np.int64)])
+        out.send_barrier(k + 1)
+    out.send_end_of_stream()
+
+    def next_message():
+        for _ in range(1000):  # 10 s at most
+            out.poll(0.005)
+            m = inp.recv(timeout=0.005)
+            if m is not None:
+                return m
+        raise AssertionError("reliable selftest: nothing within 10 s")
+    check_barrier_stream(next_message)
+    out.close()
+    inp.close(linger=0)
+    context.term()
+
+
 def selftest():
     arrays = [np.float32(1.5), np.arange(6, dtype=np.complex64).reshape(2, 3), np.zeros((3, 0), np.uint16),
               np.array([True, False]), np.arange(4, dtype=">i4")]
@@ -84,6 +148,11 @@ def selftest():
     record = sluice_wire.Control(7, 8, 9, 10, 11, 12)
     m = sluice_wire.decode(sluice_wire.encode_control(sluice_wire.CREDIT, record, seq=3, stream_id=4))
     assert (m.kind, m.seq, m.stream_id, m.control) == (sluice_wire.CREDIT, 3, 4, record), m
+    # A barrier is one frame: its header, then its checkpoint number.
+    (barrier,) = sluice_wire.encode_barrier(2**40 + 3, seq=6, stream_id=4)
+    assert len(barrier) == 40 and barrier[32:] == (2**40 + 3).to_bytes(8, "little"), barrier
+    m = sluice_wire.decode([barrier])
+    assert (m.kind, m.seq, m.stream_id, m.checkpoint, m.arrays) == (sluice_wire.BARRIER, 6, 4, 2**40 + 3, []), m
 
     good = [bytes(f) for f in sluice_wire.encode([np.arange(6, dtype=np.float32).reshape(2, 3)], seq=5)]
     def changed(index, new):
@@ -93,7 +162,10 @@ def selftest():
     bad = {
         "magic": changed(0, lambda f: b"X" + f[1:]),
         "version": changed(0, lambda f: f[:4] + b"\x02" + f[5:]),
-        "kind": changed(0, lambda f: f[:5] + b"\x05" + f[6:]),
+        "expected kind 0 to 6": changed(0, lambda f: f[:5] + b"\x07" + f[6:]),
+        "40 bytes for kind checkpoint barrier": changed(0, lambda f: f[:5] + b"\x05" + f[6:]),
+        "checkpoint barrier (the header, then its u64": [barrier[:36]],
+        "expected 1 frames": [barrier, b"x"],
         "80 bytes for kind credit": changed(0, lambda f: f[:5] + b"\x03" + f[6:]),
         "descr": changed(1, lambda f: f.replace(b"'<f4'", b"'>f4'")),
         "fortran_order": changed(1, lambda f: f.replace(b"False", b"True ")),
@@ -119,6 +191,7 @@ def selftest():
         raise AssertionError("crc: accepted")
     except sluice_wire.WireError as e:
         assert "CRC-32C" in str(e), e
+    reliable_selftest()
 
 
 if __name__ == "__main__":
@@ -127,6 +200,10 @@ if __name__ == "__main__":
             produce(sys.argv[2], int(sys.argv[3]), sys.argv[4:6])
         elif sys.argv[1] == "consume":
             consume(sys.argv[2], int(sys.argv[3]), sys.argv[4:6])
+        elif sys.argv[1] == "produce-barriers":
+            produce_barriers(sys.argv[2])
+        elif sys.argv[1] == "consume-barriers":
+            consume_barriers(sys.argv[2])
         else:
             selftest()
     except (AssertionError, sluice_wire.WireError, zmq.ZMQError) as e:

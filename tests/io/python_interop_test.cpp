@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "io/channel.h"
 #include "io/curve.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/zmq_nodes.h"
@@ -91,6 +92,47 @@ TEST(PythonInterop, PythonAndCppSpeakCurveZmq) {
                         keys + "python_secret", keys + "cpp"},
                        {kPythonPath});
   run_between(p, source, producer, consumer, kCount);
+}
+
+// Checkpoint barriers both ways on reliable channels: a Python sender's
+// reach a C++ receiver in order, with their numbers, and a C++ sender's
+// reach a Python receiver the same way.
+TEST(PythonInterop, BarriersCrossBetweenPythonAndCpp) {
+  std::string python = python_or_skip_reason();
+  if (python.empty())
+    GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
+  constexpr uint64_t kRounds = 3;  // interop.py's BARRIER_ROUNDS
+  test::TempDir dir;
+  {
+    Channel in(Pattern::Pull, "@" + dir.ipc("from_python"));
+    test::Child producer({python, kScript, "produce-barriers", dir.ipc("from_python")}, {kPythonPath});
+    for (uint64_t k = 0; k < kRounds; ++k) {
+      std::optional<wire::Message> m = in.recv(milliseconds(60000));
+      ASSERT_TRUE(m) << "round " << k << ": no data from Python";
+      EXPECT_EQ(m->header.kind, wire::Kind::Data);
+      EXPECT_EQ(m->tensors.at(0).to_vector<int64_t>(), std::vector<int64_t>{static_cast<int64_t>(k)});
+      m = in.recv(milliseconds(60000));
+      ASSERT_TRUE(m) << "round " << k << ": no barrier from Python";
+      EXPECT_EQ(m->header.kind, wire::Kind::Barrier);
+      EXPECT_EQ(m->header.seq, 2 * k + 1);
+      EXPECT_EQ(m->header.stream_id, 5u);
+      EXPECT_EQ(m->checkpoint, k + 1);
+    }
+    std::optional<wire::Message> end = in.recv(milliseconds(60000));
+    ASSERT_TRUE(end);
+    EXPECT_EQ(end->header.kind, wire::Kind::EndOfStream);
+    EXPECT_FALSE(in.recv(milliseconds(100))) << "acknowledges the end of stream";
+    EXPECT_EQ(producer.wait(milliseconds(30000)), 0) << "the Python producer failed (its stderr is above)";
+  }
+  test::Child consumer({python, kScript, "consume-barriers", dir.ipc("to_python")}, {kPythonPath});
+  Channel out(Pattern::Push, ">" + dir.ipc("to_python"), {.peer_timeout = milliseconds(60000)});
+  for (uint64_t k = 0; k < kRounds; ++k) {
+    out.send({tensor<int64_t>({static_cast<int64_t>(k)})}, 2 * k, 5);
+    out.send_barrier(k + 1, 2 * k + 1, 5);
+  }
+  out.send_end_of_stream(2 * kRounds, 5);
+  out.flush(milliseconds(60000));
+  EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
 }
 
 }  // namespace

@@ -211,10 +211,81 @@ TEST(Wire, AlignedDataFramesBecomeTensorsWithoutACopy) {
   EXPECT_EQ(m.tensors[0].to_vector<double>(), test::random_tensor(f64({64}), 1).to_vector<double>());
 }
 
+wire::Message barrier_message(uint64_t checkpoint, uint64_t seq, uint64_t stream_id) {
+  wire::Message m;
+  m.header = {wire::Kind::Barrier, 0, stream_id, seq, 0, 0};
+  m.checkpoint = checkpoint;
+  return m;
+}
+
+TEST(Wire, CheckpointBarriersRoundTripWithTheirNumberAfterTheHeader) {
+  std::vector<std::string> f = frames_of(barrier_message(0x2122232425262728, 0x0102030405060708, 9));
+  ASSERT_EQ(f.size(), 1u) << "one frame, like a control message";
+  const std::string want(
+      "SLCE\x01\x05\x00\x00"
+      "\x09\x00\x00\x00\x00\x00\x00\x00"
+      "\x08\x07\x06\x05\x04\x03\x02\x01"
+      "\x00\x00\x00\x00"
+      "\x00\x00\x00\x00"
+      "\x28\x27\x26\x25\x24\x23\x22\x21",
+      40);
+  EXPECT_EQ(f[0], want) << "header (kind 5, count 0), then the checkpoint number as a little-endian u64";
+  wire::Message back = wire::decode(received(f));
+  EXPECT_EQ(back.header.kind, wire::Kind::Barrier);
+  EXPECT_EQ(back.header.seq, 0x0102030405060708u);
+  EXPECT_EQ(back.header.stream_id, 9u);
+  EXPECT_EQ(back.checkpoint, 0x2122232425262728u);
+  EXPECT_TRUE(back.tensors.empty());
+  EXPECT_EQ(wire::kind_name(wire::Kind::Barrier), "checkpoint barrier");
+  // With the CRC flag (a channel's crc option) it still reads back: it has no data frames, so its CRC is 0.
+  back = wire::decode(received(frames_of(barrier_message(3, 4, 0), {.crc = true, .pack_below = 4096})));
+  EXPECT_EQ(back.header.flags, wire::kFlagCrc) << "a barrier is never packed";
+  EXPECT_EQ(back.checkpoint, 3u);
+}
+
+TEST(Wire, RejectsMalformedBarriersNamingWhatWasWrong) {
+  const std::string good = frames_of(barrier_message(7, 12, 1)).at(0);
+  struct Case {
+    const char* name;
+    std::vector<std::string> frames;
+    const char* reason;
+  };
+  std::string counted = good, packed = good, crc = good;
+  counted[24] = 1;
+  packed[6] = wire::kFlagPacked;
+  crc[28] = 1;
+  const Case cases[] = {
+      {"checkpoint number cut short", {good.substr(0, 39)}, "expected 40 bytes for kind checkpoint barrier"},
+      {"header alone",
+       {good.substr(0, 32)},
+       "expected 40 bytes for kind checkpoint barrier (the header, then its u64"},
+      {"a byte too many", {good + "x"}, "found 41"},
+      {"the number in a frame of its own", {good.substr(0, 32), good.substr(32)}, "expected 40 bytes"},
+      {"an extra frame", {good, "x"}, "expected 1 frames, found 2"},
+      {"a tensor count", {counted}, "tensor count: expected 0 for kind checkpoint barrier, found 1"},
+      {"packed", {packed}, "expected packed (bit 1) only on data messages"},
+      {"a crc without its flag", {crc}, "crc: expected 0"},
+  };
+  for (const Case& c : cases) {
+    try {
+      wire::decode(received(c.frames), {}, "test");
+      ADD_FAILURE() << c.name << ": accepted";
+    } catch (const WireError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.reason), std::string::npos)
+          << c.name << ": expected the reason to mention '" << c.reason << "', found: " << e.what();
+    }
+  }
+  uint8_t short_number[4] = {};
+  EXPECT_THROW(wire::read_checkpoint({short_number, 4}, "test"), WireError);
+}
+
 TEST(Wire, EncodeRefusesWhatAReaderWouldReject) {
-  wire::Message barrier;
-  barrier.header.kind = wire::Kind::Barrier;
-  EXPECT_THROW(wire::encode(barrier), WireError) << "the barrier kind is still reserved";
+  wire::Message unknown;
+  unknown.header.kind = static_cast<wire::Kind>(7);
+  EXPECT_THROW(wire::encode(unknown), WireError) << "no kind above heartbeat";
+  wire::Message barrier = barrier_message(1, 0, 0);
+  barrier.tensors = {test::random_tensor(f32({1}), 1)};
+  EXPECT_THROW(wire::encode(barrier), WireError) << "a barrier carries its checkpoint number, not tensors";
   wire::Message credit;
   credit.header.kind = wire::Kind::Credit;
   credit.tensors = {test::random_tensor(f32({1}), 1)};

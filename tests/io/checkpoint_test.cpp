@@ -1,0 +1,276 @@
+// What checkpoints and exactly-once restarts need of channels, over real
+// sockets: barriers in the stream, durable acknowledgement (finish, then
+// commit) with replay to a receiver that restarts, and streams continued
+// across sender sessions. Every wait is bounded.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "io/channel.h"
+#include "tests/io/wire_test_util.h"
+
+namespace sluice {
+namespace {
+
+using std::chrono::milliseconds;
+constexpr milliseconds kWait{5000};  // every receive in these tests is bounded
+
+// The next message, which must come within kWait.
+wire::Message next(Channel& in, const std::string& what) {
+  std::optional<wire::Message> m = in.recv(kWait);
+  if (!m) throw std::runtime_error(what + ": nothing within 5 s");
+  return *m;
+}
+
+int64_t value_of(const wire::Message& m) { return m.tensors.at(0).to_vector<int64_t>().at(0); }
+
+// A receiver bound where one just closed: ZeroMQ closes a socket's
+// listener in the background, and until it has, binding the ipc path again
+// is refused (the channel takes it for a live process's).
+std::unique_ptr<Channel> rebind(const std::string& endpoint, const ChannelOptions& options) {
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  for (;;) {
+    try {
+      return std::make_unique<Channel>(Pattern::Pull, "@" + endpoint, options);
+    } catch (const WireError& e) {
+      if (std::string(e.what()).find("live process") == std::string::npos ||
+          std::chrono::steady_clock::now() >= deadline)
+        throw;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+  }
+}
+
+// Whether `done` becomes true within kWait.
+bool eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return true;
+}
+
+TEST(Barrier, TravelsInOrderBetweenDataOnAReliableChannel) {
+  test::TempDir dir;
+  Channel in(Pattern::Pull, "@" + dir.ipc("barrier"));
+  Channel out(Pattern::Push, ">" + dir.ipc("barrier"));
+  out.send({scalar(int64_t{10})}, 0, 4);
+  out.send_barrier(1, 0, 4);
+  out.send({scalar(int64_t{11})}, 0, 4);
+  EXPECT_TRUE(out.send_barrier(2, 0, 4, kWait)) << "the timed variant has room";
+  out.send_end_of_stream(0, 4);
+
+  wire::Message m = next(in, "data 0");
+  EXPECT_EQ(m.header.kind, wire::Kind::Data);
+  EXPECT_EQ(value_of(m), 10);
+  m = next(in, "barrier 1");
+  EXPECT_EQ(m.header.kind, wire::Kind::Barrier);
+  EXPECT_EQ(m.checkpoint, 1u);
+  EXPECT_EQ(m.header.seq, 1u) << "numbered by the channel like any message";
+  EXPECT_EQ(m.header.stream_id, 4u);
+  m = next(in, "data 2");
+  EXPECT_EQ(value_of(m), 11);
+  EXPECT_EQ(m.header.seq, 2u);
+  m = next(in, "barrier 2");
+  EXPECT_EQ(m.header.kind, wire::Kind::Barrier);
+  EXPECT_EQ(m.checkpoint, 2u);
+  EXPECT_EQ(next(in, "end").header.kind, wire::Kind::EndOfStream);
+  EXPECT_FALSE(in.recv(milliseconds(100))) << "nothing after the end (and everything taken is acknowledged)";
+  out.flush(kWait);  // the barriers were acknowledged like the rest
+  EXPECT_EQ(in.rejected(), 0u);
+}
+
+TEST(Barrier, ReachesPlainReceiversAndSubscribersOfItsStream) {
+  Channel pull(Pattern::Pull, "@inproc://barrier-plain", {.delivery = Delivery::Plain});
+  Channel push(Pattern::Push, ">inproc://barrier-plain", {.delivery = Delivery::Plain});
+  push.send_barrier(5, 8, 2);
+  wire::Message m = next(pull, "plain barrier");
+  EXPECT_EQ(m.header.kind, wire::Kind::Barrier);
+  EXPECT_EQ(m.checkpoint, 5u);
+  EXPECT_EQ(m.header.seq, 8u) << "plain channels send the caller's seq";
+
+  Channel pub(Pattern::Pub, "@inproc://barrier-pub");
+  Channel sub(Pattern::Sub, ">inproc://barrier-pub", {.subscribe = {7}});
+  // A subscription takes a moment to reach the publisher: probe until one arrives.
+  auto deadline = std::chrono::steady_clock::now() + kWait;
+  std::optional<wire::Message> probe;
+  while (!probe && std::chrono::steady_clock::now() < deadline) {
+    pub.send({scalar(int64_t{0})}, 0, 7);
+    probe = sub.recv(milliseconds(20));
+  }
+  ASSERT_TRUE(probe) << "the subscription never took effect";
+  pub.send_barrier(9, 1, 3);  // another stream: filtered out
+  pub.send_barrier(9, 1, 7);
+  do {
+    m = next(sub, "subscribed barrier");
+  } while (m.header.kind == wire::Kind::Data);  // probes still in flight
+  EXPECT_EQ(m.header.kind, wire::Kind::Barrier);
+  EXPECT_EQ(m.header.stream_id, 7u) << "a subscription takes its stream's barriers, not another's";
+  EXPECT_EQ(m.checkpoint, 9u);
+}
+
+// ---- durable acknowledgement (Acknowledge::Checkpoint)
+
+struct Credit {
+  uint64_t messages;
+  uint64_t bytes;
+};
+// The bytes of a message of one s64 scalar (packed: one frame).
+uint64_t scalar_message_bytes() {
+  uint64_t bytes = 0;
+  for (const std::string& f :
+       test::frames_of(test::data_message({scalar(int64_t{0})}, 0), {.pack_below = 4096}))
+    bytes += f.size();
+  return bytes;
+}
+
+ChannelOptions checkpoint_receiving(Credit credit) {
+  return {.credit_messages = credit.messages,
+          .credit_bytes = credit.bytes,
+          .heartbeat_interval = milliseconds(100),
+          .acknowledge = Acknowledge::Checkpoint};
+}
+
+// Runs `body` on a thread of its own; join() rethrows what it threw, as a
+// test failure, and the destructor joins too, so that a failing test never
+// leaves the thread behind.
+class Worker {
+ public:
+  explicit Worker(std::function<void()> body)
+      : thread_([this, body = std::move(body)] {
+          try {
+            body();
+          } catch (const std::exception& e) { error_ = e.what(); }
+        }) {}
+  ~Worker() {
+    if (thread_.joinable()) thread_.join();
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  std::string join() {
+    thread_.join();
+    return error_;
+  }
+
+ private:
+  std::string error_;
+  std::thread thread_;
+};
+
+class CheckpointCredit : public ::testing::TestWithParam<Credit> {};
+
+// A credit of 4 messages (or 4 messages' bytes) on both sides and a
+// receiver that finishes every message but commits only every 50th: 300
+// messages flow, the sender keeping what waits for a commit beyond its
+// own credit. A receiver that goes away without committing the last 50 is
+// replaced by one that gets exactly those again, from the first after the
+// last commit.
+TEST_P(CheckpointCredit, CommitsEveryFiftyDoNotStallAndARestartedReceiverGetsWhatWasNotCommitted) {
+  constexpr uint64_t kCount = 300, kEvery = 50, kLastCommit = 249;
+  const Credit credit = GetParam();
+  test::TempDir dir;
+  const std::string endpoint = dir.ipc("checkpoint");
+  auto first = std::make_unique<Channel>(Pattern::Pull, "@" + endpoint, checkpoint_receiving(credit));
+  Channel out(Pattern::Push, ">" + endpoint,
+              {.credit_messages = credit.messages,
+               .credit_bytes = credit.bytes,
+               .heartbeat_interval = milliseconds(100)});
+  std::atomic<uint64_t> most_kept{0};
+  Worker sender([&] {
+    for (uint64_t i = 0; i < kCount; ++i) {
+      if (!out.send(test::data_message({scalar(static_cast<int64_t>(i))}, i), kWait))
+        throw std::runtime_error("send " + std::to_string(i) + ": no room within 5 s (stalled)");
+      most_kept = std::max<uint64_t>(most_kept, out.counters().unacknowledged);
+    }
+    out.flush(milliseconds(20000));  // once the second receiver commits the rest
+  });
+
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < kCount; ++i) {
+    wire::Message m = next(*first, "message " + std::to_string(i));
+    ASSERT_EQ(m.header.seq, i);
+    ASSERT_EQ(value_of(m), static_cast<int64_t>(i));
+    first->ack(m);  // finished: frees credit, acknowledges nothing
+    if ((i + 1) % kEvery == 0 && i <= kLastCommit) first->commit(m.peer, m.header.seq);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(10000))
+      << "300 small messages took too long";
+  EXPECT_GT(most_kept.load(), 4u) << "the sender kept what waits for a commit beyond its own credit";
+  EXPECT_LE(most_kept.load(), kEvery + 4) << "and no more than the credit and one checkpoint's worth";
+  first.reset();  // goes away with 250..299 finished and not committed
+
+  std::unique_ptr<Channel> restarted = rebind(endpoint, checkpoint_receiving(credit));
+  Channel& second = *restarted;
+  wire::Message m = next(second, "the first message after the restart");
+  EXPECT_EQ(m.header.seq, kLastCommit + 1) << "the replay starts after the last commit";
+  second.commit(m.peer, 10);  // below what is acknowledged: a no-op
+  for (uint64_t i = kLastCommit + 1; i < kCount; ++i) {
+    if (i > kLastCommit + 1) m = next(second, "replayed message " + std::to_string(i));
+    ASSERT_EQ(m.header.seq, i);
+    ASSERT_EQ(value_of(m), static_cast<int64_t>(i));
+    second.ack(m);
+  }
+  second.commit(m.peer, m.header.seq);
+  EXPECT_FALSE(second.recv(milliseconds(200))) << "nothing after the replay";
+  EXPECT_EQ(sender.join(), "") << "the sender's flush returns once everything is committed";
+  EXPECT_EQ(out.counters().unacknowledged, 0u);
+  EXPECT_GE(out.counters().resent, kCount - kLastCommit - 1) << "the uncommitted messages were sent again";
+}
+
+INSTANTIATE_TEST_SUITE_P(MessagesOrBytes, CheckpointCredit,
+                         ::testing::Values(Credit{4, uint64_t{256} << 20},
+                                           Credit{1000, 4 * scalar_message_bytes()}),
+                         [](const auto& param_info) {
+                           return param_info.param.messages == 4 ? "FourMessages" : "FourMessagesOfBytes";
+                         });
+
+// Finishing is what frees credit: with nothing finished the sender's
+// credit stops it; a commit is what lets it forget.
+TEST(Checkpoint, FinishingFreesCreditAndOnlyACommitAcknowledges) {
+  Channel in(Pattern::Pull, "@inproc://checkpoint-finish", checkpoint_receiving({4, uint64_t{1} << 20}));
+  Channel out(Pattern::Push, ">inproc://checkpoint-finish",
+              {.credit_messages = 4, .heartbeat_interval = milliseconds(100)});
+  std::atomic<uint64_t> sent{0};
+  Worker sender([&] {
+    for (uint64_t i = 0; i < 8; ++i, ++sent) out.send({scalar(static_cast<int64_t>(i))}, i);
+  });
+  std::vector<wire::Message> taken;
+  for (int i = 0; i < 4; ++i) taken.push_back(next(in, "message " + std::to_string(i)));
+  EXPECT_FALSE(in.recv(milliseconds(300))) << "four taken and none finished: the credit is used up";
+  EXPECT_LE(sent.load(), 5u) << "the sender keeps its own credit's worth and waits";
+  for (const wire::Message& m : taken) in.ack(m);
+  for (int i = 4; i < 8; ++i) taken.push_back(next(in, "message " + std::to_string(i)));
+  for (int i = 4; i < 8; ++i) in.ack(taken[static_cast<size_t>(i)]);
+  EXPECT_EQ(sender.join(), "");
+  EXPECT_FALSE(in.recv(milliseconds(100)));
+  EXPECT_EQ(out.counters().unacknowledged, 8u) << "finished, not committed: the sender keeps all";
+  std::function<void(uint64_t, uint64_t)> commit = in.committer();
+  commit(taken[5].peer, 5);
+  EXPECT_FALSE(in.recv(milliseconds(100)));  // sends the commit
+  EXPECT_TRUE(eventually([&] { return out.counters().unacknowledged == 2; }))
+      << "a commit of 5 lets the sender forget 0..5; it keeps " << out.counters().unacknowledged;
+  in.commit(taken[7].peer, 7);
+  EXPECT_FALSE(in.recv(milliseconds(100)));
+  out.flush(kWait);
+}
+
+TEST(Checkpoint, CommitsNeedACheckpointingReceiverAndHandlesOutliveTheChannel) {
+  Channel manual(Pattern::Pull, "@inproc://checkpoint-manual", {.acknowledge = Acknowledge::Manual});
+  EXPECT_THROW(manual.commit(1, 1), WireError) << "a Manual receiver's acks acknowledge already";
+  EXPECT_THROW(manual.committer(), WireError);
+  Channel plain(Pattern::Pull, "@inproc://checkpoint-plain", {.delivery = Delivery::Plain});
+  EXPECT_NO_THROW(plain.commit(1, 1)) << "a no-op, as ack is";
+  std::function<void(uint64_t, uint64_t)> commit;
+  {
+    Channel in(Pattern::Pull, "@inproc://checkpoint-gone", checkpoint_receiving({4, 1024}));
+    commit = in.committer();
+  }
+  EXPECT_NO_THROW(commit(1, 1)) << "a committer outliving its channel does nothing";
+}
+
+}  // namespace
+}  // namespace sluice

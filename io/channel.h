@@ -148,9 +148,10 @@ class Channel {
   // data is not copied: ZeroMQ holds each buffer until it is on the wire
   // (reliable: until the receiver acknowledges it). A reliable channel
   // numbers its messages itself, 0, 1, 2... (from first_seq), and keeps the
-  // stream id of its first message. WireError when the message cannot be encoded or sent,
-  // is larger than the receiver takes, or (reliable) no receiver was heard
-  // for peer_timeout: the error names how many messages were not delivered.
+  // stream id of its first message. WireError when the message cannot be
+  // encoded or sent, is larger than the receiver takes, or (reliable) no
+  // receiver was heard for peer_timeout: the error names how many messages
+  // were not delivered.
   void send(const wire::Message& message);
   // The same, waiting at most `timeout` for room: false (nothing sent) when
   // there was none. A message is sent whole or not at all.
@@ -164,7 +165,8 @@ class Channel {
   // recv returns it (kind Barrier, .checkpoint set). The timed variant is
   // send's: false (nothing sent) when there was no room within `timeout`.
   void send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id = 0);
-  bool send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id, std::chrono::milliseconds timeout);
+  bool send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id,
+                    std::chrono::milliseconds timeout);
 
   // Reliable sending: waits until the receiver has acknowledged every
   // message sent, end of stream included, so that the process may exit.
@@ -208,8 +210,9 @@ class Channel {
   // Senders of that stream, new ones and the sessions already met, are
   // taken from next_seq on (or their oldest kept message, when later); what
   // they send below, a sender that replays from older seqs included, is
-  // dropped, counted as duplicates and acknowledged. With continue_streams
-  // the position moves on as messages are taken; without, it stays a floor.
+  // dropped, counted as duplicates and acknowledged (with
+  // Acknowledge::Checkpoint, committed). With continue_streams the
+  // position moves on as messages are taken; without, it stays a floor.
   // Owner thread; usable before the first recv. WireError on a channel that
   // is not a reliable receiver (a plain one cannot drop what it took before).
   void resume_stream(uint64_t stream_id, uint64_t next_seq);

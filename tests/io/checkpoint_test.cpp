@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
 #include <thread>
 
 #include "io/channel.h"
@@ -135,8 +138,8 @@ ChannelOptions checkpoint_receiving(Credit credit) {
           .acknowledge = Acknowledge::Checkpoint};
 }
 
-// Runs `body` on a thread of its own; join() rethrows what it threw, as a
-// test failure, and the destructor joins too, so that a failing test never
+// Runs `body` on a thread of its own; join() returns what it threw (empty:
+// nothing), and the destructor joins too, so that a failing test never
 // leaves the thread behind.
 class Worker {
  public:

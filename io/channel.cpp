@@ -361,6 +361,14 @@ std::function<void(uint64_t, uint64_t)> Channel::committer() {
   };
 }
 
+void Channel::resume_stream(uint64_t stream_id, uint64_t next_seq) {
+  if (!impl_->receiver)
+    throw WireError(impl_->where +
+                    ": resume_stream: expected a reliable receiving channel (push/pull), found a " +
+                    (impl_->sender ? "sending" : "plain") + " one");
+  impl_->receiver->resume_stream(stream_id, next_seq);
+}
+
 void Channel::keep_alive() {
   if (impl_->receiver) impl_->receiver->keep_alive();
 }

@@ -109,6 +109,20 @@ struct ChannelOptions {
   // before it fails, naming how many messages were not delivered.
   std::chrono::milliseconds peer_timeout{60000};
   Acknowledge acknowledge = Acknowledge::OnNextRecv;
+  // Sending: the seq of the first message; a reliable channel numbers its
+  // messages from it, not from 0, so that a sender restored from a
+  // checkpoint goes on with its stream's numbering. (Plain channels send
+  // the seq the caller gives.)
+  uint64_t first_seq = 0;
+  // Receiving: senders with the same stream id are one stream, continued
+  // by successive sessions (a sender process that was restarted). The
+  // receiver keeps, per stream id, the next seq it takes; a sender session
+  // it has not met whose stream it knows is taken from there (or from the
+  // oldest message that sender keeps, when that is later). What it sends
+  // below was taken before: dropped, counted as duplicates, and
+  // acknowledged so that the sender forgets it. Off: each session is a
+  // stream of its own, taken from the oldest message it keeps.
+  bool continue_streams = false;
   CurveOptions curve{};
 };
 
@@ -133,10 +147,11 @@ class Channel {
   // push, pair) or the receiver's credit is used up (reliable). Tensors'
   // data is not copied: ZeroMQ holds each buffer until it is on the wire
   // (reliable: until the receiver acknowledges it). A reliable channel
-  // numbers its messages itself, 0, 1, 2..., and keeps the stream id of its
-  // first message. WireError when the message cannot be encoded or sent,
-  // is larger than the receiver takes, or (reliable) no receiver was heard
-  // for peer_timeout: the error names how many messages were not delivered.
+  // numbers its messages itself, 0, 1, 2... (from first_seq), and keeps the
+  // stream id of its first message. WireError when the message cannot be
+  // encoded or sent, is larger than the receiver takes, or (reliable) no
+  // receiver was heard for peer_timeout: the error names how many messages
+  // were not delivered.
   void send(const wire::Message& message);
   // The same, waiting at most `timeout` for room: false (nothing sent) when
   // there was none. A message is sent whole or not at all.
@@ -150,7 +165,8 @@ class Channel {
   // recv returns it (kind Barrier, .checkpoint set). The timed variant is
   // send's: false (nothing sent) when there was no room within `timeout`.
   void send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id = 0);
-  bool send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id, std::chrono::milliseconds timeout);
+  bool send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id,
+                    std::chrono::milliseconds timeout);
 
   // Reliable sending: waits until the receiver has acknowledged every
   // message sent, end of stream included, so that the process may exit.
@@ -189,6 +205,17 @@ class Channel {
   // A copyable handle that commits from any thread, safe to call after the
   // channel is gone (it then does nothing). WireError as commit.
   std::function<void(uint64_t peer, uint64_t seq)> committer();
+  // Reliable receiving: stream `stream_id` stands at `next_seq`, as a
+  // checkpoint restored says: its messages below are taken already.
+  // Senders of that stream, new ones and the sessions already met, are
+  // taken from next_seq on (or their oldest kept message, when later); what
+  // they send below, a sender that replays from older seqs included, is
+  // dropped, counted as duplicates and acknowledged (with
+  // Acknowledge::Checkpoint, committed). With continue_streams the
+  // position moves on as messages are taken; without, it stays a floor.
+  // Owner thread; usable before the first recv. WireError on a channel that
+  // is not a reliable receiver (a plain one cannot drop what it took before).
+  void resume_stream(uint64_t stream_id, uint64_t next_seq);
   // Reliable receiving: sends due acknowledgements and heartbeats without
   // reading, for a receiver that holds a message it cannot hand on yet.
   void keep_alive();

@@ -181,6 +181,7 @@ class ReliableReceiver {
   std::optional<wire::Message> recv(std::chrono::milliseconds timeout);
   void keep_alive();
   std::shared_ptr<AckQueue> acks() const { return acks_; }
+  void resume_stream(uint64_t stream_id, uint64_t next_seq);
   uint64_t duplicates() const { return duplicates_; }
   uint64_t peers_lost() const { return peers_lost_; }
   uint64_t rejected() const { return rejected_; }
@@ -201,6 +202,9 @@ class ReliableReceiver {
     // the sum of those below `acked` (finished), which the grant adds.
     std::map<uint64_t, uint64_t> held;
     uint64_t finished_bytes = 0;
+    // [skip_from, skip_until): taken before, by another session of the
+    // stream or in a checkpoint restored; acknowledged as they arrive.
+    uint64_t skip_from = 0, skip_until = 0;
     uint64_t rewind = 0;
     Clock::time_point rewound{}, last_heard{}, last_sent{};
     bool alive = true;
@@ -214,6 +218,13 @@ class ReliableReceiver {
   // How long the socket stays quiet before recv acknowledges all it can.
   static constexpr std::chrono::milliseconds kAckDelay{1};
   void mark_done(uint64_t session, uint64_t seq);
+  void mark_done(Peer& p, uint64_t seq);
+  // A sender session met for the first time, at its heartbeat `h`.
+  Peer& meet(uint64_t session, const wire::Header& h);
+  // Takes `p` from `seq` on: what comes below is dropped and acknowledged.
+  void skip_to(Peer& p, uint64_t seq);
+  // A duplicate in the range skipped: acknowledged.
+  void skip(Peer& p, uint64_t seq);
   // `p`'s message `expected` is the owner's now (`bytes` in its frames); untake gives the last one back.
   void take(Peer& p, uint64_t bytes);
   void untake(Peer& p);
@@ -237,6 +248,8 @@ class ReliableReceiver {
   std::unordered_map<uint64_t, Peer> peers_;
   std::shared_ptr<AckQueue> acks_;
   std::optional<std::pair<uint64_t, uint64_t>> handed_;  // OnNextRecv: the last message recv returned
+  // Per stream id, the next seq to take (continue_streams, resume_stream).
+  std::unordered_map<uint64_t, uint64_t> streams_;
   uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0;
   std::string last_rejection_;
 };

@@ -174,17 +174,61 @@ void ReliableReceiver::commit_below(Peer& p, uint64_t seq) {
 void ReliableReceiver::take(Peer& p, uint64_t bytes) {
   if (checkpoints()) p.held.emplace(p.expected, bytes);
   ++p.expected;
+  if (options_.continue_streams) {
+    uint64_t& next = streams_[p.stream_id];
+    next = std::max(next, p.expected);
+  }
 }
 
 void ReliableReceiver::untake(Peer& p) {
   --p.expected;
   p.held.erase(p.expected);
+  auto stream = streams_.find(p.stream_id);
+  if (options_.continue_streams && stream != streams_.end() && stream->second == p.expected + 1)
+    stream->second = p.expected;
+}
+
+ReliableReceiver::Peer& ReliableReceiver::meet(uint64_t session, const wire::Header& h) {
+  Peer& p = peers_[session];
+  p.routing_id = routing_id_of(session);
+  p.stream_id = h.stream_id;
+  // It keeps everything from h.seq on; every message before was done with.
+  p.expected = p.acked = p.committed = p.acked_sent = p.finished_sent = h.seq;
+  // A stream this receiver knows goes on where it stood: what the session
+  // keeps below was taken from a session before, or is in the checkpoint
+  // this receiver was restored from.
+  auto stream = streams_.find(h.stream_id);
+  if (stream != streams_.end() && stream->second > h.seq) skip_to(p, stream->second);
+  logger().debug("{}: sender {:016x} (stream {}) starts at seq {}, taken from {}", where_, session,
+                 h.stream_id, h.seq, p.expected);
+  return p;
+}
+
+void ReliableReceiver::skip_to(Peer& p, uint64_t seq) {
+  if (p.skip_until != p.expected) p.skip_from = p.expected;  // else: one range, extended
+  p.skip_until = seq;
+  p.expected = seq;
+}
+
+void ReliableReceiver::skip(Peer& p, uint64_t seq) {
+  // Taken before means done with before; with checkpoints, committed too
+  // (the checkpoint that says where the stream stood holds it).
+  mark_done(p, seq);
+  if (checkpoints()) commit_below(p, seq + 1);
+}
+
+void ReliableReceiver::resume_stream(uint64_t stream_id, uint64_t next_seq) {
+  streams_[stream_id] = next_seq;
+  for (auto& [session, p] : peers_)
+    if (p.stream_id == stream_id && p.expected < next_seq) skip_to(p, next_seq);
 }
 
 void ReliableReceiver::mark_done(uint64_t session, uint64_t seq) {
   auto it = peers_.find(session);
-  if (it == peers_.end()) return;
-  Peer& p = it->second;
+  if (it != peers_.end()) mark_done(it->second, seq);
+}
+
+void ReliableReceiver::mark_done(Peer& p, uint64_t seq) {
   if (seq < p.acked) return;
   if (seq == p.acked && p.done.empty()) {  // in order, the usual case: no set to keep
     finish_next(p);
@@ -273,14 +317,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     // A sender saying where it stands: the oldest message it keeps (every
     // one before was done with, here or by a receiver before) and one past
     // the last it sent.
-    if (it == peers_.end()) {
-      it = peers_.emplace(session, Peer{}).first;
-      it->second.routing_id = routing_id_of(session);
-      Peer& p = it->second;
-      p.expected = p.acked = p.committed = p.acked_sent = p.finished_sent = h.seq;
-      logger().debug("{}: sender {:016x} (stream {}) starts at seq {}", where_, session, h.stream_id, h.seq);
-    }
-    Peer& p = it->second;
+    Peer& p = it == peers_.end() ? meet(session, h) : it->second;
     p.stream_id = h.stream_id;
     p.last_heard = now;
     p.alive = true;
@@ -323,8 +360,11 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
   p.alive = true;
   if (h.seq < p.expected) {
     ++duplicates_;
-    // It went back past our ack: say it again.
-    if (acknowledgement(p) == p.acked_sent) send_control(p, wire::Kind::Ack, now);
+    if (h.seq >= p.skip_from && h.seq < p.skip_until) {
+      skip(p, h.seq);  // acknowledged with the next batch
+    } else if (acknowledgement(p) == p.acked_sent) {
+      send_control(p, wire::Kind::Ack, now);  // it went back past our ack: say it again
+    }
     return std::nullopt;
   }
   if (h.seq > p.expected) {

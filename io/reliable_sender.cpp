@@ -30,6 +30,7 @@ ReliableSender::ReliableSender(zmq::socket_t& socket, const ChannelOptions& opti
       where_(where),
       encode_{.crc = options.crc, .pack_below = options.pack_below},
       session_(new_session()),
+      next_seq_(options.first_seq),
       opened_(Clock::now()),
       last_heard_(opened_),
       last_sent_(opened_ - options.heartbeat_interval),

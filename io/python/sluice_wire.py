@@ -385,9 +385,10 @@ class ReliableSender:
 
     def __init__(self, endpoint, stream_id=0, credit_messages=1000, credit_bytes=256 << 20,
                  heartbeat_interval=0.5, missed_heartbeats=6, peer_timeout=60.0, pack_below=4096,
-                 crc=False, context=None, curve_secret=None, curve_server=None):
+                 crc=False, context=None, curve_secret=None, curve_server=None, first_seq=0):
         """curve_secret and curve_server: CurveZMQ over tcp, with this sender's secret
-        certificate and the receiver's public one."""
+        certificate and the receiver's public one. first_seq: the seq of the first message
+        (a sender restored from a checkpoint goes on with its stream's numbering)."""
         zmq = _zmq()
         self.session = _new_session()
         self.stream_id, self.crc, self.pack_below = stream_id, crc, pack_below
@@ -405,7 +406,8 @@ class ReliableSender:
         (self.socket.bind if bind else self.socket.connect)(address)
         self.where = f"sender {address}"
         self.kept = []                  # [seq, frames, bytes] in seq order; [:sent] are on the wire
-        self.sent = self.sent_bytes = self.kept_bytes = self.next_seq = 0
+        self.sent = self.sent_bytes = self.kept_bytes = 0
+        self.next_seq = first_seq
         self.receiver, self.grant, self.rewind_seen = 0, Control(), 0
         # The least credit the receiver granted: what it grants above is for messages it has
         # finished and not committed (a checkpointing receiver), kept beyond this sender's own.

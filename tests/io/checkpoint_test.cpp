@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
 #include <thread>
 
 #include "io/channel.h"
@@ -135,8 +138,8 @@ ChannelOptions checkpoint_receiving(Credit credit) {
           .acknowledge = Acknowledge::Checkpoint};
 }
 
-// Runs `body` on a thread of its own; join() rethrows what it threw, as a
-// test failure, and the destructor joins too, so that a failing test never
+// Runs `body` on a thread of its own; join() returns what it threw (empty:
+// nothing), and the destructor joins too, so that a failing test never
 // leaves the thread behind.
 class Worker {
  public:
@@ -270,6 +273,134 @@ TEST(Checkpoint, CommitsNeedACheckpointingReceiverAndHandlesOutliveTheChannel) {
     commit = in.committer();
   }
   EXPECT_NO_THROW(commit(1, 1)) << "a committer outliving its channel does nothing";
+}
+
+// ---- streams continued across sessions (continue_streams, resume_stream, first_seq)
+
+ChannelOptions sending(uint64_t first_seq = 0) {
+  return {.heartbeat_interval = milliseconds(100), .first_seq = first_seq};
+}
+
+// Sends values first..last-1 as data messages of stream 7, then (when
+// `end`) the end of stream.
+void send_values(Channel& out, int64_t first, int64_t last, bool end) {
+  for (int64_t v = first; v < last; ++v) out.send({scalar(v)}, 0, 7);
+  if (end) out.send_end_of_stream(0, 7);
+}
+
+// A sender restarted: session A of stream 7 sends 0..9, the receiver takes
+// them, A goes away; session B of stream 7, restored to seq 5, sends 5..14
+// and the end. The receiver takes 0..14 once each and counts B's 5..9 as
+// duplicates, which it acknowledges (B's flush returns).
+TEST(ContinueStreams, ASecondSessionOfAStreamGoesOnWhereTheFirstStopped) {
+  test::TempDir dir;
+  const std::string endpoint = dir.ipc("continued");
+  Channel in(Pattern::Pull, "@" + endpoint,
+             {.heartbeat_interval = milliseconds(100), .continue_streams = true});
+  {
+    Channel a(Pattern::Push, ">" + endpoint, sending());
+    send_values(a, 0, 10, /*end=*/false);
+    for (uint64_t i = 0; i < 10; ++i) {
+      wire::Message m = next(in, "session A's message " + std::to_string(i));
+      ASSERT_EQ(m.header.seq, i);
+      ASSERT_EQ(value_of(m), static_cast<int64_t>(i));
+    }
+    EXPECT_FALSE(in.recv(milliseconds(100)));  // acknowledges A's last
+    a.flush(kWait);
+  }
+  Channel b(Pattern::Push, ">" + endpoint, sending(/*first_seq=*/5));
+  send_values(b, 5, 15, /*end=*/true);
+  for (uint64_t i = 10; i < 15; ++i) {
+    wire::Message m = next(in, "session B's message " + std::to_string(i));
+    ASSERT_EQ(m.header.seq, i) << "B's 5..9 were taken from A";
+    ASSERT_EQ(value_of(m), static_cast<int64_t>(i));
+  }
+  wire::Message end = next(in, "the end of stream");
+  EXPECT_EQ(end.header.kind, wire::Kind::EndOfStream);
+  EXPECT_EQ(end.header.seq, 15u);
+  EXPECT_FALSE(in.recv(milliseconds(100))) << "nothing twice";
+  EXPECT_EQ(in.counters().duplicates, 5u);
+  b.flush(kWait);  // the duplicates were acknowledged with the rest
+}
+
+// Without continue_streams each session is a stream of its own, as
+// before: B's messages from its first seq on are all taken.
+TEST(ContinueStreams, OffEachSessionIsTakenFromItsOldestMessage) {
+  Channel in(Pattern::Pull, "@inproc://not-continued", {.heartbeat_interval = milliseconds(100)});
+  {
+    Channel a(Pattern::Push, ">inproc://not-continued", sending());
+    send_values(a, 0, 3, /*end=*/false);
+    for (uint64_t i = 0; i < 3; ++i) ASSERT_EQ(next(in, "A's message").header.seq, i);
+    EXPECT_FALSE(in.recv(milliseconds(100)));
+    a.flush(kWait);
+  }
+  Channel b(Pattern::Push, ">inproc://not-continued", sending(/*first_seq=*/1));
+  send_values(b, 1, 3, /*end=*/true);
+  wire::Message m = next(in, "B's first message");
+  EXPECT_EQ(m.header.seq, 1u) << "numbered from first_seq and taken: B is a stream of its own";
+  EXPECT_EQ(value_of(m), 1);
+  EXPECT_EQ(next(in, "B's second").header.seq, 2u);
+  EXPECT_EQ(next(in, "B's end").header.kind, wire::Kind::EndOfStream);
+  EXPECT_FALSE(in.recv(milliseconds(100)));
+  EXPECT_EQ(in.counters().duplicates, 0u);
+  b.flush(kWait);
+}
+
+class ResumeStream : public ::testing::TestWithParam<Acknowledge> {};
+
+// A receiver restored from a checkpoint that says stream 7 stood at 6,
+// facing a sender that still keeps 0..9 (its receiver took them and went
+// away without acknowledging): it gets 6 first, and the sender forgets
+// 0..5 as they come again.
+TEST_P(ResumeStream, ARestoredReceiverTakesAStreamFromWhereItsCheckpointSays) {
+  test::TempDir dir;
+  const std::string endpoint = dir.ipc("resumed");
+  Channel out(Pattern::Push, ">" + endpoint, sending());
+  {
+    Channel lost(Pattern::Pull, "@" + endpoint,
+                 {.heartbeat_interval = milliseconds(100), .acknowledge = Acknowledge::Manual});
+    send_values(out, 0, 10, /*end=*/true);
+    for (uint64_t i = 0; i < 10; ++i) ASSERT_EQ(next(lost, "the lost receiver's message").header.seq, i);
+  }  // nothing acknowledged
+  ChannelOptions options{.heartbeat_interval = milliseconds(100), .acknowledge = GetParam()};
+  std::unique_ptr<Channel> restored = rebind(endpoint, options);
+  restored->resume_stream(7, 6);
+  wire::Message m = next(*restored, "the first message after the restart");
+  EXPECT_EQ(m.header.seq, 6u) << "0..5 are in the checkpoint: dropped";
+  EXPECT_EQ(value_of(m), 6);
+  for (uint64_t i = 7; i <= 10; ++i) {
+    if (GetParam() == Acknowledge::Checkpoint) restored->ack(m);
+    m = next(*restored, "message " + std::to_string(i));
+    EXPECT_EQ(m.header.seq, i);
+  }
+  EXPECT_EQ(m.header.kind, wire::Kind::EndOfStream);
+  if (GetParam() == Acknowledge::Checkpoint) restored->commit(m.peer, m.header.seq);
+  EXPECT_FALSE(restored->recv(milliseconds(100)));
+  EXPECT_EQ(restored->counters().duplicates, 6u);
+  out.flush(kWait);  // 0..5 acknowledged as duplicates, 6..10 as taken
+}
+
+INSTANTIATE_TEST_SUITE_P(AcknowledgeModes, ResumeStream,
+                         ::testing::Values(Acknowledge::OnNextRecv, Acknowledge::Checkpoint),
+                         [](const auto& param_info) {
+                           return param_info.param == Acknowledge::Checkpoint ? "Checkpoint" : "OnNextRecv";
+                         });
+
+// resume_stream on a receiver that already takes from a sender of the
+// stream: what lies between is dropped and acknowledged.
+TEST(ResumeStreamLive, MovesASessionAlreadyMetForward) {
+  Channel in(Pattern::Pull, "@inproc://resume-live", {.heartbeat_interval = milliseconds(100)});
+  Channel out(Pattern::Push, ">inproc://resume-live", sending());
+  send_values(out, 0, 10, /*end=*/true);
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_EQ(next(in, "message").header.seq, i);
+  in.resume_stream(7, 6);
+  EXPECT_EQ(next(in, "the message after the resume").header.seq, 6u);
+  EXPECT_EQ(in.counters().duplicates, 3u) << "3, 4 and 5, dropped";
+  for (uint64_t i = 7; i <= 10; ++i) EXPECT_EQ(next(in, "message").header.seq, i);
+  EXPECT_FALSE(in.recv(milliseconds(100)));
+  out.flush(kWait);
+  Channel plain(Pattern::Pull, "@inproc://resume-plain", {.delivery = Delivery::Plain});
+  EXPECT_THROW(plain.resume_stream(7, 6), WireError) << "a plain channel cannot drop what it took before";
 }
 
 }  // namespace

@@ -30,22 +30,12 @@ namespace {
 
 namespace sm = sensor_monitor;
 namespace fs = std::filesystem;
-constexpr uint64_t kChunks = 400;
+constexpr int64_t kChunks = 400;
 
 sm::Config config() {
   sm::Config c;
-  c.seconds = 1e6;  // the chunk count ends the run, not the clock
+  c.chunks = kChunks;  // the chunk count ends the run, not the clock
   return c;
-}
-
-// The vibration source cut to `n` chunks.
-std::shared_ptr<Source> chunks(const sm::Config& c, uint64_t n) {
-  auto all = sm::vibration(c);
-  auto made = std::make_shared<uint64_t>(0);
-  return sources::generator(all->spec(), [all, made, n]() -> std::optional<Tensors> {
-    if ((*made)++ >= n) return std::nullopt;
-    return all->next();
-  });
 }
 
 void run_sensor(const sm::Config& c, const std::string& checkpoint_dir) {
@@ -55,7 +45,7 @@ void run_sensor(const sm::Config& c, const std::string& checkpoint_dir) {
     o.checkpoint_interval.time = std::chrono::milliseconds(100);
   }
   Pipeline p(o);
-  NodeId detector = sm::add_compute_stages(p, p.source("vibration", chunks(c, kChunks)), c);
+  NodeId detector = sm::add_compute_stages(p, p.source("vibration", sm::vibration(c)), c);
   std::ostringstream quiet;
   p.connect(detector, p.sink("monitor", std::make_shared<sm::Monitor>(c, quiet, sm::Progress::Off)));
   PipelineResult r = p.run();

@@ -13,29 +13,17 @@
 namespace sm = sluice::sensor_monitor;
 using namespace sluice;
 
-// Forty chunks of vibration; it does not replay.
-class Feed : public Source {
- public:
-  Feed(const sm::Config& c, int n) : source_(sm::vibration(c)), left_(n) {}
-  std::vector<Spec> spec() const override { return source_->spec(); }
-  std::optional<Tensors> next() override { return left_-- > 0 ? source_->next() : std::nullopt; }
-
- private:
-  std::shared_ptr<Source> source_;
-  int left_;
-};
-
 int main(int argc, char** argv) {
   if (argc != 3) return 2;
   const std::string mode = argv[1], dir = argv[2];
   sm::Config c;
-  c.seconds = 1e6;
+  c.chunks = 40;
   PipelineOptions o = sm::pipeline_options(c);
   o.checkpoint_dir = dir;
   o.checkpoint_interval.messages = 10;
   o.at_most_once = {"vibration"};
   Pipeline p(o);
-  NodeId in = p.source("vibration", std::make_shared<Feed>(c, 40));
+  NodeId in = p.source("vibration", sm::vibration(c));  // a live feed: it does not replay
   NodeId detector = sm::add_compute_stages(p, in, c);
   bool restored = mode == "restore";
   bool said = false;

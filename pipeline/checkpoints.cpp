@@ -87,7 +87,7 @@ CheckpointCoordinator::Emitted CheckpointCoordinator::emit(
     p.first_placed = Clock::now();
   }
   p.checkpoint.positions[nodes_[node].name] = static_cast<int64_t>(nodes_[node].start + seq);
-  std::string state = forwarded ? std::move(forwarded->state) : nodes_[node].source->checkpoint_state();
+  std::string state = forwarded ? std::move(forwarded->state) : nodes_[node].source->checkpoint_state(number);
   if (!state.empty()) p.checkpoint.states[nodes_[node].name] = std::move(state);
   ++p.sources_placed;
   if (on_barrier) on_barrier(nodes_[node].component, seq);
@@ -177,7 +177,7 @@ void CheckpointCoordinator::final_checkpoint(std::map<std::string, Tensors> accu
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     if (n.source) p.checkpoint.positions[n.name] = static_cast<int64_t>(n.start + next_seq_[i].load());
-    std::string state = n.source ? n.source->checkpoint_state()
+    std::string state = n.source ? n.source->checkpoint_state(p.checkpoint.number)
                         : n.sink ? n.sink->prepare(p.checkpoint.number)
                                  : "";
     if (!state.empty()) p.checkpoint.states[n.name] = std::move(state);

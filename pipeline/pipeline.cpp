@@ -220,6 +220,12 @@ void Pipeline::Impl::start_checkpoints() {
   checkpoints =
       std::make_unique<CheckpointCoordinator>(options, std::move(list), restored ? restored->number : 0);
   checkpoints->on_barrier = [this](int component, uint64_t seq) { install_updates(component, seq); };
+  for (const auto& n : nodes) {
+    if (n->source)
+      n->source->checkpointing(checkpoints->storing());
+    else if (n->sink)
+      n->sink->checkpointing(checkpoints->storing());
+  }
 }
 
 void Pipeline::Impl::install_updates(int component, uint64_t seq) {

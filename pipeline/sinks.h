@@ -22,6 +22,9 @@ class Sink {
 
   // ---- checkpoints (README, "Checkpoints"): how a sink's output is
   // committed with them, as a two-phase commit. The defaults take no part.
+  // Before the run: whether the pipeline stores checkpoints (and so will
+  // call commit()); barriers may come either way.
+  virtual void checkpointing(bool /*stored*/) {}
   // Barrier `number` reached the sink: what it consumed so far belongs to
   // that checkpoint. Make it durable (or ready to publish) and return what
   // resume() needs to carry on after it (a sequence number, say).

@@ -35,9 +35,14 @@ class Source {
   // `state` is what checkpoint_state() said there. PipelineError when it
   // cannot go there.
   virtual void resume(uint64_t position, const std::string& state);
-  // Called between two next() calls, where a barrier is placed: what
-  // resume() needs besides the position (usually nothing).
-  virtual std::string checkpoint_state() { return {}; }
+  // Called between two next() calls (a push source: as a message is pushed,
+  // before it), where barrier `number` is placed: what resume() needs
+  // besides the position (usually nothing).
+  virtual std::string checkpoint_state(int64_t /*number*/) { return {}; }
+  // Before the run: whether the pipeline stores checkpoints, and so will
+  // call commit(). A source that keeps what it might replay keeps it until
+  // then; otherwise it lets each message go once the pipeline is done with it.
+  virtual void checkpointing(bool /*stored*/) {}
   // Checkpoint `number` is stored: what came before its barrier need never
   // be replayed (a ZeroMQ source lets its sender forget it). Any thread.
   virtual void commit(int64_t /*number*/) {}

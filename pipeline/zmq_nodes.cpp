@@ -2,6 +2,8 @@
 
 #include <tbb/task_group.h>
 
+#include <sstream>
+
 #include "devices/log.h"
 
 namespace sluice {
@@ -32,10 +34,13 @@ ZmqSource::ZmqSource(const std::string& endpoint, std::vector<Spec> spec, ZmqSou
       channel_(receiving(options_.pattern, endpoint), endpoint,
                [&] {
                  ChannelOptions o = options_.channel;
-                 o.acknowledge = Acknowledge::Manual;  // when the pipeline is done with a message
+                 // Done with (credit) when the pipeline is; acknowledged to
+                 // the sender then, or once a checkpoint after it is stored.
+                 o.acknowledge = Acknowledge::Checkpoint;
                  return o;
                }()),
-      bound_endpoint_(channel_.bound_endpoint()) {
+      bound_endpoint_(channel_.bound_endpoint()),
+      deduplicate_(options_.continue_streams) {
   if (this->spec().empty())
     throw PipelineError("sources::zmq " + endpoint + ": expected the spec of its messages, found none");
   if (options_.expected_peers < 0)
@@ -66,12 +71,44 @@ void ZmqSource::reject(const std::string& why) {
   rejected_.fetch_add(1);
 }
 
+void ZmqSource::done_with(uint64_t peer, uint64_t seq) {
+  if (!stored_->load()) channel_.commit(peer, seq);
+}
+
+bool ZmqSource::take(const wire::Message& m) {
+  const wire::Header& h = m.header;
+  std::lock_guard lock(mutex_);
+  auto next = next_.find(h.stream_id);
+  if (!deduplicate_ || next == next_.end() || h.seq >= next->second) return true;
+  // Had before: from a sender that restarted from its checkpoint, or
+  // replayed to this restored source. Its sender may forget it.
+  channel_.ack(m);
+  channel_.commit(m.peer, h.seq);
+  return false;
+}
+
+void ZmqSource::advance(const wire::Message& m) {
+  next_[m.header.stream_id] = m.header.seq + 1;
+  handed_[m.peer] = m.header.seq;
+}
+
+std::string ZmqSource::positions() const {
+  std::string text;
+  for (const auto& [stream, next] : next_) text += std::to_string(stream) + ":" + std::to_string(next) + " ";
+  return text;
+}
+
 bool ZmqSource::hand_on(const wire::Message& m) {
   auto ack = channel_.acknowledger();
+  auto commit = channel_.committer();
   auto in_pipeline = in_pipeline_;
   in_pipeline->fetch_add(1);
-  OnDone done = [ack, in_pipeline, peer = m.peer, seq = m.header.seq](bool finished) {
-    if (finished) ack(peer, seq);
+  OnDone done = [ack, commit, stored = stored_, in_pipeline, peer = m.peer,
+                 seq = m.header.seq](bool finished) {
+    if (finished) {
+      ack(peer, seq);
+      if (!stored->load()) commit(peer, seq);
+    }
     in_pipeline->fetch_sub(1);
   };
   // Wait for the pipeline's room in steps, sending acknowledgements and
@@ -83,6 +120,75 @@ bool ZmqSource::hand_on(const wire::Message& m) {
       return false;
     }
     channel_.keep_alive();
+  }
+  std::lock_guard lock(mutex_);
+  advance(m);
+  return true;
+}
+
+void ZmqSource::let_go(const wire::Message& m) {
+  channel_.ack(m);
+  {
+    std::lock_guard lock(mutex_);
+    advance(m);
+  }
+  done_with(m.peer, m.header.seq);
+}
+
+void ZmqSource::forward_barrier(const wire::Message& m) {
+  std::string state;
+  {
+    std::lock_guard lock(mutex_);
+    advance(m);
+    barriers_[static_cast<int64_t>(m.checkpoint)] = handed_;
+    state = positions();
+  }
+  push_barrier(static_cast<int64_t>(m.checkpoint), std::move(state));
+  channel_.ack(m);
+  done_with(m.peer, m.header.seq);
+}
+
+std::string ZmqSource::checkpoint_state(int64_t number) {
+  std::lock_guard lock(mutex_);
+  barriers_[number] = handed_;
+  return positions();
+}
+
+void ZmqSource::resume(uint64_t, const std::string& state) {
+  std::lock_guard lock(mutex_);
+  std::istringstream in(state);
+  std::string entry;
+  while (in >> entry) {
+    const size_t colon = entry.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument(entry);
+      next_[std::stoull(entry.substr(0, colon))] = std::stoull(entry.substr(colon + 1));
+    } catch (const std::logic_error&) {
+      throw CheckpointError("sources::zmq " + channel_.endpoint() +
+                            ": resume: expected 'stream:seq' entries, found '" + entry + "'");
+    }
+  }
+  deduplicate_ = true;
+}
+
+void ZmqSource::commit(int64_t number) {
+  std::map<uint64_t, uint64_t> upto;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = barriers_.find(number);
+    if (it == barriers_.end()) return;
+    upto = std::move(it->second);
+    barriers_.erase(barriers_.begin(), std::next(it));
+    for (const auto& [peer, seq] : upto) committed_[peer] = std::max(committed_[peer], seq + 1);
+  }
+  for (const auto& [peer, seq] : upto) channel_.commit(peer, seq);
+}
+
+bool ZmqSource::all_acknowledged() const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [peer, seq] : handed_) {
+    auto c = committed_.find(peer);
+    if (c == committed_.end() || c->second <= seq) return false;
   }
   return true;
 }
@@ -102,7 +208,7 @@ void ZmqSource::receive() {
         }
         rejected_.fetch_add(skipped);
       }
-      if (!m) continue;
+      if (!m || !take(*m)) continue;
       const wire::Header& h = m->header;
       switch (h.kind) {
         case wire::Kind::Data: {
@@ -116,21 +222,36 @@ void ZmqSource::receive() {
                             specs_str(spec()) + ", found " + specs_str(got);
           logger().warn("{} (message skipped)", why);
           reject(why);
-          channel_.ack(*m);
+          let_go(*m);
           break;
         }
+        case wire::Kind::Barrier:
+          // The upstream pipeline's checkpoint: this pipeline's too, on its
+          // next message. Barriers of several senders are not aligned here.
+          if (wanted == 1) {
+            forward_barrier(*m);
+            break;
+          }
+          if (!warned_barriers_)
+            logger().warn(
+                "source zmq {}: checkpoint barriers from {} senders are not taken (give the pipeline a "
+                "checkpoint interval of its own)",
+                channel_.endpoint(), wanted);
+          warned_barriers_ = true;
+          let_go(*m);
+          break;
         case wire::Kind::EndOfStream:
           ends_.fetch_add(1);
           logger().debug("source zmq {}: end of stream {} of {} (stream id {}, seq {})", channel_.endpoint(),
                          ends_.load(), wanted, h.stream_id, h.seq);
           // Acknowledged in order: only once every message before it is.
-          channel_.ack(*m);
+          let_go(*m);
           break;
         default:
           peer_errors_.fetch_add(1);
           logger().warn("source zmq {}: a peer sent an error at seq {} (stream id {}): {}", channel_.endpoint(), h.seq,
                         h.stream_id, m->error);
-          channel_.ack(*m);
+          let_go(*m);
           break;
       }
     }
@@ -143,7 +264,10 @@ void ZmqSource::receive() {
   // The senders wait for the acknowledgement of what is still in the
   // pipeline, end of stream included: keep sending them until it drains.
   try {
-    while (!stopped_.load() && in_pipeline_->load() > 0) {
+    // With checkpoints stored, the last acknowledgements come with the
+    // run's final checkpoint (or never, if it is cancelled).
+    auto awaiting = [this] { return in_pipeline_->load() > 0 || (stored_->load() && !all_acknowledged()); };
+    while (!stopped_.load() && awaiting()) {
       channel_.keep_alive();
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
@@ -156,8 +280,16 @@ void ZmqSource::receive() {
 }
 
 ZmqSink::ZmqSink(const std::string& endpoint, ZmqSinkOptions options)
-    : options_(std::move(options)),
+    : endpoint_(endpoint),
+      options_(std::move(options)),
       channel_(sending(options_.pattern, endpoint), endpoint, options_.channel) {}
+
+bool ZmqSink::send_or_cancelled(const wire::Message& m) {
+  while (!channel_.send(m, std::chrono::milliseconds(20)))
+    if (pipeline_cancelled()) return false;
+  ++sent_;
+  return true;
+}
 
 void ZmqSink::consume(uint64_t seq, const Tensors& tensors) {
   wire::Message m;
@@ -165,12 +297,50 @@ void ZmqSink::consume(uint64_t seq, const Tensors& tensors) {
   m.header.stream_id = options_.stream_id;
   m.header.seq = seq;
   m.tensors = tensors;
-  // Wait for room in short steps, so that a cancelled pipeline is not held
-  // by a peer that stopped reading.
-  while (!channel_.send(m, std::chrono::milliseconds(20))) {
-    if (pipeline_cancelled()) return;
+  if (send_or_cancelled(m)) next_seq_ = seq + 1;
+}
+
+std::string ZmqSink::prepare(int64_t number) {
+  if (options_.channel.delivery != Delivery::Reliable) {
+    if (stored_)
+      throw PipelineError("sink zmq " + channel_.endpoint() +
+                          ": checkpoints need a reliable channel, found a plain one");
+    return {};  // a plain peer takes no barriers
   }
-  next_seq_ = seq + 1;
+  wire::Message m;
+  m.header.kind = wire::Kind::Barrier;
+  m.header.stream_id = options_.stream_id;
+  m.checkpoint = static_cast<uint64_t>(number);
+  if (!send_or_cancelled(m))
+    throw PipelineError("sink zmq " + channel_.endpoint() + ": cancelled at barrier " +
+                        std::to_string(number));
+  if (!stored_) return {};
+  // Everything before the barrier is with the receiver before the
+  // checkpoint counts: a restored sender numbers on from here.
+  try {
+    channel_.flush(options_.finish_timeout);
+  } catch (const WireError& e) {
+    throw PipelineError("sink zmq " + channel_.endpoint() + ": barrier " + std::to_string(number) + ": " +
+                        e.what());
+  }
+  return std::to_string(sent_);
+}
+
+void ZmqSink::resume(int64_t number, const std::string& state) {
+  if (number == 0) return;  // a fresh start numbers from 0
+  uint64_t next = 0;
+  try {
+    next = std::stoull(state);
+  } catch (const std::logic_error&) {
+    throw CheckpointError("sink zmq " + channel_.endpoint() +
+                          ": resume: expected a sequence number, found '" + state + "'");
+  }
+  // A channel that numbers on from the checkpoint's, replacing the one made
+  // at construction (nothing was sent on it).
+  ChannelOptions o = options_.channel;
+  o.first_seq = next;
+  channel_ = Channel(sending(options_.pattern, endpoint_), endpoint_, o);
+  sent_ = next;
 }
 
 void ZmqSink::finish() {

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,15 +37,24 @@ struct ZmqSourceOptions {
   // How often the receiving thread, while nothing arrives, looks whether it
   // should stop.
   std::chrono::milliseconds poll_interval{20};
+  // Senders with the same stream id are one stream, continued by a sender
+  // restored from its checkpoint: a message whose sequence number this
+  // source has handed on already is dropped (and acknowledged). Senders of
+  // different streams must then use different stream ids.
+  bool continue_streams = false;
 };
 
 // Receives messages whose tensors must match `spec` and feeds them to the
-// pipeline. A malformed message, a message of other specs, or an error
-// message from a peer is counted, logged with the endpoint and the reason,
-// and skipped: the source goes on. Reliable: each message is acknowledged
-// once every sink has consumed it (or it was skipped under
-// ErrorPolicy::Skip); what a cancelled run dropped is not, so its sender
-// keeps it for the next receiver.
+// pipeline. Checkpoints (README, "Checkpoints"): a barrier from the sender
+// becomes this pipeline's barrier (when it has no interval of its own);
+// while the pipeline stores checkpoints, what it received is acknowledged to
+// the sender only once a checkpoint after it is stored, so that the sender
+// replays it to a process restored from that checkpoint, and restoring
+// resumes each stream at the sequence number after the checkpoint's. A malformed message, a message of other
+// specs, or an error message from a peer is counted, logged with the endpoint and the reason, and skipped:
+// the source goes on. Reliable: each message is acknowledged once every sink has consumed it (or it was
+// skipped under ErrorPolicy::Skip); what a cancelled run dropped is not, so its sender keeps it for the next
+// receiver.
 //
 // It receives on a thread of its own, started at construction (it binds or
 // connects then), and pushes into the pipeline as a PushSource: waiting on
@@ -70,12 +80,31 @@ class ZmqSource : public PushSource {
   // The address bound (tcp://127.0.0.1:54321 when bound to port *).
   std::string bound_endpoint() const { return bound_endpoint_; }
 
+  bool replayable() const override { return options_.channel.delivery == Delivery::Reliable; }
+  void resume(uint64_t position, const std::string& state) override;
+  void checkpointing(bool stored) override { stored_->store(stored); }
+  std::string checkpoint_state(int64_t number) override;
+  void commit(int64_t number) override;
+
  private:
   void receive();  // the receiving thread
   // Hands `m` to the pipeline, keeping the channel alive while it waits
   // for room; false when the source should stop.
   bool hand_on(const wire::Message& m);
   void reject(const std::string& why);
+  // False for a message of a stream this source has had already: it is
+  // acknowledged and dropped.
+  bool take(const wire::Message& m);
+  // A message not handed on (end of stream, error, rejected): done with.
+  void let_go(const wire::Message& m);
+  void forward_barrier(const wire::Message& m);
+  // The pipeline is done with a message: acknowledged to its sender now,
+  // or (checkpoints stored) once a checkpoint after it is.
+  void done_with(uint64_t peer, uint64_t seq);
+  // With mutex_ held: `m` is this source's position in its stream.
+  void advance(const wire::Message& m);
+  std::string positions() const;  // with mutex_ held: "stream:next ..."
+  bool all_acknowledged() const;
 
   ZmqSourceOptions options_;
   Channel channel_;  // used by the receiving thread only
@@ -84,8 +113,18 @@ class ZmqSource : public PushSource {
   std::atomic<uint64_t> rejected_{0}, peer_errors_{0}, ends_{0};
   // Messages handed on whose done callback has not run yet.
   std::shared_ptr<std::atomic<int64_t>> in_pipeline_ = std::make_shared<std::atomic<int64_t>>(0);
-  mutable std::mutex mutex_;  // guards last_rejection_
+  // Whether the pipeline stores checkpoints; shared with done callbacks that outlive the source.
+  std::shared_ptr<std::atomic<bool>> stored_ = std::make_shared<std::atomic<bool>>(false);
+  bool warned_barriers_ = false;
+  mutable std::mutex mutex_;  // guards what follows
   std::string last_rejection_;
+  std::map<uint64_t, uint64_t> next_;       // stream id -> the seq after the last handed on
+  std::map<uint64_t, uint64_t> handed_;     // sender -> the last seq taken from it (handed on or let go)
+  std::map<uint64_t, uint64_t> committed_;  // sender -> every seq below is acknowledged to it
+  bool deduplicate_ = false;                // continue_streams, or restored: drop seqs below next_
+  // Per checkpoint: how far each sender's messages reach before its
+  // barrier, acknowledged to the senders once that checkpoint is stored.
+  std::map<int64_t, std::map<uint64_t, uint64_t>> barriers_;
   std::thread thread_;
 };
 
@@ -100,7 +139,11 @@ struct ZmqSinkOptions {
 
 // Sends each message, and an end of stream from finish(). Plain: each
 // message keeps its pipeline sequence number; reliable: the channel numbers
-// them 0, 1, 2... itself. While there is no room (the peer's credit or
+// them 0, 1, 2... itself. At a checkpoint barrier it sends the barrier on;
+// when its pipeline stores checkpoints, it then waits until the receiver has
+// acknowledged everything before it, so that its output is safe with the
+// checkpoint. Restored, it numbers on from the checkpoint's, and a receiver
+// with continue_streams drops what it had. While there is no room (the peer's credit or
 // queue is full) consume waits: backpressure reaches the pipeline; a
 // cancelled pipeline lets it go. finish() sends the end of stream and,
 // reliable, waits until all was acknowledged: PipelineError naming how many
@@ -111,12 +154,22 @@ class ZmqSink : public Sink {
   ZmqSink(const std::string& endpoint, ZmqSinkOptions options);
   void consume(uint64_t seq, const Tensors& tensors) override;
   void finish() override;
+  void checkpointing(bool stored) override { stored_ = stored; }
+  std::string prepare(int64_t number) override;
+  void resume(int64_t number, const std::string& state) override;
   std::string bound_endpoint() const { return channel_.bound_endpoint(); }
 
  private:
+  // Sends `m`, waiting for room in short steps so that a cancelled
+  // pipeline is not held by a peer that stopped reading.
+  bool send_or_cancelled(const wire::Message& m);
+
+  std::string endpoint_;
   ZmqSinkOptions options_;
   Channel channel_;
   uint64_t next_seq_ = 0;
+  uint64_t sent_ = 0;  // reliable: the number the channel gives the next message
+  bool stored_ = false;
   bool finished_ = false;
 };
 

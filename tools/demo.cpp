@@ -8,7 +8,14 @@
 // The parent starts them, waits for all three and exits with the sink's
 // status: 0 only when the detector learned. --in-process runs the same
 // pipeline in one process.
+//
+// --checkpoint-dir DIR: the source places a barrier every 100 ms; the
+// compute process stores checkpoints of its stages in DIR and, started
+// again with the same command, resumes from the newest (its source's
+// sender replays what came after it, the monitor drops what it had). The
+// parent starts a compute process that a signal killed again.
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -37,6 +44,8 @@ struct DemoOptions {
   uint64_t seed = 1;
   std::string device = "host";
   bool in_process = false;
+  int64_t chunks = 0;
+  std::string checkpoint_dir;
   // The hidden part: what a child process of the three-process demo runs.
   std::string role;
   std::string input, output;  // ipc endpoints
@@ -47,6 +56,7 @@ sm::Config config_of(const DemoOptions& o) {
   c.channels = o.channels;
   c.seconds = o.seconds;
   c.seed = o.seed;
+  c.chunks = o.chunks;
   c.device = sm::device_or_host(o.device);
   return c;
 }
@@ -63,9 +73,14 @@ int finish(const sm::Summary& summary, const sm::Config& c) {
 // few enough that a slow receiver slows its sender instead of queueing
 // seconds of data (the default credit is 1000 messages).
 constexpr uint64_t kInFlight = 8;
+// The compute process's stream to the monitor: a restored compute process
+// continues it, and the monitor drops what it had.
+constexpr uint64_t kScoresStream = 1;
+constexpr auto kBarrierEvery = std::chrono::milliseconds(100);
 
-ZmqSinkOptions to_peer() {
+ZmqSinkOptions to_peer(uint64_t stream_id = 0) {
   ZmqSinkOptions o;
+  o.stream_id = stream_id;
   o.channel.credit_messages = kInFlight;  // what the sender keeps for its receiver
   // A peer that is gone (the run stopped) is not waited for a minute.
   o.finish_timeout = std::chrono::seconds(10);
@@ -73,8 +88,9 @@ ZmqSinkOptions to_peer() {
   return o;
 }
 
-ZmqSourceOptions from_peer() {
+ZmqSourceOptions from_peer(bool continue_streams = false) {
   ZmqSourceOptions o;
+  o.continue_streams = continue_streams;
   o.channel.credit_messages = kInFlight;  // what the receiver grants
   return o;
 }
@@ -110,7 +126,14 @@ class CancelOnSignal {
 int run_role(const DemoOptions& o) {
   exit_with_parent();
   sm::Config c = config_of(o);
-  Pipeline p(sm::pipeline_options(c));
+  const bool checkpoints = !o.checkpoint_dir.empty();
+  // A restored compute process must round as the one before it did
+  // (devices/cpu/kernels/fft.cpp); a choice of the user's stands.
+  if (checkpoints) setenv("SLUICE_FFT_PLANS", "estimate", /*overwrite=*/0);
+  PipelineOptions options = sm::pipeline_options(c);
+  if (checkpoints && o.role == "source") options.checkpoint_interval.time = kBarrierEvery;
+  if (checkpoints && o.role == "compute") options.checkpoint_dir = o.checkpoint_dir;
+  Pipeline p(options);
   CancelOnSignal cancel_on_signal(p);
   if (o.role == "source") {
     p.connect(p.source("vibration", sm::vibration(c)), p.sink("to compute", sinks::zmq(o.output, to_peer())));
@@ -119,12 +142,17 @@ int run_role(const DemoOptions& o) {
   }
   if (o.role == "compute") {
     NodeId in = p.source("from source", sources::zmq(o.input, sm::signal_spec(c), from_peer()));
-    p.connect(sm::add_compute_stages(p, in, c), p.sink("to sink", sinks::zmq(o.output, to_peer())));
+    p.connect(sm::add_compute_stages(p, in, c),
+              p.sink("to sink", sinks::zmq(o.output, to_peer(kScoresStream))));
+    if (checkpoints) {
+      RestoreReport r = p.restore();
+      if (r.checkpoint > 0) std::cerr << "compute: resuming from checkpoint " << r.checkpoint << "\n";
+    }
     p.run();
     return cancel_on_signal.fired() ? kExitInterrupted : kExitOk;
   }
   auto monitor = std::make_shared<sm::Monitor>(c, std::cout, progress_here());
-  p.connect(p.source("from compute", sources::zmq(o.input, sm::score_spec(c), from_peer())),
+  p.connect(p.source("from compute", sources::zmq(o.input, sm::score_spec(c), from_peer(checkpoints))),
             p.sink("monitor", monitor));
   p.run();
   return finish(monitor->summary(), c);
@@ -136,8 +164,10 @@ int run_processes(const DemoOptions& o, const std::string& self) {
   std::vector<std::string> common = {self,         "demo",
                                      "--channels", std::to_string(o.channels),
                                      "--seconds",  std::to_string(o.seconds),
+                                     "--chunks",   std::to_string(o.chunks),
                                      "--seed",     std::to_string(o.seed),
                                      "--device",   o.device};
+  if (!o.checkpoint_dir.empty()) common.insert(common.end(), {"--checkpoint-dir", o.checkpoint_dir});
   auto role = [&](const std::string& name, const std::string& in, const std::string& out) {
     std::vector<std::string> args = common;
     args.insert(args.end(), {"--role", name});
@@ -151,7 +181,7 @@ int run_processes(const DemoOptions& o, const std::string& self) {
   // The receivers bind; the order they start in does not matter to ZeroMQ.
   ProcessGroup group;
   group.start("sink", role("sink", scores, ""));
-  group.start("compute", role("compute", signal, scores));
+  group.start("compute", role("compute", signal, scores), /*restart_when_killed=*/!o.checkpoint_dir.empty());
   group.start("source", role("source", "", signal));
   // A stalled run is ended: generous, since the stages compile before data flows.
   // Ctrl-C or SIGTERM here stops the children in order, and the temporary
@@ -188,6 +218,13 @@ Command add_demo_command(CLI::App& app) {
                    "where the compiled stages run (cuda falls back to host where there is none)")
       ->check(CLI::IsMember({"host", "cuda"}))
       ->capture_default_str();
+  demo->add_option("--chunks", o->chunks,
+                   "how many chunks the source produces (0: as many as --seconds allow)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  demo->add_option("--checkpoint-dir", o->checkpoint_dir,
+                   "checkpoint the compute process's stages here every 100 ms; a compute process killed and "
+                   "started again (the parent does it) resumes from the newest checkpoint");
   demo->add_flag("--in-process", o->in_process, "run source, stages and sink in this one process");
   // What the parent passes to its children; not for people.
   demo->add_option("--role", o->role)->check(CLI::IsMember({"source", "compute", "sink"}))->group("");
@@ -198,6 +235,8 @@ Command add_demo_command(CLI::App& app) {
     bool needs_output = o->role == "compute" || o->role == "source";
     if ((needs_input && o->input.empty()) || (needs_output && o->output.empty()))
       throw CLI::ValidationError("--role " + o->role, "is missing its --input or --output endpoint");
+    if (o->in_process && !o->checkpoint_dir.empty())
+      throw CLI::ValidationError("--checkpoint-dir", "checkpoints the three-process run; drop --in-process");
   });
   return {demo, [o] {
             if (!o->role.empty()) return run_role(*o);

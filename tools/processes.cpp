@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -77,7 +78,13 @@ ProcessGroup::~ProcessGroup() {
     }
 }
 
-void ProcessGroup::start(const std::string& name, const std::vector<std::string>& args) {
+void ProcessGroup::start(const std::string& name, const std::vector<std::string>& args,
+                         bool restart_when_killed) {
+  children_.push_back(
+      {.name = name, .args = args, .restart_when_killed = restart_when_killed, .pid = spawn(name, args)});
+}
+
+pid_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -96,7 +103,7 @@ void ProcessGroup::start(const std::string& name, const std::vector<std::string>
   posix_spawnattr_destroy(&attr);
   if (err) throw Error("process " + name + ": expected to start " + args[0] + ", found " + std::strerror(err));
   if (group_ == 0) group_ = pid;
-  children_.push_back({.name = name, .pid = pid});
+  return pid;
 }
 
 void ProcessGroup::stop_running(const std::string& because) {
@@ -120,6 +127,14 @@ std::vector<ProcessGroup::Exit> ProcessGroup::wait(double timeout_seconds,
       int wait_status = 0;
       pid_t r = waitpid(c.pid, &wait_status, WNOHANG);
       if (r == 0) continue;
+      if (r > 0 && WIFSIGNALED(wait_status) && c.restart_when_killed && c.stopped_because.empty() &&
+          !kill_at) {
+        ++c.exit.restarts;
+        std::fprintf(stderr, "%s: killed by signal %d; starting it again (restart %d)\n", c.name.c_str(),
+                     WTERMSIG(wait_status), c.exit.restarts);
+        c.pid = spawn(c.name, c.args);
+        continue;
+      }
       c.running = false;
       --running;
       c.exit.name = c.name;
@@ -130,6 +145,7 @@ std::vector<ProcessGroup::Exit> ProcessGroup::wait(double timeout_seconds,
         c.exit.how = describe(wait_status, &c.exit.status);
       }
       if (!c.stopped_because.empty()) c.exit.how += " (stopped: " + c.stopped_because + ")";
+      if (c.exit.restarts > 0) c.exit.how += " (restarted " + std::to_string(c.exit.restarts) + " times)";
       if (c.exit.status != 0 && c.stopped_because.empty()) stop_running(c.name + " failed");
     }
     if (running == 0) break;

@@ -40,6 +40,7 @@ class ProcessGroup {
     std::string name;
     int status;       // the exit status, or 128 + the signal that ended it
     std::string how;  // "exited 0", "killed by signal 15 (stopped: compute failed)"
+    int restarts = 0;
   };
 
   ProcessGroup() = default;
@@ -53,7 +54,10 @@ class ProcessGroup {
   // killpg reaches them all. Each learns this process's pid from
   // SLUICE_PARENT_PID (see exit_with_parent). Throws sluice::Error when it
   // cannot be started.
-  void start(const std::string& name, const std::vector<std::string>& args);
+  // `restart_when_killed`: a process that a signal ends (SIGKILL, say) and
+  // that the group did not stop is started again with the same arguments,
+  // saying so on stderr: for a role that resumes from its checkpoints.
+  void start(const std::string& name, const std::vector<std::string>& args, bool restart_when_killed = false);
   // Waits until every process has ended, stopping the rest when one fails
   // or `timeout_seconds` pass. Returns their exits in start order.
   // `interrupted` is asked as it waits: true stops them all too.
@@ -62,12 +66,15 @@ class ProcessGroup {
  private:
   struct Child {
     std::string name;
+    std::vector<std::string> args;
+    bool restart_when_killed = false;
     pid_t pid;
     bool running = true;
     std::string stopped_because;
     Exit exit;
   };
   void stop_running(const std::string& because);
+  pid_t spawn(const std::string& name, const std::vector<std::string>& args);
   std::vector<Child> children_;
   pid_t group_ = 0;  // the children's process group: the first child's pid
 };

@@ -39,6 +39,7 @@ struct Config {
   int64_t windows_per_chunk = 16;  // windows per message
   size_t chunks_in_flight = 8;     // per pipeline: bounds memory and latency, enough to keep stages busy
   double seconds = 20;             // how long the source produces, wall clock
+  int64_t chunks = 0;              // or, when above 0, how many chunks it produces
   uint64_t seed = 1;               // the signal (and its faults) for a seed is always the same
   float learning_rate = 0.05f;     // of the detector's Adam steps
   Device device = host();          // where the two compiled stages run

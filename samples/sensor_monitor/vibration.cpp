@@ -215,7 +215,8 @@ class VibrationSource : public Source {
     if (!deadline_)
       deadline_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(c_.seconds));
-    if (now >= *deadline_) return std::nullopt;
+    if (c_.chunks > 0 ? made_ == c_.chunks : now >= *deadline_) return std::nullopt;
+    ++made_;
 
     const std::vector<Spec> specs = spec();
     // The chunk's memory becomes the tensor's buffer: no copy.
@@ -231,6 +232,7 @@ class VibrationSource : public Source {
   Config c_;
   Machine machine_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
+  int64_t made_ = 0;
 };
 
 }  // namespace

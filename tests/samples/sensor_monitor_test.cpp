@@ -3,8 +3,11 @@
 // mean and variance, its detector with a hand-derived gradient and Adam step, and its
 // monitor with hand-counted scores.
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <numbers>
 #include <random>
 #include <sstream>
@@ -233,6 +236,62 @@ TEST(SensorMonitor, TheDetectorLearnedAtNinetyPercentOverTheSecondHalf) {
   EXPECT_TRUE(pass.learned()) << "0.90 meets the pass mark";
   EXPECT_DOUBLE_EQ(fail.late_accuracy, 0.89);
   EXPECT_FALSE(fail.learned()) << "0.89 is below the pass mark";
+}
+
+// The compute stages restored from a checkpoint half-way end bit-identical
+// to a run straight through (the cross-process test, demo_checkpoint_test.py,
+// does the same with SIGKILL).
+TEST(SensorMonitor, StagesRestoredHalfWayEndBitIdentical) {
+  Config c;
+  c.channels = 4;
+  c.chunks = 120;
+  // Chunk i is the same whenever it is made: made once here, replayed from any position.
+  std::vector<Tensors> chunks;
+  for (auto v = vibration(c); auto t = v->next();) chunks.push_back(*t);
+  auto run = [&](const std::string& dir, std::optional<uint64_t> stop_at) {
+    PipelineOptions o = pipeline_options(c);
+    o.checkpoint_dir = dir;
+    o.checkpoint_interval.messages = 25;
+    Pipeline p(o);
+    NodeId detector =
+        add_compute_stages(p,
+                           p.source("vibration", sources::indexed(signal_spec(c),
+                                                                  [&](uint64_t i) -> std::optional<Tensors> {
+                                                                    if (i >= chunks.size())
+                                                                      return std::nullopt;
+                                                                    return chunks[i];
+                                                                  })),
+                           c);
+    uint64_t seen = 0;
+    p.connect(detector, p.sink("count", [&](const Tensors&) {
+      if (stop_at && ++seen == *stop_at) p.cancel();
+    }));
+    p.restore();
+    return p.run();
+  };
+  auto dir_of = [](const char* name) {
+    std::string d = (std::filesystem::temp_directory_path() /
+                     (std::string("sluice-sm-") + name + "-" + std::to_string(::getpid())))
+                        .string();
+    std::filesystem::remove_all(d);
+    return d;
+  };
+  const std::string straight = dir_of("straight"), restored = dir_of("restored");
+  PipelineResult want = run(straight, std::nullopt);
+  run(restored, 70);
+  PipelineResult got = run(restored, std::nullopt);
+  for (const char* stage : {"spectrum", "detector"}) {
+    const Tensors &a = want.accumulators.at(stage), &b = got.accumulators.at(stage);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      std::vector<uint8_t> x(static_cast<size_t>(a[i].spec().bytes())), y(x.size());
+      a[i].copy_to_host(x.data());
+      b[i].copy_to_host(y.data());
+      EXPECT_EQ(x, y) << stage << " accumulator " << i;
+    }
+  }
+  std::filesystem::remove_all(straight);
+  std::filesystem::remove_all(restored);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -35,6 +36,22 @@ constexpr int64_t kChunkBytes = int64_t{64} * 1024;
 // seconds. Up to this length measured plans run up to 1.7x faster (length
 // 1000) and take 0.1-0.5 s to make, once per process.
 constexpr int64_t kMeasureLength = 8192;
+
+// FFTW_MEASURE picks among algorithms by timing them, so two processes may
+// pick differently and round differently. SLUICE_FFT_PLANS=estimate plans
+// by FFTW's heuristics alone, the same in every process: what a run
+// restored from a checkpoint needs to end bit-identical to one without a
+// fault. Read once, at the first plan.
+bool measured_plans() {
+  static const bool measured = [] {
+    const char* v = std::getenv("SLUICE_FFT_PLANS");
+    const std::string value = v ? v : "";
+    if (value.empty() || value == "measure") return true;
+    if (value == "estimate") return false;
+    throw Error("SLUICE_FFT_PLANS: expected 'measure' or 'estimate', found '" + value + "'");
+  }();
+  return measured;
+}
 
 template <typename C>
 struct Fftw;
@@ -85,7 +102,7 @@ typename Fftw<C>::Plan plan_for(const PlanKey& key) {
   const int64_t elements = key.n * key.rows;
   typename F::Complex* in = F::alloc(elements);
   typename F::Complex* out = key.in_place ? in : F::alloc(elements);
-  unsigned flags = key.n <= kMeasureLength ? FFTW_MEASURE : FFTW_ESTIMATE;
+  unsigned flags = key.n <= kMeasureLength && measured_plans() ? FFTW_MEASURE : FFTW_ESTIMATE;
   if (!key.aligned) flags |= FFTW_UNALIGNED;
   const typename F::Plan plan = F::plan(static_cast<int>(key.n), static_cast<int>(key.rows), in, out, key.sign, flags);
   if (!key.in_place) F::free(out);

@@ -371,6 +371,16 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     ask_resend(p, now);
     return std::nullopt;
   }
+  // A stream that sessions before this one (or a checkpoint) took further:
+  // met before its first message named the stream (a sender's first
+  // heartbeat may not), so its floor applies now.
+  if (auto floor = streams_.find(h.stream_id); floor != streams_.end() && floor->second > h.seq) {
+    p.stream_id = h.stream_id;
+    skip_to(p, floor->second);
+    ++duplicates_;
+    skip(p, h.seq);
+    return std::nullopt;
+  }
   take(p, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
   m.peer = session;
   return m;

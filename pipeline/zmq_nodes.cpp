@@ -39,8 +39,7 @@ ZmqSource::ZmqSource(const std::string& endpoint, std::vector<Spec> spec, ZmqSou
                  o.acknowledge = Acknowledge::Checkpoint;
                  return o;
                }()),
-      bound_endpoint_(channel_.bound_endpoint()),
-      deduplicate_(options_.continue_streams) {
+      bound_endpoint_(channel_.bound_endpoint()) {
   if (this->spec().empty())
     throw PipelineError("sources::zmq " + endpoint + ": expected the spec of its messages, found none");
   if (options_.expected_peers < 0)
@@ -56,7 +55,18 @@ ZmqSource::~ZmqSource() {
   thread_.join();
 }
 
-void ZmqSource::stop() { stopped_.store(true); }
+void ZmqSource::stop() {
+  stopped_.store(true);
+  std::lock_guard lock(mutex_);
+  start_.notify_all();
+}
+
+void ZmqSource::checkpointing(bool stored) {
+  stored_->store(stored);
+  std::lock_guard lock(mutex_);
+  started_ = true;
+  start_.notify_all();
+}
 
 std::string ZmqSource::last_rejection() const {
   std::lock_guard lock(mutex_);
@@ -73,18 +83,6 @@ void ZmqSource::reject(const std::string& why) {
 
 void ZmqSource::done_with(uint64_t peer, uint64_t seq) {
   if (!stored_->load()) channel_.commit(peer, seq);
-}
-
-bool ZmqSource::take(const wire::Message& m) {
-  const wire::Header& h = m.header;
-  std::lock_guard lock(mutex_);
-  auto next = next_.find(h.stream_id);
-  if (!deduplicate_ || next == next_.end() || h.seq >= next->second) return true;
-  // Had before: from a sender that restarted from its checkpoint, or
-  // replayed to this restored source. Its sender may forget it.
-  channel_.ack(m);
-  channel_.commit(m.peer, h.seq);
-  return false;
 }
 
 void ZmqSource::advance(const wire::Message& m) {
@@ -168,7 +166,7 @@ void ZmqSource::resume(uint64_t, const std::string& state) {
                             ": resume: expected 'stream:seq' entries, found '" + entry + "'");
     }
   }
-  deduplicate_ = true;
+  resumed_ = true;
 }
 
 void ZmqSource::commit(int64_t number) {
@@ -197,6 +195,15 @@ void ZmqSource::receive() {
   const auto wanted = static_cast<uint64_t>(options_.expected_peers);
   uint64_t channel_rejected = 0;  // the channel's count already added to rejected_
   try {
+    {
+      // Nothing is taken before the pipeline starts: a restore first says
+      // where each stream resumes, and the channel drops (and commits)
+      // what comes again from before there.
+      std::unique_lock lock(mutex_);
+      start_.wait(lock, [this] { return started_ || stopped_.load(); });
+      if (resumed_)
+        for (const auto& [stream, next] : next_) channel_.resume_stream(stream, next);
+    }
     while (!stopped_.load() && (wanted == 0 || ends_.load() < wanted)) {
       std::optional<wire::Message> m = channel_.recv(options_.poll_interval);
       // The channel logged what it skipped; count it here too.
@@ -208,7 +215,7 @@ void ZmqSource::receive() {
         }
         rejected_.fetch_add(skipped);
       }
-      if (!m || !take(*m)) continue;
+      if (!m) continue;
       const wire::Header& h = m->header;
       switch (h.kind) {
         case wire::Kind::Data: {

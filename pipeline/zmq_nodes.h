@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,11 +38,6 @@ struct ZmqSourceOptions {
   // How often the receiving thread, while nothing arrives, looks whether it
   // should stop.
   std::chrono::milliseconds poll_interval{20};
-  // Senders with the same stream id are one stream, continued by a sender
-  // restored from its checkpoint: a message whose sequence number this
-  // source has handed on already is dropped (and acknowledged). Senders of
-  // different streams must then use different stream ids.
-  bool continue_streams = false;
 };
 
 // Receives messages whose tensors must match `spec` and feeds them to the
@@ -57,7 +53,8 @@ struct ZmqSourceOptions {
 // receiver.
 //
 // It receives on a thread of its own, started at construction (it binds or
-// connects then), and pushes into the pipeline as a PushSource: waiting on
+// connects then) and taking messages once its pipeline starts (after a
+// restore has said where each stream resumes), and pushes into the pipeline as a PushSource: waiting on
 // the network never holds one of oneTBB's workers, which the stages of this
 // and other pipelines need. A ZmqSource feeds one pipeline run.
 // Thread safety: stop() and the counters may be called from any thread.
@@ -82,7 +79,7 @@ class ZmqSource : public PushSource {
 
   bool replayable() const override { return options_.channel.delivery == Delivery::Reliable; }
   void resume(uint64_t position, const std::string& state) override;
-  void checkpointing(bool stored) override { stored_->store(stored); }
+  void checkpointing(bool stored) override;
   std::string checkpoint_state(int64_t number) override;
   void commit(int64_t number) override;
 
@@ -92,9 +89,6 @@ class ZmqSource : public PushSource {
   // for room; false when the source should stop.
   bool hand_on(const wire::Message& m);
   void reject(const std::string& why);
-  // False for a message of a stream this source has had already: it is
-  // acknowledged and dropped.
-  bool take(const wire::Message& m);
   // A message not handed on (end of stream, error, rejected): done with.
   void let_go(const wire::Message& m);
   void forward_barrier(const wire::Message& m);
@@ -121,7 +115,9 @@ class ZmqSource : public PushSource {
   std::map<uint64_t, uint64_t> next_;       // stream id -> the seq after the last handed on
   std::map<uint64_t, uint64_t> handed_;     // sender -> the last seq taken from it (handed on or let go)
   std::map<uint64_t, uint64_t> committed_;  // sender -> every seq below is acknowledged to it
-  bool deduplicate_ = false;                // continue_streams, or restored: drop seqs below next_
+  bool resumed_ = false;                    // next_ holds a checkpoint's positions, to set before receiving
+  bool started_ = false;                    // the pipeline started: receiving may begin
+  std::condition_variable start_;
   // Per checkpoint: how far each sender's messages reach before its
   // barrier, acknowledged to the senders once that checkpoint is stored.
   std::map<int64_t, std::map<uint64_t, uint64_t>> barriers_;
@@ -143,7 +139,7 @@ struct ZmqSinkOptions {
 // when its pipeline stores checkpoints, it then waits until the receiver has
 // acknowledged everything before it, so that its output is safe with the
 // checkpoint. Restored, it numbers on from the checkpoint's, and a receiver
-// with continue_streams drops what it had. While there is no room (the peer's credit or
+// with ChannelOptions::continue_streams drops what it had. While there is no room (the peer's credit or
 // queue is full) consume waits: backpressure reaches the pipeline; a
 // cancelled pipeline lets it go. finish() sends the end of stream and,
 // reliable, waits until all was acknowledged: PipelineError naming how many

@@ -90,7 +90,7 @@ ZmqSinkOptions to_peer(uint64_t stream_id = 0) {
 
 ZmqSourceOptions from_peer(bool continue_streams = false) {
   ZmqSourceOptions o;
-  o.continue_streams = continue_streams;
+  o.channel.continue_streams = continue_streams;
   o.channel.credit_messages = kInFlight;  // what the receiver grants
   return o;
 }

@@ -323,6 +323,35 @@ TEST(ContinueStreams, ASecondSessionOfAStreamGoesOnWhereTheFirstStopped) {
   b.flush(kWait);  // the duplicates were acknowledged with the rest
 }
 
+// The same when the receiver meets B before B's first message names its
+// stream (a sender's first heartbeat cannot: it learns its stream id from
+// its first message), as a restored process that starts slowly does.
+TEST(ContinueStreams, ASessionMetBeforeItNamesItsStreamStillGoesOn) {
+  test::TempDir dir;
+  const std::string endpoint = dir.ipc("continued-late");
+  Channel in(Pattern::Pull, "@" + endpoint,
+             {.heartbeat_interval = milliseconds(100), .continue_streams = true});
+  {
+    Channel a(Pattern::Push, ">" + endpoint, sending());
+    send_values(a, 0, 10, /*end=*/false);
+    for (uint64_t i = 0; i < 10; ++i) ASSERT_EQ(next(in, "session A's message").header.seq, i);
+    EXPECT_FALSE(in.recv(milliseconds(100)));
+    a.flush(kWait);
+  }
+  Channel b(Pattern::Push, ">" + endpoint, sending(/*first_seq=*/5));
+  EXPECT_FALSE(in.recv(milliseconds(300))) << "B's heartbeat only";
+  send_values(b, 5, 15, /*end=*/true);
+  for (uint64_t i = 10; i < 15; ++i) {
+    wire::Message m = next(in, "session B's message " + std::to_string(i));
+    ASSERT_EQ(m.header.seq, i) << "B's 5..9 were taken from A";
+    ASSERT_EQ(value_of(m), static_cast<int64_t>(i));
+  }
+  EXPECT_EQ(next(in, "the end of stream").header.kind, wire::Kind::EndOfStream);
+  EXPECT_FALSE(in.recv(milliseconds(100))) << "nothing twice";
+  EXPECT_EQ(in.counters().duplicates, 5u);
+  b.flush(kWait);
+}
+
 // Without continue_streams each session is a stream of its own, as
 // before: B's messages from its first seq on are all taken.
 TEST(ContinueStreams, OffEachSessionIsTakenFromItsOldestMessage) {

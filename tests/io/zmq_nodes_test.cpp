@@ -66,6 +66,11 @@ TEST(ZmqNodes, SourceEndsAfterEveryExpectedPeerEnded) {
 
 TEST(ZmqNodes, SourceSkipsMalformedMismatchedAndErrorMessagesAndGoesOn) {
   auto source = sources::zmq("@inproc://nodes-skip", {s32({2})});
+  // The source takes messages once its pipeline runs.
+  Pipeline p;
+  auto collect = sinks::collector();
+  p.connect(p.source("in", source), p.sink("keep", collect));
+  p.start();
   Channel push(Pattern::Push, ">inproc://nodes-skip");
   void* raw = zmq_socket(Channel::zmq_context(), ZMQ_PUSH);
   ASSERT_EQ(zmq_connect(raw, "inproc://nodes-skip"), 0);
@@ -89,12 +94,9 @@ TEST(ZmqNodes, SourceSkipsMalformedMismatchedAndErrorMessagesAndGoesOn) {
   push.send({tensor<int32_t>({3, 4})}, 4);
   push.send_end_of_stream(5);
 
-  Pipeline p;
-  auto collect = sinks::collector();
-  p.connect(p.source("in", source), p.sink("keep", collect));
   {
     test::Watchdog watchdog(source, kLimit);
-    p.run();
+    p.wait();
     EXPECT_FALSE(watchdog.fired()) << "the source did not end by itself";
   }
   std::vector<Tensors> got = collect->results();

@@ -16,6 +16,7 @@
 #include <span>
 
 #include "io/npy.h"
+#include "pipeline/durable_files.h"
 
 namespace sluice {
 namespace {
@@ -24,6 +25,7 @@ namespace fs = std::filesystem;
 using Bytes = std::span<const uint8_t>;
 
 constexpr std::string_view kPrefix = "chk-";
+constexpr std::string_view kWho = "checkpoint store";
 constexpr int kNumberDigits = 8;
 constexpr int64_t kManifestLimit = int64_t{64} << 20;  // far above any manifest; bounds a corrupt one
 
@@ -58,57 +60,6 @@ std::string blake2b_hex(std::initializer_list<Bytes> parts) {
   return hex;
 }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // close(2)'s own error matters: NFS and some full disks report there.
-  int release_and_close() {
-    const int fd = fd_;
-    fd_ = -1;
-    return ::close(fd);
-  }
-
- private:
-  int fd_;
-};
-
-// Writes the parts to a new file and fsyncs it; CheckpointError naming the
-// file and the system's reason (ENOSPC on a full disk) otherwise.
-void write_durably(const fs::path& path, std::initializer_list<Bytes> parts) {
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0)
-    throw CheckpointError("checkpoint store: cannot create '" + path.string() + "': " + errno_text());
-  for (Bytes p : parts) {
-    size_t done = 0;
-    while (done < p.size()) {
-      const ssize_t n = ::write(fd.get(), p.data() + done, p.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0)
-        throw CheckpointError("checkpoint store: writing '" + path.string() + "' failed after " +
-                              std::to_string(done) + " of " + std::to_string(p.size()) +
-                              " bytes: " + errno_text());
-      done += static_cast<size_t>(n);
-    }
-  }
-  if (::fsync(fd.get()) != 0 || fd.release_and_close() != 0)
-    throw CheckpointError("checkpoint store: flushing '" + path.string() +
-                          "' to disk failed: " + errno_text());
-}
-
-// A rename or a new file is durable once its directory is synced.
-void sync_directory(const fs::path& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0 || ::fsync(fd.get()) != 0)
-    throw CheckpointError("checkpoint store: syncing directory '" + dir.string() +
-                          "' failed: " + errno_text());
-}
-
 // The file's bytes if it has exactly `bytes` of them; otherwise what is wrong.
 std::optional<std::vector<uint8_t>> read_exactly(const fs::path& path, int64_t bytes, std::string& problem) {
   std::error_code ec;
@@ -123,7 +74,7 @@ std::optional<std::vector<uint8_t>> read_exactly(const fs::path& path, int64_t b
     return std::nullopt;
   }
   std::vector<uint8_t> data(size);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  durable::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   size_t done = 0;
   while (fd.get() >= 0 && done < data.size()) {
     const ssize_t n = ::read(fd.get(), data.data() + done, data.size() - done);
@@ -262,7 +213,7 @@ int64_t CheckpointStore::write(const Checkpoint& c) {
         const Bytes header_bytes(reinterpret_cast<const uint8_t*>(head.data()), head.size());
         const Bytes data(static_cast<const uint8_t*>(h.host_data()), static_cast<size_t>(h.spec().bytes()));
         const std::string file = "acc-" + std::to_string(k) + "." + std::to_string(i) + ".npy";
-        write_durably(partial / file, {header_bytes, data});
+        durable::write_file(partial / file, {header_bytes, data}, kWho);
         const auto bytes = static_cast<int64_t>(head.size() + data.size());
         written += bytes;
         entries.push_back({{"file", file},
@@ -275,16 +226,16 @@ int64_t CheckpointStore::write(const Checkpoint& c) {
       ++k;
     }
     const std::string text = manifest.dump(2) + "\n";
-    write_durably(partial / "manifest.json",
-                  {Bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size())});
+    durable::write_file(partial / "manifest.json",
+                        {Bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size())}, kWho);
     written += static_cast<int64_t>(text.size());
-    sync_directory(partial);
+    durable::sync_directory(partial, kWho);
     std::error_code ec;
     fs::rename(partial, final_dir, ec);
     if (ec)
       throw CheckpointError("checkpoint store: renaming '" + partial.string() + "' to '" +
                             final_dir.string() + "' failed: " + ec.message());
-    sync_directory(root);
+    durable::sync_directory(root, kWho);
   } catch (...) {
     std::error_code ignored;
     fs::remove_all(partial, ignored);

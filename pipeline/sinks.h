@@ -1,5 +1,5 @@
 #pragma once
-// Where a pipeline's messages end: a callback, or a collector keeping them.
+// Where a pipeline's messages end: a callback, a collector keeping them, or .npy files.
 
 #include <functional>
 #include <memory>
@@ -55,6 +55,13 @@ class Collector : public Sink {
 namespace sinks {
 std::shared_ptr<Sink> callback(std::function<void(const Tensors&)> fn);
 std::shared_ptr<Collector> collector();
+// Writes each message's tensors to `directory` as .npy files, one per
+// tensor, named by sequence number and place (000000000042-0.npy), each
+// written under a hidden name and renamed into place. While the pipeline
+// stores checkpoints, a message's files are renamed in only once a
+// checkpoint after it is stored (before that they wait in .pending/), so
+// after any crashes and restores the directory holds each message once.
+std::shared_ptr<Sink> npy_files(const std::string& directory);
 }  // namespace sinks
 
 }  // namespace sluice

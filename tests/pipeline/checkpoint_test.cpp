@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "io/npy.h"
 #include "ops/error.h"
 #include "pipeline/checkpoint_store.h"
 #include "pipeline/pipeline.h"
@@ -120,7 +122,9 @@ struct TwoStages {
     p.connect(y, mix);
     p.connect(mix, smooth);
     p.connect(smooth, p.sink("ledger", std::move(sink)));
+    last = smooth;
   }
+  NodeId last;  // the second stage, for more sinks
 };
 
 TEST(Checkpoints, TwentyCancelsAndRestoresGiveTheFaultFreeRunBitForBit) {
@@ -171,6 +175,37 @@ TEST(Checkpoints, TwentyCancelsAndRestoresGiveTheFaultFreeRunBitForBit) {
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_EQ(got[i].first, i);
     ASSERT_EQ(got[i].second, expected[i].second) << "message " << i;
+  }
+}
+
+// The .npy file sink under the same faults: its directory ends holding
+// each message once, as files numpy reads, with the values of a run
+// without faults.
+TEST(Checkpoints, TheNpyFileSinkHoldsEachMessageOnceAfterCancels) {
+  TempDir clean_dir, checkpoints, files;
+  auto clean_ledger = std::make_shared<Ledger>();
+  TwoStages(clean_dir.path(), clean_ledger).p.run();
+  const auto expected = clean_ledger->committed();
+  for (uint64_t point : {130u, 410u, 415u, 777u, 1100u, 0u}) {
+    auto ledger = std::make_shared<Ledger>();  // cancels the run; the files are what is checked
+    TwoStages run(checkpoints.path(), ledger);
+    run.p.connect(run.last, run.p.sink("files", sinks::npy_files(files.path())));
+    run.p.restore();
+    if (point > 0) ledger->when_reaching(point, [&run] { run.p.cancel(); });
+    EXPECT_EQ(run.p.run().cancelled, point > 0);
+  }
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(files.path()))
+    if (e.is_regular_file()) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  ASSERT_EQ(names.size(), kMessages) << "one file per message";
+  EXPECT_TRUE(fs::is_empty(fs::path(files.path()) / ".pending")) << "the end published everything";
+  for (uint64_t i = 0; i < kMessages; ++i) {
+    char want[32];
+    std::snprintf(want, sizeof want, "%012llu-0.npy", static_cast<unsigned long long>(i));
+    ASSERT_EQ(names[i], want);
+    EXPECT_EQ(npy::load((fs::path(files.path()) / names[i]).string()).to_vector<float>(), expected[i].second)
+        << names[i];
   }
 }
 

@@ -1,0 +1,59 @@
+#include "pipeline/durable_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "ops/error.h"
+
+namespace sluice::durable {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+Fd::~Fd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int Fd::release_and_close() {
+  const int fd = fd_;
+  fd_ = -1;
+  return ::close(fd);
+}
+
+void write_file(const fs::path& path, std::initializer_list<Bytes> parts, std::string_view who) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0)
+    throw CheckpointError(std::string(who) + ": cannot create '" + path.string() + "': " + errno_text());
+  for (Bytes p : parts) {
+    size_t done = 0;
+    while (done < p.size()) {
+      const ssize_t n = ::write(fd.get(), p.data() + done, p.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0)
+        throw CheckpointError(std::string(who) + ": writing '" + path.string() + "' failed after " +
+                              std::to_string(done) + " of " + std::to_string(p.size()) +
+                              " bytes: " + errno_text());
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (::fsync(fd.get()) != 0 || fd.release_and_close() != 0)
+    throw CheckpointError(std::string(who) + ": flushing '" + path.string() +
+                          "' to disk failed: " + errno_text());
+}
+
+void sync_directory(const fs::path& dir, std::string_view who) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0 || ::fsync(fd.get()) != 0)
+    throw CheckpointError(std::string(who) + ": syncing directory '" + dir.string() +
+                          "' failed: " + errno_text());
+}
+
+}  // namespace sluice::durable

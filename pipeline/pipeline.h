@@ -26,6 +26,11 @@
 // stays bounded. Fan-out: connect one node to several. Fan-in: connect
 // several nodes (2 to 4) to one; their messages are joined by sequence
 // number into one message whose tensors follow the connect order.
+//
+// Checkpoints (PipelineOptions::checkpoint_dir, README "Checkpoints"):
+// barriers placed by the sources, snapshots of the accumulators stored by
+// a CheckpointStore, restore() to resume after a crash with every message
+// processed once, and update() to swap a stage's function or weights live.
 
 #include <chrono>
 #include <map>

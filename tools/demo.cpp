@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -148,7 +149,11 @@ int run_role(const DemoOptions& o) {
       RestoreReport r = p.restore();
       if (r.checkpoint > 0) std::cerr << "compute: resuming from checkpoint " << r.checkpoint << "\n";
     }
-    p.run();
+    const CheckpointMetrics m = p.run().checkpoints;
+    if (checkpoints)
+      std::cerr << std::fixed << std::setprecision(1) << "compute: " << m.completed
+                << " checkpoints stored, the last (" << m.last_number << ") " << m.last_bytes << " bytes in "
+                << m.last_duration_s * 1e3 << " ms, aligned in " << m.last_alignment_s * 1e3 << " ms\n";
     return cancel_on_signal.fired() ? kExitInterrupted : kExitOk;
   }
   auto monitor = std::make_shared<sm::Monitor>(c, std::cout, progress_here());

@@ -167,6 +167,14 @@ class Channel {
   void send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id = 0);
   bool send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id,
                     std::chrono::milliseconds timeout);
+  // A request that the receiving process apply `tensors` to `target` (the
+  // name of a pipeline stage, whose accumulator they replace). It travels
+  // in the stream like data (reliable: numbered, kept, delivered in order)
+  // and recv returns it (kind Update, .target and .tensors set); never
+  // packed. WireError, before anything is sent, when `target` is empty,
+  // longer than wire::kMaxTargetBytes or not UTF-8, or `tensors` is empty.
+  void send_update(const std::string& target, const std::vector<Tensor>& tensors, uint64_t seq,
+                   uint64_t stream_id = 0);
 
   // Reliable sending: waits until the receiver has acknowledged every
   // message sent, end of stream included, so that the process may exit.
@@ -174,8 +182,8 @@ class Channel {
   // how many messages are unacknowledged. Plain: returns at once.
   void flush(std::chrono::milliseconds timeout);
 
-  // The next well-formed message (data, end of stream, error or checkpoint
-  // barrier), waiting up to `timeout` (negative: forever); nullopt on
+  // The next well-formed message (data, end of stream, error, checkpoint
+  // barrier or update), waiting up to `timeout` (negative: forever); nullopt on
   // timeout. A malformed message is counted, logged (warn) with the endpoint
   // and the reason, and skipped. Reliable: each message comes once, in
   // order, per sender; control messages are handled inside. A barrier is

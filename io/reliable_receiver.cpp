@@ -342,7 +342,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
   }
   if (wire::is_control(h.kind)) {
     reject(where_ + ": seq " + std::to_string(h.seq) + ": kind " + std::string(wire::kind_name(h.kind)) +
-           ": expected data, end of stream, error, checkpoint barrier or heartbeat from a sender");
+           ": expected data, end of stream, error, checkpoint barrier, update or heartbeat from a sender");
     return std::nullopt;
   }
   if (it == peers_.end()) {

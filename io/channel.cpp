@@ -382,6 +382,18 @@ void Channel::keep_alive() {
   if (impl_->receiver) impl_->receiver->keep_alive();
 }
 
+void Channel::refuse(const wire::Message& message, const std::string& why) {
+  if (!impl_->receiver)
+    throw WireError(impl_->where + ": refuse: seq " + std::to_string(message.header.seq) +
+                    ": expected a reliable receiving channel (push/pull), found a " +
+                    (impl_->sender ? "sending" : "plain") + " one (it has no way back to its sender)");
+  impl_->receiver->refuse(message, why);
+}
+
+std::vector<Refusal> Channel::refusals() const {
+  return impl_->sender ? impl_->sender->refusals() : std::vector<Refusal>{};
+}
+
 uint64_t Channel::rejected() const {
   const Impl& c = *impl_;
   return c.rejected + (c.receiver ? c.receiver->rejected() : 0) + (c.sender ? c.sender->rejected() : 0);
@@ -399,11 +411,13 @@ ChannelCounters Channel::counters() const {
   if (c.receiver) {
     n.duplicates = c.receiver->duplicates();
     n.peers_lost = c.receiver->peers_lost();
+    n.refusals = c.receiver->refusals_sent();
   }
   if (c.sender) {
     n.resent = c.sender->resent();
     n.peers_lost = c.sender->peers_lost();
     n.unacknowledged = c.sender->unacknowledged();
+    n.refusals = c.sender->refusals_received();
   }
   return n;
 }

@@ -41,6 +41,9 @@ def main(directory):
                                              seq=7),
         "heartbeat": sluice_wire.encode_control(sluice_wire.HEARTBEAT, sluice_wire.Control(3, 9), seq=8),
         "barrier": sluice_wire.encode_barrier(12, seq=10, stream_id=2),
+        "update_two_tensors": sluice_wire.encode_update("scale", [np.ones((2, 2), np.float32),
+                                                                  np.arange(3, dtype=np.int64)],
+                                                        seq=11, stream_id=2, crc=True),
     }
     for name, frames in seeds.items():
         with open(os.path.join(directory, name), "wb") as f:

@@ -42,10 +42,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(total <= limits.max_message_bytes);
     const bool packed = (m.header.flags & wire::kFlagPacked) != 0;
     check(!packed || m.header.kind == wire::Kind::Data);
-    check(frames.size() == (packed                                ? 1
-                            : m.header.kind == wire::Kind::Data  ? 1 + 2 * m.tensors.size()
-                            : m.header.kind == wire::Kind::Error ? 2
-                                                                 : 1));
+    const size_t first_tensor = wire::first_tensor_frame(m.header.kind);
+    check(frames.size() == (packed                                    ? 1
+                            : wire::carries_tensors(m.header.kind) ? first_tensor + 2 * m.tensors.size()
+                            : m.header.kind == wire::Kind::Error    ? 2
+                                                                    : 1));
+    // An update names its target in frame 1, 1 to kMaxTargetBytes bytes of
+    // UTF-8, and carries at least one tensor; no other kind has a target.
+    if (m.header.kind == wire::Kind::Update) {
+      check(!m.target.empty() && m.target.size() <= wire::kMaxTargetBytes && !m.tensors.empty());
+      check(m.target.data() == reinterpret_cast<const char*>(frames[1].data()));
+      check(wire::valid_utf8(frames[1]));
+    } else {
+      check(m.target.empty());
+    }
     // A control message is its header and its record, one frame.
     check(!wire::is_control(m.header.kind) || frames[0].size() == wire::kHeaderBytes + wire::kControlBytes);
     // A barrier is its header and its checkpoint number, one frame.

@@ -65,7 +65,7 @@ const char* pattern_name(Pattern p) {
 std::vector<std::string> subscriptions(uint64_t stream_id) {
   std::vector<std::string> out;
   for (wire::Kind kind :
-       {wire::Kind::Data, wire::Kind::EndOfStream, wire::Kind::Error, wire::Kind::Barrier}) {
+       {wire::Kind::Data, wire::Kind::EndOfStream, wire::Kind::Error, wire::Kind::Barrier, wire::Kind::Update}) {
     for (uint16_t flags : {uint16_t{0}, uint16_t{wire::kFlagCrc}, uint16_t{wire::kFlagPacked},
                            uint16_t{wire::kFlagCrc | wire::kFlagPacked}}) {
       uint8_t h[wire::kHeaderBytes];
@@ -275,6 +275,15 @@ bool Channel::send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id
   return send(barrier(checkpoint, seq, stream_id), timeout);
 }
 
+void Channel::send_update(const std::string& target, const std::vector<Tensor>& tensors, uint64_t seq,
+                          uint64_t stream_id) {
+  wire::Message m;
+  m.header = {wire::Kind::Update, 0, stream_id, seq, 0, 0};
+  m.target = target;
+  m.tensors = tensors;
+  send(m);
+}
+
 void Channel::flush(std::chrono::milliseconds timeout) {
   if (impl_->sender) impl_->sender->flush(timeout);
 }
@@ -311,8 +320,8 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
       if (wire::is_control(m.header.kind))
         throw WireError(c.where + ": seq " + std::to_string(m.header.seq) + ": kind " +
                         std::string(wire::kind_name(m.header.kind)) +
-                        ": expected data, end of stream, error or checkpoint barrier on a plain channel (is "
-                        "the peer reliable?)");
+                        ": expected data, end of stream, error, checkpoint barrier or update on a plain "
+                        "channel (is the peer reliable?)");
       return m;
     } catch (const WireError& e) {
       ++c.rejected;
@@ -373,6 +382,18 @@ void Channel::keep_alive() {
   if (impl_->receiver) impl_->receiver->keep_alive();
 }
 
+void Channel::refuse(const wire::Message& message, const std::string& why) {
+  if (!impl_->receiver)
+    throw WireError(impl_->where + ": refuse: seq " + std::to_string(message.header.seq) +
+                    ": expected a reliable receiving channel (push/pull), found a " +
+                    (impl_->sender ? "sending" : "plain") + " one (it has no way back to its sender)");
+  impl_->receiver->refuse(message, why);
+}
+
+std::vector<Refusal> Channel::refusals() const {
+  return impl_->sender ? impl_->sender->refusals() : std::vector<Refusal>{};
+}
+
 uint64_t Channel::rejected() const {
   const Impl& c = *impl_;
   return c.rejected + (c.receiver ? c.receiver->rejected() : 0) + (c.sender ? c.sender->rejected() : 0);
@@ -390,11 +411,13 @@ ChannelCounters Channel::counters() const {
   if (c.receiver) {
     n.duplicates = c.receiver->duplicates();
     n.peers_lost = c.receiver->peers_lost();
+    n.refusals = c.receiver->refusals_sent();
   }
   if (c.sender) {
     n.resent = c.sender->resent();
     n.peers_lost = c.sender->peers_lost();
     n.unacknowledged = c.sender->unacknowledged();
+    n.refusals = c.sender->refusals_received();
   }
   return n;
 }

@@ -30,10 +30,16 @@
 // first_seq let a stream go on across restarted senders and receivers with
 // every message taken once (io/WIRE_FORMAT.md, "Checkpoints").
 //
+// Live updates: a sender asks the receiving process to apply new values
+// to a named target (a pipeline stage's accumulator) with send_update; it
+// travels in the stream like data. A reliable receiver that cannot apply
+// one says so to its sender with refuse(), and the sender lists what was
+// refused in refusals() (io/WIRE_FORMAT.md, "Updates and refusals").
+//
 // Thread safety: a Channel is used by one thread at a time (ZeroMQ sockets
-// are not thread-safe), except ack(), acknowledger(), commit() and
-// committer(), which any thread may call; different Channels may be used
-// concurrently.
+// are not thread-safe), except ack(), acknowledger(), commit(),
+// committer() and refusals(), which any thread may call (and a reliable
+// sending channel's counters()); different Channels may be used concurrently.
 
 #include <chrono>
 #include <cstdint>
@@ -134,6 +140,17 @@ struct ChannelCounters {
   uint64_t peers_lost = 0;      // peers declared dead (silent too long)
   uint64_t unacknowledged = 0;  // sending: messages sent and not yet acknowledged
   uint64_t refused = 0;         // receiving with CurveZMQ: peers refused at the handshake (unknown key, plaintext)
+  // Refusals of messages (Channel::refuse): receiving, those this channel
+  // made; sending, those its receiver sent back (refusals() lists them).
+  uint64_t refusals = 0;
+};
+
+// A message a reliable sender's receiver refused (Channel::refuse): its
+// seq, as the sender numbered it, and the receiver's reason.
+struct Refusal {
+  uint64_t seq = 0;
+  std::string why{};
+  friend bool operator==(const Refusal&, const Refusal&) = default;
 };
 
 class Channel {
@@ -167,6 +184,14 @@ class Channel {
   void send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id = 0);
   bool send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id,
                     std::chrono::milliseconds timeout);
+  // A request that the receiving process apply `tensors` to `target` (the
+  // name of a pipeline stage, whose accumulator they replace). It travels
+  // in the stream like data (reliable: numbered, kept, delivered in order)
+  // and recv returns it (kind Update, .target and .tensors set); never
+  // packed. WireError, before anything is sent, when `target` is empty,
+  // longer than wire::kMaxTargetBytes or not UTF-8, or `tensors` is empty.
+  void send_update(const std::string& target, const std::vector<Tensor>& tensors, uint64_t seq,
+                   uint64_t stream_id = 0);
 
   // Reliable sending: waits until the receiver has acknowledged every
   // message sent, end of stream included, so that the process may exit.
@@ -174,12 +199,13 @@ class Channel {
   // how many messages are unacknowledged. Plain: returns at once.
   void flush(std::chrono::milliseconds timeout);
 
-  // The next well-formed message (data, end of stream, error or checkpoint
-  // barrier), waiting up to `timeout` (negative: forever); nullopt on
-  // timeout. A malformed message is counted, logged (warn) with the endpoint
-  // and the reason, and skipped. Reliable: each message comes once, in
-  // order, per sender; control messages are handled inside. A barrier is
-  // acknowledged like any other message (at the next recv, or by ack).
+  // The next well-formed message (data, end of stream, error, checkpoint
+  // barrier or update), waiting up to `timeout` (negative: forever);
+  // nullopt on timeout. A malformed message is counted, logged (warn) with
+  // the endpoint and the reason, and skipped. Reliable: each message comes
+  // once, in order, per sender; control messages are handled inside. A
+  // barrier or an update is acknowledged like any other message (at the
+  // next recv, or by ack).
   std::optional<wire::Message> recv(std::chrono::milliseconds timeout = std::chrono::milliseconds(-1));
 
   // Reliable receiving with Acknowledge::Manual: `message` (as recv gave
@@ -219,6 +245,29 @@ class Channel {
   // Reliable receiving: sends due acknowledgements and heartbeats without
   // reading, for a receiver that holds a message it cannot hand on yet.
   void keep_alive();
+
+  // Reliable receiving: tells the sender of `message` (as recv returned it)
+  // that its owner refuses it, saying `why` (UTF-8; cut to
+  // kMaxRefusalBytes at a character's boundary). The sender records it
+  // (refusals()). The refusal goes to the sender at once, and always before
+  // any acknowledgement that covers the message: refused before it is
+  // acked (OnNextRecv: before the next recv), a sender's flush returns only
+  // after the sender has it. It does not acknowledge: ack (or commit) the
+  // message as usual. One refused after its acknowledgement went out still
+  // reaches the sender, without that guarantee. Owner thread, as recv.
+  // WireError on a channel that is not a reliable receiver (a plain
+  // channel has no way back to its sender), for a message this channel did
+  // not take (no .peer, an unknown sender, a seq not taken yet), or when
+  // `why` is not UTF-8.
+  void refuse(const wire::Message& message, const std::string& why);
+  // The most bytes of a refusal's reason that travel (a refusal is read
+  // with the control messages, in a bounded buffer).
+  static constexpr size_t kMaxRefusalBytes = 1024;
+  // Reliable sending: the messages the receiver refused so far, in the
+  // order they came, once per seq (the last 1024 kept; counters().refusals
+  // counts all). Refusals of seqs this channel never sent are ignored.
+  // Empty for other channels. Any thread.
+  std::vector<Refusal> refusals() const;
 
   uint64_t rejected() const;                  // malformed messages skipped so far
   const std::string& last_rejection() const;  // the reason for the last one

@@ -99,6 +99,8 @@ class ReliableSender {
   uint64_t resent() const;
   uint64_t peers_lost() const;
   uint64_t rejected() const;
+  std::vector<Refusal> refusals() const;
+  uint64_t refusals_received() const;
 
  private:
   struct Kept {
@@ -111,6 +113,8 @@ class ReliableSender {
   // Called with mutex_ held.
   void service(std::chrono::milliseconds wait);
   void handle(const wire::Message& m, Clock::time_point now);
+  // An error record from the receiver: it refused message m.header.seq.
+  void record_refusal(const wire::Message& m);
   void transmit(Clock::time_point now);
   void send_heartbeat(Clock::time_point now);
   bool alive(Clock::time_point now) const;
@@ -149,6 +153,11 @@ class ReliableSender {
   bool heard_ = false;
   bool declared_dead_ = false;
   uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0;
+  // What the receiver refused: the last kMaxRefusalsKept, once per seq;
+  // refusals_received_ counts every one recorded.
+  static constexpr size_t kMaxRefusalsKept = 1024;
+  std::deque<Refusal> refusals_;
+  uint64_t refusals_received_ = 0;
   std::thread pacemaker_;
 };
 
@@ -182,6 +191,8 @@ class ReliableReceiver {
   void keep_alive();
   std::shared_ptr<AckQueue> acks() const { return acks_; }
   void resume_stream(uint64_t stream_id, uint64_t next_seq);
+  void refuse(const wire::Message& m, const std::string& why);
+  uint64_t refusals_sent() const { return refusals_; }
   uint64_t duplicates() const { return duplicates_; }
   uint64_t peers_lost() const { return peers_lost_; }
   uint64_t rejected() const { return rejected_; }
@@ -208,6 +219,10 @@ class ReliableReceiver {
     uint64_t rewind = 0;
     Clock::time_point rewound{}, last_heard{}, last_sent{};
     bool alive = true;
+    // Refusals (error records) not yet written to the sender, oldest
+    // first: each goes before any record, so before the acknowledgement
+    // that covers its seq.
+    std::deque<std::vector<wire::Frame>> refusals;
   };
   bool checkpoints() const { return options_.acknowledge == Acknowledge::Checkpoint; }
   // What a record tells the sender it may forget: every seq below.
@@ -235,6 +250,11 @@ class ReliableReceiver {
   void commit_below(Peer& p, uint64_t seq);
   void beat(Clock::time_point now);
   void send_control(Peer& p, wire::Kind kind, Clock::time_point now);
+  // Writes p's pending refusals in order; false when one could not go yet
+  // (no room, the sender not connected): it stays, and so must any record.
+  bool send_refusals(Peer& p);
+  // The sender of a message recv returned; WireError when it is not one.
+  Peer& taker_of(const wire::Message& m);
   void ask_resend(Peer& p, Clock::time_point now);
   // What to do with one message read from the socket: nullopt when it is
   // not for the owner (control, duplicate, out of order).
@@ -250,7 +270,7 @@ class ReliableReceiver {
   std::optional<std::pair<uint64_t, uint64_t>> handed_;  // OnNextRecv: the last message recv returned
   // Per stream id, the next seq to take (continue_streams, resume_stream).
   std::unordered_map<uint64_t, uint64_t> streams_;
-  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0;
+  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0;
   std::string last_rejection_;
 };
 

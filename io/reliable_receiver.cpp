@@ -99,9 +99,66 @@ namespace {
 
 uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
+// At most `limit` bytes of the UTF-8 `text`, never half a character: a
+// refusal's reason must stay UTF-8 for the sender's reader to take it.
+std::string cut_utf8(const std::string& text, size_t limit) {
+  if (text.size() <= limit) return text;
+  size_t n = limit;
+  // text[n] is the first byte left out: back up while it continues a character.
+  while (n > 0 && (static_cast<uint8_t>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
+}
+
 }  // namespace
 
+bool ReliableReceiver::send_refusals(Peer& p) {
+  while (!p.refusals.empty()) {
+    try {
+      if (!write_frames(socket_, p.refusals.front(), &p.routing_id, /*dont_wait=*/true)) return false;
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EHOSTUNREACH && e.num() != EINTR)
+        throw WireError(where_ + ": refusal to a sender failed: " + e.what());
+      return false;  // not connected now: it goes when the sender is back, before anything else
+    }
+    p.refusals.pop_front();
+  }
+  return true;
+}
+
+ReliableReceiver::Peer& ReliableReceiver::taker_of(const wire::Message& m) {
+  const std::string at = where_ + ": refuse: seq " + std::to_string(m.header.seq);
+  auto it = m.peer == 0 ? peers_.end() : peers_.find(m.peer);
+  if (it == peers_.end())
+    throw WireError(at + ": expected a message recv returned on this channel (its sender's session), found " +
+                    (m.peer == 0 ? std::string("none (peer 0)") : "an unknown sender session"));
+  if (m.header.seq >= it->second.expected)
+    throw WireError(at + ": expected a message this channel took (below seq " +
+                    std::to_string(it->second.expected) + " of that sender), found one it has not taken");
+  return it->second;
+}
+
+void ReliableReceiver::refuse(const wire::Message& m, const std::string& why) {
+  Peer& p = taker_of(m);
+  if (!wire::valid_utf8({reinterpret_cast<const uint8_t*>(why.data()), why.size()}))
+    throw WireError(where_ + ": refuse: seq " + std::to_string(m.header.seq) +
+                    ": reason: expected UTF-8 text, found invalid bytes");
+  wire::Message error;
+  error.header = {wire::Kind::Error, 0, p.stream_id, m.header.seq, 0, 0};
+  error.error = cut_utf8(why, Channel::kMaxRefusalBytes);
+  p.refusals.push_back(wire::encode(error));
+  ++refusals_;
+  logger().debug("{}: refused seq {} of stream {}: {}", where_, m.header.seq, p.stream_id, error.error);
+  // At once, so that the sender learns it as early as possible; what cannot
+  // go now goes before the next record (send_control), so before any ack.
+  send_refusals(p);
+}
+
 void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point now) {
+  if (!send_refusals(p)) {
+    logger().debug("{}: {} to a sender (stream {}) held back: a refusal before it is not sent yet", where_,
+                   wire::kind_name(kind), p.stream_id);
+    return;
+  }
   wire::Message m;
   m.header = {kind, 0, p.stream_id, acknowledgement(p), 0, 0};
   // Checkpoint: what the owner finished and has not committed stays with
@@ -342,7 +399,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
   }
   if (wire::is_control(h.kind)) {
     reject(where_ + ": seq " + std::to_string(h.seq) + ": kind " + std::string(wire::kind_name(h.kind)) +
-           ": expected data, end of stream, error, checkpoint barrier or heartbeat from a sender");
+           ": expected data, end of stream, error, checkpoint barrier, update or heartbeat from a sender");
     return std::nullopt;
   }
   if (it == peers_.end()) {

@@ -82,6 +82,14 @@ uint64_t ReliableSender::rejected() const {
   std::lock_guard lock(mutex_);
   return rejected_;
 }
+std::vector<Refusal> ReliableSender::refusals() const {
+  std::lock_guard lock(mutex_);
+  return {refusals_.begin(), refusals_.end()};
+}
+uint64_t ReliableSender::refusals_received() const {
+  std::lock_guard lock(mutex_);
+  return refusals_received_;
+}
 
 bool ReliableSender::alive(Clock::time_point now) const {
   return heard_ && now - last_heard_ <= options_.heartbeat_interval * options_.missed_heartbeats;
@@ -192,9 +200,13 @@ void ReliableSender::service(std::chrono::milliseconds wait) {
       read_any = true;
       try {
         wire::Message m = decode_incoming(in, 0, kControlLimit, 4, where_);
+        if (m.header.kind == wire::Kind::Error) {
+          record_refusal(m);
+          continue;
+        }
         if (!wire::is_control(m.header.kind))
           throw WireError(where_ + ": kind " + std::string(wire::kind_name(m.header.kind)) +
-                          ": expected credit, ack or heartbeat from a receiver");
+                          ": expected credit, ack, heartbeat or error (a refusal) from a receiver");
         handle(m, now);
       } catch (const WireError& e) {
         ++rejected_;
@@ -272,6 +284,22 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     unacked_.pop_front();
   }
   if (oldest() != before) send_heartbeat(now);
+}
+
+void ReliableSender::record_refusal(const wire::Message& m) {
+  const uint64_t seq = m.header.seq;
+  // A seq this session never sent: stale (meant for a session before) or
+  // a receiver's mistake. Nothing of this stream to record.
+  if (seq < options_.first_seq || seq >= next_seq_) {
+    logger().debug("{}: a refusal of seq {}, which this sender did not send, ignored: {}", where_, seq, m.error);
+    return;
+  }
+  // The same message refused again: sent again to a receiver that restarted.
+  if (std::any_of(refusals_.begin(), refusals_.end(), [seq](const Refusal& r) { return r.seq == seq; })) return;
+  if (refusals_.size() == kMaxRefusalsKept) refusals_.pop_front();
+  refusals_.push_back({seq, m.error});
+  ++refusals_received_;
+  logger().info("{}: the receiver refused seq {}: {}", where_, seq, m.error);
 }
 
 void ReliableSender::transmit(Clock::time_point now) {

@@ -35,19 +35,32 @@ std::vector<Frame> one_frame(const Header& h, WriteAfter write_after) {
   return {{bytes->data(), bytes->size(), bytes}};
 }
 
+Bytes bytes_of(const std::string& text) { return {reinterpret_cast<const uint8_t*>(text.data()), text.size()}; }
+
+// What a reader would reject in `m`, refused before any frame is made.
+void check_encodable(const Message& m) {
+  const Header& h = m.header;
+  const std::string at = "encode: seq " + std::to_string(h.seq);
+  if (static_cast<uint8_t>(h.kind) > static_cast<uint8_t>(Kind::Update))
+    throw WireError("encode: kind " + std::to_string(static_cast<int>(h.kind)) + " (" +
+                    std::string(kind_name(h.kind)) +
+                    "): expected data, end of stream, error, credit, ack, checkpoint barrier, heartbeat or update");
+  if (!carries_tensors(h.kind) && !m.tensors.empty())
+    throw WireError(at + ": a " + std::string(kind_name(h.kind)) + " message carries no tensors, found " +
+                    std::to_string(m.tensors.size()));
+  if (h.kind == Kind::Error && !valid_utf8(bytes_of(m.error)))
+    throw WireError(at + ": error message: expected UTF-8 text, found invalid bytes");
+  if (h.kind == Kind::Update) {
+    check_target(bytes_of(m.target), at);
+    if (m.tensors.empty()) throw WireError(at + ": update: expected at least 1 tensor, found 0");
+  }
+}
+
 }  // namespace
 
 std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
+  check_encodable(m);
   Header h = m.header;
-  if (static_cast<uint8_t>(h.kind) > static_cast<uint8_t>(Kind::Heartbeat))
-    throw WireError("encode: kind " + std::to_string(static_cast<int>(h.kind)) + " (" +
-                    std::string(kind_name(h.kind)) +
-                    "): expected data, end of stream, error, credit, ack, checkpoint barrier or heartbeat");
-  if (h.kind != Kind::Data && !m.tensors.empty())
-    throw WireError("encode: seq " + std::to_string(h.seq) + ": a " + std::string(kind_name(h.kind)) +
-                    " message carries no tensors, found " + std::to_string(m.tensors.size()));
-  if (h.kind == Kind::Error && !valid_utf8({reinterpret_cast<const uint8_t*>(m.error.data()), m.error.size()}))
-    throw WireError("encode: seq " + std::to_string(h.seq) + ": error message: expected UTF-8 text, found invalid bytes");
   h.count = static_cast<uint32_t>(m.tensors.size());
   h.flags = options.crc ? kFlagCrc : 0;
   h.crc = 0;
@@ -84,8 +97,8 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   frames.reserve(1 + 2 * host.size());
   auto header = std::make_shared<std::array<uint8_t, kHeaderBytes>>();
   frames.push_back({header->data(), kHeaderBytes, header});
-  if (h.kind == Kind::Error) {
-    auto text = std::make_shared<const std::string>(m.error);
+  if (h.kind == Kind::Error || h.kind == Kind::Update) {
+    auto text = std::make_shared<const std::string>(h.kind == Kind::Error ? m.error : m.target);
     frames.push_back({text->data(), text->size(), text});
   }
   for (const Tensor& t : host) {
@@ -109,13 +122,15 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
   Message m;
   m.header = parsed.header;
   m.error = parsed.error;
+  m.target = parsed.target;
   m.control = parsed.control;
   m.checkpoint = parsed.checkpoint;
   m.tensors.reserve(parsed.tensors.size());
   const bool packed = (parsed.header.flags & kFlagPacked) != 0;
+  const size_t first_data = first_tensor_frame(parsed.header.kind) + 1;
   for (size_t i = 0; i < parsed.tensors.size(); ++i) {
     const TensorView& v = parsed.tensors[i];
-    const ReceivedFrame& frame = packed ? frames[0] : frames[2 + 2 * i];
+    const ReceivedFrame& frame = packed ? frames[0] : frames[first_data + 2 * i];
     void* data = const_cast<uint8_t*>(v.data.data());
     bool aligned = reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0;
     if (aligned && frame.owner && !v.data.empty()) {

@@ -39,8 +39,9 @@ struct ReceivedFrame {
 
 struct Message {
   Header header;                // encode sets count, flags and crc itself
-  std::vector<Tensor> tensors;  // Data
+  std::vector<Tensor> tensors;  // Data, Update
   std::string error;            // Error: UTF-8
+  std::string target;           // Update: what to apply the tensors to (a pipeline stage), UTF-8
   Control control;              // Credit, Ack, Heartbeat
   uint64_t checkpoint = 0;      // Barrier: the number of the checkpoint it closes
   // Received on a reliable channel: the session of the sending channel,
@@ -58,8 +59,10 @@ struct EncodeOptions {
 };
 
 // The frames of `message` (tensors not on the host are copied there first).
-// WireError for a kind above heartbeat, tensors in a message that is not
-// data, or an error message that is not UTF-8.
+// WireError for a kind above update, tensors in a message that is not data
+// or an update, an error message that is not UTF-8, or an update without
+// tensors or whose target is not 1 to kMaxTargetBytes bytes of UTF-8. An
+// update is never packed: its target's frame comes between header and tensors.
 std::vector<Frame> encode(const Message& message, const EncodeOptions& options = {});
 // Throws WireError naming `where` (an endpoint) and what was wrong.
 Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");

@@ -63,7 +63,7 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const uint
 
 std::string frames_expected(const Header& h, size_t expected, size_t found) {
   return "seq " + std::to_string(h.seq) + ": kind " + std::string(kind_name(h.kind)) +
-         (h.kind == Kind::Data ? ", count " + std::to_string(h.count) : std::string()) + ": expected " +
+         (carries_tensors(h.kind) ? ", count " + std::to_string(h.count) : std::string()) + ": expected " +
          std::to_string(expected) + " frames, found " + std::to_string(found);
 }
 
@@ -132,6 +132,7 @@ std::string_view kind_name(Kind kind) {
     case Kind::Ack: return "ack";
     case Kind::Barrier: return "checkpoint barrier";
     case Kind::Heartbeat: return "heartbeat";
+    case Kind::Update: return "update";
   }
   return "unknown";
 }
@@ -161,9 +162,9 @@ Header read_header(Bytes f, std::string_view where, bool packed_ok) {
     fail(where, "header frame: expected " + std::to_string(kHeaderBytes) + " bytes, found " + std::to_string(f.size()));
   if (std::memcmp(f.data(), kMagic, 4) != 0) fail(where, "header frame: expected magic SLCE, found other bytes");
   if (f[4] != kVersion) fail(where, "header frame: expected version 1, found " + std::to_string(f[4]));
-  if (f[5] > static_cast<uint8_t>(Kind::Heartbeat)) {
-    const std::string kinds = "data, end of stream, error, credit, ack, checkpoint barrier, heartbeat";
-    fail(where, "header frame: expected kind 0 to 6 (" + kinds + "), found " + std::to_string(f[5]));
+  if (f[5] > static_cast<uint8_t>(Kind::Update)) {
+    const std::string kinds = "data, end of stream, error, credit, ack, checkpoint barrier, heartbeat, update";
+    fail(where, "header frame: expected kind 0 to 7 (" + kinds + "), found " + std::to_string(f[5]));
   }
   Header h;
   h.kind = static_cast<Kind>(f[5]);
@@ -196,6 +197,13 @@ Control read_control(Bytes f, std::string_view where) {
   c.max_message_bytes = get<uint64_t>(f.data() + 32);
   c.rewind = get<uint64_t>(f.data() + 40);
   return c;
+}
+
+void check_target(Bytes name, std::string_view where) {
+  if (name.empty() || name.size() > kMaxTargetBytes)
+    fail(where, "update target: expected a name of 1 to " + std::to_string(kMaxTargetBytes) + " bytes, found " +
+                    std::to_string(name.size()));
+  if (!valid_utf8(name)) fail(where, "update target: expected UTF-8 text, found invalid bytes");
 }
 
 void write_checkpoint(uint64_t checkpoint, uint8_t* out) { put<uint64_t>(out, checkpoint); }
@@ -236,18 +244,26 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
                    std::string(kind_name(h.kind)));
   if (!(h.flags & kFlagCrc) && h.crc != 0)
     fail(at(), "crc: expected 0 when flag bit 0 (crc) is clear, found " + std::to_string(h.crc));
-  if (h.kind != Kind::Data && h.count != 0)
+  if (!carries_tensors(h.kind) && h.count != 0)
     fail(at(), "tensor count: expected 0 for kind " + std::string(kind_name(h.kind)) + ", found " +
                    std::to_string(h.count));
+  // An update with nothing to apply is no request: a sender's bug, not a no-op.
+  if (h.kind == Kind::Update && h.count == 0)
+    fail(at(), "tensor count: expected at least 1 for kind update, found 0");
   // Compare the claimed count with the frames present before trusting it.
-  size_t expected = packed                                             ? 1
-                    : h.kind == Kind::Data                             ? 1 + 2 * size_t{h.count}
-                    : h.kind == Kind::Error                            ? 2
-                                                                       : 1;
+  const size_t first_tensor = first_tensor_frame(h.kind);
+  size_t expected = packed                    ? 1
+                    : carries_tensors(h.kind) ? first_tensor + 2 * size_t{h.count}
+                    : h.kind == Kind::Error   ? 2
+                                              : 1;
   if (frames.size() != expected) fail(where, frames_expected(h, expected, frames.size()));
   if (h.kind == Kind::Error) {
     if (!valid_utf8(frames[1])) fail(at(), "error message: expected UTF-8 text, found invalid bytes");
     m.error = {reinterpret_cast<const char*>(frames[1].data()), frames[1].size()};
+  }
+  if (h.kind == Kind::Update) {
+    check_target(frames[1], at());
+    m.target = {reinterpret_cast<const char*>(frames[1].data()), frames[1].size()};
   }
   if (is_control(h.kind)) m.control = read_control(frames[0].subspan(kHeaderBytes), at());
   if (h.kind == Kind::Barrier) m.checkpoint = read_checkpoint(frames[0].subspan(kHeaderBytes), at());
@@ -274,8 +290,8 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
       data = rest.subspan(header_bytes, bytes);
       rest = rest.subspan(header_bytes + bytes);
     } else {
-      header = frames[1 + 2 * size_t{i}];
-      data = frames[2 + 2 * size_t{i}];
+      header = frames[first_tensor + 2 * size_t{i}];
+      data = frames[first_tensor + 1 + 2 * size_t{i}];
       size_t header_bytes = 0;
       spec = parse_npy_header(header, &header_bytes, tensor_at);
       if (header_bytes != header.size())

@@ -30,6 +30,11 @@ enum class Kind : uint8_t {
   // number (u64). A stream message like data: numbered and delivered in order.
   Barrier = 5,
   Heartbeat = 6,  // both ways: alive, and where each side stands
+  // A request that the receiving process apply new values to a named
+  // target (a pipeline stage's accumulator): frame 1 is the target's name
+  // (UTF-8), then the tensors as in a data message, never packed. A stream
+  // message like data: numbered and delivered in order.
+  Update = 7,
 };
 
 enum Flags : uint16_t {
@@ -53,6 +58,9 @@ inline constexpr size_t kControlBytes = 48;
 // the same frame (one frame, like a control message, so it never arrives
 // half-read).
 inline constexpr size_t kBarrierBytes = 8;
+// An update's target name: 1 to this many bytes of UTF-8. A name, not a
+// document: the bound keeps a malformed frame from passing as one.
+inline constexpr size_t kMaxTargetBytes = 1024;
 
 struct Header {
   Kind kind = Kind::Data;
@@ -80,14 +88,20 @@ struct TensorView {
 // A validated message: views into the frames it was parsed from.
 struct Parsed {
   Header header;
-  std::vector<TensorView> tensors;  // Data
+  std::vector<TensorView> tensors;  // Data, Update
   std::string_view error;           // Error: the peer's message
+  std::string_view target;          // Update: the name of what it updates
   Control control;                  // Credit, Ack, Heartbeat
   uint64_t checkpoint = 0;          // Barrier: the checkpoint it closes
 };
 
 // True for the kinds of the reliable protocol's control messages.
 inline bool is_control(Kind kind) { return kind == Kind::Credit || kind == Kind::Ack || kind == Kind::Heartbeat; }
+// True for the kinds whose header counts tensors that follow it.
+inline bool carries_tensors(Kind kind) { return kind == Kind::Data || kind == Kind::Update; }
+// The frame holding tensor 0's .npy header when not packed: an update's
+// target name comes first.
+inline size_t first_tensor_frame(Kind kind) { return kind == Kind::Update ? 2 : 1; }
 // The bytes of a header frame that is not packed: the header, and the
 // record a control message or a barrier carries after it.
 inline size_t header_frame_bytes(Kind kind) {
@@ -101,14 +115,15 @@ inline size_t header_frame_bytes(Kind kind) {
 // checkpoint number, the byte total against `limits`, the CRC when flagged,
 // an error message's UTF-8. Throws WireError naming `where` (an endpoint),
 // the sequence number and tensor when known, what was expected and what was
-// found.
+// found. An update's target must be 1 to kMaxTargetBytes bytes of UTF-8,
+// and it carries at least one tensor.
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");
 
 // The 32-byte header, little-endian. write_header writes flags as given:
 // callers pass 0 for bits they do not define.
 void write_header(const Header& h, uint8_t* out);
 // Checks size (at least 32 bytes when `packed_ok`, so that a packed
-// message's frame passes; else exactly 32), magic, version and kind;
+// message's frame passes; else exactly 32), magic, version and kind (0 to 7);
 // unknown flag bits are ignored.
 Header read_header(Bytes frame, std::string_view where, bool packed_ok = false);
 
@@ -125,8 +140,11 @@ uint32_t crc32c(uint32_t crc, const void* data, size_t size);
 
 // Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
 bool valid_utf8(Bytes text);
+// An update's target name: WireError naming `where` unless it is 1 to
+// kMaxTargetBytes bytes of UTF-8.
+void check_target(Bytes name, std::string_view where);
 
-// "data", "end of stream", "error", "credit", "ack", "checkpoint barrier", "heartbeat".
+// "data", "end of stream", "error", "credit", "ack", "checkpoint barrier", "heartbeat", "update".
 std::string_view kind_name(Kind kind);
 
 }  // namespace sluice::wire

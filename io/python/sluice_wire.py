@@ -30,6 +30,13 @@ A checkpoint barrier (kind BARRIER) is returned by recv like any message,
 with its number in m.checkpoint; a receiver that does not checkpoint skips
 it (it is acknowledged at the next recv all the same).
 
+An update (kind UPDATE) asks the receiving process to apply new values to a
+named target, a pipeline stage's accumulator: out.send_update("scale",
+[weights]) sends one, recv returns it with m.target and m.arrays. A receiver
+that cannot apply it says so with inp.refuse(m, "why") before its next recv;
+the sender records the refusal (out.refusals, a list of Refusal(seq, why))
+before the acknowledgement that covers it, so after out.flush() it is there.
+
 Plain mode is send() and recv() on a pyzmq PUSH or PULL socket (anything
 with send_multipart and recv_multipart), for peers that speak plain ZeroMQ.
 
@@ -48,10 +55,13 @@ import numpy as np
 VERSION = 1
 DATA, END_OF_STREAM, ERROR = 0, 1, 2
 CREDIT, ACK, BARRIER, HEARTBEAT = 3, 4, 5, 6
+UPDATE = 7
 FLAG_CRC = 1 << 0
 FLAG_PACKED = 1 << 1
 MAX_RANK = 16
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
+MAX_TARGET_BYTES = 1024   # an update's target name: 1 to this many bytes of UTF-8
+MAX_REFUSAL_BYTES = 1024  # the most bytes of a refusal's reason that travel
 
 # magic, version, kind, flags, stream id, sequence number, tensor count, crc
 _HEADER = struct.Struct("<4sBBHQQII")
@@ -63,7 +73,7 @@ _CHECKPOINT = struct.Struct("<Q")
 _MAGIC = b"SLCE"
 _NPY_MAGIC = b"\x93NUMPY"
 _KIND_NAMES = {DATA: "data", END_OF_STREAM: "end of stream", ERROR: "error",
-               3: "credit", 4: "ack", 5: "checkpoint barrier", 6: "heartbeat"}
+               3: "credit", 4: "ack", 5: "checkpoint barrier", 6: "heartbeat", 7: "update"}
 # The descrs sluice reads and writes; the single-byte ones carry no byte order.
 _DESCRS = {"|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8",
            "<f2", "<V2", "|V2", "<f4", "<f8", "<c8", "<c16"}
@@ -84,14 +94,21 @@ class Control(NamedTuple):
 
 
 class Message(NamedTuple):
-    kind: int            # DATA, END_OF_STREAM, ERROR, CREDIT, ACK, BARRIER or HEARTBEAT
+    kind: int            # DATA, END_OF_STREAM, ERROR, CREDIT, ACK, BARRIER, HEARTBEAT or UPDATE
     stream_id: int
     seq: int
-    arrays: list         # DATA: numpy arrays
+    arrays: list         # DATA, UPDATE: numpy arrays
     error: str           # ERROR: the peer's message
     flags: int
     control: Control = Control()  # CREDIT, ACK, HEARTBEAT
     checkpoint: int = 0  # BARRIER: the number of the checkpoint it closes
+    target: str = ""     # UPDATE: the name of what its arrays are applied to
+
+
+class Refusal(NamedTuple):
+    """A message a ReliableSender's receiver refused: its seq and the receiver's reason."""
+    seq: int
+    why: str
 
 
 def _crc_table():
@@ -135,23 +152,55 @@ def _little_endian_c_order(array):
     return array if array.flags.c_contiguous else array.copy(order="C")
 
 
-def encode(arrays, seq=0, stream_id=0, crc=False, pack_below=0):
-    """The frames of a data message: a list of bytes and memoryviews (no copy of contiguous
-    little-endian data); one packed frame when the message is smaller than pack_below bytes."""
-    arrays = [_little_endian_c_order(a) for a in arrays]
-    frames, checksum = [None], 0
-    for a in arrays:
+def _tensor_frames(arrays, crc):
+    """Two frames per array (.npy header, data: no copy of contiguous little-endian data),
+    and the CRC-32C of the data frames when crc (else 0)."""
+    frames, checksum = [], 0
+    for a in (_little_endian_c_order(a) for a in arrays):
         data = memoryview(a.reshape(-1).view(np.uint8))
         frames += [npy_header(a), data]
         if crc:
             checksum = crc32c(data, checksum)
+    return frames, checksum
+
+
+def encode(arrays, seq=0, stream_id=0, crc=False, pack_below=0):
+    """The frames of a data message: a list of bytes and memoryviews (no copy of contiguous
+    little-endian data); one packed frame when the message is smaller than pack_below bytes."""
+    frames, checksum = _tensor_frames(arrays, crc)
+    count = len(frames) // 2
     flags = FLAG_CRC if crc else 0
-    if _HEADER.size + sum(len(f) for f in frames[1:]) < pack_below:
+    if _HEADER.size + sum(len(f) for f in frames) < pack_below:
         flags |= FLAG_PACKED
-        header = _HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, len(arrays), checksum)
-        return [header + b"".join(bytes(f) for f in frames[1:])]
-    frames[0] = _HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, len(arrays), checksum)
-    return frames
+        header = _HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, count, checksum)
+        return [header + b"".join(bytes(f) for f in frames)]
+    return [_HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, count, checksum)] + frames
+
+
+def _check_target(name, where):
+    """An update's target name as bytes: 1 to MAX_TARGET_BYTES bytes of UTF-8."""
+    if isinstance(name, str):
+        name = name.encode("utf-8")
+    name = bytes(name)
+    if not 1 <= len(name) <= MAX_TARGET_BYTES:
+        raise WireError(f"{where}: update target: expected a name of 1 to {MAX_TARGET_BYTES} bytes, "
+                        f"found {len(name)}")
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        raise WireError(f"{where}: update target: expected UTF-8 text, found invalid bytes") from None
+    return name
+
+
+def encode_update(target, arrays, seq=0, stream_id=0, crc=False):
+    """The frames of an update: the header (count = len(arrays)), the target's name (UTF-8),
+    then two frames per array as in a data message. Never packed."""
+    name = _check_target(target, f"encode: seq {seq}")
+    if not arrays:
+        raise WireError(f"encode: seq {seq}: update: expected at least 1 array, found 0")
+    frames, checksum = _tensor_frames(arrays, crc)
+    flags = FLAG_CRC if crc else 0
+    return [_HEADER.pack(_MAGIC, VERSION, UPDATE, flags, stream_id, seq, len(frames) // 2, checksum), name] + frames
 
 
 def encode_control(kind, control, seq, stream_id=0):
@@ -222,9 +271,9 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
         raise WireError(f"{where}: header frame: expected magic SLCE, found {magic!r}")
     if version != VERSION:
         raise WireError(f"{where}: header frame: expected version 1, found {version}")
-    if kind > HEARTBEAT:
-        raise WireError(f"{where}: header frame: expected kind 0 to 6 (data, end of stream, error, credit, "
-                        f"ack, checkpoint barrier, heartbeat), found {kind}")
+    if kind > UPDATE:
+        raise WireError(f"{where}: header frame: expected kind 0 to 7 (data, end of stream, error, credit, "
+                        f"ack, checkpoint barrier, heartbeat, update), found {kind}")
     packed = bool(flags & FLAG_PACKED)
     control_kind = kind in (CREDIT, ACK, HEARTBEAT)
     header_frame = _HEADER.size + (_CONTROL.size if control_kind else _CHECKPOINT.size if kind == BARRIER else 0)
@@ -237,17 +286,22 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
         raise WireError(f"{at}: flags: expected packed (bit 1) only on data messages, found it on kind {kind}")
     if not flags & FLAG_CRC and crc != 0:
         raise WireError(f"{at}: crc: expected 0 when flag bit 0 (crc) is clear, found {crc}")
-    if kind != DATA and count != 0:
+    if kind not in (DATA, UPDATE) and count != 0:
         raise WireError(f"{at}: tensor count: expected 0 for kind {_KIND_NAMES[kind]}, found {count}")
-    expected = 1 if packed else 1 + 2 * count if kind == DATA else 2 if kind == ERROR else 1
+    if kind == UPDATE and count == 0:
+        raise WireError(f"{at}: tensor count: expected at least 1 for kind update, found 0")
+    first = 2 if kind == UPDATE else 1  # the frame of tensor 0's .npy header: an update's target comes first
+    expected = 1 if packed else first + 2 * count if kind in (DATA, UPDATE) else 2 if kind == ERROR else 1
     if len(frames) != expected:
         raise WireError(f"{at}: expected {expected} frames, found {len(frames)}")
-    error, control = "", Control()
+    error, control, target = "", Control(), ""
     if kind == ERROR:
         try:
             error = bytes(frames[1]).decode("utf-8")
         except UnicodeDecodeError:
             raise WireError(f"{at}: error message: expected UTF-8 text, found invalid bytes") from None
+    if kind == UPDATE:
+        target = _check_target(frames[1], at).decode("utf-8")
     if control_kind:
         control = Control(*_CONTROL.unpack(frames[0][_HEADER.size:]))
     checkpoint = _CHECKPOINT.unpack(frames[0][_HEADER.size:])[0] if kind == BARRIER else 0
@@ -264,8 +318,8 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
                                 f"found {len(rest) - header_bytes}")
             data, rest = rest[header_bytes:header_bytes + want], rest[header_bytes + want:]
         else:
-            shape, dtype, _ = _parse_npy_header(frames[1 + 2 * i], f"{at}, tensor {i}")
-            data = frames[2 + 2 * i]
+            shape, dtype, _ = _parse_npy_header(frames[first + 2 * i], f"{at}, tensor {i}")
+            data = frames[first + 1 + 2 * i]
             want = dtype.itemsize * int(np.prod(shape, dtype=object))
             if len(data) != want:
                 raise WireError(f"{at}, tensor {i}: data frame: expected {want} bytes, found {len(data)}")
@@ -276,7 +330,7 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
         raise WireError(f"{at}: packed frame: expected nothing after tensor {count}, found {len(rest)} more bytes")
     if flags & FLAG_CRC and checksum != crc:
         raise WireError(f"{at}: CRC-32C mismatch: the header says {crc}, the data frames give {checksum}")
-    return Message(kind, stream_id, seq, arrays, error, flags, control, checkpoint)
+    return Message(kind, stream_id, seq, arrays, error, flags, control, checkpoint, target)
 
 
 def send(socket, arrays, seq=0, stream_id=0, crc=False):
@@ -294,6 +348,11 @@ def send_error(socket, text, seq, stream_id=0):
 
 def send_barrier(socket, checkpoint, seq, stream_id=0):
     socket.send_multipart(encode_barrier(checkpoint, seq, stream_id))
+
+
+def send_update(socket, target, arrays, seq, stream_id=0, crc=False):
+    """Sends an update of target (a pipeline stage) to arrays; their data is not copied."""
+    socket.send_multipart(encode_update(target, arrays, seq, stream_id, crc), copy=False)
 
 
 def recv(socket, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES):
@@ -416,6 +475,8 @@ class ReliableSender:
         self.opened = self.last_heard = now
         self.last_sent = now - heartbeat_interval
         self.heard = False
+        self.first_seq = first_seq
+        self.refusals = []  # Refusal(seq, why): messages the receiver refused, once per seq, in order
 
     def _oldest(self):
         return self.kept[0][0] if self.kept else self.next_seq
@@ -472,6 +533,13 @@ class ReliableSender:
         if self._oldest() != before:
             self._heartbeat(now)  # tells the receiver the acknowledgement arrived
 
+    def _record_refusal(self, m):
+        """An error record from the receiver: it refused message m.seq. One of a seq this sender
+        never sent (stale) is ignored, and a seq refused again (sent again to a receiver that
+        restarted) is recorded once."""
+        if self.first_seq <= m.seq < self.next_seq and all(r.seq != m.seq for r in self.refusals):
+            self.refusals.append(Refusal(m.seq, m.error))
+
     def _transmit(self, now):
         zmq = _zmq()
         if not self.receiver or not self._alive(now):
@@ -499,8 +567,11 @@ class ReliableSender:
             if self.socket.poll(0, zmq.POLLIN):
                 try:
                     m = decode(self.socket.recv_multipart(copy=False), 4096, self.where)
+                    if m.kind == ERROR:
+                        self._record_refusal(m)
+                        continue
                     if m.kind not in (CREDIT, ACK, HEARTBEAT):
-                        raise WireError(f"{self.where}: expected credit, ack or heartbeat, found kind {m.kind}")
+                        raise WireError(f"{self.where}: expected credit, ack, heartbeat or error, found kind {m.kind}")
                     self._handle(m, now)
                 except WireError:
                     pass  # a receiver sends nothing else; a malformed record is dropped like noise
@@ -557,6 +628,16 @@ class ReliableSender:
     def send_barrier(self, checkpoint, timeout=None):
         """Keeps and sends a checkpoint barrier, numbered and delivered in order like data."""
         return self._send(lambda seq: encode_barrier(checkpoint, seq, self.stream_id), timeout)
+
+    def send_update(self, target, arrays, timeout=None):
+        """Keeps and sends an update of target (a pipeline stage) to arrays, numbered and delivered
+        in order like data; a refusal from the receiver lands in self.refusals. WireError at once
+        for an empty or non-UTF-8 target, or no arrays."""
+        _check_target(target, f"{self.where}: send_update")  # before anything is kept
+        if not arrays:
+            raise WireError(f"{self.where}: send_update: expected at least 1 array, found 0")
+        return self._send(lambda seq: [bytes(f) for f in encode_update(target, arrays, seq, self.stream_id, self.crc)],
+                          timeout)
 
     def flush(self, timeout=60.0):
         """Returns once the receiver has acknowledged everything; WireError naming the count otherwise."""
@@ -666,7 +747,7 @@ class ReliableReceiver:
             else:
                 self._control(p, CREDIT)
             return None
-        if m.kind not in (DATA, END_OF_STREAM, ERROR, BARRIER):
+        if m.kind not in (DATA, END_OF_STREAM, ERROR, BARRIER, UPDATE):
             return None
         if p is None:
             self._control(_Peer(routing_id, m.stream_id, 0), CREDIT)  # makes the sender say where it stands
@@ -681,8 +762,22 @@ class ReliableReceiver:
         self.handed = (routing_id, m.seq)
         return m
 
+    def refuse(self, message, why):
+        """Tells the sender of message, the last one recv returned (the only one not yet
+        acknowledged), that it is refused, saying why (cut to MAX_REFUSAL_BYTES). Sent at once,
+        so before the acknowledgement at the next recv; it does not acknowledge by itself."""
+        if self.handed is None or self.handed[1] != message.seq:
+            raise WireError(f"{self.where}: refuse: seq {message.seq}: expected the last message recv returned, "
+                            f"found another")
+        routing_id, seq = self.handed
+        text = why.encode("utf-8")[:MAX_REFUSAL_BYTES].decode("utf-8", "ignore")  # never half a character
+        try:
+            self.socket.send_multipart([routing_id] + encode_error(text, seq, message.stream_id))
+        except _zmq().ZMQError as e:
+            raise WireError(f"{self.where}: refuse: seq {seq}: the sender is not connected ({e})") from None
+
     def recv(self, timeout=None):
-        """The next message (DATA, END_OF_STREAM, ERROR or BARRIER), or None after timeout seconds."""
+        """The next message (DATA, END_OF_STREAM, ERROR, BARRIER or UPDATE), or None after timeout seconds."""
         zmq = _zmq()
         self._settle(False)
         deadline = None if timeout is None else time.monotonic() + timeout

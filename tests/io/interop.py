@@ -7,8 +7,13 @@
     interop.py produce-barriers ENDPOINT   send data, checkpoint barrier, data, barrier, end of stream reliably:
                                     message 2k is s64[1] holding k, message 2k + 1 the barrier of checkpoint k + 1
     interop.py consume-barriers ENDPOINT   bind, receive what produce-barriers sends (from C++), check it, exit 0
-    interop.py selftest             sluice_wire alone: round trips, packed, control and barrier messages, malformed
-                                    ones, and a reliable sender and receiver in one process
+    interop.py produce-updates ENDPOINT   send data, an update of "scale", an update of "missing", data and the end
+                                    reliably (stream 5); exit 0 once all was acknowledged and the receiver refused
+                                    exactly the update of "missing" (seq 2), saying REFUSAL
+    interop.py consume-updates ENDPOINT   bind, receive what produce-updates sends (from C++), check it, refuse
+                                    the update of "missing" saying REFUSAL, exit 0
+    interop.py selftest             sluice_wire alone: round trips, packed, control, barrier and update messages,
+                                    malformed ones, and a reliable sender and receiver in one process
 
 produce and consume take CurveZMQ certificates after N: produce SECRET SERVER (its secret certificate,
 the receiver's public one), consume SECRET ALLOW (its secret certificate, a directory of allowed senders).
@@ -103,6 +108,51 @@ def consume_barriers(endpoint):
     inp.close()
 
 
+UPDATE_WEIGHTS = np.array([1.5, -2.0, 3.25], dtype=np.float32)
+REFUSAL = "no stage named 'missing' (\u00e9)"
+
+
+def produce_updates(endpoint):
+    out = sluice_wire.ReliableSender(endpoint, stream_id=5, peer_timeout=TIMEOUT_MS / 1000)
+    out.send([np.array([0], dtype=np.int64)])
+    out.send_update("scale", [UPDATE_WEIGHTS])
+    out.send_update("missing", [UPDATE_WEIGHTS])
+    out.send([np.array([3], dtype=np.int64)])
+    out.send_end_of_stream()
+    out.flush(timeout=TIMEOUT_MS / 1000)
+    assert out.refusals == [sluice_wire.Refusal(2, REFUSAL)], f"refusals when flush returned: {out.refusals}"
+    out.close()
+
+
+def check_update_stream(next_message, refuse, first=0):
+    """Checks what produce-updates sends, numbered from first, one message from next_message()
+    at a time, and refuses the update of "missing" with refuse(message)."""
+    m = next_message()
+    assert (m.kind, m.seq, m.arrays[0].tolist()) == (sluice_wire.DATA, first, [0]), f"expected data 0, found {m}"
+    for seq, target in ((first + 1, "scale"), (first + 2, "missing")):
+        m = next_message()
+        assert (m.kind, m.seq, m.stream_id, m.target) == (sluice_wire.UPDATE, seq, 5, target), \
+            f"expected the update of {target!r} at seq {seq}, found {m}"
+        assert len(m.arrays) == 1 and np.array_equal(m.arrays[0], UPDATE_WEIGHTS), m.arrays
+        if target == "missing":
+            refuse(m)
+    m = next_message()
+    assert (m.kind, m.seq, m.arrays[0].tolist()) == (sluice_wire.DATA, first + 3, [3]), f"expected data 3, found {m}"
+    m = next_message()
+    assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
+
+
+def consume_updates(endpoint):
+    inp = sluice_wire.ReliableReceiver("@" + endpoint)
+
+    def next_message():
+        m = inp.recv(timeout=TIMEOUT_MS / 1000)
+        assert m is not None, f"nothing within {TIMEOUT_MS} ms"
+        return m
+    check_update_stream(next_message, lambda m: inp.refuse(m, REFUSAL))
+    inp.close()
+
+
 def reliable_selftest():
     """A reliable sender and receiver in one process, taking turns: barriers travel in order."""
     context = zmq.Context()
@@ -121,6 +171,26 @@ def reliable_selftest():
                 return m
         raise AssertionError("reliable selftest: nothing within 10 s")
     check_barrier_stream(next_message)
+
+    # Updates in order, a refusal recorded before the acknowledgement that covers it.
+    out.send([np.array([0], dtype=np.int64)])
+    out.send_update("scale", [UPDATE_WEIGHTS])
+    out.send_update("missing", [UPDATE_WEIGHTS])
+    out.send([np.array([3], dtype=np.int64)])
+    out.send_end_of_stream()
+    first = out.next_seq - 5  # numbered on after the barrier stream
+    check_update_stream(next_message, lambda m: inp.refuse(m, REFUSAL), first)
+    for _ in range(1000):
+        out.poll(0.005)
+        inp.recv(timeout=0.005)
+        if not out.kept:
+            break
+    assert out.refusals == [sluice_wire.Refusal(first + 2, REFUSAL)], out.refusals
+    try:
+        out.send_update("", [UPDATE_WEIGHTS])
+        raise AssertionError("an update without a target: accepted")
+    except sluice_wire.WireError as e:
+        assert "update target" in str(e), e
     out.close()
     inp.close(linger=0)
     context.term()
@@ -148,6 +218,27 @@ def selftest():
     record = sluice_wire.Control(7, 8, 9, 10, 11, 12)
     m = sluice_wire.decode(sluice_wire.encode_control(sluice_wire.CREDIT, record, seq=3, stream_id=4))
     assert (m.kind, m.seq, m.stream_id, m.control) == (sluice_wire.CREDIT, 3, 4, record), m
+    # An update: the header, the target's name, then the tensors as in data; never packed.
+    frames = sluice_wire.encode_update("scale", [small, np.arange(3.0)], seq=9, stream_id=2, crc=True)
+    assert len(frames) == 6 and bytes(frames[1]) == b"scale", frames
+    assert [bytes(f) for f in frames[2:]] == [bytes(f) for f in sluice_wire.encode([small, np.arange(3.0)])[1:]]
+    m = sluice_wire.decode(frames)
+    assert (m.kind, m.seq, m.stream_id, m.target, m.flags) == (sluice_wire.UPDATE, 9, 2, "scale", sluice_wire.FLAG_CRC), m
+    assert np.array_equal(m.arrays[0], small) and np.array_equal(m.arrays[1], np.arange(3.0)), m.arrays
+    update = [bytes(f) for f in frames]
+    for reason, bad_update in {
+        "expected 6 frames, found 5": update[:1] + update[2:],
+        "expected a name of 1 to 1024 bytes, found 0": update[:1] + [b""] + update[2:],
+        "update target: expected UTF-8": update[:1] + [b"sc\xffle"] + update[2:],
+        "expected at least 1 for kind update": [update[0][:24] + b"\x00" + update[0][25:], update[1]],
+        "expected packed (bit 1) only on data": [update[0][:6] + b"\x03" + update[0][7:]] + update[1:],
+    }.items():
+        try:
+            sluice_wire.decode(bad_update)
+        except sluice_wire.WireError as e:
+            assert reason in str(e), f"{reason}: {e}"
+        else:
+            raise AssertionError(f"{reason}: accepted")
     # A barrier is one frame: its header, then its checkpoint number.
     (barrier,) = sluice_wire.encode_barrier(2**40 + 3, seq=6, stream_id=4)
     assert len(barrier) == 40 and barrier[32:] == (2**40 + 3).to_bytes(8, "little"), barrier
@@ -162,7 +253,8 @@ def selftest():
     bad = {
         "magic": changed(0, lambda f: b"X" + f[1:]),
         "version": changed(0, lambda f: f[:4] + b"\x02" + f[5:]),
-        "expected kind 0 to 6": changed(0, lambda f: f[:5] + b"\x07" + f[6:]),
+        "expected kind 0 to 7": changed(0, lambda f: f[:5] + b"\x08" + f[6:]),
+        "expected 4 frames, found 3": changed(0, lambda f: f[:5] + b"\x07" + f[6:]),
         "40 bytes for kind checkpoint barrier": changed(0, lambda f: f[:5] + b"\x05" + f[6:]),
         "checkpoint barrier (the header, then its u64": [barrier[:36]],
         "expected 1 frames": [barrier, b"x"],
@@ -204,6 +296,10 @@ if __name__ == "__main__":
             produce_barriers(sys.argv[2])
         elif sys.argv[1] == "consume-barriers":
             consume_barriers(sys.argv[2])
+        elif sys.argv[1] == "produce-updates":
+            produce_updates(sys.argv[2])
+        elif sys.argv[1] == "consume-updates":
+            consume_updates(sys.argv[2])
         else:
             selftest()
     except (AssertionError, sluice_wire.WireError, zmq.ZMQError) as e:

@@ -135,5 +135,51 @@ TEST(PythonInterop, BarriersCrossBetweenPythonAndCpp) {
   EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
 }
 
+// Updates and refusals both ways on reliable channels: a Python sender's
+// updates reach a C++ receiver in order, which refuses one, and the Python
+// sender has the refusal when its flush returns; a C++ sender's reach a
+// Python receiver, which refuses one, and the C++ sender has it when its
+// flush returns.
+TEST(PythonInterop, UpdatesAndRefusalsCrossBetweenPythonAndCpp) {
+  std::string python = python_or_skip_reason();
+  if (python.empty())
+    GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
+  const std::string refusal = "no stage named 'missing' (\xc3\xa9)";  // interop.py's REFUSAL
+  const std::vector<float> weights = {1.5f, -2.0f, 3.25f};             // its UPDATE_WEIGHTS
+  test::TempDir dir;
+  {
+    Channel in(Pattern::Pull, "@" + dir.ipc("from_python"));
+    test::Child producer({python, kScript, "produce-updates", dir.ipc("from_python")}, {kPythonPath});
+    for (uint64_t seq = 0; seq < 5; ++seq) {
+      std::optional<wire::Message> m = in.recv(milliseconds(60000));
+      ASSERT_TRUE(m) << "seq " << seq << ": nothing from Python";
+      EXPECT_EQ(m->header.seq, seq);
+      EXPECT_EQ(m->header.stream_id, 5u);
+      const wire::Kind want = seq == 4 ? wire::Kind::EndOfStream : seq == 1 || seq == 2 ? wire::Kind::Update
+                                                                                         : wire::Kind::Data;
+      ASSERT_EQ(m->header.kind, want) << "seq " << seq;
+      if (want != wire::Kind::Update) continue;
+      EXPECT_EQ(m->target, seq == 1 ? "scale" : "missing");
+      EXPECT_EQ(m->tensors.at(0).to_vector<float>(), weights);
+      if (seq == 2) in.refuse(*m, refusal);
+    }
+    EXPECT_FALSE(in.recv(milliseconds(100))) << "acknowledges the end of stream";
+    EXPECT_EQ(producer.wait(milliseconds(30000)), 0) << "the Python producer failed (its stderr is above)";
+  }
+  test::Child consumer({python, kScript, "consume-updates", dir.ipc("to_python")}, {kPythonPath});
+  Channel out(Pattern::Push, ">" + dir.ipc("to_python"), {.peer_timeout = milliseconds(60000)});
+  out.send({tensor<int64_t>({0})}, 0, 5);
+  out.send_update("scale", {tensor<float>({1.5f, -2.0f, 3.25f})}, 0, 5);
+  out.send_update("missing", {tensor<float>({1.5f, -2.0f, 3.25f})}, 0, 5);
+  out.send({tensor<int64_t>({3})}, 0, 5);
+  out.send_end_of_stream(0, 5);
+  out.flush(milliseconds(60000));
+  std::vector<Refusal> refusals = out.refusals();
+  ASSERT_EQ(refusals.size(), 1u) << "when flush returned";
+  EXPECT_EQ(refusals[0].seq, 2u);
+  EXPECT_EQ(refusals[0].why, refusal);
+  EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
+}
+
 }  // namespace
 }  // namespace sluice

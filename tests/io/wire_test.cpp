@@ -279,10 +279,116 @@ TEST(Wire, RejectsMalformedBarriersNamingWhatWasWrong) {
   EXPECT_THROW(wire::read_checkpoint({short_number, 4}, "test"), WireError);
 }
 
+wire::Message update_message(std::string target, std::vector<Tensor> tensors, uint64_t seq, uint64_t stream_id) {
+  wire::Message m;
+  m.header = {wire::Kind::Update, 0, stream_id, seq, 0, 0};
+  m.target = std::move(target);
+  m.tensors = std::move(tensors);
+  return m;
+}
+
+TEST(Wire, UpdatesCarryTheirTargetInFrameOneThenTheTensorsAsData) {
+  const std::vector<Tensor> weights = {test::random_tensor(f32({2, 2}), 1), test::random_tensor(s64({3}), 2)};
+  // Small enough to pack, and a CRC: an update is never packed, and its CRC covers the data frames.
+  std::vector<std::string> f =
+      frames_of(update_message("scale", weights, 0x0102030405060708, 9), {.crc = true, .pack_below = 1 << 20});
+  ASSERT_EQ(f.size(), 6u) << "header, target, then two frames per tensor";
+  EXPECT_EQ(f[0].size(), wire::kHeaderBytes);
+  EXPECT_EQ(f[0][5], 7) << "kind 7";
+  EXPECT_EQ(f[0][6], wire::kFlagCrc) << "the CRC flag and never the packed one";
+  EXPECT_EQ(f[0][24], 2) << "count: the tensors";
+  EXPECT_EQ(f[1], "scale");
+  const std::vector<std::string> data = frames_of(test::data_message(weights, 0), {.crc = true});
+  EXPECT_EQ(std::vector<std::string>(f.begin() + 2, f.end()), std::vector<std::string>(data.begin() + 1, data.end()))
+      << "a data message's tensor frames, after the target";
+  EXPECT_EQ(f[0].substr(28), data[0].substr(28)) << "the same CRC: the data frames only, not the name";
+
+  wire::Message back = wire::decode(received(f));
+  EXPECT_EQ(back.header.kind, wire::Kind::Update);
+  EXPECT_EQ(back.header.seq, 0x0102030405060708u);
+  EXPECT_EQ(back.header.stream_id, 9u);
+  EXPECT_EQ(back.target, "scale");
+  ASSERT_EQ(back.tensors.size(), 2u);
+  EXPECT_TRUE(test::identical(back.tensors[0], weights[0]));
+  EXPECT_TRUE(test::identical(back.tensors[1], weights[1]));
+  EXPECT_EQ(wire::kind_name(wire::Kind::Update), "update");
+
+  // parse gives the target as a view of frame 1.
+  std::vector<wire::Bytes> views;
+  for (const std::string& frame : f) views.push_back({reinterpret_cast<const uint8_t*>(frame.data()), frame.size()});
+  EXPECT_EQ(wire::parse(views).target, "scale");
+  EXPECT_EQ(wire::parse(views).target.data(), f[1].data());
+
+  const std::string name = "stage \xc3\xa9t\xc3\xa9 \xce\xbc";  // UTF-8 beyond ASCII
+  back = wire::decode(received(frames_of(update_message(name, {weights[0]}, 1, 0))));
+  EXPECT_EQ(back.target, name);
+  back = wire::decode(received(frames_of(update_message(std::string(wire::kMaxTargetBytes, 'a'), {weights[0]}, 1, 0))));
+  EXPECT_EQ(back.target.size(), wire::kMaxTargetBytes) << "the longest name";
+}
+
+TEST(Wire, RejectsMalformedUpdatesNamingWhatWasWrong) {
+  const std::vector<std::string> good =
+      frames_of(update_message("scale", {test::random_tensor(f32({2}), 1)}, 3, 1), {.crc = true});
+  struct Case {
+    const char* name;
+    std::vector<std::string> frames;
+    const char* reason;
+  };
+  auto changed = [&](auto change) {
+    std::vector<std::string> f = good;
+    change(f);
+    return f;
+  };
+  const Case cases[] = {
+      {"missing name frame", changed([](auto& f) { f.erase(f.begin() + 1); }),
+       "seq 3: kind update, count 1: expected 4 frames, found 3"},
+      {"empty name", changed([](auto& f) { f[1].clear(); }),
+       "test: seq 3: update target: expected a name of 1 to 1024 bytes, found 0"},
+      {"name too long", changed([](auto& f) { f[1] = std::string(1025, 'a'); }),
+       "update target: expected a name of 1 to 1024 bytes, found 1025"},
+      {"name not UTF-8", changed([](auto& f) { f[1] = "sc\xff\xfele"; }),
+       "test: seq 3: update target: expected UTF-8 text, found invalid bytes"},
+      {"name an overlong encoding", changed([](auto& f) { f[1] = "\xc0\xaf"; }), "update target: expected UTF-8"},
+      {"count above the tensors", changed([](auto& f) { f[0][24] = 2; }),
+       "kind update, count 2: expected 6 frames, found 4"},
+      {"count below the tensors", changed([](auto& f) { f[0][24] = 0; }),
+       "tensor count: expected at least 1 for kind update, found 0"},
+      {"no tensors", changed([](auto& f) {
+         f[0][24] = 0;
+         f.resize(2);
+       }),
+       "tensor count: expected at least 1 for kind update, found 0"},
+      {"a tensor frame missing", changed([](auto& f) { f.pop_back(); }), "expected 4 frames, found 3"},
+      {"packed", changed([](auto& f) { f[0][6] |= wire::kFlagPacked; }),
+       "expected packed (bit 1) only on data messages, found it on kind update"},
+      {"data frame too short", changed([](auto& f) { f[3].pop_back(); }), "tensor 0: data frame: expected 8 bytes"},
+      {"crc mismatch", changed([](auto& f) { f[3][0] ^= 1; }), "CRC-32C mismatch"},
+      {"bad npy header", changed([](auto& f) { f[2][0] = 'X'; }), "tensor 0"},
+  };
+  for (const Case& c : cases) {
+    try {
+      wire::decode(received(c.frames), {}, "test");
+      ADD_FAILURE() << c.name << ": accepted";
+    } catch (const WireError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.reason), std::string::npos)
+          << c.name << ": expected the reason to mention '" << c.reason << "', found: " << e.what();
+    }
+  }
+}
+
 TEST(Wire, EncodeRefusesWhatAReaderWouldReject) {
   wire::Message unknown;
-  unknown.header.kind = static_cast<wire::Kind>(7);
-  EXPECT_THROW(wire::encode(unknown), WireError) << "no kind above heartbeat";
+  unknown.header.kind = static_cast<wire::Kind>(8);
+  EXPECT_THROW(wire::encode(unknown), WireError) << "no kind above update";
+  const std::vector<Tensor> one = {test::random_tensor(f32({1}), 1)};
+  EXPECT_THROW(wire::encode(update_message("", one, 0, 0)), WireError) << "an update names its target";
+  EXPECT_THROW(wire::encode(update_message("\xff", one, 0, 0)), WireError) << "in UTF-8";
+  EXPECT_THROW(wire::encode(update_message(std::string(wire::kMaxTargetBytes + 1, 'a'), one, 0, 0)), WireError)
+      << "of at most kMaxTargetBytes";
+  EXPECT_THROW(wire::encode(update_message("scale", {}, 0, 0)), WireError) << "and carries tensors";
+  wire::Message data_with_target = test::data_message(one, 0);
+  data_with_target.target = "ignored";
+  EXPECT_EQ(frames_of(data_with_target).size(), 3u) << "only an update writes its target";
   wire::Message barrier = barrier_message(1, 0, 0);
   barrier.tensors = {test::random_tensor(f32({1}), 1)};
   EXPECT_THROW(wire::encode(barrier), WireError) << "a barrier carries its checkpoint number, not tensors";

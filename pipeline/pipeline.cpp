@@ -325,7 +325,11 @@ void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& wh
 }
 
 void Pipeline::update(const std::string& stage, StageUpdate change) {
-  Impl& m = *impl_;
+  impl_->update(stage, std::move(change));
+}
+
+void Pipeline::Impl::update(const std::string& stage, StageUpdate change) {
+  Impl& m = *this;
   auto it = std::find_if(m.nodes.begin(), m.nodes.end(), [&](const auto& n) { return n->name == stage; });
   const std::string who = "update of stage '" + stage + "': ";
   if (it == m.nodes.end() || (*it)->kind != NodeRec::Kind::Stage)

@@ -158,6 +158,9 @@ void Pipeline::Impl::build_graph() {
             entry->try_put(m);
           };
           w.closed = let_go;
+          w.update = [self](const std::string& stage, Tensors acc) {
+            self->update(stage, {.acc = std::move(acc)});
+          };
           starters.push_back([push, w = std::move(w)]() mutable { push->wire(std::move(w)); });
           exits[i] = entry;
           break;

@@ -123,6 +123,7 @@ struct Pipeline::Impl {
   void apply_checkpoint(const Checkpoint& c, const std::string& where);
   void start_checkpoints();
   void install_updates(int component, uint64_t seq);
+  void update(const std::string& stage, StageUpdate change);
   void build_graph();
   void report_error(const NodeRec& node, uint64_t seq, const std::string& what);
   void launch();

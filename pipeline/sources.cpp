@@ -56,6 +56,17 @@ bool PushSource::push_for(const Tensors& tensors, std::chrono::milliseconds time
   return true;
 }
 
+void PushSource::request_update(const std::string& stage, Tensors acc) {
+  std::function<void(const std::string&, Tensors)> update;
+  {
+    std::lock_guard lock(mutex_);
+    if (!wiring_)
+      throw PipelineError("push source: update of stage '" + stage + "': the pipeline is not running");
+    update = wiring_->update;
+  }
+  update(stage, std::move(acc));
+}
+
 void PushSource::push_barrier(int64_t number, std::string state) {
   std::lock_guard lock(mutex_);
   barrier_ = ForwardedBarrier{number, std::move(state)};

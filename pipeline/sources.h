@@ -69,6 +69,12 @@ class PushSource : public Source {
   // there when it has no interval of its own. `state` is what resume()
   // needs to start after it.
   void push_barrier(int64_t number, std::string state);
+  // Asks the pipeline to replace stage `stage`'s accumulator with `acc` at
+  // its next barrier (Pipeline::update), for an update that came with the
+  // pushed messages (a ZeroMQ source's, from `sluice update`).
+  // PipelineError, with nothing changed, when the pipeline refuses it or
+  // has not started.
+  void request_update(const std::string& stage, Tensors acc);
   void push(const Tensor& t) { push(Tensors{t}); }
   // The same, waiting at most `timeout` for the pipeline's room: false
   // (nothing pushed, `done` not called) when there was none.
@@ -87,6 +93,7 @@ class PushSource : public Source {
     // when the pipeline stopped, false when the time ran out.
     std::function<std::optional<bool>(std::chrono::milliseconds)> take_credit;
     std::function<void()> closed;
+    std::function<void(const std::string& stage, Tensors acc)> update;
   };
   void wire(Wiring w);
   void unwire();

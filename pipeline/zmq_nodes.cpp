@@ -247,6 +247,18 @@ void ZmqSource::receive() {
           warned_barriers_ = true;
           let_go(*m);
           break;
+        case wire::Kind::Update:
+          // `sluice update`: new weights for a stage of this pipeline, or
+          // a refusal saying why not, sent back before the acknowledgement.
+          try {
+            request_update(m->target, m->tensors);
+            logger().info("source zmq {}: update of stage '{}' taken", channel_.endpoint(), m->target);
+          } catch (const PipelineError& e) {
+            logger().warn("source zmq {}: {}", channel_.endpoint(), e.what());
+            channel_.refuse(*m, e.what());
+          }
+          let_go(*m);
+          break;
         case wire::Kind::EndOfStream:
           ends_.fetch_add(1);
           logger().debug("source zmq {}: end of stream {} of {} (stream id {}, seq {})", channel_.endpoint(),

@@ -46,7 +46,9 @@ struct ZmqSourceOptions {
 // while the pipeline stores checkpoints, what it received is acknowledged to
 // the sender only once a checkpoint after it is stored, so that the sender
 // replays it to a process restored from that checkpoint, and restoring
-// resumes each stream at the sequence number after the checkpoint's. A malformed message, a message of other
+// resumes each stream at the sequence number after the checkpoint's. An
+// update message (`sluice update`) asks the pipeline to replace a stage's
+// accumulator at its next barrier; a refusal goes back to its sender. A malformed message, a message of other
 // specs, or an error message from a peer is counted, logged with the endpoint and the reason, and skipped:
 // the source goes on. Reliable: each message is acknowledged once every sink has consumed it (or it was
 // skipped under ErrorPolicy::Skip); what a cancelled run dropped is not, so its sender keeps it for the next

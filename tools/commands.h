@@ -31,6 +31,8 @@ Command add_demo_command(CLI::App& app);
 Command add_cat_command(CLI::App& app);
 // `sluice send ENDPOINT FILE.npy...`: .npy files as messages, then end of stream.
 Command add_send_command(CLI::App& app);
+// `sluice update ENDPOINT STAGE FILE.npy...`: a live update of a stage's accumulator.
+Command add_update_command(CLI::App& app);
 // `sluice keygen NAME`: a CurveZMQ key pair as certificate files.
 Command add_keygen_command(CLI::App& app);
 

@@ -64,7 +64,9 @@ int cat(const CatOptions& o) {
     switch (m->header.kind) {
       case wire::Kind::EndOfStream: std::cout << "end of stream" << std::endl; return kExitOk;
       case wire::Kind::Error: std::cout << "error: " << m->error << std::endl; return kExitFailed;
+      case wire::Kind::Barrier: std::cout << "checkpoint barrier " << m->checkpoint << std::endl; break;
       default: {
+        if (m->header.kind == wire::Kind::Update) std::cout << "update of '" << m->target << "': ";
         std::string line;
         for (const Tensor& t : m->tensors) line += (line.empty() ? "" : " | ") + describe(t);
         std::cout << (line.empty() ? "no tensors" : line) << std::endl;

@@ -355,6 +355,13 @@ void check_commits(const Channel::Impl& c) {
 
 }  // namespace
 
+void Channel::set_acknowledge(Acknowledge acknowledge) {
+  if (!impl_->receiver) return;
+  if (impl_->receiver->met_any())
+    throw WireError(impl_->where + ": set_acknowledge: expected it before the first recv, found senders met");
+  impl_->options.acknowledge = acknowledge;  // the receiver reads its options by reference
+}
+
 void Channel::commit(uint64_t peer, uint64_t seq) {
   if (!impl_->receiver) return;
   check_commits(*impl_);

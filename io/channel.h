@@ -227,6 +227,11 @@ class Channel {
   // Any thread may call it; it is sent at the next recv or keep_alive.
   // A no-op for plain channels; WireError on a reliable receiver with
   // another Acknowledge mode (its acks acknowledge already).
+  // Reliable receiving, before the first recv: how messages are
+  // acknowledged from now on, for an owner that learns it only when its
+  // run starts (a pipeline's ZeroMQ source: Checkpoint when checkpoints are
+  // stored, Manual otherwise). WireError once a sender has been met.
+  void set_acknowledge(Acknowledge acknowledge);
   void commit(uint64_t peer, uint64_t seq);
   // A copyable handle that commits from any thread, safe to call after the
   // channel is gone (it then does nothing). WireError as commit.

@@ -186,6 +186,7 @@ struct AckQueue {
 class ReliableReceiver {
  public:
   ReliableReceiver(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where);
+  bool met_any() const { return !peers_.empty(); }
   ~ReliableReceiver();
   std::optional<wire::Message> recv(std::chrono::milliseconds timeout);
   void keep_alive();

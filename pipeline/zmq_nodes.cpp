@@ -34,9 +34,9 @@ ZmqSource::ZmqSource(const std::string& endpoint, std::vector<Spec> spec, ZmqSou
       channel_(receiving(options_.pattern, endpoint), endpoint,
                [&] {
                  ChannelOptions o = options_.channel;
-                 // Done with (credit) when the pipeline is; acknowledged to
-                 // the sender then, or once a checkpoint after it is stored.
-                 o.acknowledge = Acknowledge::Checkpoint;
+                 // When the pipeline is done with a message; set again
+                 // when it starts (receive()), to Checkpoint if it stores checkpoints.
+                 o.acknowledge = Acknowledge::Manual;
                  return o;
                }()),
       bound_endpoint_(channel_.bound_endpoint()) {
@@ -62,7 +62,7 @@ void ZmqSource::stop() {
 }
 
 void ZmqSource::checkpointing(bool stored) {
-  stored_->store(stored);
+  stored_.store(stored);
   std::lock_guard lock(mutex_);
   started_ = true;
   start_.notify_all();
@@ -81,10 +81,6 @@ void ZmqSource::reject(const std::string& why) {
   rejected_.fetch_add(1);
 }
 
-void ZmqSource::done_with(uint64_t peer, uint64_t seq) {
-  if (!stored_->load()) channel_.commit(peer, seq);
-}
-
 void ZmqSource::advance(const wire::Message& m) {
   next_[m.header.stream_id] = m.header.seq + 1;
   handed_[m.peer] = m.header.seq;
@@ -98,15 +94,12 @@ std::string ZmqSource::positions() const {
 
 bool ZmqSource::hand_on(const wire::Message& m) {
   auto ack = channel_.acknowledger();
-  auto commit = channel_.committer();
   auto in_pipeline = in_pipeline_;
   in_pipeline->fetch_add(1);
-  OnDone done = [ack, commit, stored = stored_, in_pipeline, peer = m.peer,
-                 seq = m.header.seq](bool finished) {
-    if (finished) {
-      ack(peer, seq);
-      if (!stored->load()) commit(peer, seq);
-    }
+  // Done with: acknowledged to the sender, or (checkpoints stored) its
+  // credit freed until a checkpoint after it commits it.
+  OnDone done = [ack, in_pipeline, peer = m.peer, seq = m.header.seq](bool finished) {
+    if (finished) ack(peer, seq);
     in_pipeline->fetch_sub(1);
   };
   // Wait for the pipeline's room in steps, sending acknowledgements and
@@ -126,11 +119,8 @@ bool ZmqSource::hand_on(const wire::Message& m) {
 
 void ZmqSource::let_go(const wire::Message& m) {
   channel_.ack(m);
-  {
-    std::lock_guard lock(mutex_);
-    advance(m);
-  }
-  done_with(m.peer, m.header.seq);
+  std::lock_guard lock(mutex_);
+  advance(m);
 }
 
 void ZmqSource::forward_barrier(const wire::Message& m) {
@@ -138,17 +128,16 @@ void ZmqSource::forward_barrier(const wire::Message& m) {
   {
     std::lock_guard lock(mutex_);
     advance(m);
-    barriers_[static_cast<int64_t>(m.checkpoint)] = handed_;
+    if (stored_.load()) barriers_[static_cast<int64_t>(m.checkpoint)] = handed_;  // committed once stored
     state = positions();
   }
   push_barrier(static_cast<int64_t>(m.checkpoint), std::move(state));
   channel_.ack(m);
-  done_with(m.peer, m.header.seq);
 }
 
 std::string ZmqSource::checkpoint_state(int64_t number) {
   std::lock_guard lock(mutex_);
-  barriers_[number] = handed_;
+  if (stored_.load()) barriers_[number] = handed_;  // committed once stored
   return positions();
 }
 
@@ -201,6 +190,7 @@ void ZmqSource::receive() {
       // what comes again from before there.
       std::unique_lock lock(mutex_);
       start_.wait(lock, [this] { return started_ || stopped_.load(); });
+      channel_.set_acknowledge(stored_.load() ? Acknowledge::Checkpoint : Acknowledge::Manual);
       if (resumed_)
         for (const auto& [stream, next] : next_) channel_.resume_stream(stream, next);
     }
@@ -285,7 +275,7 @@ void ZmqSource::receive() {
   try {
     // With checkpoints stored, the last acknowledgements come with the
     // run's final checkpoint (or never, if it is cancelled).
-    auto awaiting = [this] { return in_pipeline_->load() > 0 || (stored_->load() && !all_acknowledged()); };
+    auto awaiting = [this] { return in_pipeline_->load() > 0 || (stored_.load() && !all_acknowledged()); };
     while (!stopped_.load() && awaiting()) {
       channel_.keep_alive();
       std::this_thread::sleep_for(std::chrono::milliseconds(2));

@@ -81,7 +81,7 @@ class ZmqSource : public PushSource {
 
   bool replayable() const override { return options_.channel.delivery == Delivery::Reliable; }
   void resume(uint64_t position, const std::string& state) override;
-  void checkpointing(bool stored) override;
+  void checkpointing(bool stored) override;  // the pipeline starts: receiving begins
   std::string checkpoint_state(int64_t number) override;
   void commit(int64_t number) override;
 
@@ -94,9 +94,6 @@ class ZmqSource : public PushSource {
   // A message not handed on (end of stream, error, rejected): done with.
   void let_go(const wire::Message& m);
   void forward_barrier(const wire::Message& m);
-  // The pipeline is done with a message: acknowledged to its sender now,
-  // or (checkpoints stored) once a checkpoint after it is.
-  void done_with(uint64_t peer, uint64_t seq);
   // With mutex_ held: `m` is this source's position in its stream.
   void advance(const wire::Message& m);
   std::string positions() const;  // with mutex_ held: "stream:next ..."
@@ -109,8 +106,7 @@ class ZmqSource : public PushSource {
   std::atomic<uint64_t> rejected_{0}, peer_errors_{0}, ends_{0};
   // Messages handed on whose done callback has not run yet.
   std::shared_ptr<std::atomic<int64_t>> in_pipeline_ = std::make_shared<std::atomic<int64_t>>(0);
-  // Whether the pipeline stores checkpoints; shared with done callbacks that outlive the source.
-  std::shared_ptr<std::atomic<bool>> stored_ = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<bool> stored_{false};  // whether the pipeline stores checkpoints
   bool warned_barriers_ = false;
   mutable std::mutex mutex_;  // guards what follows
   std::string last_rejection_;

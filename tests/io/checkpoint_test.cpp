@@ -231,6 +231,23 @@ INSTANTIATE_TEST_SUITE_P(MessagesOrBytes, CheckpointCredit,
                            return param_info.param.messages == 4 ? "FourMessages" : "FourMessagesOfBytes";
                          });
 
+// An owner that learns how to acknowledge only when its run starts sets
+// it before the first recv; after that it is refused.
+TEST(Checkpoint, TheAcknowledgeModeIsSetBeforeTheFirstRecvOnly) {
+  Channel in(Pattern::Pull, "@inproc://set-acknowledge", {.heartbeat_interval = milliseconds(100)});
+  Channel out(Pattern::Push, ">inproc://set-acknowledge", {.heartbeat_interval = milliseconds(100)});
+  in.set_acknowledge(Acknowledge::Checkpoint);
+  out.send({scalar(1.0f)}, 0);
+  wire::Message m = next(in, "the message");
+  in.ack(m);
+  EXPECT_FALSE(in.recv(milliseconds(100)));
+  EXPECT_THROW(out.flush(milliseconds(300)), WireError) << "finished, not committed: the sender keeps it";
+  in.commit(m.peer, m.header.seq);
+  EXPECT_FALSE(in.recv(milliseconds(100)));
+  out.flush(kWait);
+  EXPECT_THROW(in.set_acknowledge(Acknowledge::Manual), WireError);
+}
+
 // Finishing is what frees credit: with nothing finished the sender's
 // credit stops it; a commit is what lets it forget.
 TEST(Checkpoint, FinishingFreesCreditAndOnlyACommitAcknowledges) {

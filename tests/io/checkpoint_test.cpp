@@ -19,16 +19,10 @@ namespace sluice {
 namespace {
 
 using std::chrono::milliseconds;
-constexpr milliseconds kWait{5000};  // every receive in these tests is bounded
-
-// The next message, which must come within kWait.
-wire::Message next(Channel& in, const std::string& what) {
-  std::optional<wire::Message> m = in.recv(kWait);
-  if (!m) throw std::runtime_error(what + ": nothing within 5 s");
-  return *m;
-}
-
-int64_t value_of(const wire::Message& m) { return m.tensors.at(0).to_vector<int64_t>().at(0); }
+using test::value_of;
+using test::Worker;
+constexpr milliseconds kWait = test::kReceiveWait;  // every receive in these tests is bounded
+wire::Message next(Channel& in, const std::string& what) { return test::next_message(in, what); }
 
 // A receiver bound where one just closed: ZeroMQ closes a socket's
 // listener in the background, and until it has, binding the ipc path again
@@ -98,14 +92,7 @@ TEST(Barrier, ReachesPlainReceiversAndSubscribersOfItsStream) {
 
   Channel pub(Pattern::Pub, "@inproc://barrier-pub");
   Channel sub(Pattern::Sub, ">inproc://barrier-pub", {.subscribe = {7}});
-  // A subscription takes a moment to reach the publisher: probe until one arrives.
-  auto deadline = std::chrono::steady_clock::now() + kWait;
-  std::optional<wire::Message> probe;
-  while (!probe && std::chrono::steady_clock::now() < deadline) {
-    pub.send({scalar(int64_t{0})}, 0, 7);
-    probe = sub.recv(milliseconds(20));
-  }
-  ASSERT_TRUE(probe) << "the subscription never took effect";
+  ASSERT_TRUE(test::await_subscription(pub, sub, 7)) << "the subscription never took effect";
   pub.send_barrier(9, 1, 3);  // another stream: filtered out
   pub.send_barrier(9, 1, 7);
   do {
@@ -137,32 +124,6 @@ ChannelOptions checkpoint_receiving(Credit credit) {
           .heartbeat_interval = milliseconds(100),
           .acknowledge = Acknowledge::Checkpoint};
 }
-
-// Runs `body` on a thread of its own; join() returns what it threw (empty:
-// nothing), and the destructor joins too, so that a failing test never
-// leaves the thread behind.
-class Worker {
- public:
-  explicit Worker(std::function<void()> body)
-      : thread_([this, body = std::move(body)] {
-          try {
-            body();
-          } catch (const std::exception& e) { error_ = e.what(); }
-        }) {}
-  ~Worker() {
-    if (thread_.joinable()) thread_.join();
-  }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-  std::string join() {
-    thread_.join();
-    return error_;
-  }
-
- private:
-  std::string error_;
-  std::thread thread_;
-};
 
 class CheckpointCredit : public ::testing::TestWithParam<Credit> {};
 

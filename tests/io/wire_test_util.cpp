@@ -273,4 +273,21 @@ int free_tcp_port() {
   return ntohs(address.sin_port);
 }
 
+wire::Message next_message(Channel& in, const std::string& what) {
+  std::optional<wire::Message> m = in.recv(kReceiveWait);
+  if (!m) throw std::runtime_error(what + ": nothing within " + std::to_string(kReceiveWait.count()) + " ms");
+  return *m;
+}
+
+bool await_subscription(Channel& pub, Channel& sub, uint64_t stream) {
+  const auto deadline = std::chrono::steady_clock::now() + kReceiveWait;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pub.send({scalar(int64_t{0})}, 0, stream);
+    if (sub.recv(std::chrono::milliseconds(20))) return true;
+  }
+  return false;
+}
+
+int64_t value_of(const wire::Message& m) { return m.tensors.at(0).to_vector<int64_t>().at(0); }
+
 }  // namespace sluice::test

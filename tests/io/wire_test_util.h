@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "devices/backend.h"
+#include "io/channel.h"
 #include "io/wire.h"
 #include "pipeline/zmq_nodes.h"
 
@@ -99,6 +101,43 @@ class Watchdog {
   std::condition_variable dismissed_;
   bool done_ = false;
   bool fired_ = false;
+  std::thread thread_;
+};
+
+// The next message on `in`, which must come within kReceiveWait;
+// std::runtime_error naming `what` otherwise.
+inline constexpr std::chrono::milliseconds kReceiveWait{5000};
+wire::Message next_message(Channel& in, const std::string& what);
+// A subscription takes a moment to reach its publisher: sends probes (s64
+// scalars of `stream`) until `sub` receives one; false after kReceiveWait.
+// Probes sent just before may still arrive after it returns.
+bool await_subscription(Channel& pub, Channel& sub, uint64_t stream);
+// The value of a message whose first tensor is an s64 scalar.
+int64_t value_of(const wire::Message& m);
+
+// Runs `body` on a thread of its own; join() returns what it threw (empty:
+// nothing), and the destructor joins too, so that a failing test never
+// leaves the thread behind.
+class Worker {
+ public:
+  explicit Worker(std::function<void()> body)
+      : thread_([this, body = std::move(body)] {
+          try {
+            body();
+          } catch (const std::exception& e) { error_ = e.what(); }
+        }) {}
+  ~Worker() {
+    if (thread_.joinable()) thread_.join();
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  std::string join() {
+    thread_.join();
+    return error_;
+  }
+
+ private:
+  std::string error_;
   std::thread thread_;
 };
 

@@ -251,13 +251,9 @@ ReliableReceiver::Peer& ReliableReceiver::meet(uint64_t session, const wire::Hea
   p.stream_id = h.stream_id;
   // It keeps everything from h.seq on; every message before was done with.
   p.expected = p.acked = p.committed = p.acked_sent = p.finished_sent = h.seq;
-  // A stream this receiver knows goes on where it stood: what the session
-  // keeps below was taken from a session before, or is in the checkpoint
-  // this receiver was restored from.
-  auto stream = streams_.find(h.stream_id);
-  if (stream != streams_.end() && stream->second > h.seq) skip_to(p, stream->second);
-  logger().debug("{}: sender {:016x} (stream {}) starts at seq {}, taken from {}", where_, session,
-                 h.stream_id, h.seq, p.expected);
+  // Where its stream stood (a session before, a checkpoint) applies as its
+  // messages come: see accept.
+  logger().debug("{}: sender {:016x} (stream {}) starts at seq {}", where_, session, h.stream_id, h.seq);
   return p;
 }
 
@@ -275,9 +271,7 @@ void ReliableReceiver::skip(Peer& p, uint64_t seq) {
 }
 
 void ReliableReceiver::resume_stream(uint64_t stream_id, uint64_t next_seq) {
-  streams_[stream_id] = next_seq;
-  for (auto& [session, p] : peers_)
-    if (p.stream_id == stream_id && p.expected < next_seq) skip_to(p, next_seq);
+  streams_[stream_id] = next_seq;  // sessions met or not: accept applies it to their next message
 }
 
 void ReliableReceiver::mark_done(uint64_t session, uint64_t seq) {
@@ -429,8 +423,9 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     return std::nullopt;
   }
   // A stream that sessions before this one (or a checkpoint) took further:
-  // met before its first message named the stream (a sender's first
-  // heartbeat may not), so its floor applies now.
+  // what it sends below that was taken already. Checked on each message, not
+  // when the session is met: a sender's first heartbeat may not name its
+  // stream yet (it learns it from its first message).
   if (auto floor = streams_.find(h.stream_id); floor != streams_.end() && floor->second > h.seq) {
     p.stream_id = h.stream_id;
     skip_to(p, floor->second);

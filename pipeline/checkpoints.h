@@ -39,7 +39,6 @@ class CheckpointCoordinator {
     std::shared_ptr<Source> source;  // sources
     std::shared_ptr<Sink> sink;      // sinks
     bool participant = false;        // hands in at each barrier: stages with an accumulator, sinks
-    bool forwards = false;           // a source bringing its upstream's barriers
     uint64_t start = 0;              // position its numbering starts at (a restored run's)
   };
 

@@ -215,7 +215,6 @@ void Pipeline::Impl::start_checkpoints() {
                     .source = n->source,
                     .sink = n->sink,
                     .participant = n->kind == NodeRec::Kind::Sink || !n->acc.empty(),
-                    .forwards = std::dynamic_pointer_cast<PushSource>(n->source) != nullptr,
                     .start = n->seq_offset});
   checkpoints =
       std::make_unique<CheckpointCoordinator>(options, std::move(list), restored ? restored->number : 0);
@@ -329,18 +328,17 @@ void Pipeline::update(const std::string& stage, StageUpdate change) {
 }
 
 void Pipeline::Impl::update(const std::string& stage, StageUpdate change) {
-  Impl& m = *this;
-  auto it = std::find_if(m.nodes.begin(), m.nodes.end(), [&](const auto& n) { return n->name == stage; });
+  auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n->name == stage; });
   const std::string who = "update of stage '" + stage + "': ";
-  if (it == m.nodes.end() || (*it)->kind != NodeRec::Kind::Stage)
+  if (it == nodes.end() || (*it)->kind != NodeRec::Kind::Stage)
     throw PipelineError(who + "expected a stage of that name, found " +
-                        (it == m.nodes.end() ? std::string("none") : std::string("a ") + (*it)->kind_name()));
-  if (!m.options.checkpoint_interval.set() && m.options.checkpoint_dir.empty())
+                        (it == nodes.end() ? std::string("none") : std::string("a ") + (*it)->kind_name()));
+  if (!options.checkpoint_interval.set() && options.checkpoint_dir.empty())
     throw PipelineError(who +
                         "updates apply at a barrier, and this pipeline places none: set checkpoint_interval");
   if (!change.function && change.acc.empty())
     throw PipelineError(who + "expected a function or an accumulator, found neither");
-  if (!m.started) m.validate_and_trace();
+  if (!started) validate_and_trace();
   NodeRec& n = **it;
   std::lock_guard lock(n.version_mutex);
   const Step& current = !n.waiting.empty() ? n.waiting.back().step : n.version ? n.version->step : *n.step;
@@ -360,7 +358,7 @@ void Pipeline::Impl::update(const std::string& stage, StageUpdate change) {
                     current.device(), "stage '" + stage + "'");
     } catch (const Error& e) { throw PipelineError(who + "the new function does not fit: " + e.what()); }
     bool to_stages = std::any_of(n.outputs.begin(), n.outputs.end(), [&](int o) {
-      return m.nodes[static_cast<size_t>(o)]->kind == NodeRec::Kind::Stage;
+      return nodes[static_cast<size_t>(o)]->kind == NodeRec::Kind::Stage;
     });
     if (to_stages && v.step.output_spec() != current.output_spec())
       throw PipelineError(who + "its consumers take " + specs_str(current.output_spec()) +

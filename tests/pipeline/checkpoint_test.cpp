@@ -98,7 +98,9 @@ Tensor input(uint64_t i, float scale) {
 // sink: each accumulator depends on the order of every message before.
 struct TwoStages {
   Pipeline p;
-  explicit TwoStages(const std::string& dir, std::shared_ptr<Sink> sink, PipelineOptions o = {})
+  // `xs`: the first source; null: a replayable one.
+  explicit TwoStages(const std::string& dir, std::shared_ptr<Sink> sink, PipelineOptions o = {},
+                     std::shared_ptr<Source> xs_source = nullptr)
       : p([&] {
           o.checkpoint_dir = dir;
           if (!o.checkpoint_interval.set()) o.checkpoint_interval.messages = kEvery;
@@ -107,10 +109,12 @@ struct TwoStages {
         }()) {
     std::vector<Tensor> ys;
     for (uint64_t i = 0; i < kMessages; ++i) ys.push_back(input(i, 2.0f));
-    NodeId xs = p.source("xs", sources::indexed({f32({4})}, [](uint64_t i) -> std::optional<Tensors> {
-                           if (i >= kMessages) return std::nullopt;
-                           return Tensors{input(i, 1.0f)};
-                         }));
+    if (!xs_source)
+      xs_source = sources::indexed({f32({4})}, [](uint64_t i) -> std::optional<Tensors> {
+        if (i >= kMessages) return std::nullopt;
+        return Tensors{input(i, 1.0f)};
+      });
+    NodeId xs = p.source("xs", std::move(xs_source));
     NodeId y = p.source("ys", sources::list(ys));
     NodeId mix = p.stage(
         "mix", [](Expr x, Expr yv, Expr acc) { return tuple(x * yv + acc * 0.5f, acc * 0.9f + x - yv); },
@@ -280,20 +284,8 @@ TEST(Checkpoints, RestoreChecksStagesSpecsAndSourcesBeforeChangingAnything) {
     for (bool accept : {false, true}) {
       PipelineOptions o;
       if (accept) o.at_most_once = {"xs"};
-      Pipeline p(o);
-      auto live = sources::push({f32({4})});
-      NodeId xs = p.source("xs", live);
-      NodeId ys = p.source("ys", sources::list({input(0, 1)}));
-      NodeId mix = p.stage(
-          "mix", [](Expr x, Expr y, Expr acc) { return tuple(x * y + acc * 0.5f, acc * 0.9f + x - y); },
-          {.acc = {zeros(f32({4}))}});
-      NodeId smooth =
-          p.stage("smooth", [](Expr v, Expr acc) { return tuple(v + acc, tanh(acc * 0.99f + v * 0.01f)); },
-                  {.acc = {zeros(f32({4}))}});
-      p.connect(xs, mix);
-      p.connect(ys, mix);
-      p.connect(mix, smooth);
-      p.connect(smooth, p.sink("ledger", std::make_shared<Ledger>()));
+      TwoStages live(dir.path(), std::make_shared<Ledger>(), o, sources::push({f32({4})}));
+      Pipeline& p = live.p;
       if (!accept) {
         expect_refusal(p, "source 'xs' cannot replay");
       } else {

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   CLI::App app{"sluice: streams tensors through compiled computations.", "sluice"};
   app.set_version_flag("--version", SLUICE_VERSION);
   const Command commands[] = {add_demo_command(app), add_devices_command(app), add_cat_command(app),
-                              add_send_command(app), add_update_command(app),  add_keygen_command(app)};
+                              add_send_command(app), add_update_command(app), add_keygen_command(app)};
   // Not require_subcommand: CLI11 would then call an unknown subcommand a
   // missing one instead of naming it.
   try {

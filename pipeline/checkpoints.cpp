@@ -12,16 +12,16 @@ namespace {
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 }  // namespace
 
-CheckpointCoordinator::CheckpointCoordinator(const PipelineOptions& options, std::vector<Node> nodes,
+CheckpointCoordinator::CheckpointCoordinator(const PipelineOptions& options, std::vector<Member> nodes,
                                              int64_t restored)
     : options_(options),
       nodes_(std::move(nodes)),
       next_seq_(nodes_.size()),
       placed_(nodes_.size(), 0),
       restored_(restored) {
-  for (const Node& n : nodes_) {
-    sources_ += n.source != nullptr;
-    participants_ += n.participant;
+  for (const Member& n : nodes_) {
+    sources_ += n.node->places_barriers();
+    participants_ += n.node->takes_part();
   }
   // Barriers come from the interval, or (without one) from upstream when checkpoints are stored.
   barriers_ = options_.checkpoint_interval.set() || !options_.checkpoint_dir.empty();
@@ -31,8 +31,8 @@ CheckpointCoordinator::CheckpointCoordinator(const PipelineOptions& options, std
     storer_ = std::thread([this] { store_loop(); });
   }
   const Clock::time_point now = Clock::now();
-  for (const Node& n : nodes_)
-    if (n.source) timed_[n.component].due = now + options_.checkpoint_interval.time;
+  for (const Member& n : nodes_)
+    if (n.node->places_barriers()) timed_[n.component].due = now + options_.checkpoint_interval.time;
 }
 
 CheckpointCoordinator::~CheckpointCoordinator() { finish(); }
@@ -62,7 +62,7 @@ CheckpointCoordinator::Emitted CheckpointCoordinator::emit(
       // Where every source of the component places it: past all they have numbered.
       uint64_t at = 0;
       for (size_t i = 0; i < nodes_.size(); ++i)
-        if (nodes_[i].source && nodes_[i].component == nodes_[node].component)
+        if (nodes_[i].node->places_barriers() && nodes_[i].component == nodes_[node].component)
           at = std::max(at, next_seq_[i].load());
       t.at = at;
       t.number = restored_ + ++placed_[node];
@@ -70,7 +70,8 @@ CheckpointCoordinator::Emitted CheckpointCoordinator::emit(
     if (t.at && *t.at == seq) {
       number = t.number;
       size_t in_component = 0;
-      for (const Node& n : nodes_) in_component += n.source && n.component == nodes_[node].component;
+      for (const Member& n : nodes_)
+        in_component += n.node->places_barriers() && n.component == nodes_[node].component;
       if (++t.placed == in_component) {
         t = Timed{.due = now + every.time, .at = std::nullopt, .number = 0, .placed = 0};
       }
@@ -86,9 +87,9 @@ CheckpointCoordinator::Emitted CheckpointCoordinator::emit(
     p.checkpoint.number = number;
     p.first_placed = Clock::now();
   }
-  p.checkpoint.positions[nodes_[node].name] = static_cast<int64_t>(nodes_[node].start + seq);
-  std::string state = forwarded ? std::move(forwarded->state) : nodes_[node].source->checkpoint_state(number);
-  if (!state.empty()) p.checkpoint.states[nodes_[node].name] = std::move(state);
+  p.checkpoint.positions[nodes_[node].node->name()] = static_cast<int64_t>(nodes_[node].start + seq);
+  std::string state = forwarded ? std::move(forwarded->state) : nodes_[node].node->checkpoint_state(number);
+  if (!state.empty()) p.checkpoint.states[nodes_[node].node->name()] = std::move(state);
   ++p.sources_placed;
   if (on_barrier) on_barrier(nodes_[node].component, seq);
   complete_if_done(number);
@@ -99,11 +100,9 @@ void CheckpointCoordinator::reached(int64_t number, size_t node, Tensors snapsho
   std::lock_guard lock(mutex_);
   Pending& p = pending_[number];
   p.checkpoint.number = number;
-  if (nodes_[node].sink) {
-    if (!state.empty()) p.checkpoint.states[nodes_[node].name] = std::move(state);
-  } else {
-    p.checkpoint.accumulators[nodes_[node].name] = std::move(snapshot);
-  }
+  const std::string& name = nodes_[node].node->name();
+  if (!state.empty()) p.checkpoint.states[name] = std::move(state);
+  if (!snapshot.empty()) p.checkpoint.accumulators[name] = std::move(snapshot);
   ++p.participants_reached;
   p.last_reached = Clock::now();
   complete_if_done(number);
@@ -141,13 +140,12 @@ void CheckpointCoordinator::store(Pending p) {
   if (bytes >= 0) {
     // Two-phase commit's second phase: what came before the barrier is
     // safe, so sources may forget it and sinks publish it.
-    for (const Node& n : nodes_) {
+    for (const Member& n : nodes_) {
       try {
-        if (n.source) n.source->commit(p.checkpoint.number);
-        if (n.sink) n.sink->commit(p.checkpoint.number);
+        n.node->commit(p.checkpoint.number);
       } catch (const std::exception& e) {
-        logger().error("checkpoint {}: {} '{}' failed to commit: {}", p.checkpoint.number,
-                       n.source ? "source" : "sink", n.name, e.what());
+        logger().error("checkpoint {}: {} '{}' failed to commit: {}", p.checkpoint.number, n.node->kind(),
+                       n.node->name(), e.what());
       }
     }
   }
@@ -175,12 +173,11 @@ void CheckpointCoordinator::final_checkpoint(std::map<std::string, Tensors> accu
   p.checkpoint.number = std::max(highest_, restored_) + 1;
   p.checkpoint.accumulators = std::move(accumulators);
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Node& n = nodes_[i];
-    if (n.source) p.checkpoint.positions[n.name] = static_cast<int64_t>(n.start + next_seq_[i].load());
-    std::string state = n.source ? n.source->checkpoint_state(p.checkpoint.number)
-                        : n.sink ? n.sink->prepare(p.checkpoint.number)
-                                 : "";
-    if (!state.empty()) p.checkpoint.states[n.name] = std::move(state);
+    const Member& n = nodes_[i];
+    if (n.node->places_barriers())
+      p.checkpoint.positions[n.node->name()] = static_cast<int64_t>(n.start + next_seq_[i].load());
+    std::string state = n.node->checkpoint_state(p.checkpoint.number);
+    if (!state.empty()) p.checkpoint.states[n.node->name()] = std::move(state);
   }
   store(std::move(p));
 }

@@ -26,24 +26,24 @@
 #include <vector>
 
 #include "pipeline/checkpoint_store.h"
+#include "pipeline/node.h"
 #include "pipeline/pipeline.h"
 
 namespace sluice {
 
 class CheckpointCoordinator {
  public:
-  // What the coordinator knows of one node.
-  struct Node {
-    std::string name;
-    int component = 0;               // connected part of the graph
-    std::shared_ptr<Source> source;  // sources
-    std::shared_ptr<Sink> sink;      // sinks
-    bool participant = false;        // hands in at each barrier: stages with an accumulator, sinks
-    uint64_t start = 0;              // position its numbering starts at (a restored run's)
+  // One node of the pipeline, as the coordinator sees it: sources
+  // (places_barriers) and participants (takes_part) count, every node is
+  // told of commits.
+  struct Member {
+    sluice::PipelineNode* node = nullptr;
+    int component = 0;   // connected part of the graph
+    uint64_t start = 0;  // position its numbering starts at (a restored run's)
   };
 
   // `restored`: the checkpoint the run resumes from (0: none); numbering goes on after it.
-  CheckpointCoordinator(const PipelineOptions& options, std::vector<Node> nodes, int64_t restored);
+  CheckpointCoordinator(const PipelineOptions& options, std::vector<Member> nodes, int64_t restored);
   ~CheckpointCoordinator();  // finish()
 
   // The run ended with every source done: one last checkpoint of the final
@@ -71,8 +71,8 @@ class CheckpointCoordinator {
   // Source `node` ended without a message numbered `seq`.
   void ended(size_t node, uint64_t seq) { next_seq_[node].store(seq); }
 
-  // Participant `node` reached barrier `number`: a stage's accumulator as
-  // it stood (host copies; empty when not storing), a sink's state.
+  // Participant `node` reached barrier `number`: an accumulator as it stood
+  // (host copies; empty when not storing), a state resume needs (a sink's).
   void reached(int64_t number, size_t node, Tensors snapshot, std::string state);
 
   // Called where barrier `number` is placed in `component`, with the first
@@ -99,7 +99,7 @@ class CheckpointCoordinator {
   void store(Pending p);
 
   const PipelineOptions options_;
-  std::vector<Node> nodes_;
+  std::vector<Member> nodes_;
   bool barriers_ = false;
   size_t sources_ = 0, participants_ = 0;
   std::unique_ptr<CheckpointStore> store_;

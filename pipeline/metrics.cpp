@@ -44,18 +44,20 @@ double LatencyHistogram::percentile(double p) const {
 std::string metrics_json(const std::vector<NodeMetrics>& metrics) {
   nlohmann::json out = nlohmann::json::array();
   for (const NodeMetrics& m : metrics) {
-    out.push_back({{"name", m.name},
-                   {"kind", m.kind},
-                   {"messages_in", m.messages_in},
-                   {"messages_out", m.messages_out},
-                   {"bytes_in", m.bytes_in},
-                   {"bytes_out", m.bytes_out},
-                   {"errors", m.errors},
-                   {"skipped", m.skipped},
-                   {"busy_seconds", m.busy_seconds},
-                   {"queue_depth", m.queue_depth},
-                   {"latency_p50_us", m.latency_p50_us},
-                   {"latency_p99_us", m.latency_p99_us}});
+    nlohmann::json node = {{"name", m.name},
+                           {"kind", m.kind},
+                           {"messages_in", m.messages_in},
+                           {"messages_out", m.messages_out},
+                           {"bytes_in", m.bytes_in},
+                           {"bytes_out", m.bytes_out},
+                           {"errors", m.errors},
+                           {"skipped", m.skipped},
+                           {"busy_seconds", m.busy_seconds},
+                           {"queue_depth", m.queue_depth},
+                           {"latency_p50_us", m.latency_p50_us},
+                           {"latency_p99_us", m.latency_p99_us}};
+    for (const auto& [name, value] : m.figures) node[name] = value;
+    out.push_back(std::move(node));
   }
   return out.dump(2);
 }

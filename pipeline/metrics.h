@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct NodeMetrics {
   int64_t queue_depth = 0;     // messages waiting to enter the node
   double latency_p50_us = 0;   // from a message's birth at its source to leaving this node
   double latency_p99_us = 0;
+  // Figures of the node's own kind (a batcher's batch sizes, say), by name.
+  std::map<std::string, double> figures;
 };
 
 // Latencies in a log-linear histogram (8 steps per power of two), so

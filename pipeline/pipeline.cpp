@@ -1,41 +1,15 @@
 // Building a pipeline, checking it, and the life of a run. The oneTBB graph
-// itself is made in pipeline_graph.cpp.
+// itself is made in pipeline_graph.cpp; what each kind of node does, in its
+// own file (node.h).
 
 #include <algorithm>
 
 #include "devices/log.h"
 #include "pipeline/checkpoint_store.h"
+#include "pipeline/node_kinds.h"
 #include "pipeline/pipeline_impl.h"
 
 namespace sluice {
-
-std::optional<std::vector<Spec>> NodeRec::out_spec() const {
-  if (kind == Kind::Source) return source->spec();
-  if (kind == Kind::Stage && step) return step->output_spec();
-  return std::nullopt;
-}
-
-const Step& NodeRec::step_for(uint64_t seq, Tensors* stage_acc) {
-  if (!updated.load(std::memory_order_acquire)) return *step;
-  std::shared_ptr<const Version> v;
-  {
-    std::lock_guard lock(version_mutex);
-    v = version;
-  }
-  while (v && v->from_seq > seq) v = v->before;
-  if (!v) return *step;
-  if (stage_acc && v->from_seq == seq && !v->acc.empty()) *stage_acc = v->step.initial_acc(v->acc);
-  return v->step;  // versions live as long as the node: the chain only grows
-}
-
-const char* NodeRec::kind_name() const {
-  switch (kind) {
-    case Kind::Source: return "source";
-    case Kind::Stage: return "stage";
-    case Kind::Sink: return "sink";
-  }
-  return "node";
-}
 
 const NodeMetrics& PipelineResult::metrics_of(const std::string& name) const {
   for (const NodeMetrics& m : metrics)
@@ -59,85 +33,72 @@ Pipeline::~Pipeline() {
   }
 }
 
-namespace {
-void check_name(const std::vector<std::unique_ptr<NodeRec>>& nodes, const std::string& name) {
-  if (name.empty()) throw PipelineError("pipeline: expected a node name, found an empty one");
-  for (const auto& n : nodes)
-    if (n->name == name) throw PipelineError("pipeline: a node named '" + name + "' already exists");
+std::string Pipeline::Impl::describe(int index) const {
+  const PipelineNode& n = *slots[static_cast<size_t>(index)].node;
+  return std::string(n.kind()) + " '" + n.name() + "'";
 }
-}  // namespace
+
+NodeId Pipeline::Impl::add(std::unique_ptr<PipelineNode> node) {
+  if (started) throw PipelineError("pipeline: the pipeline has started; build it before running it");
+  const std::string& name = node->name();
+  if (name.empty()) throw PipelineError("pipeline: expected a node name, found an empty one");
+  for (const Slot& s : slots)
+    if (s.node->name() == name) throw PipelineError("pipeline: a node named '" + name + "' already exists");
+  slots.push_back(Slot{.node = std::move(node)});
+  return {static_cast<int>(slots.size()) - 1};
+}
+
+NodeId Pipeline::add(std::unique_ptr<PipelineNode> node) {
+  if (!node) throw PipelineError("pipeline: add: expected a node, found null");
+  return impl_->add(std::move(node));
+}
 
 NodeId Pipeline::source(std::string name, std::shared_ptr<Source> source) {
-  check_name(impl_->nodes, name);
   if (!source) throw PipelineError("source '" + name + "': expected a source, found null");
-  auto rec = std::make_unique<NodeRec>();
-  rec->kind = NodeRec::Kind::Source;
-  rec->name = std::move(name);
-  rec->source = std::move(source);
-  impl_->nodes.push_back(std::move(rec));
-  return {static_cast<int>(impl_->nodes.size()) - 1};
+  return impl_->add(source->make_node(std::move(name), source));
 }
 
 NodeId Pipeline::add_stage(std::string name, std::function<Function(const std::vector<Spec>&)> tracer,
                            StageOptions options) {
-  check_name(impl_->nodes, name);
-  std::string who = "stage '" + name + "'";
-  if (options.concurrency < 1)
-    throw PipelineError(who + ": concurrency: expected at least 1, found " + std::to_string(options.concurrency));
-  if (options.concurrency > 1 && !options.acc.empty())
-    throw PipelineError(who + ": concurrency: a stage with an accumulator runs one message at a time, found " +
-                        std::to_string(options.concurrency));
-  auto rec = std::make_unique<NodeRec>();
-  rec->kind = NodeRec::Kind::Stage;
-  rec->name = std::move(name);
-  rec->tracer = std::move(tracer);
-  rec->options = std::move(options);
-  if (!rec->options.input.empty()) {
-    // Known inputs: trace and compile now, so that connect can check specs.
-    Function f = rec->tracer(step_parameters(rec->options.input, rec->options.acc, who));
-    rec->step.emplace(f, rec->options.input, rec->options.acc, rec->options.device, who);
-  }
-  impl_->nodes.push_back(std::move(rec));
-  return {static_cast<int>(impl_->nodes.size()) - 1};
+  return impl_->add(stage_node(std::move(name), std::move(tracer), std::move(options)));
 }
 
 NodeId Pipeline::sink(std::string name, std::shared_ptr<Sink> sink) {
-  check_name(impl_->nodes, name);
   if (!sink) throw PipelineError("sink '" + name + "': expected a sink, found null");
-  auto rec = std::make_unique<NodeRec>();
-  rec->kind = NodeRec::Kind::Sink;
-  rec->name = std::move(name);
-  rec->sink = std::move(sink);
-  impl_->nodes.push_back(std::move(rec));
-  return {static_cast<int>(impl_->nodes.size()) - 1};
+  return impl_->add(sink_node(std::move(name), std::move(sink)));
 }
 
 void Pipeline::connect(NodeId from, NodeId to) {
-  auto& nodes = impl_->nodes;
-  auto valid = [&](NodeId id) { return id.index >= 0 && id.index < static_cast<int>(nodes.size()); };
+  Impl& m = *impl_;
+  auto valid = [&](NodeId id) { return id.index >= 0 && id.index < static_cast<int>(m.slots.size()); };
   if (!valid(from) || !valid(to)) throw PipelineError("connect: expected node ids returned by this pipeline");
-  if (impl_->started) throw PipelineError("connect: the pipeline has started; build it before running it");
-  NodeRec& a = *nodes[static_cast<size_t>(from.index)];
-  NodeRec& b = *nodes[static_cast<size_t>(to.index)];
-  std::string edge = a.kind_name() + std::string(" '") + a.name + "' -> " + b.kind_name() + " '" + b.name + "'";
-  if (b.kind == NodeRec::Kind::Source) throw PipelineError("connect " + edge + ": a source has no inputs");
-  if (a.kind == NodeRec::Kind::Sink) throw PipelineError("connect " + edge + ": a sink has no outputs");
-  if (b.inputs.size() == 4) throw PipelineError("connect " + edge + ": at most 4 inputs can be joined, found a 5th");
+  if (m.started) throw PipelineError("connect: the pipeline has started; build it before running it");
+  Impl::Slot& a = m.slot(from.index);
+  Impl::Slot& b = m.slot(to.index);
+  std::string edge = m.describe(from.index) + " -> " + m.describe(to.index);
+  if (b.node->max_inputs() == 0)
+    throw PipelineError("connect " + edge + ": a " + b.node->kind() + " has no inputs");
+  if (!a.node->has_output())
+    throw PipelineError("connect " + edge + ": a " + a.node->kind() + " has no outputs");
+  if (b.inputs.size() == b.node->max_inputs())
+    throw PipelineError("connect " + edge + ": at most " + std::to_string(b.node->max_inputs()) +
+                        " inputs can be joined, found one more");
   if (std::find(b.inputs.begin(), b.inputs.end(), from.index) != b.inputs.end())
     throw PipelineError("connect " + edge + ": already connected");
   // The producer's specs must be the consumer's next input specs.
-  if (b.kind == NodeRec::Kind::Stage && b.step) {
-    if (auto produced = a.out_spec()) {
-      size_t offset = 0;
-      for (int i : b.inputs) offset += nodes[static_cast<size_t>(i)]->out_spec().value_or(std::vector<Spec>{}).size();
-      const std::vector<Spec>& want = b.step->input_spec();
-      std::vector<Spec> expected;
-      for (size_t k = offset; k < want.size() && k < offset + produced->size(); ++k) expected.push_back(want[k]);
-      if (offset + produced->size() > want.size() || expected != *produced)
-        throw PipelineError("connect " + edge + ": '" + a.name + "' produces " + specs_str(*produced) + ", '" +
-                            b.name + "' expects " + specs_str(want) +
-                            (b.inputs.empty() ? "" : " (of which " + std::to_string(offset) + " come from earlier inputs)"));
-    }
+  std::optional<std::vector<Spec>> want = b.node->input_spec();
+  std::optional<std::vector<Spec>> produced = a.node->output_spec();
+  if (want && produced) {
+    size_t offset = 0;
+    for (int i : b.inputs) offset += m.slot(i).node->output_spec().value_or(std::vector<Spec>{}).size();
+    std::vector<Spec> expected;
+    for (size_t k = offset; k < want->size() && k < offset + produced->size(); ++k)
+      expected.push_back((*want)[k]);
+    if (offset + produced->size() > want->size() || expected != *produced)
+      throw PipelineError(
+          "connect " + edge + ": '" + a.node->name() + "' produces " + specs_str(*produced) + ", '" +
+          b.node->name() + "' expects " + specs_str(*want) +
+          (b.inputs.empty() ? "" : " (of which " + std::to_string(offset) + " come from earlier inputs)"));
   }
   a.outputs.push_back(to.index);
   b.inputs.push_back(from.index);
@@ -146,100 +107,70 @@ void Pipeline::connect(NodeId from, NodeId to) {
 void Pipeline::Impl::validate_and_trace() {
   if (validated) return;
   // Kahn's algorithm: a topological order, or the nodes of a cycle.
-  std::vector<int> indegree(nodes.size()), order;
-  for (size_t i = 0; i < nodes.size(); ++i) indegree[i] = static_cast<int>(nodes[i]->inputs.size());
-  for (size_t i = 0; i < nodes.size(); ++i)
+  std::vector<int> indegree(slots.size()), order;
+  for (size_t i = 0; i < slots.size(); ++i) indegree[i] = static_cast<int>(slots[i].inputs.size());
+  for (size_t i = 0; i < slots.size(); ++i)
     if (indegree[i] == 0) order.push_back(static_cast<int>(i));
   for (size_t k = 0; k < order.size(); ++k)
-    for (int j : nodes[static_cast<size_t>(order[k])]->outputs)
+    for (int j : slot(order[k]).outputs)
       if (--indegree[static_cast<size_t>(j)] == 0) order.push_back(j);
-  if (order.size() != nodes.size()) {
+  if (order.size() != slots.size()) {
     std::string cycle;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (indegree[i] > 0) cycle += (cycle.empty() ? "'" : ", '") + nodes[i]->name + "'";
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (indegree[i] > 0) cycle += (cycle.empty() ? "'" : ", '") + slots[i].node->name() + "'";
     throw PipelineError("pipeline: the edges form a cycle through " + cycle);
   }
   for (int i : order) {
-    NodeRec& n = *nodes[static_cast<size_t>(i)];
-    n.keeps_order = !(n.kind == NodeRec::Kind::Stage && !n.options.ordered) &&
-                    std::all_of(n.inputs.begin(), n.inputs.end(),
-                                [&](int p) { return nodes[static_cast<size_t>(p)]->keeps_order; });
-    if (n.kind != NodeRec::Kind::Source && n.inputs.empty())
-      throw PipelineError(std::string(n.kind_name()) + " '" + n.name + "' is not connected to any input");
-    if (n.kind == NodeRec::Kind::Source && n.outputs.empty())
-      throw PipelineError("source '" + n.name + "' is not connected to anything");
-    if (n.kind != NodeRec::Kind::Stage) continue;
+    Slot& s = slot(i);
+    PipelineNode& n = *s.node;
+    s.keeps_order = !n.reorders() &&
+                    std::all_of(s.inputs.begin(), s.inputs.end(), [&](int p) { return slot(p).keeps_order; });
+    if (n.max_inputs() == 0) {
+      if (s.outputs.empty()) throw PipelineError(describe(i) + " is not connected to anything");
+      continue;
+    }
+    if (s.inputs.empty()) throw PipelineError(describe(i) + " is not connected to any input");
     std::vector<Spec> in;
-    for (int p : n.inputs) {
-      auto s = nodes[static_cast<size_t>(p)]->out_spec();
-      in.insert(in.end(), s->begin(), s->end());
+    for (int p : s.inputs) {
+      std::optional<std::vector<Spec>> given = slot(p).node->output_spec();
+      if (!given) throw PipelineError(describe(p) + ": its output specs are unknown after it was resolved");
+      in.insert(in.end(), given->begin(), given->end());
     }
-    std::string who = "stage '" + n.name + "'";
-    if (!n.step) {
-      Function f = n.tracer(step_parameters(in, n.options.acc, who));
-      n.step.emplace(f, in, n.options.acc, n.options.device, who);
-    } else if (in != n.step->input_spec()) {
-      throw PipelineError(who + ": expects " + specs_str(n.step->input_spec()) + ", its inputs produce " +
-                          specs_str(in));
-    }
-    n.acc = n.step->initial_acc(n.options.acc);
-    n.acc_init = n.options.acc;
+    n.resolve(in);
   }
   // Connected parts: their sources place barriers together (checkpoints.h).
-  std::vector<int> part(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) part[i] = static_cast<int>(i);
+  std::vector<int> part(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) part[i] = static_cast<int>(i);
   auto root = [&](int i) {
     while (part[static_cast<size_t>(i)] != i) i = part[static_cast<size_t>(i)];
     return i;
   };
-  for (size_t i = 0; i < nodes.size(); ++i)
-    for (int j : nodes[i]->inputs) part[static_cast<size_t>(root(j))] = root(static_cast<int>(i));
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i]->component = root(static_cast<int>(i));
+  for (size_t i = 0; i < slots.size(); ++i)
+    for (int j : slots[i].inputs) part[static_cast<size_t>(root(j))] = root(static_cast<int>(i));
+  for (size_t i = 0; i < slots.size(); ++i) slots[i].component = root(static_cast<int>(i));
   if (options.checkpoint_interval.set() || !options.checkpoint_dir.empty()) {
     if (options.checkpoint_interval.messages > 0 && options.checkpoint_interval.time.count() > 0)
       throw PipelineError("pipeline: checkpoint_interval: expected messages or time, found both");
-    for (const auto& n : nodes)
-      if ((n->kind == NodeRec::Kind::Sink || !n->acc.empty()) && !n->keeps_order)
-        throw PipelineError(std::string(n->kind_name()) + " '" + n->name +
-                            "': checkpoint barriers need its messages in order, found a stage before it with "
-                            "`ordered` off");
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].node->takes_part() && !slots[i].keeps_order)
+        throw PipelineError(describe(static_cast<int>(i)) +
+                            ": checkpoint barriers need its messages in order, found a node before it that "
+                            "reorders them (a stage with `ordered` off)");
   }
   validated = true;
 }
 
 void Pipeline::Impl::start_checkpoints() {
-  std::vector<CheckpointCoordinator::Node> list;
-  for (const auto& n : nodes)
-    list.push_back({.name = n->name,
-                    .component = n->component,
-                    .source = n->source,
-                    .sink = n->sink,
-                    .participant = n->kind == NodeRec::Kind::Sink || !n->acc.empty(),
-                    .start = n->seq_offset});
+  std::vector<CheckpointCoordinator::Member> members;
+  for (const Slot& s : slots)
+    members.push_back({.node = s.node.get(), .component = s.component, .start = s.seq_offset});
   checkpoints =
-      std::make_unique<CheckpointCoordinator>(options, std::move(list), restored ? restored->number : 0);
-  checkpoints->on_barrier = [this](int component, uint64_t seq) { install_updates(component, seq); };
-  for (const auto& n : nodes) {
-    if (n->source)
-      n->source->checkpointing(checkpoints->storing());
-    else if (n->sink)
-      n->sink->checkpointing(checkpoints->storing());
-  }
-}
-
-void Pipeline::Impl::install_updates(int component, uint64_t seq) {
-  for (const auto& n : nodes) {
-    if (n->kind != NodeRec::Kind::Stage || n->component != component) continue;
-    std::lock_guard lock(n->version_mutex);
-    for (NodeRec::Version& v : n->waiting) {
-      v.from_seq = seq;
-      v.before = n->version;
-      n->version = std::make_shared<const NodeRec::Version>(std::move(v));
-      n->updated.store(true, std::memory_order_release);
-      logger().info("stage '{}': updated from message {}", n->name, seq + n->seq_offset);
-    }
-    n->waiting.clear();
-  }
+      std::make_unique<CheckpointCoordinator>(options, std::move(members), restored ? restored->number : 0);
+  checkpoints->on_barrier = [this](int component, uint64_t seq) {
+    for (Slot& s : slots)
+      if (s.component == component) s.node->barrier_placed(seq);
+  };
+  for (Slot& s : slots) s.node->checkpointing(checkpoints->storing());
 }
 
 RestoreReport Pipeline::restore(const std::string& dir) {
@@ -258,8 +189,7 @@ RestoreReport Pipeline::restore(const std::string& dir) {
   if (!found.checkpoint) {
     logger().info("restore from {}: no complete checkpoint, starting afresh", where);
     // Output of a run that never completed a checkpoint comes again too.
-    for (const auto& n : m.nodes)
-      if (n->sink) n->sink->resume(0, {});
+    for (Impl::Slot& s : m.slots) s.node->restore(Checkpoint{});
     return report;
   }
   m.apply_checkpoint(*found.checkpoint, where);
@@ -272,53 +202,37 @@ void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& wh
   const std::string at = "restore from " + where + ", checkpoint " + std::to_string(c.number) + ": ";
   // Everything is checked before anything changes.
   std::map<int, int64_t> part_position;
-  for (const auto& n : nodes) {
-    if (n->kind == NodeRec::Kind::Source) {
-      auto it = c.positions.find(n->name);
-      if (it == c.positions.end())
-        throw CheckpointError(at + "source '" + n->name +
-                              "': expected its position, found none (not this pipeline's?)");
-      bool accepted = std::find(options.at_most_once.begin(), options.at_most_once.end(), n->name) !=
-                      options.at_most_once.end();
-      if (!n->source->replayable() && !accepted)
-        throw CheckpointError(
-            at + "source '" + n->name +
-            "' cannot replay its messages; name it in PipelineOptions::at_most_once to resume it "
-            "from where it is (its messages since the checkpoint are then lost)");
-      auto [p, fresh] = part_position.emplace(n->component, it->second);
-      if (!fresh && p->second != it->second)
-        throw CheckpointError(at + "source '" + n->name + "': expected position " +
-                              std::to_string(p->second) + " as the sources joined with it, found " +
-                              std::to_string(it->second));
-    }
-    if (n->kind != NodeRec::Kind::Stage || n->acc.empty()) continue;
-    auto it = c.accumulators.find(n->name);
-    if (it == c.accumulators.end())
-      throw CheckpointError(at + "stage '" + n->name + "': expected its accumulator, found none");
-    std::vector<Spec> want, found;
-    for (const Tensor& t : n->acc) want.push_back(t.spec());
-    for (const Tensor& t : it->second) found.push_back(t.spec());
-    if (want != found)
-      throw CheckpointError(at + "stage '" + n->name + "': expected an accumulator " + specs_str(want) +
-                            ", found " + specs_str(found));
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Slot& s = slots[i];
+    s.node->check(c, at);
+    std::optional<int64_t> position = s.node->position(c);
+    if (!position) continue;
+    const std::string& name = s.node->name();
+    bool accepted = std::find(options.at_most_once.begin(), options.at_most_once.end(), name) !=
+                    options.at_most_once.end();
+    if (!s.node->replays() && !accepted)
+      throw CheckpointError(
+          at + describe(static_cast<int>(i)) +
+          " cannot replay its messages; name it in PipelineOptions::at_most_once to resume it "
+          "from where it is (its messages since the checkpoint are then lost)");
+    auto [p, fresh] = part_position.emplace(s.component, *position);
+    if (!fresh && p->second != *position)
+      throw CheckpointError(at + describe(static_cast<int>(i)) + ": expected position " +
+                            std::to_string(p->second) + " as the sources joined with it, found " +
+                            std::to_string(*position));
   }
   for (const auto& [name, acc] : c.accumulators) {
-    bool known = std::any_of(nodes.begin(), nodes.end(), [&, &stage = name](const auto& n) {
-      return n->name == stage && n->kind == NodeRec::Kind::Stage && !n->acc.empty();
+    bool known = std::any_of(slots.begin(), slots.end(), [&, &stage = name](const Slot& s) {
+      return s.node->name() == stage && s.node->accumulator();
     });
     if (!known)
       throw CheckpointError(at + "stage '" + name +
                             "': expected a stage with an accumulator of that name, found none");
   }
-  for (const auto& n : nodes) {
-    auto part = part_position.find(n->component);
-    n->seq_offset = part == part_position.end() ? 0 : static_cast<uint64_t>(part->second);
-    auto state = c.states.find(n->name);
-    const std::string& text = state == c.states.end() ? std::string() : state->second;
-    if (n->kind == NodeRec::Kind::Stage && !n->acc.empty())
-      n->acc = n->step->initial_acc(c.accumulators.at(n->name));
-    if (n->kind == NodeRec::Kind::Source && n->source->replayable()) n->source->resume(n->seq_offset, text);
-    if (n->kind == NodeRec::Kind::Sink) n->sink->resume(c.number, text);
+  for (Slot& s : slots) {
+    auto part = part_position.find(s.component);
+    s.seq_offset = part == part_position.end() ? 0 : static_cast<uint64_t>(part->second);
+    s.node->restore(c);
   }
   restored = c;
 }
@@ -328,46 +242,20 @@ void Pipeline::update(const std::string& stage, StageUpdate change) {
 }
 
 void Pipeline::Impl::update(const std::string& stage, StageUpdate change) {
-  auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n->name == stage; });
-  const std::string who = "update of stage '" + stage + "': ";
-  if (it == nodes.end() || (*it)->kind != NodeRec::Kind::Stage)
-    throw PipelineError(who + "expected a stage of that name, found " +
-                        (it == nodes.end() ? std::string("none") : std::string("a ") + (*it)->kind_name()));
+  auto it = std::find_if(slots.begin(), slots.end(), [&](const Slot& s) { return s.node->name() == stage; });
+  if (it == slots.end())
+    throw PipelineError("update of stage '" + stage + "': expected a stage of that name, found none");
   if (!options.checkpoint_interval.set() && options.checkpoint_dir.empty())
-    throw PipelineError(who +
-                        "updates apply at a barrier, and this pipeline places none: set checkpoint_interval");
-  if (!change.function && change.acc.empty())
-    throw PipelineError(who + "expected a function or an accumulator, found neither");
+    throw PipelineError(
+        "update of stage '" + stage +
+        "': updates apply at a barrier, and this pipeline places none: set checkpoint_interval");
   if (!started) validate_and_trace();
-  NodeRec& n = **it;
-  std::lock_guard lock(n.version_mutex);
-  const Step& current = !n.waiting.empty() ? n.waiting.back().step : n.version ? n.version->step : *n.step;
-  const Tensors& acc_now =
-      !n.waiting.empty() && !n.waiting.back().acc.empty() ? n.waiting.back().acc : n.acc_init;
-  if (!change.acc.empty() && !change.function) {
-    std::vector<Spec> want, found;
-    for (const Tensor& t : acc_now) want.push_back(t.spec());
-    for (const Tensor& t : change.acc) found.push_back(t.spec());
-    if (want != found)
-      throw PipelineError(who + "expected an accumulator " + specs_str(want) + ", found " + specs_str(found));
-  }
-  NodeRec::Version v;
-  if (change.function) {
-    try {
-      v.step = Step(*change.function, current.input_spec(), change.acc.empty() ? acc_now : change.acc,
-                    current.device(), "stage '" + stage + "'");
-    } catch (const Error& e) { throw PipelineError(who + "the new function does not fit: " + e.what()); }
-    bool to_stages = std::any_of(n.outputs.begin(), n.outputs.end(), [&](int o) {
-      return nodes[static_cast<size_t>(o)]->kind == NodeRec::Kind::Stage;
-    });
-    if (to_stages && v.step.output_spec() != current.output_spec())
-      throw PipelineError(who + "its consumers take " + specs_str(current.output_spec()) +
-                          ", the new function produces " + specs_str(v.step.output_spec()));
-  } else {
-    v.step = current;
-  }
-  v.acc = change.acc;
-  n.waiting.push_back(std::move(v));
+  // Consumers that pass the outputs on, or expect specs, take them as they are.
+  bool fixed = std::any_of(it->outputs.begin(), it->outputs.end(), [&](int o) {
+    const PipelineNode& consumer = *slot(o).node;
+    return consumer.has_output() || consumer.input_spec().has_value();
+  });
+  it->node->update(std::move(change), fixed);
 }
 
 CheckpointMetrics Pipeline::checkpoint_metrics() const {
@@ -430,15 +318,13 @@ void Pipeline::cancel() {
 // under ErrorPolicy::Stop (the graph then stops taking new work).
 void Pipeline::Impl::stop_sources() {
   for (auto& c : credits) c->finishing = false;
-  for (const auto& n : nodes)
-    if (auto push = std::dynamic_pointer_cast<PushSource>(n->source)) push->unwire();
-  for (auto& let_go : push_holds) let_go();
+  for (Slot& s : slots) s.node->stop();
+  for (auto& let_go : holds) let_go();
   if (graph) graph->cancel();
 }
 
-void Pipeline::Impl::report_error(const NodeRec& node, uint64_t seq, const std::string& what) {
-  std::string message = std::string(node.kind_name()) + " '" + node.name + "' failed on message " +
-                        std::to_string(seq) + ": " + what;
+void Pipeline::Impl::report_error(int node, uint64_t seq, const std::string& what) {
+  std::string message = describe(node) + " failed on message " + std::to_string(seq) + ": " + what;
   logger().warn("{}", message);
   bool stop = false;
   {
@@ -451,12 +337,12 @@ void Pipeline::Impl::report_error(const NodeRec& node, uint64_t seq, const std::
 
 std::vector<NodeMetrics> Pipeline::metrics() const {
   std::vector<NodeMetrics> out;
-  const auto& nodes = impl_->nodes;
-  for (const auto& n : nodes) {
-    const NodeCounters& c = n->counters;
+  Impl& impl = *impl_;
+  for (const Impl::Slot& s : impl.slots) {
+    const NodeCounters& c = s.node->counters();
     NodeMetrics m;
-    m.name = n->name;
-    m.kind = n->kind_name();
+    m.name = s.node->name();
+    m.kind = s.node->kind();
     m.messages_in = c.messages_in.load();
     m.messages_out = c.messages_out.load();
     m.bytes_in = c.bytes_in.load();
@@ -466,11 +352,13 @@ std::vector<NodeMetrics> Pipeline::metrics() const {
     m.busy_seconds = static_cast<double>(c.busy_ns.load()) * 1e-9;
     // Waiting: what the slowest producer has sent that this node has not taken.
     uint64_t arrived = UINT64_MAX;
-    for (int p : n->inputs) arrived = std::min(arrived, nodes[static_cast<size_t>(p)]->counters.messages_out.load());
-    m.queue_depth = n->inputs.empty() ? 0 : static_cast<int64_t>(arrived) - static_cast<int64_t>(m.messages_in);
+    for (int p : s.inputs) arrived = std::min(arrived, impl.slot(p).node->counters().messages_out.load());
+    m.queue_depth =
+        s.inputs.empty() ? 0 : static_cast<int64_t>(arrived) - static_cast<int64_t>(m.messages_in);
     if (m.queue_depth < 0) m.queue_depth = 0;
     m.latency_p50_us = c.latency.percentile(0.5);
     m.latency_p99_us = c.latency.percentile(0.99);
+    s.node->add_metrics(m);
     out.push_back(std::move(m));
   }
   return out;
@@ -480,13 +368,15 @@ std::string Pipeline::metrics_json() const { return sluice::metrics_json(metrics
 
 PipelineResult Pipeline::Impl::collect() {
   PipelineResult r;
-  for (const auto& n : nodes) {
-    if (n->kind != NodeRec::Kind::Stage || n->acc.empty()) continue;
+  for (const Slot& s : slots) {
+    std::optional<Tensors> acc = s.node->accumulator();
+    if (!acc) continue;
     try {
-      for (const Tensor& t : n->acc) t.wait();
-      r.accumulators[n->name] = n->acc;
+      for (const Tensor& t : *acc) t.wait();
+      r.accumulators[s.node->name()] = *acc;
     } catch (const std::exception& e) {
-      if (first_error.empty()) first_error = "stage '" + n->name + "': its accumulator failed: " + e.what();
+      if (first_error.empty())
+        first_error = describe(static_cast<int>(&s - slots.data())) + ": its accumulator failed: " + e.what();
     }
   }
   // A run that ended as its sources did is checkpointed once more, before
@@ -500,8 +390,7 @@ PipelineResult Pipeline::Impl::collect() {
       first_error = std::string("the final checkpoint failed: ") + e.what();
     }
   }
-  for (const auto& n : nodes)
-    if (n->sink) n->sink->finish();
+  for (Slot& s : slots) s.node->finish();
   for (auto& c : credits) c->live = false;
   r.cancelled = cancelled;
   return r;

@@ -113,6 +113,9 @@ struct NodeId {
   int index = -1;
 };
 
+class PipelineNode;  // pipeline/node.h: the interface of every kind of node
+class RunContext;
+
 struct PipelineResult {
   std::map<std::string, Tensors> accumulators;  // by stage name, stages with one
   std::vector<NodeMetrics> metrics;             // one per node, in creation order
@@ -127,6 +130,9 @@ class Pipeline {
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
+
+  // A node of any kind (pipeline/node.h), built by the caller.
+  NodeId add(std::unique_ptr<PipelineNode> node);
 
   NodeId source(std::string name, std::shared_ptr<Source> source);
 
@@ -196,6 +202,7 @@ class Pipeline {
 
  private:
   struct Impl;
+  friend class RunContext;  // what nodes see of a run (pipeline_graph.cpp)
   NodeId add_stage(std::string name, std::function<Function(const std::vector<Spec>&)> tracer,
                    StageOptions options);
   std::unique_ptr<Impl> impl_;

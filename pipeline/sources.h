@@ -17,6 +17,8 @@
 
 namespace sluice {
 
+class PipelineNode;
+
 // What a source implements. next() is called from one thread at a time.
 class Source {
  public:
@@ -46,6 +48,11 @@ class Source {
   // Checkpoint `number` is stored: what came before its barrier need never
   // be replayed (a ZeroMQ source lets its sender forget it). Any thread.
   virtual void commit(int64_t /*number*/) {}
+
+  // The pipeline node that drives it (Pipeline::source calls this with
+  // `self`, a pointer owning this source): by default one that calls next()
+  // while the source's credit allows; a PushSource's takes pushes instead.
+  virtual std::unique_ptr<PipelineNode> make_node(std::string name, std::shared_ptr<Source> self);
 };
 
 // Called once the pipeline is done with a pushed message: `finished` is
@@ -97,6 +104,7 @@ class PushSource : public Source {
   };
   void wire(Wiring w);
   void unwire();
+  std::unique_ptr<PipelineNode> make_node(std::string name, std::shared_ptr<Source> self) override;
 
  private:
   std::vector<Spec> spec_;

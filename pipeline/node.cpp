@@ -1,0 +1,49 @@
+#include "pipeline/node.h"
+
+#include "pipeline/pipeline.h"
+
+namespace sluice {
+
+namespace {
+int64_t bytes_of(const Tensors& t) {
+  int64_t b = 0;
+  for (const Tensor& x : t) b += x.spec().bytes();
+  return b;
+}
+}  // namespace
+
+Visit::Visit(NodeCounters& c, const Message& m) : counters(c) {
+  c.messages_in.fetch_add(1, std::memory_order_relaxed);
+  c.bytes_in.fetch_add(static_cast<uint64_t>(bytes_of(m.tensors)), std::memory_order_relaxed);
+  if (m.skipped) c.skipped.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Visit::leave(const Message& m) {
+  const Clock::time_point now = Clock::now();
+  counters.messages_out.fetch_add(1, std::memory_order_relaxed);
+  counters.bytes_out.fetch_add(static_cast<uint64_t>(bytes_of(m.tensors)), std::memory_order_relaxed);
+  counters.busy_ns.fetch_add(static_cast<uint64_t>(std::chrono::nanoseconds(now - start).count()),
+                             std::memory_order_relaxed);
+  counters.latency.record(std::chrono::duration<double, std::micro>(now - m.born).count());
+}
+
+std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
+                                  std::function<void(bool finished)> done) {
+  return std::shared_ptr<void>(nullptr, [credit, done = std::move(done)](void*) {
+    if (credit->live.load(std::memory_order_acquire)) credit->release();
+    if (done) done(credit->finishing.load(std::memory_order_acquire));
+  });
+}
+
+Tensors host_copies(const Tensors& acc) {
+  Tensors out;
+  for (const Tensor& t : acc)
+    out.push_back(t.device() == host() ? tensor_from_bytes(t.spec(), t.host_data(), host()) : t.to_host());
+  return out;
+}
+
+void PipelineNode::update(StageUpdate, bool) {
+  throw PipelineError("update of '" + name() + "': expected a stage, found a " + kind());
+}
+
+}  // namespace sluice

@@ -1,0 +1,235 @@
+#pragma once
+// A pipeline node: the one interface every kind of node implements. Start
+// here to add a kind (a router, a filter, a batcher, a channel edge): one
+// class deriving from PipelineNode, in one file, added with Pipeline::add.
+//
+//   class Tap : public sluice::PipelineNode {              // passes messages on, counting them
+//    public:
+//     using PipelineNode::PipelineNode;
+//     const char* kind() const override { return "tap"; }
+//     std::optional<std::vector<sluice::Spec>> output_spec() const override { return in_; }
+//     void resolve(const std::vector<sluice::Spec>& inputs) override { in_ = inputs; }
+//     sluice::NodePorts join(sluice::NodeContext& ctx) override {
+//       auto* body = ctx.own(std::make_shared<tbb::flow::function_node<sluice::Message, sluice::Message>>(
+//           ctx.graph(), tbb::flow::unlimited, [this](const sluice::Message& m) {
+//             sluice::Visit v(counters(), m);
+//             v.leave(m);
+//             return m;
+//           }));
+//       return {body, body};
+//     }
+//    private:
+//     std::optional<std::vector<sluice::Spec>> in_;
+//   };
+//   auto tap = p.add(std::make_unique<Tap>("tap"));
+//
+// The pipeline owns the nodes and the edges between them: it checks specs
+// at connect and when the run starts (resolve, in topological order), joins
+// several inputs into one message by sequence number, restores sequence
+// order before a node that needs_order(), numbers messages, places
+// checkpoint barriers and counts what each node does. A node says what it
+// takes and gives, and makes its part of the oneTBB graph in join().
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tbb/flow_graph.h>
+
+#include "pipeline/metrics.h"
+#include "pipeline/sources.h"
+#include "stream/step.h"
+
+namespace sluice {
+
+using Clock = std::chrono::steady_clock;
+
+// What travels on an edge.
+struct Message {
+  uint64_t seq = 0;  // its number in this run, from 0 per connected part of the pipeline
+  Tensors tensors;
+  bool skipped = false;  // dropped (ErrorPolicy::Skip, a filter): passes on so that sequencers move on
+  std::shared_ptr<void> credit;  // returns the source's credit when the last copy is gone
+  Clock::time_point born;        // when its source made it
+  int64_t barrier = 0;           // checkpoint barrier before this message, 0: none (checkpoints.h)
+};
+
+// Counts a message into a node and, with leave(), out of it and its time there.
+struct Visit {
+  NodeCounters& counters;
+  Clock::time_point start = Clock::now();
+  Visit(NodeCounters& c, const Message& m);
+  void leave(const Message& m);
+};
+
+// A source's credit: how many of its messages may be in flight. The node
+// that makes messages sets `release`; the last copy of each message calls
+// it, possibly after the graph is torn down, so releasing is switched off
+// before that.
+struct Credit {
+  std::atomic<bool> live{true};
+  // Cleared when the run stops early: a message let go after that was
+  // dropped, not finished with.
+  std::atomic<bool> finishing{true};
+  std::function<void()> release;
+};
+// What a message made by a source holds: its credit, given back (and `done`
+// told whether the message was finished with) as the last copy goes.
+std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
+                                  std::function<void(bool finished)> done = {});
+
+struct Checkpoint;  // checkpoint_store.h
+struct StageUpdate;
+class PipelineNode;
+
+// Where a node's part of the graph is joined: the receiver its (joined,
+// ordered) input goes to, and the sender its consumers connect to. A source
+// has no input, a sink no output.
+struct NodePorts {
+  tbb::flow::receiver<Message>* input = nullptr;
+  tbb::flow::sender<Message>* output = nullptr;
+};
+
+// What the pipeline offers a node while it joins the graph and while it
+// runs: one per node, alive as long as the run, so bodies may keep it.
+class NodeContext {
+ public:
+  virtual ~NodeContext() = default;
+  virtual tbb::flow::graph& graph() = 0;
+  // Keeps a oneTBB node (or anything) alive as long as the graph.
+  template <typename T>
+  T* own(std::shared_ptr<T> thing) {
+    keep(thing);
+    return thing.get();
+  }
+  // A message (of this run's number `seq`) failed here: counted, logged,
+  // and under ErrorPolicy::Stop the run stops.
+  virtual void fail(uint64_t seq, const std::string& what) = 0;
+  // The run is stopping (cancelled, or failed under ErrorPolicy::Stop).
+  virtual bool stopping() const = 0;
+  // Runs `fn` once every edge exists: a message put into the graph before
+  // would be dropped. Sources start here.
+  virtual void at_start(std::function<void()> fn) = 0;
+  // Keeps the graph's wait from returning while messages may still come
+  // from outside it (another thread, a timer); the function given back lets
+  // go (idempotent), and the pipeline calls it when the run stops.
+  virtual std::function<void()> hold_open() = 0;
+  virtual size_t capacity() const = 0;  // messages of one source in flight at once
+  // Where this run's numbers start (a restored run's position): a message's
+  // number for the world outside the run is seq + seq_offset().
+  virtual uint64_t seq_offset() const = 0;
+
+  // ---- for sources
+  // This source's credit, flipped off by the pipeline when the run stops.
+  virtual std::shared_ptr<Credit> credit() = 0;
+  struct Numbered {
+    uint64_t seq = 0;
+    int64_t barrier = 0;  // placed before it, 0: none
+  };
+  // Numbers this source's next message, placing a barrier before it where
+  // one is due (`forwarded`: one from upstream, with the source's state).
+  virtual Numbered number(std::optional<PushSource::ForwardedBarrier> forwarded = std::nullopt) = 0;
+  // This source ended without a message numbered `seq`.
+  virtual void ended(uint64_t seq) = 0;
+  // Asks for a live update of a stage (Pipeline::update).
+  virtual void update(const std::string& stage, StageUpdate change) = 0;
+
+  // ---- for nodes that take part in checkpoints (takes_part())
+  // Whether checkpoints are stored (else barriers only apply updates).
+  virtual bool storing() const = 0;
+  // Barrier `number` reached this node: an accumulator as it stood (host
+  // copies; empty when not storing), a state resume needs.
+  virtual void reached(int64_t number, Tensors snapshot, std::string state) = 0;
+
+ protected:
+  virtual void keep(std::shared_ptr<void> thing) = 0;
+};
+
+class PipelineNode {
+ public:
+  explicit PipelineNode(std::string name) : name_(std::move(name)) {}
+  virtual ~PipelineNode() = default;
+  PipelineNode(const PipelineNode&) = delete;
+  PipelineNode& operator=(const PipelineNode&) = delete;
+
+  const std::string& name() const { return name_; }
+  // "source", "stage", "sink", ...: in messages and metrics.
+  virtual const char* kind() const = 0;
+  // How many inputs it takes: 0 for a source; the pipeline joins up to 4.
+  virtual size_t max_inputs() const { return 4; }
+  virtual bool has_output() const { return true; }
+
+  // ---- specs
+  // What it expects, when known before the run (connect checks producers
+  // against it); nullopt: whatever its producers give, seen in resolve().
+  virtual std::optional<std::vector<Spec>> input_spec() const { return std::nullopt; }
+  // What it gives, once known (after resolve() at the latest).
+  virtual std::optional<std::vector<Spec>> output_spec() const = 0;
+  // When the run starts, in topological order: its producers' output specs
+  // in connect order. PipelineError when it cannot take them.
+  virtual void resolve(const std::vector<Spec>& /*inputs*/) {}
+
+  // ---- order
+  // Its messages must arrive in sequence order (a sink, an accumulator): the
+  // pipeline puts a sequencer before it.
+  virtual bool needs_order() const { return false; }
+  // It passes messages on out of order (a stage with `ordered` off).
+  virtual bool reorders() const { return false; }
+
+  // ---- the graph
+  virtual NodePorts join(NodeContext& ctx) = 0;
+  // The run is stopping: stop taking work from outside the graph.
+  virtual void stop() {}
+  // After the graph drained: flush and close (a sink).
+  virtual void finish() {}
+
+  // ---- checkpoints (README, "Checkpoints"); the defaults take no part
+  virtual bool places_barriers() const { return false; }  // a source: numbers messages
+  virtual bool takes_part() const { return false; }       // hands in at each barrier (reached)
+  // Whether a source can go back to a checkpoint's position: restore
+  // refuses one that cannot, unless PipelineOptions::at_most_once names it.
+  virtual bool replays() const { return true; }
+  // Whether the pipeline stores checkpoints, before the run.
+  virtual void checkpointing(bool /*stored*/) {}
+  // Its state at barrier `number` (a source where it is placed, a sink
+  // preparing its output), for resume.
+  virtual std::string checkpoint_state(int64_t /*number*/) { return {}; }
+  // Checkpoint `number` is stored.
+  virtual void commit(int64_t /*number*/) {}
+  // Restoring: checked before anything changes, CheckpointError when `c`
+  // does not fit this node (`at` says where); the source's position in `c`.
+  virtual void check(const Checkpoint& /*c*/, const std::string& /*at*/) const {}
+  virtual std::optional<int64_t> position(const Checkpoint& /*c*/) const { return std::nullopt; }
+  // Resumes from `c` (number 0: none was found, the run starts afresh).
+  virtual void restore(const Checkpoint& /*c*/) {}
+  // The accumulator it carries, if any: in the run's result and checkpoints.
+  virtual std::optional<Tensors> accumulator() const { return std::nullopt; }
+  // A live update (Pipeline::update), checked before it is queued for the
+  // next barrier; `to_stages`: its consumers include stages, which take its
+  // outputs' specs as they are.
+  virtual void update(StageUpdate change, bool to_stages);
+  // Barrier placed on message `seq` of its connected part: queued updates
+  // take effect from there.
+  virtual void barrier_placed(uint64_t /*seq*/) {}
+
+  // ---- metrics: figures of its own kind next to the counters
+  virtual void add_metrics(NodeMetrics& /*m*/) const {}
+
+  NodeCounters& counters() { return counters_; }
+  const NodeCounters& counters() const { return counters_; }
+
+ private:
+  std::string name_;
+  NodeCounters counters_;
+};
+
+// A snapshot of an accumulator: host copies, since the next step donates
+// (overwrites) the buffers a stage holds.
+Tensors host_copies(const Tensors& acc);
+
+}  // namespace sluice

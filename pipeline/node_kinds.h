@@ -1,0 +1,19 @@
+#pragma once
+// The node kinds Pipeline::stage and Pipeline::sink make (sources make
+// their own: Source::make_node). Internal: pipeline*.cpp and the kinds' files.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "pipeline/node.h"
+#include "pipeline/pipeline.h"
+
+namespace sluice {
+
+std::unique_ptr<PipelineNode> stage_node(std::string name,
+                                         std::function<Function(const std::vector<Spec>&)> tracer,
+                                         StageOptions options);
+std::unique_ptr<PipelineNode> sink_node(std::string name, std::shared_ptr<Sink> sink);
+
+}  // namespace sluice

@@ -1,0 +1,67 @@
+// A sink: consumes each message in sequence order (serial), prepares its
+// output at each checkpoint barrier and commits it once the checkpoint is
+// stored (a two-phase commit).
+
+#include "pipeline/checkpoint_store.h"
+#include "pipeline/node_kinds.h"
+#include "pipeline/pipeline.h"
+
+namespace sluice {
+namespace {
+
+namespace flow = tbb::flow;
+
+class SinkNode : public PipelineNode {
+ public:
+  SinkNode(std::string name, std::shared_ptr<Sink> sink)
+      : PipelineNode(std::move(name)), sink_(std::move(sink)) {}
+
+  const char* kind() const override { return "sink"; }
+  bool has_output() const override { return false; }
+  std::optional<std::vector<Spec>> output_spec() const override { return std::nullopt; }
+  bool needs_order() const override { return true; }
+
+  NodePorts join(NodeContext& ctx) override {
+    auto* body = ctx.own(std::make_shared<flow::function_node<Message, flow::continue_msg>>(
+        ctx.graph(), flow::serial, [this, &ctx](const Message& m) {
+          Visit v(counters(), m);
+          if (m.barrier) {
+            try {
+              ctx.reached(m.barrier, {}, sink_->prepare(m.barrier));
+            } catch (const std::exception& e) {
+              // Not handed in: this checkpoint never completes.
+              ctx.fail(m.seq, std::string("prepare: ") + e.what());
+            }
+          }
+          if (!m.skipped) {
+            try {
+              sink_->consume(m.seq + ctx.seq_offset(), m.tensors);
+            } catch (const std::exception& e) { ctx.fail(m.seq, e.what()); }
+          }
+          v.leave(m);
+          return flow::continue_msg();
+        }));
+    return {body, nullptr};
+  }
+  void finish() override { sink_->finish(); }
+
+  bool takes_part() const override { return true; }
+  void checkpointing(bool stored) override { sink_->checkpointing(stored); }
+  std::string checkpoint_state(int64_t number) override { return sink_->prepare(number); }
+  void commit(int64_t number) override { sink_->commit(number); }
+  void restore(const Checkpoint& c) override {
+    auto state = c.states.find(name());
+    sink_->resume(c.number, state == c.states.end() ? std::string() : state->second);
+  }
+
+ private:
+  std::shared_ptr<Sink> sink_;
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineNode> sink_node(std::string name, std::shared_ptr<Sink> sink) {
+  return std::make_unique<SinkNode>(std::move(name), std::move(sink));
+}
+
+}  // namespace sluice

@@ -1,0 +1,201 @@
+// A compiled stage: a traced Function run by a Step on each message, with
+// the accumulator carried from message to message (a serial node) or
+// without one (up to `concurrency` copies at once).
+
+#include <algorithm>
+#include <mutex>
+
+#include "devices/log.h"
+#include "pipeline/checkpoint_store.h"
+#include "pipeline/node_kinds.h"
+#include "pipeline/pipeline.h"
+
+namespace sluice {
+namespace {
+
+namespace flow = tbb::flow;
+
+class StageNode : public PipelineNode {
+ public:
+  StageNode(std::string name, std::function<Function(const std::vector<Spec>&)> tracer, StageOptions options)
+      : PipelineNode(std::move(name)),
+        tracer_(std::move(tracer)),
+        options_(std::move(options)),
+        acc_given_(options_.acc) {
+    if (options_.concurrency < 1)
+      throw PipelineError(who() + ": concurrency: expected at least 1, found " +
+                          std::to_string(options_.concurrency));
+    if (options_.concurrency > 1 && !options_.acc.empty())
+      throw PipelineError(who() +
+                          ": concurrency: a stage with an accumulator runs one message at a time, found " +
+                          std::to_string(options_.concurrency));
+    // Known inputs: trace and compile now, so that connect can check specs.
+    if (!options_.input.empty()) compile(options_.input);
+  }
+
+  const char* kind() const override { return "stage"; }
+  std::optional<std::vector<Spec>> input_spec() const override {
+    if (step_) return step_->input_spec();
+    return std::nullopt;
+  }
+  std::optional<std::vector<Spec>> output_spec() const override {
+    if (step_) return step_->output_spec();
+    return std::nullopt;
+  }
+  void resolve(const std::vector<Spec>& inputs) override {
+    if (!step_) {
+      compile(inputs);
+    } else if (inputs != step_->input_spec()) {
+      throw PipelineError(who() + ": expects " + specs_str(step_->input_spec()) + ", its inputs produce " +
+                          specs_str(inputs));
+    }
+    acc_ = step_->initial_acc(options_.acc);
+  }
+  bool needs_order() const override { return stateful(); }
+  bool reorders() const override { return !options_.ordered; }
+
+  NodePorts join(NodeContext& ctx) override {
+    size_t concurrency = stateful() ? 1 : static_cast<size_t>(options_.concurrency);
+    auto* body = ctx.own(std::make_shared<flow::function_node<Message, Message>>(
+        ctx.graph(), concurrency, [this, &ctx](const Message& in) -> Message {
+          Visit v(counters(), in);
+          Message out{in.seq, {}, in.skipped, in.credit, in.born, in.barrier};
+          // The accumulator as it stands before the barrier's message.
+          if (in.barrier && stateful())
+            ctx.reached(in.barrier, ctx.storing() ? host_copies(acc_) : Tensors{}, {});
+          const Step& step = step_for(in.seq, stateful() ? &acc_ : nullptr);
+          if (!in.skipped) {
+            try {
+              Tensors placed = step.place(in.tensors);
+              Tensors local;
+              Tensors& acc = stateful() ? acc_ : local;
+              out.tensors = step.run(placed, acc);
+              // Wait here so a failure is this stage's, on this message.
+              for (const Tensor& t : out.tensors) t.wait();
+              for (const Tensor& t : acc) t.wait();
+            } catch (const std::exception& e) {
+              ctx.fail(in.seq, e.what());
+              out.skipped = true;
+              out.tensors.clear();
+            }
+          }
+          v.leave(out);
+          return out;
+        }));
+    return {body, body};
+  }
+
+  bool takes_part() const override { return stateful(); }
+  void check(const Checkpoint& c, const std::string& at) const override {
+    if (!stateful()) return;
+    auto it = c.accumulators.find(name());
+    if (it == c.accumulators.end())
+      throw CheckpointError(at + who() + ": expected its accumulator, found none");
+    if (specs_of(acc_) != specs_of(it->second))
+      throw CheckpointError(at + who() + ": expected an accumulator " + specs_str(specs_of(acc_)) +
+                            ", found " + specs_str(specs_of(it->second)));
+  }
+  void restore(const Checkpoint& c) override {
+    if (c.number > 0 && stateful()) acc_ = step_->initial_acc(c.accumulators.at(name()));
+  }
+  std::optional<Tensors> accumulator() const override {
+    if (stateful()) return acc_;
+    return std::nullopt;
+  }
+
+  void update(StageUpdate change, bool to_stages) override {
+    const std::string at = "update of " + who() + ": ";
+    if (!change.function && change.acc.empty())
+      throw PipelineError(at + "expected a function or an accumulator, found neither");
+    std::lock_guard lock(version_mutex_);
+    const Step& current = !waiting_.empty() ? waiting_.back().step : version_ ? version_->step : *step_;
+    const Tensors& acc_now = acc_given_;
+    if (!change.acc.empty() && !change.function && specs_of(acc_now) != specs_of(change.acc))
+      throw PipelineError(at + "expected an accumulator " + specs_str(specs_of(acc_now)) + ", found " +
+                          specs_str(specs_of(change.acc)));
+    Version v;
+    if (change.function) {
+      try {
+        v.step = Step(*change.function, current.input_spec(), change.acc.empty() ? acc_now : change.acc,
+                      current.device(), who());
+      } catch (const Error& e) { throw PipelineError(at + "the new function does not fit: " + e.what()); }
+      if (to_stages && v.step.output_spec() != current.output_spec())
+        throw PipelineError(at + "its consumers take " + specs_str(current.output_spec()) +
+                            ", the new function produces " + specs_str(v.step.output_spec()));
+    } else {
+      v.step = current;
+    }
+    v.acc = change.acc;
+    if (!change.acc.empty()) acc_given_ = change.acc;
+    waiting_.push_back(std::move(v));
+  }
+
+  void barrier_placed(uint64_t seq) override {
+    std::lock_guard lock(version_mutex_);
+    for (Version& v : waiting_) {
+      v.from_seq = seq;
+      v.before = version_;
+      version_ = std::make_shared<const Version>(std::move(v));
+      updated_.store(true, std::memory_order_release);
+      logger().info("{}: updated from message {}", who(), seq);
+    }
+    waiting_.clear();
+  }
+
+ private:
+  // Live updates (Pipeline::update): each version of a stage applies from
+  // the message a barrier was placed on; older messages keep the one before.
+  struct Version {
+    Step step;
+    uint64_t from_seq = 0;
+    Tensors acc;  // the accumulator it starts with; empty: the one it finds
+    std::shared_ptr<const Version> before;
+  };
+
+  std::string who() const { return "stage '" + name() + "'"; }
+  bool stateful() const { return !options_.acc.empty(); }
+  static std::vector<Spec> specs_of(const Tensors& t) {
+    std::vector<Spec> s;
+    for (const Tensor& x : t) s.push_back(x.spec());
+    return s;
+  }
+  void compile(const std::vector<Spec>& inputs) {
+    Function f = tracer_(step_parameters(inputs, options_.acc, who()));
+    step_.emplace(f, inputs, options_.acc, options_.device, who());
+  }
+
+  // The step for message `seq`; a stateful stage passes its accumulator,
+  // which a version starting at `seq` with an accumulator replaces.
+  const Step& step_for(uint64_t seq, Tensors* stage_acc) {
+    if (!updated_.load(std::memory_order_acquire)) return *step_;
+    std::shared_ptr<const Version> v;
+    {
+      std::lock_guard lock(version_mutex_);
+      v = version_;
+    }
+    while (v && v->from_seq > seq) v = v->before;
+    if (!v) return *step_;
+    if (stage_acc && v->from_seq == seq && !v->acc.empty()) *stage_acc = v->step.initial_acc(v->acc);
+    return v->step;  // versions live as long as the node: the chain only grows
+  }
+
+  std::function<Function(const std::vector<Spec>&)> tracer_;
+  StageOptions options_;
+  std::optional<Step> step_;
+  Tensors acc_;                             // touched only by the serial node of the stage
+  std::mutex version_mutex_;                // guards the two below
+  std::shared_ptr<const Version> version_;  // newest; null: `step_` alone
+  std::vector<Version> waiting_;            // updates for the next barrier
+  Tensors acc_given_;                       // the newest accumulator value given (options, then updates)
+  std::atomic<bool> updated_{false};
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineNode> stage_node(std::string name,
+                                         std::function<Function(const std::vector<Spec>&)> tracer,
+                                         StageOptions options) {
+  return std::make_unique<StageNode>(std::move(name), std::move(tracer), std::move(options));
+}
+
+}  // namespace sluice

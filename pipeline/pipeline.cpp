@@ -38,34 +38,35 @@ std::string Pipeline::Impl::describe(int index) const {
   return std::string(n.kind()) + " '" + n.name() + "'";
 }
 
-NodeId Pipeline::Impl::add(std::unique_ptr<PipelineNode> node) {
+NodeId Pipeline::Impl::add(std::unique_ptr<PipelineNode> node, std::string process) {
   if (started) throw PipelineError("pipeline: the pipeline has started; build it before running it");
   const std::string& name = node->name();
   if (name.empty()) throw PipelineError("pipeline: expected a node name, found an empty one");
   for (const Slot& s : slots)
     if (s.node->name() == name) throw PipelineError("pipeline: a node named '" + name + "' already exists");
-  slots.push_back(Slot{.node = std::move(node)});
+  slots.push_back(Slot{.node = std::move(node), .process = std::move(process)});
   return {static_cast<int>(slots.size()) - 1};
 }
 
-NodeId Pipeline::add(std::unique_ptr<PipelineNode> node) {
+NodeId Pipeline::add(std::unique_ptr<PipelineNode> node, NodeOptions options) {
   if (!node) throw PipelineError("pipeline: add: expected a node, found null");
-  return impl_->add(std::move(node));
+  return impl_->add(std::move(node), std::move(options.process));
 }
 
-NodeId Pipeline::source(std::string name, std::shared_ptr<Source> source) {
+NodeId Pipeline::source(std::string name, std::shared_ptr<Source> source, NodeOptions options) {
   if (!source) throw PipelineError("source '" + name + "': expected a source, found null");
-  return impl_->add(source->make_node(std::move(name), source));
+  return impl_->add(source->make_node(std::move(name), source), std::move(options.process));
 }
 
 NodeId Pipeline::add_stage(std::string name, std::function<Function(const std::vector<Spec>&)> tracer,
                            StageOptions options) {
-  return impl_->add(stage_node(std::move(name), std::move(tracer), std::move(options)));
+  std::string process = options.process;
+  return impl_->add(stage_node(std::move(name), std::move(tracer), std::move(options)), std::move(process));
 }
 
-NodeId Pipeline::sink(std::string name, std::shared_ptr<Sink> sink) {
+NodeId Pipeline::sink(std::string name, std::shared_ptr<Sink> sink, NodeOptions options) {
   if (!sink) throw PipelineError("sink '" + name + "': expected a sink, found null");
-  return impl_->add(sink_node(std::move(name), std::move(sink)));
+  return impl_->add(sink_node(std::move(name), std::move(sink)), std::move(options.process));
 }
 
 void Pipeline::connect(NodeId from, NodeId to) {
@@ -106,25 +107,9 @@ void Pipeline::connect(NodeId from, NodeId to) {
 
 void Pipeline::Impl::validate_and_trace() {
   if (validated) return;
-  // Kahn's algorithm: a topological order, or the nodes of a cycle.
-  std::vector<int> indegree(slots.size()), order;
-  for (size_t i = 0; i < slots.size(); ++i) indegree[i] = static_cast<int>(slots[i].inputs.size());
-  for (size_t i = 0; i < slots.size(); ++i)
-    if (indegree[i] == 0) order.push_back(static_cast<int>(i));
-  for (size_t k = 0; k < order.size(); ++k)
-    for (int j : slot(order[k]).outputs)
-      if (--indegree[static_cast<size_t>(j)] == 0) order.push_back(j);
-  if (order.size() != slots.size()) {
-    std::string cycle;
-    for (size_t i = 0; i < slots.size(); ++i)
-      if (indegree[i] > 0) cycle += (cycle.empty() ? "'" : ", '") + slots[i].node->name() + "'";
-    throw PipelineError("pipeline: the edges form a cycle through " + cycle);
-  }
-  for (int i : order) {
+  for (int i : topological_order()) {
     Slot& s = slot(i);
     PipelineNode& n = *s.node;
-    s.keeps_order = !n.reorders() &&
-                    std::all_of(s.inputs.begin(), s.inputs.end(), [&](int p) { return slot(p).keeps_order; });
     if (n.max_inputs() == 0) {
       if (s.outputs.empty()) throw PipelineError(describe(i) + " is not connected to anything");
       continue;
@@ -137,6 +122,35 @@ void Pipeline::Impl::validate_and_trace() {
       in.insert(in.end(), given->begin(), given->end());
     }
     n.resolve(in);
+  }
+  if (!options.partition.process.empty() || options.partition.placement) partition();
+  analyse();
+  validated = true;
+}
+
+std::vector<int> Pipeline::Impl::topological_order() const {
+  // Kahn's algorithm: a topological order, or the nodes of a cycle.
+  std::vector<int> indegree(slots.size()), order;
+  for (size_t i = 0; i < slots.size(); ++i) indegree[i] = static_cast<int>(slots[i].inputs.size());
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (indegree[i] == 0) order.push_back(static_cast<int>(i));
+  for (size_t k = 0; k < order.size(); ++k)
+    for (int j : slots[static_cast<size_t>(order[k])].outputs)
+      if (--indegree[static_cast<size_t>(j)] == 0) order.push_back(j);
+  if (order.size() != slots.size()) {
+    std::string cycle;
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (indegree[i] > 0) cycle += (cycle.empty() ? "'" : ", '") + slots[i].node->name() + "'";
+    throw PipelineError("pipeline: the edges form a cycle through " + cycle);
+  }
+  return order;
+}
+
+void Pipeline::Impl::analyse() {
+  for (int i : topological_order()) {
+    Slot& s = slot(i);
+    s.keeps_order = !s.node->reorders() &&
+                    std::all_of(s.inputs.begin(), s.inputs.end(), [&](int p) { return slot(p).keeps_order; });
   }
   // Connected parts: their sources place barriers together (checkpoints.h).
   std::vector<int> part(slots.size());
@@ -157,7 +171,6 @@ void Pipeline::Impl::validate_and_trace() {
                             ": checkpoint barriers need its messages in order, found a node before it that "
                             "reorders them (a stage with `ordered` off)");
   }
-  validated = true;
 }
 
 void Pipeline::Impl::start_checkpoints() {

@@ -35,12 +35,14 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "ops/ops.h"
 #include "pipeline/metrics.h"
+#include "pipeline/placement.h"
 #include "pipeline/sinks.h"
 #include "pipeline/sources.h"
 #include "stream/step.h"
@@ -62,6 +64,22 @@ struct CheckpointInterval {
   bool set() const { return messages > 0 || time.count() > 0; }
 };
 
+// One program, several processes (README, "One program, several
+// processes"): each node names the process that runs it, and every process
+// runs the same program with its own name. run() then builds this
+// process's nodes only; each edge between two processes becomes a reliable
+// ZeroMQ channel at the endpoints the placement gives, and before any data
+// moves the processes meet (at the placement's first process) and check
+// that they all run the same pipeline, specs included.
+struct PartitionOptions {
+  std::string process{};               // this process; empty: every node runs here
+  std::optional<Placement> placement;  // required with `process`
+  // How long the processes wait for each other at start, and for a peer
+  // that went silent while running, before the run fails.
+  std::chrono::milliseconds meet_timeout{60000};
+  std::chrono::milliseconds peer_timeout{60000};
+};
+
 struct PipelineOptions {
   ErrorPolicy on_error = ErrorPolicy::Stop;
   size_t capacity = 64;  // messages of one source in flight at once
@@ -75,6 +93,8 @@ struct PipelineOptions {
   // Sources that cannot replay but may be restored anyway, starting from
   // wherever they are (at-most-once for their messages).
   std::vector<std::string> at_most_once{};
+
+  PartitionOptions partition{};
 };
 
 // What a live update replaces in a stage; see Pipeline::update.
@@ -107,6 +127,12 @@ struct StageOptions {
   Device device = host();
   int concurrency = 1;    // copies at once; stateless stages only
   bool ordered = true;    // off: what follows takes this stage's outputs as they come
+  std::string process{};  // the process that runs it (PartitionOptions); empty: unpartitioned
+};
+
+// Where a source, a sink or a node of another kind runs.
+struct NodeOptions {
+  std::string process{};  // the process that runs it (PartitionOptions); empty: unpartitioned
 };
 
 struct NodeId {
@@ -132,9 +158,9 @@ class Pipeline {
   Pipeline& operator=(const Pipeline&) = delete;
 
   // A node of any kind (pipeline/node.h), built by the caller.
-  NodeId add(std::unique_ptr<PipelineNode> node);
+  NodeId add(std::unique_ptr<PipelineNode> node, NodeOptions options = {});
 
-  NodeId source(std::string name, std::shared_ptr<Source> source);
+  NodeId source(std::string name, std::shared_ptr<Source> source, NodeOptions options = {});
 
   // fn(message tensors..., acc...) -> {outputs..., new acc...}, as for streams.
   template <typename F>
@@ -149,16 +175,17 @@ class Pipeline {
     }
   }
 
-  NodeId sink(std::string name, std::shared_ptr<Sink> sink);
+  NodeId sink(std::string name, std::shared_ptr<Sink> sink, NodeOptions options = {});
   // A callback taking const Tensors& (the whole message) or const Tensor& (its first tensor).
   template <typename F>
-  NodeId sink(std::string name, F&& fn) {
+  NodeId sink(std::string name, F&& fn, NodeOptions options = {}) {
     if constexpr (std::is_convertible_v<F, std::shared_ptr<Sink>>) {
-      return sink(std::move(name), std::shared_ptr<Sink>(std::forward<F>(fn)));
+      return sink(std::move(name), std::shared_ptr<Sink>(std::forward<F>(fn)), std::move(options));
     } else if constexpr (std::is_invocable_v<F&, const Tensors&>) {
-      return sink(std::move(name), sinks::callback(std::forward<F>(fn)));
+      return sink(std::move(name), sinks::callback(std::forward<F>(fn)), std::move(options));
     } else {
-      return sink(std::move(name), sinks::callback([fn](const Tensors& t) { fn(t.at(0)); }));
+      return sink(std::move(name), sinks::callback([fn](const Tensors& t) { fn(t.at(0)); }),
+                  std::move(options));
     }
   }
 

@@ -11,6 +11,7 @@
 #include <tbb/task_arena.h>
 
 #include "pipeline/checkpoints.h"
+#include "pipeline/meeting.h"
 #include "pipeline/node.h"
 #include "pipeline/pipeline.h"
 
@@ -20,6 +21,7 @@ struct Pipeline::Impl {
   // One node and where it stands in the graph.
   struct Slot {
     std::unique_ptr<PipelineNode> node;
+    std::string process;               // where it runs (PartitionOptions); empty: here
     std::vector<int> inputs, outputs;  // slot indices, in connect order
     // Its messages are promised in sequence order: no node up to it
     // reorders. Set when the pipeline is checked.
@@ -48,6 +50,7 @@ struct Pipeline::Impl {
   // it (idempotent; every one has run by the time the graph is drained).
   std::vector<std::function<void()>> holds;
   std::thread waiter;  // drains the graph for start(); run() drains on its caller
+  std::unique_ptr<Meeting> meeting;  // partitioned: held while it runs
   std::unique_ptr<CheckpointCoordinator> checkpoints;
   std::optional<Checkpoint> restored;  // what restore() found
   bool validated = false;
@@ -61,8 +64,14 @@ struct Pipeline::Impl {
 
   Slot& slot(int index) { return slots[static_cast<size_t>(index)]; }
   std::string describe(int index) const;  // "stage 'name'"
-  NodeId add(std::unique_ptr<PipelineNode> node);
+  NodeId add(std::unique_ptr<PipelineNode> node, std::string process);
   void validate_and_trace();
+  std::vector<int> topological_order() const;  // PipelineError naming a cycle
+  void analyse();                              // order and connected parts of the graph as it will run
+  // This process's part of a partitioned pipeline (partition.cpp): the
+  // other processes' nodes go, and edges to them become channels.
+  void partition();
+  std::string description() const;
   void apply_checkpoint(const Checkpoint& c, const std::string& where);
   void start_checkpoints();
   void update(const std::string& stage, StageUpdate change);

@@ -53,9 +53,9 @@ void Pipeline::Impl::partition() {
     if (!used.contains(p.name))
       throw PipelineError("process '" + p.name + "' of the placement from " + place.source +
                           ": expected at least one node to run, found none");
-  meeting = std::make_unique<Meeting>(place, me, description(), po.meet_timeout);
   const ProcessPlace& here = place.at(me);
   if (!here.ipc_dir.empty()) std::filesystem::create_directories(here.ipc_dir);
+  meeting = std::make_unique<Meeting>(place, me, description(), po.meet_timeout);
 
   std::vector<Slot> all = std::move(slots);
   slots.clear();

@@ -1,13 +1,17 @@
-// `sluice demo`: the sensor monitor of samples/sensor_monitor. By default
-// its source, its two compiled stages and its monitor run as three
-// processes of this program, joined by ZeroMQ over ipc:
+// `sluice demo`: the sensor monitor of samples/sensor_monitor, one
+// partitioned pipeline whose nodes name their processes. By default its
+// source, its two compiled stages and its monitor run as three processes
+// of this program, each building its part, joined by ZeroMQ over ipc:
 //
 //   sluice demo --role source ──ipc──> --role compute ──ipc──> --role sink
 //   vibration                          spectrum, detector      monitor
 //
 // The parent starts them, waits for all three and exits with the sink's
 // status: 0 only when the detector learned. --in-process runs the same
-// pipeline in one process.
+// pipeline in one process. Under a launcher (mpirun -np 3, srun -n 3, a
+// StatefulSet of 3) each rank runs the process of its rank; --placement
+// (or SLUICE_PLACEMENT) says where each is, by default all on this host
+// over ipc.
 //
 // --checkpoint-dir DIR: the source places a barrier every 100 ms; the
 // compute process stores checkpoints of its stages in DIR and, started
@@ -20,6 +24,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -28,7 +33,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "pipeline/zmq_nodes.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/placement.h"
 #include "samples/sensor_monitor/sensor_monitor.h"
 #include "tools/commands.h"
 #include "tools/processes.h"
@@ -47,9 +53,8 @@ struct DemoOptions {
   bool in_process = false;
   int64_t chunks = 0;
   std::string checkpoint_dir;
-  // The hidden part: what a child process of the three-process demo runs.
-  std::string role;
-  std::string input, output;  // ipc endpoints
+  std::string role;       // one process of the three (else: a launcher's rank, or all three)
+  std::string placement;  // where each process runs (placement.h); default: this host, ipc
 };
 
 sm::Config config_of(const DemoOptions& o) {
@@ -69,32 +74,13 @@ int finish(const sm::Summary& summary, const sm::Config& c) {
   return summary.learned() ? kExitOk : kExitFailed;
 }
 
-// ---- the three roles: one pipeline each, joined by reliable channels.
-// A few messages in flight on each channel: enough to keep both sides busy,
-// few enough that a slow receiver slows its sender instead of queueing
-// seconds of data (the default credit is 1000 messages).
-constexpr uint64_t kInFlight = 8;
-// The compute process's stream to the monitor: a restored compute process
-// continues it, and the monitor drops what it had.
-constexpr uint64_t kScoresStream = 1;
+// ---- the three processes: one partitioned pipeline.
 constexpr auto kBarrierEvery = std::chrono::milliseconds(100);
-
-ZmqSinkOptions to_peer(uint64_t stream_id = 0) {
-  ZmqSinkOptions o;
-  o.stream_id = stream_id;
-  o.channel.credit_messages = kInFlight;  // what the sender keeps for its receiver
-  // A peer that is gone (the run stopped) is not waited for a minute.
-  o.finish_timeout = std::chrono::seconds(10);
-  o.channel.peer_timeout = std::chrono::seconds(10);
-  return o;
-}
-
-ZmqSourceOptions from_peer(bool continue_streams = false) {
-  ZmqSourceOptions o;
-  o.channel.continue_streams = continue_streams;
-  o.channel.credit_messages = kInFlight;  // what the receiver grants
-  return o;
-}
+// A peer gone (the run stopped) is not waited for a minute.
+constexpr auto kPeerTimeout = std::chrono::seconds(10);
+// Where the placement came from when a launcher started the processes on
+// this host without one.
+constexpr const char* kLauncherDefault = "the default under a launcher (this host, ipc)";
 
 // SIGINT or SIGTERM (the parent stopping the run, or its death) cancels the
 // role's pipeline: its sinks still send their end of stream.
@@ -124,48 +110,75 @@ class CancelOnSignal {
   std::thread watcher_;
 };
 
-int run_role(const DemoOptions& o) {
+int run_role(const DemoOptions& o, const Placement& placement, const Role& role) {
   exit_with_parent();
   sm::Config c = config_of(o);
+  const std::string& me = role.process;
   const bool checkpoints = !o.checkpoint_dir.empty();
   // A restored compute process must round as the one before it did
   // (devices/cpu/kernels/fft.cpp); a choice of the user's stands.
   if (checkpoints) setenv("SLUICE_FFT_PLANS", "estimate", /*overwrite=*/0);
   PipelineOptions options = sm::pipeline_options(c);
-  if (checkpoints && o.role == "source") options.checkpoint_interval.time = kBarrierEvery;
-  if (checkpoints && o.role == "compute") options.checkpoint_dir = o.checkpoint_dir;
+  options.partition = {.process = me, .placement = placement, .peer_timeout = kPeerTimeout};
+  if (checkpoints && me == "source") options.checkpoint_interval.time = kBarrierEvery;
+  if (checkpoints && me == "compute") options.checkpoint_dir = o.checkpoint_dir;
   Pipeline p(options);
   CancelOnSignal cancel_on_signal(p);
-  if (o.role == "source") {
-    p.connect(p.source("vibration", sm::vibration(c)), p.sink("to compute", sinks::zmq(o.output, to_peer())));
-    p.run();
-    return cancel_on_signal.fired() ? kExitInterrupted : kExitOk;
-  }
-  if (o.role == "compute") {
-    NodeId in = p.source("from source", sources::zmq(o.input, sm::signal_spec(c), from_peer()));
-    p.connect(sm::add_compute_stages(p, in, c),
-              p.sink("to sink", sinks::zmq(o.output, to_peer(kScoresStream))));
-    if (checkpoints) {
-      RestoreReport r = p.restore();
-      if (r.checkpoint > 0) std::cerr << "compute: resuming from checkpoint " << r.checkpoint << "\n";
-    }
-    const CheckpointMetrics m = p.run().checkpoints;
-    if (checkpoints)
-      std::cerr << std::fixed << std::setprecision(1) << "compute: " << m.completed
-                << " checkpoints stored, the last (" << m.last_number << ") " << m.last_bytes << " bytes in "
-                << m.last_duration_s * 1e3 << " ms, aligned in " << m.last_alignment_s * 1e3 << " ms\n";
-    return cancel_on_signal.fired() ? kExitInterrupted : kExitOk;
-  }
   auto monitor = std::make_shared<sm::Monitor>(c, std::cout, progress_here());
-  p.connect(p.source("from compute", sources::zmq(o.input, sm::score_spec(c), from_peer(checkpoints))),
-            p.sink("monitor", monitor));
-  p.run();
-  return finish(monitor->summary(), c);
+  sm::add_sensor_monitor(p, c, monitor);
+  if (checkpoints && me == "compute") {
+    RestoreReport r = p.restore();
+    if (r.checkpoint > 0) std::cerr << "compute: resuming from checkpoint " << r.checkpoint << "\n";
+  }
+  const CheckpointMetrics m = p.run().checkpoints;
+  if (checkpoints && me == "compute")
+    std::cerr << std::fixed << std::setprecision(1) << "compute: " << m.completed
+              << " checkpoints stored, the last (" << m.last_number << ") " << m.last_bytes << " bytes in "
+              << m.last_duration_s * 1e3 << " ms, aligned in " << m.last_alignment_s * 1e3 << " ms\n";
+  // The default placement's directory under a launcher goes with the last process out.
+  for (const ProcessPlace& place : placement.processes) {
+    std::error_code ignored;
+    if (!place.ipc_dir.empty() && placement.source == kLauncherDefault)
+      std::filesystem::remove(place.ipc_dir, ignored);
+  }
+  if (me == "sink") return finish(monitor->summary(), c);
+  return cancel_on_signal.fired() ? kExitInterrupted : kExitOk;
+}
+
+// All three on this host over ipc, in `dir`, in rank order.
+std::string local_placement_text(const std::string& dir) {
+  std::string text;
+  for (const std::string& p : sm::kProcesses) text += (text.empty() ? "" : ",") + p + "=ipc://" + dir;
+  return text;
+}
+
+// This process's part when it is one of the three: --role, or a launcher's
+// rank (mpirun, srun, PMI, a StatefulSet pod) of a world of three.
+std::optional<std::pair<Placement, Role>> own_part(const DemoOptions& o) {
+  std::optional<int> world = launcher_size();
+  if (o.role.empty() && (!world || *world == 1)) return std::nullopt;  // no launcher: start all three
+  if (o.role.empty() && *world != static_cast<int>(sm::kProcesses.size()))
+    throw PipelineError("sluice demo under a launcher: expected " + std::to_string(sm::kProcesses.size()) +
+                        " ranks, one per process (source, compute, sink), found " + std::to_string(*world));
+  std::optional<Placement> placement = find_placement(o.placement);
+  if (!placement) {
+    if (!o.role.empty())
+      throw PipelineError(
+          "sluice demo --role " + o.role +
+          ": expected a placement (--placement or SLUICE_PLACEMENT) saying where the others are, "
+          "found none");
+    // Ranks started together on one host share their launcher's process.
+    placement = parse_placement(local_placement_text("/tmp/sluice-demo-" + std::to_string(getppid())),
+                                kLauncherDefault);
+  }
+  std::optional<Role> role = find_role(*placement, o.role);
+  if (!role) throw PipelineError("sluice demo: expected --role or a launcher's rank, found neither");
+  return std::pair{*placement, *role};
 }
 
 int run_processes(const DemoOptions& o, const std::string& self) {
   TempDir dir("sluice-demo");
-  const std::string signal = "ipc://" + dir.path() + "/signal", scores = "ipc://" + dir.path() + "/scores";
+  const std::string placement = local_placement_text(dir.path());
   std::vector<std::string> common = {self,         "demo",
                                      "--channels", std::to_string(o.channels),
                                      "--seconds",  std::to_string(o.seconds),
@@ -173,21 +186,21 @@ int run_processes(const DemoOptions& o, const std::string& self) {
                                      "--seed",     std::to_string(o.seed),
                                      "--device",   o.device};
   if (!o.checkpoint_dir.empty()) common.insert(common.end(), {"--checkpoint-dir", o.checkpoint_dir});
-  auto role = [&](const std::string& name, const std::string& in, const std::string& out) {
+  common.insert(common.end(), {"--placement", placement});
+  auto role = [&](const std::string& name) {
     std::vector<std::string> args = common;
     args.insert(args.end(), {"--role", name});
-    if (!in.empty()) args.insert(args.end(), {"--input", in});
-    if (!out.empty()) args.insert(args.end(), {"--output", out});
     return args;
   };
-  std::cout << "sluice demo: source, compute and sink as three processes, joined by ZeroMQ over " << signal
-            << " and " << scores << "\n"
-            << std::flush;
+  std::cout
+      << "sluice demo: one pipeline as three processes (source, compute, sink), joined by ZeroMQ over ipc in "
+      << dir.path() << "\n"
+      << std::flush;
   // The receivers bind; the order they start in does not matter to ZeroMQ.
   ProcessGroup group;
-  group.start("sink", role("sink", scores, ""));
-  group.start("compute", role("compute", signal, scores), /*restart_when_killed=*/!o.checkpoint_dir.empty());
-  group.start("source", role("source", "", signal));
+  group.start("sink", role("sink"));
+  group.start("compute", role("compute"), /*restart_when_killed=*/!o.checkpoint_dir.empty());
+  group.start("source", role("source"));
   // A stalled run is ended: generous, since the stages compile before data flows.
   // Ctrl-C or SIGTERM here stops the children in order, and the temporary
   // directory goes with this function.
@@ -231,20 +244,26 @@ Command add_demo_command(CLI::App& app) {
                    "checkpoint the compute process's stages here every 100 ms; a compute process killed and "
                    "started again (the parent does it) resumes from the newest checkpoint");
   demo->add_flag("--in-process", o->in_process, "run source, stages and sink in this one process");
-  // What the parent passes to its children; not for people.
-  demo->add_option("--role", o->role)->check(CLI::IsMember({"source", "compute", "sink"}))->group("");
-  demo->add_option("--input", o->input)->group("");
-  demo->add_option("--output", o->output)->group("");
+  demo->add_option(
+          "--role", o->role,
+          "run one process of the three (with --placement); default: a launcher's rank (mpirun, srun, "
+          "PMI, a StatefulSet pod), else all three")
+      ->check(CLI::IsMember(sm::kProcesses));
+  demo->add_option(
+      "--placement", o->placement,
+      "where each process runs: a file or text, e.g. "
+      "'source=tcp://10.0.0.1,compute=tcp://10.0.0.2,sink=ipc:///tmp/s' (default: SLUICE_PLACEMENT, "
+      "else this host over ipc)");
   demo->parse_complete_callback([o] {
-    bool needs_input = o->role == "compute" || o->role == "sink";
-    bool needs_output = o->role == "compute" || o->role == "source";
-    if ((needs_input && o->input.empty()) || (needs_output && o->output.empty()))
-      throw CLI::ValidationError("--role " + o->role, "is missing its --input or --output endpoint");
+    const char* from_environment = std::getenv("SLUICE_PLACEMENT");
+    if (!o->role.empty() && o->placement.empty() && (!from_environment || !*from_environment))
+      throw CLI::ValidationError("--role " + o->role,
+                                 "needs --placement (or SLUICE_PLACEMENT): where the other processes are");
     if (o->in_process && !o->checkpoint_dir.empty())
       throw CLI::ValidationError("--checkpoint-dir", "checkpoints the three-process run; drop --in-process");
   });
   return {demo, [o] {
-            if (!o->role.empty()) return run_role(*o);
+            if (auto part = own_part(*o)) return run_role(*o, part->first, part->second);
             sm::Config c = config_of(*o);
             if (o->device == "cuda" && c.device == host())
               std::cerr << "sluice demo: no CUDA device here, the stages run on " << c.device.str() << "\n";

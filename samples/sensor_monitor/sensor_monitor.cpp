@@ -19,10 +19,12 @@ Device device_or_host(std::string_view platform) {
   return host();
 }
 
-NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c) {
+NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c, const std::string& process) {
   // Each stage's accumulator lives on its device and is updated in place.
-  NodeId spectrum = p.stage("spectrum", spectrum_function(c), {.acc = spectrum_acc(c), .device = c.device});
-  NodeId detector = p.stage("detector", detector_function(c), {.acc = detector_acc(c), .device = c.device});
+  NodeId spectrum = p.stage("spectrum", spectrum_function(c),
+                            {.acc = spectrum_acc(c), .device = c.device, .process = process});
+  NodeId detector = p.stage("detector", detector_function(c),
+                            {.acc = detector_acc(c), .device = c.device, .process = process});
   p.connect(from, spectrum);
   p.connect(spectrum, detector);
   return detector;
@@ -30,12 +32,16 @@ NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c) {
 
 PipelineOptions pipeline_options(const Config& c) { return {.capacity = c.chunks_in_flight}; }
 
+void add_sensor_monitor(Pipeline& p, const Config& c, std::shared_ptr<Sink> monitor) {
+  NodeId source = p.source("vibration", vibration(c), {.process = kProcesses[0]});
+  NodeId detector = add_compute_stages(p, source, c, kProcesses[1]);
+  p.connect(detector, p.sink("monitor", std::move(monitor), {.process = kProcesses[2]}));
+}
+
 Summary run_in_process(const Config& c, std::ostream& out, Progress progress) {
   Pipeline p(pipeline_options(c));
-  NodeId source = p.source("vibration", vibration(c));
-  NodeId detector = add_compute_stages(p, source, c);
   auto monitor = std::make_shared<Monitor>(c, out, progress);
-  p.connect(detector, p.sink("monitor", monitor));
+  add_sensor_monitor(p, c, monitor);
   p.run();
   return monitor->summary();
 }

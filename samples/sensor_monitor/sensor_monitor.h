@@ -14,13 +14,17 @@
 // and the monitor can score the detector and measure latency, whether the
 // nodes share a process or not.
 //
-// samples/sensor_monitor/main.cpp runs it in one process; `sluice demo`
-// runs the same nodes as three processes joined by ZeroMQ.
+// One program, three processes: every node names the process that runs it
+// ("source", "compute", "sink"). samples/sensor_monitor/main.cpp runs the
+// whole pipeline in one process; `sluice demo` runs the same program as
+// three processes, each building its own part (PartitionOptions), and so
+// does `mpirun -np 3 sluice demo`, one process per rank.
 
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -80,8 +84,9 @@ optimizers::Optimizer detector_optimizer(const Config& c);
 Function spectrum_function(const Config& c);
 Function detector_function(const Config& c);
 // Adds "spectrum" and "detector" after `from` (which sends signal_spec
-// messages); returns the detector, which sends score_spec messages.
-NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c);
+// messages), in process `process`; returns the detector, which sends
+// score_spec messages.
+NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c, const std::string& process = {});
 
 // ---- the monitor
 enum class Progress : uint8_t {
@@ -126,6 +131,14 @@ void print_summary(std::ostream& out, const Summary& s, const Config& c);
 
 // A pipeline bounded as the config says, for any part of the monitor.
 PipelineOptions pipeline_options(const Config& c);
+
+// The processes of the pipeline, in the order launchers' ranks take them.
+inline const std::vector<std::string> kProcesses = {"source", "compute", "sink"};
+
+// The whole pipeline, each node in its process (which only a partitioned
+// pipeline heeds): vibration (source) -> spectrum -> detector (compute) ->
+// `monitor` (sink).
+void add_sensor_monitor(Pipeline& p, const Config& c, std::shared_ptr<Sink> monitor);
 
 // The whole pipeline in this process: vibration -> spectrum -> detector -> monitor.
 Summary run_in_process(const Config& c, std::ostream& out, Progress progress);

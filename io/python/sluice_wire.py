@@ -37,6 +37,13 @@ that cannot apply it says so with inp.refuse(m, "why") before its next recv;
 the sender records the refusal (out.refusals, a list of Refusal(seq, why))
 before the acknowledgement that covers it, so after out.flush() it is there.
 
+ServingClient (pyzmq) calls a pipeline behind a sluice ServingEndpoint
+(pipeline/serving.h): each request gets its own reply, matched by seq, and
+an error reply raises WireError with the server's text.
+
+    client = sluice_wire.ServingClient("tcp://127.0.0.1:5555")
+    y, = client.call([np.arange(4, dtype=np.float32)], timeout_ms=10000)
+
 Plain mode is send() and recv() on a pyzmq PUSH or PULL socket (anything
 with send_multipart and recv_multipart), for peers that speak plain ZeroMQ.
 
@@ -813,3 +820,56 @@ class ReliableReceiver:
         if self.curve_context is not None:
             _curve_server_closed(self.curve_context)
             self.curve_context = None
+
+
+class ServingClient:
+    """A client of a sluice ServingEndpoint: a DEALER socket (connecting unless the endpoint
+    starts with '@') that sends each request as a data message with a fresh seq and takes the
+    reply with that seq. One thread at a time, as any pyzmq socket."""
+
+    def __init__(self, endpoint, stream_id=0, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, pack_below=4096,
+                 context=None):
+        zmq = _zmq()
+        self.stream_id, self.max_message_bytes, self.pack_below = stream_id, max_message_bytes, pack_below
+        self.socket = (context or zmq.Context.instance()).socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)  # a client that is gone wants no replies
+        address, bind = _endpoint(endpoint, False)
+        (self.socket.bind if bind else self.socket.connect)(address)
+        self.where = f"serving client {address}"
+        self.next_seq = 0
+
+    def send(self, arrays):
+        """Sends arrays as one request (their data is not copied); returns its seq."""
+        seq = self.next_seq
+        self.socket.send_multipart(encode(arrays, seq, self.stream_id, pack_below=self.pack_below), copy=False)
+        self.next_seq += 1
+        return seq
+
+    def recv(self, timeout_ms):
+        """The next reply, DATA or ERROR, its seq saying which request it answers; None after
+        timeout_ms. WireError when it is malformed."""
+        if not self.socket.poll(max(0, int(timeout_ms)), _zmq().POLLIN):
+            return None
+        return decode(self.socket.recv_multipart(copy=False), self.max_message_bytes, self.where)
+
+    def call(self, arrays, timeout_ms=60000):
+        """Sends arrays and returns the reply's arrays. WireError with the server's text for an
+        error reply, or naming the endpoint and timeout_ms when no reply came."""
+        seq = self.send(arrays)
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            left = deadline - time.monotonic()
+            m = self.recv(left * 1000) if left > 0 else None
+            if m is None:
+                raise WireError(f"{self.where}: request seq {seq}: expected a reply within {timeout_ms} ms, found none")
+            if m.seq != seq:
+                continue  # a late reply to an earlier request
+            if m.kind == ERROR:
+                raise WireError(f"{self.where}: request seq {seq}: error reply: {m.error}")
+            if m.kind != DATA:
+                raise WireError(f"{self.where}: request seq {seq}: expected a data or error reply, "
+                                f"found kind {_KIND_NAMES[m.kind]}")
+            return list(m.arrays)
+
+    def close(self):
+        self.socket.close(linger=0)

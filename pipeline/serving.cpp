@@ -1,0 +1,549 @@
+#include "pipeline/serving.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <zmq.hpp>
+
+#include "devices/log.h"
+#include "io/channel.h"
+#include "pipeline/metrics.h"
+
+namespace sluice {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kLendAbove = 1024;   // frames at least this large are lent to ZeroMQ, not copied
+constexpr size_t kPackBelow = 4096;   // as a channel's default: small replies travel in one frame
+constexpr int kRequestsPerWake = 64;  // read before looking at stop() and the replies again
+
+double micros_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+}
+
+// An endpoint without its '@' or '>', and whether to bind it.
+std::pair<std::string, bool> parse_endpoint(const std::string& endpoint, bool bind_by_default,
+                                            const std::string& who) {
+  if (endpoint.empty() || endpoint == "@" || endpoint == ">")
+    throw WireError(who + ": expected an endpoint, found '" + endpoint + "'");
+  if (endpoint[0] == '@' || endpoint[0] == '>') return {endpoint.substr(1), endpoint[0] == '@'};
+  return {endpoint, bind_by_default};
+}
+
+std::string zmq_error() { return zmq_strerror(zmq_errno()); }
+
+// A socket of the channels' context (so inproc:// endpoints reach them),
+// bound or connected; WireError naming `who` when that fails.
+void* open_socket(int type, const std::string& address, bool bind, int64_t max_message_bytes, int linger,
+                  const std::string& who) {
+  void* socket = zmq_socket(Channel::zmq_context(), type);
+  if (socket == nullptr) throw WireError(who + ": socket: " + zmq_error());
+  const int on = 1;
+  bool ok = zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger) == 0 &&
+            zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &max_message_bytes, sizeof max_message_bytes) == 0;
+  // A reply to a client that is gone fails instead of vanishing unseen.
+  if (ok && type == ZMQ_ROUTER) ok = zmq_setsockopt(socket, ZMQ_ROUTER_MANDATORY, &on, sizeof on) == 0;
+  if (ok) ok = (bind ? zmq_bind(socket, address.c_str()) : zmq_connect(socket, address.c_str())) == 0;
+  if (!ok) {
+    std::string why = zmq_error();
+    zmq_close(socket);
+    throw WireError(who + ": " + (bind ? "bind" : "connect") + " " + address + " failed: " + why);
+  }
+  return socket;
+}
+
+std::string last_endpoint(void* socket) {
+  char text[1024] = {};
+  size_t size = sizeof text;
+  if (zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, text, &size) != 0) return {};
+  return text;
+}
+
+// Sends `envelope` then `frames` as one message; false (nothing sent) when
+// ZeroMQ refused the first part (with ZMQ_DONTWAIT: no room; on a ROUTER:
+// no such peer).
+bool send_frames(void* socket, const std::vector<std::string>& envelope,
+                 const std::vector<wire::Frame>& frames, int flags) {
+  const size_t total = envelope.size() + frames.size();
+  for (size_t i = 0; i < total; ++i) {
+    zmq_msg_t part;
+    if (i < envelope.size()) {
+      zmq_msg_init_size(&part, envelope[i].size());
+      std::memcpy(zmq_msg_data(&part), envelope[i].data(), envelope[i].size());
+    } else if (const wire::Frame& f = frames[i - envelope.size()]; f.size >= kLendAbove) {
+      // ZeroMQ holds the frame's owner until the bytes are on the wire.
+      auto* owner = new std::shared_ptr<const void>(f.owner);
+      zmq_msg_init_data(
+          &part, const_cast<void*>(f.data), f.size,
+          [](void*, void* hint) { delete static_cast<std::shared_ptr<const void>*>(hint); }, owner);
+    } else {
+      zmq_msg_init_size(&part, f.size);
+      if (f.size > 0) std::memcpy(zmq_msg_data(&part), f.data, f.size);
+    }
+    if (zmq_msg_send(&part, socket, flags | (i + 1 < total ? ZMQ_SNDMORE : 0)) < 0) {
+      zmq_msg_close(&part);
+      return false;  // only the first part can fail: ZeroMQ takes the rest of a message it started
+    }
+  }
+  return true;
+}
+
+// Every part of the next message, or empty when none is waiting.
+std::shared_ptr<std::vector<zmq::message_t>> read_parts(void* socket, const std::string& where) {
+  auto parts = std::make_shared<std::vector<zmq::message_t>>();
+  for (;;) {
+    zmq::message_t part;
+    // The first part says whether a message is there; the rest of it is, whole.
+    if (zmq_msg_recv(part.handle(), socket, parts->empty() ? ZMQ_DONTWAIT : 0) < 0) {
+      if (zmq_errno() == EINTR) continue;
+      if (parts->empty() && zmq_errno() == EAGAIN) return parts;
+      throw WireError(where + ": receive failed: " + zmq_error());
+    }
+    const bool more = part.more();
+    parts->push_back(std::move(part));
+    if (!more) return parts;
+  }
+}
+
+// parts[first...] as received frames, which keep every part alive.
+std::vector<wire::ReceivedFrame> frames_from(const std::shared_ptr<std::vector<zmq::message_t>>& parts,
+                                             size_t first) {
+  std::vector<wire::ReceivedFrame> frames;
+  for (size_t i = first; i < parts->size(); ++i) {
+    zmq::message_t& p = (*parts)[i];
+    frames.push_back({wire::Bytes(static_cast<const uint8_t*>(p.data()), p.size()), parts});
+  }
+  return frames;
+}
+
+// Error text must be UTF-8 on the wire; a request's bytes quoted in it may not be.
+std::string utf8_or_ascii(std::string text) {
+  if (wire::valid_utf8(wire::Bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size()))) return text;
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+  return text;
+}
+
+}  // namespace
+
+struct ServingEndpoint::State {
+  // Who sent a request: where its answer goes and what it carries.
+  struct Asker {
+    std::string identity;
+    bool req = false;  // a REQ client: an empty delimiter frame comes before the message
+    uint64_t seq = 0, stream_id = 0;
+    Clock::time_point arrival;
+    bool answered = false;
+  };
+  // An answer for the socket thread to send.
+  struct Answer {
+    std::string identity;
+    bool req = false;
+    std::vector<wire::Frame> frames;
+    Clock::time_point arrival;
+    bool error = false;
+    bool reached_pipeline = false;  // its latency counts
+  };
+
+  State(std::string w, std::vector<Spec> s) : where(std::move(w)), spec(std::move(s)) {
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd < 0) throw PipelineError(where + ": eventfd: " + std::strerror(errno));
+  }
+  ~State() { ::close(wake_fd); }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  Answer error_answer(const Asker& a, const std::string& text, bool reached_pipeline) const {
+    wire::Message m;
+    m.header.kind = wire::Kind::Error;
+    m.header.seq = a.seq;
+    m.header.stream_id = a.stream_id;
+    m.error = utf8_or_ascii(text);
+    return {a.identity, a.req, wire::encode(m), a.arrival, true, reached_pipeline};
+  }
+
+  // Hands `answer` to the socket thread.
+  void post(Answer answer) {
+    std::lock_guard lock(mutex);
+    if (closed) {  // the socket is gone
+      in_flight.fetch_sub(1);
+      undelivered.fetch_add(1);
+      return;
+    }
+    outgoing.push_back(std::move(answer));
+    if (outgoing.size() == 1) {
+      const uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = ::write(wake_fd, &one, sizeof one);
+    }
+  }
+
+  std::deque<Answer> take_outgoing() {
+    std::lock_guard lock(mutex);
+    if (outgoing.empty()) return {};
+    clear_wake();  // post wrote it for the first of these
+    return std::exchange(outgoing, {});
+  }
+
+  // With mutex held (or nothing posted since): the wake-up was seen.
+  void clear_wake() {
+    uint64_t count;
+    [[maybe_unused]] ssize_t n = ::read(wake_fd, &count, sizeof count);
+  }
+
+  // The pipeline's output for message `index`: the reply to its request.
+  void reply(uint64_t index, const Tensors& tensors) {
+    Asker a;
+    {
+      std::lock_guard lock(mutex);
+      auto it = askers.find(index);
+      if (it == askers.end() || it->second.answered) {
+        if (!closed)
+          logger().warn("{}: a reply for pipeline message {}, which no request waits for (dropped)", where,
+                        index);
+        return;
+      }
+      it->second.answered = true;
+      a = it->second;
+    }
+    wire::Message m;
+    m.header.kind = wire::Kind::Data;
+    m.header.seq = a.seq;
+    m.header.stream_id = a.stream_id;
+    m.tensors = tensors;
+    try {
+      post({a.identity, a.req, wire::encode(m, {.pack_below = kPackBelow}), a.arrival, false, true});
+    } catch (const Error& e) {
+      post(error_answer(
+          a, where + ": request seq " + std::to_string(a.seq) + ": reply not encodable: " + e.what(), true));
+    }
+  }
+
+  // The pipeline is done with message `index`: answers its request if nothing did.
+  void done(uint64_t index, bool finished) {
+    Asker a;
+    {
+      std::lock_guard lock(mutex);
+      auto it = askers.find(index);
+      if (it == askers.end()) return;
+      a = std::move(it->second);
+      askers.erase(it);
+    }
+    if (a.answered) return;
+    const std::string request =
+        "request seq " + std::to_string(a.seq) + " (pipeline message " + std::to_string(index) + ")";
+    post(error_answer(a,
+                      finished ? where + ": " + request + " failed in the pipeline"
+                               : where + ": " + request + ": the pipeline stopped before answering it",
+                      true));
+  }
+
+  const std::string where;
+  const std::vector<Spec> spec;
+  int wake_fd = -1;                            // readable while answers wait in `outgoing`
+  mutable std::mutex mutex;                    // guards what follows
+  std::unordered_map<uint64_t, Asker> askers;  // by pipeline message index
+  std::deque<Answer> outgoing;
+  bool closed = false;
+  std::string last_rejection;
+  std::atomic<uint64_t> requests{0}, replies{0}, errors{0}, rejected{0}, undelivered{0}, in_flight{0};
+  LatencyHistogram queue_wait, latency;
+};
+
+namespace {
+
+class ReplySink : public Sink {
+ public:
+  explicit ReplySink(std::shared_ptr<ServingEndpoint::State> state) : state_(std::move(state)) {}
+  void consume(uint64_t seq, const Tensors& tensors) override { state_->reply(seq, tensors); }
+
+ private:
+  std::shared_ptr<ServingEndpoint::State> state_;
+};
+
+}  // namespace
+
+ServingEndpoint::ServingEndpoint(const std::string& endpoint, std::vector<Spec> request_spec,
+                                 ServingOptions options)
+    : options_(options) {
+  auto [address, bind] = parse_endpoint(endpoint, true, "serving");
+  if (request_spec.empty())
+    throw PipelineError("serving " + address + ": expected the spec of its requests, found none");
+  if (options_.poll_interval.count() <= 0 || options_.drain_timeout.count() < 0 ||
+      options_.max_message_bytes <= 0)
+    throw PipelineError(
+        "serving " + address +
+        ": options: expected poll_interval > 0, drain_timeout >= 0 and max_message_bytes > 0");
+  // Linger: answers queued when the endpoint stops still reach their clients.
+  void* socket = open_socket(ZMQ_ROUTER, address, bind, options_.max_message_bytes, 1000, "serving");
+  bound_endpoint_ = last_endpoint(socket);
+  try {
+    state_ = std::make_shared<State>("serving " + (bound_endpoint_.empty() ? address : bound_endpoint_),
+                                     request_spec);
+    requests_ = sources::push(std::move(request_spec));
+    replies_ = std::make_shared<ReplySink>(state_);
+    thread_ = std::thread([this, socket] { serve(socket); });
+  } catch (...) {
+    zmq_close(socket);
+    throw;
+  }
+}
+
+ServingEndpoint::~ServingEndpoint() { stop(); }
+
+void ServingEndpoint::stop() {
+  std::lock_guard lock(stop_mutex_);
+  if (!thread_.joinable()) return;
+  stopping_.store(true);
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(state_->wake_fd, &one, sizeof one);
+  thread_.join();
+}
+
+ServingMetrics ServingEndpoint::metrics() const {
+  const State& s = *state_;
+  ServingMetrics m;
+  m.requests = s.requests.load();
+  m.replies = s.replies.load();
+  m.errors = s.errors.load();
+  m.rejected = s.rejected.load();
+  m.undelivered = s.undelivered.load();
+  m.in_flight = s.in_flight.load();
+  m.queue_wait_p50_us = s.queue_wait.percentile(0.5);
+  m.queue_wait_p99_us = s.queue_wait.percentile(0.99);
+  m.latency_p50_us = s.latency.percentile(0.5);
+  m.latency_p99_us = s.latency.percentile(0.99);
+  return m;
+}
+
+std::string ServingEndpoint::last_rejection() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->last_rejection;
+}
+
+void ServingEndpoint::serve(void* socket) {
+  State& s = *state_;
+  uint64_t next_index = 0;        // the pipeline's number for the next request pushed
+  bool pipeline_stopped = false;  // pushing threw: no run will take requests any more
+  std::optional<Clock::time_point> drain_deadline;
+
+  // Counted before the send, so that a client holding its answer sees it counted.
+  auto send = [&](State::Answer& a) {
+    (a.error ? s.errors : s.replies).fetch_add(1);
+    s.in_flight.fetch_sub(1);
+    if (a.reached_pipeline) s.latency.record(micros_since(a.arrival));
+    std::vector<std::string> envelope{a.identity};
+    if (a.req) envelope.emplace_back();
+    if (!send_frames(socket, envelope, a.frames, ZMQ_DONTWAIT)) {
+      logger().debug("{}: an answer not sent to its client: {}", s.where, zmq_error());
+      s.undelivered.fetch_add(1);
+      (a.error ? s.errors : s.replies).fetch_sub(1);
+    }
+  };
+  auto flush = [&] {
+    for (State::Answer& a : s.take_outgoing()) send(a);
+  };
+  auto answer_error = [&](const State::Asker& a, const std::string& text, bool reached_pipeline) {
+    State::Answer answer = s.error_answer(a, text, reached_pipeline);
+    send(answer);
+  };
+  auto reject = [&](const State::Asker& a, const std::string& why) {
+    // Debug, not warn: the client is told, and a bad client must not flood the server's log.
+    logger().debug("{} (request rejected)", why);
+    {
+      std::lock_guard lock(s.mutex);
+      s.last_rejection = why;
+    }
+    s.rejected.fetch_add(1);
+    answer_error(a, why, false);
+  };
+
+  // Pushes request `m` from `a` into the pipeline, waiting for room in
+  // steps and sending replies meanwhile (reading no further requests).
+  auto push = [&](const State::Asker& a, const wire::Message& m) {
+    const uint64_t index = next_index;
+    {
+      std::lock_guard lock(s.mutex);
+      s.askers[index] = a;  // before the push: the reply may come before push_for returns
+    }
+    auto forget = [&] {
+      std::lock_guard lock(s.mutex);
+      s.askers.erase(index);
+    };
+    std::weak_ptr<State> weak = state_;
+    OnDone done = [weak, index](bool finished) {
+      if (auto state = weak.lock()) state->done(index, finished);
+    };
+    const std::string request = s.where + ": request seq " + std::to_string(a.seq);
+    for (;;) {
+      try {
+        if (requests_->push_for(m.tensors, options_.poll_interval, done)) {
+          ++next_index;
+          s.queue_wait.record(micros_since(a.arrival));
+          return;
+        }
+      } catch (const PipelineError&) {
+        pipeline_stopped = true;
+        forget();
+        return answer_error(a, request + ": the pipeline has stopped", false);
+      }
+      flush();
+      if (stopping_.load()) {
+        forget();
+        return answer_error(a, request + ": the server stopped before the pipeline took it", false);
+      }
+    }
+  };
+
+  auto handle = [&](const std::shared_ptr<std::vector<zmq::message_t>>& parts) {
+    State::Asker a;
+    a.arrival = Clock::now();
+    a.identity = parts->at(0).to_string();
+    a.req = parts->size() >= 2 && (*parts)[1].size() == 0;
+    std::vector<wire::ReceivedFrame> frames = frames_from(parts, a.req ? 2 : 1);
+    s.requests.fetch_add(1);
+    s.in_flight.fetch_add(1);
+    // The header's seq and stream id, for the answer, even to a malformed request.
+    if (!frames.empty()) {
+      try {
+        wire::Header h = wire::read_header(frames[0].bytes, s.where, true);
+        a.seq = h.seq;
+        a.stream_id = h.stream_id;
+      } catch (const WireError&) {
+        // Left 0: the decode below says what is wrong.
+      }
+    }
+    const std::string request = s.where + ": request seq " + std::to_string(a.seq);
+    if (drain_deadline) return answer_error(a, request + ": the server is stopping", false);
+    if (pipeline_stopped) return answer_error(a, request + ": the pipeline has stopped", false);
+    wire::Message m;
+    try {
+      m = wire::decode(std::move(frames), {.max_message_bytes = options_.max_message_bytes}, s.where);
+    } catch (const WireError& e) { return reject(a, e.what()); }
+    if (m.header.kind != wire::Kind::Data)
+      return reject(a, request + ": expected a data message, found kind " +
+                           std::string(wire::kind_name(m.header.kind)));
+    std::vector<Spec> got;
+    for (const Tensor& t : m.tensors) got.push_back(t.spec());
+    if (got != s.spec)
+      return reject(a, request + ": expected " + specs_str(s.spec) + ", found " + specs_str(got));
+    push(a, m);
+  };
+
+  try {
+    for (;;) {
+      if (stopping_.load() && !drain_deadline) {
+        // The run ends once what it holds drained; answers still go out meanwhile.
+        requests_->close();
+        drain_deadline = Clock::now() + options_.drain_timeout;
+      }
+      if (drain_deadline && (s.in_flight.load() == 0 || Clock::now() >= *drain_deadline)) break;
+      zmq_pollitem_t items[] = {{socket, 0, ZMQ_POLLIN, 0}, {nullptr, s.wake_fd, ZMQ_POLLIN, 0}};
+      if (zmq_poll(items, 2, static_cast<long>(options_.poll_interval.count())) < 0 && zmq_errno() != EINTR)
+        throw WireError("poll failed: " + zmq_error());
+      if (items[1].revents & ZMQ_POLLIN) {  // answers posted, or stop()
+        std::lock_guard lock(s.mutex);
+        s.clear_wake();
+      }
+      flush();
+      for (int i = 0; i < kRequestsPerWake; ++i) {
+        auto parts = read_parts(socket, s.where);
+        if (parts->empty()) break;
+        handle(parts);
+        flush();
+      }
+    }
+  } catch (const std::exception& e) {
+    logger().error("{}: serving stopped: {}", s.where, e.what());
+    requests_->close();
+  }
+  // Whatever is still unanswered gets an error; later answers are dropped.
+  std::deque<State::Answer> left;
+  std::vector<State::Asker> unanswered;
+  {
+    std::lock_guard lock(s.mutex);
+    s.closed = true;
+    left = std::exchange(s.outgoing, {});
+    for (auto& [index, a] : s.askers)
+      if (!a.answered) unanswered.push_back(a);
+    s.askers.clear();
+  }
+  for (State::Answer& a : left) send(a);
+  for (const State::Asker& a : unanswered)
+    answer_error(a,
+                 s.where + ": request seq " + std::to_string(a.seq) +
+                     ": the server stopped before the pipeline "
+                     "answered it",
+                 true);
+  zmq_close(socket);
+}
+
+ServingClient::ServingClient(const std::string& endpoint) {
+  auto [address, bind] = parse_endpoint(endpoint, false, "serving client");
+  endpoint_ = address;
+  // Linger 0: a client that is gone wants no replies.
+  socket_ = open_socket(ZMQ_DEALER, address, bind, int64_t{1} << 30, 0, "serving client");
+  if (bind) endpoint_ = last_endpoint(socket_);
+}
+
+ServingClient::~ServingClient() { zmq_close(socket_); }
+
+uint64_t ServingClient::send(const Tensors& request) {
+  wire::Message m;
+  m.header.kind = wire::Kind::Data;
+  m.header.seq = next_seq_;
+  m.tensors = request;
+  if (!send_frames(socket_, {}, wire::encode(m, {.pack_below = kPackBelow}), 0))
+    throw WireError("serving client " + endpoint_ + ": request seq " + std::to_string(next_seq_) +
+                    ": send failed: " + zmq_error());
+  return next_seq_++;
+}
+
+std::optional<wire::Message> ServingClient::receive(std::chrono::milliseconds timeout) {
+  const std::string where = "serving client " + endpoint_;
+  zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    auto parts = read_parts(socket_, where);
+    if (!parts->empty()) return wire::decode(frames_from(parts, 0), {}, where);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    if (zmq_poll(&item, 1, static_cast<long>(left.count())) < 0 && zmq_errno() != EINTR)
+      throw WireError(where + ": poll failed: " + zmq_error());
+  }
+}
+
+Tensors ServingClient::call(const Tensors& request, std::chrono::milliseconds timeout) {
+  const uint64_t seq = send(request);
+  const std::string who = "serving client " + endpoint_ + ": request seq " + std::to_string(seq);
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    std::optional<wire::Message> m = receive(std::max(left, std::chrono::milliseconds(0)));
+    if (!m)
+      throw PipelineError(who + ": expected a reply within " + std::to_string(timeout.count()) +
+                          " ms, found none");
+    if (m->header.seq != seq) continue;  // a late reply to an earlier request
+    if (m->header.kind == wire::Kind::Error) throw PipelineError(who + ": error reply: " + m->error);
+    if (m->header.kind != wire::Kind::Data)
+      throw WireError(who + ": expected a data or error reply, found kind " +
+                      std::string(wire::kind_name(m->header.kind)));
+    return std::move(m->tensors);
+  }
+}
+
+namespace serving {
+std::shared_ptr<ServingEndpoint> endpoint(const std::string& address, std::vector<Spec> request_spec,
+                                          ServingOptions options) {
+  return std::make_shared<ServingEndpoint>(address, std::move(request_spec), options);
+}
+}  // namespace serving
+
+}  // namespace sluice

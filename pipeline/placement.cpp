@@ -3,6 +3,8 @@
 
 #include "pipeline/placement.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -239,7 +241,14 @@ std::string file_name(const std::string& edge) {
   return out;
 }
 
-std::string endpoint(const Placement& p, const std::string& consumer, int k, const std::string& edge) {
+// Whether `host` is an address rather than a name.
+bool is_address(const std::string& host) {
+  unsigned char buffer[sizeof(in6_addr)];
+  return inet_pton(AF_INET, host.c_str(), buffer) == 1 || inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
+std::string endpoint(const Placement& p, const std::string& consumer, int k, const std::string& edge,
+                     bool bind) {
   const ProcessPlace& q = p.at(consumer);
   std::string where =
       "placement from " + p.source + ": process " + in_quotes(consumer) + ", edge " + in_quotes(edge);
@@ -255,6 +264,9 @@ std::string endpoint(const Placement& p, const std::string& consumer, int k, con
   if (first + static_cast<int64_t>(k) > 65535)
     throw PipelineError(where + ": expected a port up to 65535, found " + std::to_string(first) + " + " +
                         std::to_string(k) + " = " + std::to_string(first + static_cast<int64_t>(k)));
+  // ZeroMQ binds addresses, not names: a host given by name (a Kubernetes
+  // pod's DNS name) is bound on every interface and connected to by name.
+  if (bind && !is_address(q.host)) return "tcp://*:" + std::to_string(first + k);
   bool ipv6 = q.host.find(':') != std::string::npos && q.host.front() != '[';
   return "tcp://" + (ipv6 ? "[" + q.host + "]" : q.host) + ":" + std::to_string(first + k);
 }
@@ -326,11 +338,11 @@ int Placement::rank_of(const std::string& process) const {
 }
 
 std::string Placement::bind_endpoint(const std::string& consumer, int k, const std::string& edge) const {
-  return "@" + endpoint(*this, consumer, k, edge);
+  return "@" + endpoint(*this, consumer, k, edge, /*bind=*/true);
 }
 
 std::string Placement::connect_endpoint(const std::string& consumer, int k, const std::string& edge) const {
-  return ">" + endpoint(*this, consumer, k, edge);
+  return ">" + endpoint(*this, consumer, k, edge, /*bind=*/false);
 }
 
 bool Placement::curve() const {

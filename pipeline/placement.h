@@ -34,7 +34,10 @@ class Environment {
 
 struct ProcessPlace {
   std::string name;     // the process name nodes give in their options' `process`
-  std::string host;     // tcp: the address this process binds and others connect to ("10.0.0.2"); empty: ipc
+  // tcp: the address this process binds and others connect to ("10.0.0.2"),
+  // or a name others connect to ("sensor-1.sensor"), bound on every
+  // interface (ZeroMQ binds addresses only); empty: ipc
+  std::string host;
   std::string ipc_dir;  // ipc: a local directory for its sockets; empty: tcp
   uint16_t port = 0;    // tcp: first port; the k-th edge this process receives uses port + k. 0 -> 47000
   // Optional, CurveZMQ certificates as `sluice keygen` writes them: this
@@ -58,7 +61,8 @@ struct Placement {
   // cross-process edge, named `edge` (k from 0). Over ipc the file is
   // <ipc_dir>/<edge>.ipc with characters other than [A-Za-z0-9_.-] replaced
   // by '_', so any edge name makes one file name. Bind form
-  // "@tcp://<host>:<port+k>" / "@ipc://<dir>/<edge>.ipc"; connect form
+  // "@tcp://<host>:<port+k>" (a host name: "@tcp://*:<port+k>") /
+  // "@ipc://<dir>/<edge>.ipc"; connect form
   // ">tcp://..." / ">ipc://...". PipelineError for an unknown consumer, a
   // negative k, an empty edge name or a port + k beyond 65535.
   std::string bind_endpoint(const std::string& consumer, int k, const std::string& edge) const;

@@ -119,6 +119,10 @@ TEST(Placement, TcpEndpointsTakeOnePortPerIncomingEdge) {
   EXPECT_EQ(p.connect_endpoint("source", 3, "x"), ">tcp://10.0.0.1:47103");
   EXPECT_EQ(p.bind_endpoint("compute", 0, "x"), "@tcp://10.0.0.2:47000");  // port 0: the default
   EXPECT_EQ(p.connect_endpoint("compute", 2, "x"), ">tcp://10.0.0.2:47002");
+  // A host by name (a StatefulSet pod's) is bound on every interface.
+  Placement named = parse_placement("s=tcp://sensor-1.sensor:47100", "test");
+  EXPECT_EQ(named.bind_endpoint("s", 1, "x"), "@tcp://*:47101");
+  EXPECT_EQ(named.connect_endpoint("s", 1, "x"), ">tcp://sensor-1.sensor:47101");
 }
 
 TEST(Placement, IpcEndpointsNameOneFilePerEdge) {
@@ -134,7 +138,7 @@ TEST(Placement, IpcEndpointsNameOneFilePerEdge) {
 
 TEST(Placement, EndpointsRefuseWhatNoSocketCouldUse) {
   Placement p = parse_placement("a=tcp://h:65534,m=ipc:///tmp/s", "test");
-  EXPECT_EQ(p.bind_endpoint("a", 1, "e"), "@tcp://h:65535");
+  EXPECT_EQ(p.bind_endpoint("a", 1, "e"), "@tcp://*:65535");
   std::string beyond = error_of([&] { p.bind_endpoint("a", 2, "e"); });
   EXPECT_THAT(beyond, HasSubstr("placement from test"));
   EXPECT_THAT(beyond, HasSubstr("65536"));

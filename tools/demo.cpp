@@ -153,26 +153,20 @@ std::string local_placement_text(const std::string& dir) {
 }
 
 // This process's part when it is one of the three: --role, or a launcher's
-// rank (mpirun, srun, PMI, a StatefulSet pod) of a world of three.
+// rank (mpirun, srun, PMI, a StatefulSet pod); nullopt: start all three.
 std::optional<std::pair<Placement, Role>> own_part(const DemoOptions& o) {
   std::optional<int> world = launcher_size();
-  if (o.role.empty() && (!world || *world == 1)) return std::nullopt;  // no launcher: start all three
-  if (o.role.empty() && *world != static_cast<int>(sm::kProcesses.size()))
-    throw PipelineError("sluice demo under a launcher: expected " + std::to_string(sm::kProcesses.size()) +
-                        " ranks, one per process (source, compute, sink), found " + std::to_string(*world));
+  if (o.role.empty() && world == 1) return std::nullopt;  // a launcher of one: it starts the three itself
   std::optional<Placement> placement = find_placement(o.placement);
-  if (!placement) {
-    if (!o.role.empty())
-      throw PipelineError(
-          "sluice demo --role " + o.role +
-          ": expected a placement (--placement or SLUICE_PLACEMENT) saying where the others are, "
-          "found none");
-    // Ranks started together on one host share their launcher's process.
+  // Ranks started together on one host without a placement share their launcher's process.
+  if (!placement)
     placement = parse_placement(local_placement_text("/tmp/sluice-demo-" + std::to_string(getppid())),
                                 kLauncherDefault);
-  }
   std::optional<Role> role = find_role(*placement, o.role);
-  if (!role) throw PipelineError("sluice demo: expected --role or a launcher's rank, found neither");
+  if (!role) return std::nullopt;
+  if (o.role.empty() && world && *world != static_cast<int>(sm::kProcesses.size()))
+    throw PipelineError("sluice demo under a launcher: expected " + std::to_string(sm::kProcesses.size()) +
+                        " ranks, one per process (source, compute, sink), found " + std::to_string(*world));
   return std::pair{*placement, *role};
 }
 

@@ -14,6 +14,10 @@ namespace sluice {
 std::unique_ptr<PipelineNode> stage_node(std::string name,
                                          std::function<Function(const std::vector<Spec>&)> tracer,
                                          StageOptions options);
+// A stage with options.batch.size > 0 (pipeline.h, BatchOptions).
+std::unique_ptr<PipelineNode> batched_stage_node(std::string name,
+                                                 std::function<Function(const std::vector<Spec>&)> tracer,
+                                                 StageOptions options);
 std::unique_ptr<PipelineNode> sink_node(std::string name, std::shared_ptr<Sink> sink);
 
 }  // namespace sluice

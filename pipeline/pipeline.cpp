@@ -61,7 +61,11 @@ NodeId Pipeline::source(std::string name, std::shared_ptr<Source> source, NodeOp
 NodeId Pipeline::add_stage(std::string name, std::function<Function(const std::vector<Spec>&)> tracer,
                            StageOptions options) {
   std::string process = options.process;
-  return impl_->add(stage_node(std::move(name), std::move(tracer), std::move(options)), std::move(process));
+  // A negative size goes to the batched kind too, which refuses it.
+  bool batched = options.batch.size != 0;
+  return impl_->add(batched ? batched_stage_node(std::move(name), std::move(tracer), std::move(options))
+                            : stage_node(std::move(name), std::move(tracer), std::move(options)),
+                    std::move(process));
 }
 
 NodeId Pipeline::sink(std::string name, std::shared_ptr<Sink> sink, NodeOptions options) {

@@ -119,6 +119,23 @@ struct CheckpointMetrics {
   double age_s = 0;                   // since the last completed (0 until one completes)
 };
 
+// Dynamic batching (Nx.Serving's batch_size and batch_timeout): a stage
+// with size > 0 gathers up to `size` messages, or what came within
+// `timeout` of the first of them, into one batch (zero-padded to `size`
+// rows) and runs its function once on it; each message goes on with its own
+// row of every output. The function is traced on the batch specs (each
+// input spec with a leading dimension `size`: f32[16] -> f32[64][16]) and
+// must return outputs with that leading dimension. Such a stage needs
+// `input` (the specs of one message), takes no accumulator and no
+// `concurrency` (batches run as they are made, several at once if need
+// be), and its rows travel as host tensors. It gathers messages in
+// sequence order; a source whose `capacity` is below `size` cannot fill a
+// batch alone.
+struct BatchOptions {
+  int64_t size = 0;                         // 0: not batched
+  std::chrono::microseconds timeout{1000};  // the longest a partial batch waits for more
+};
+
 struct StageOptions {
   // Specs of one incoming message. Empty: the producers' output specs, in
   // connect order, resolved when the pipeline starts.
@@ -127,6 +144,7 @@ struct StageOptions {
   Device device = host();
   int concurrency = 1;    // copies at once; stateless stages only
   bool ordered = true;    // off: what follows takes this stage's outputs as they come
+  BatchOptions batch{};   // size > 0: a batched stage (above)
   std::string process{};  // the process that runs it (PartitionOptions); empty: unpartitioned
 };
 

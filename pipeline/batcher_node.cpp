@@ -1,0 +1,320 @@
+// A batched stage (StageOptions::batch, Nx.Serving's batch_size and
+// batch_timeout): messages gather into a batch until it holds `size` of
+// them or `timeout` has passed since the first one came; the compiled
+// function then runs once on the batch, zero-padded to `size` rows, and
+// each message goes on with its own row of every output.
+//
+// Messages are gathered in sequence order (a sequencer, then a serial
+// node): gathered as they come, a late message could sit in a pending batch
+// while the messages after it, done, wait for it at the next sequencer
+// holding all of the source's credit, so that nothing could fill the batch
+// until its timeout. A batch, full or flushed by the node's timer thread, is
+// handed to a runner node, so that batches run on the graph's threads, as
+// many at once as come, and gathering goes on meanwhile. While a batch is
+// pending the graph's wait is reserved, so that the run does not end before
+// the timer has flushed it.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "devices/log.h"
+#include "pipeline/node_kinds.h"
+#include "pipeline/pipeline.h"
+
+namespace sluice {
+namespace {
+
+namespace flow = tbb::flow;
+
+class BatcherNode : public PipelineNode {
+ public:
+  BatcherNode(std::string name, std::function<Function(const std::vector<Spec>&)> tracer,
+              StageOptions options)
+      : PipelineNode(std::move(name)), options_(std::move(options)) {
+    const BatchOptions& b = options_.batch;
+    if (b.size < 1)
+      throw PipelineError(who() + ": batch.size: expected at least 1 (0: not batched), found " +
+                          std::to_string(b.size));
+    if (b.timeout.count() <= 0)
+      throw PipelineError(who() + ": batch.timeout: expected more than 0 us, found " +
+                          std::to_string(b.timeout.count()) + " us");
+    if (options_.input.empty())
+      throw PipelineError(who() + ": input: expected the specs of one message (a batched stage traces its " +
+                          "function on them), found none");
+    if (!options_.acc.empty())
+      throw PipelineError(who() + ": acc: a batched stage takes no accumulator, found " +
+                          std::to_string(options_.acc.size()) + " tensors");
+    if (options_.concurrency != 1)
+      throw PipelineError(
+          who() + ": concurrency: a batched stage runs its batches as they are made, expected 1, found " +
+          std::to_string(options_.concurrency));
+    for (const Spec& s : options_.input) {
+      std::vector<int64_t> dims{b.size};
+      dims.insert(dims.end(), s.shape.dims().begin(), s.shape.dims().end());
+      batch_input_.push_back({s.dtype, Shape(std::move(dims))});
+    }
+    Function f = tracer(step_parameters(batch_input_, {}, who()));
+    step_.emplace(f, batch_input_, Tensors{}, options_.device, who());
+    const std::vector<Spec>& out = step_->output_spec();
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (out[k].shape.rank() == 0 || out[k].shape.dim(0) != b.size)
+        throw PipelineError(who() + ": output " + std::to_string(k) +
+                            ": expected a leading batch dimension of " + std::to_string(b.size) + ", found " +
+                            out[k].str());
+      std::vector<int64_t> dims(out[k].shape.dims().begin() + 1, out[k].shape.dims().end());
+      row_output_.push_back({out[k].dtype, Shape(std::move(dims))});
+    }
+  }
+
+  ~BatcherNode() override { end_timer(); }
+
+  const char* kind() const override { return "stage"; }
+  std::optional<std::vector<Spec>> input_spec() const override { return options_.input; }
+  std::optional<std::vector<Spec>> output_spec() const override { return row_output_; }
+  void resolve(const std::vector<Spec>& inputs) override {
+    if (inputs != options_.input)
+      throw PipelineError(who() + ": expects " + specs_str(options_.input) + ", its inputs produce " +
+                          specs_str(inputs));
+  }
+  bool needs_order() const override { return true; }
+  bool reorders() const override { return !options_.ordered; }
+
+  NodePorts join(NodeContext& ctx) override {
+    ctx_ = &ctx;
+    graph_ = &ctx.graph();
+    if (ctx.capacity() < static_cast<size_t>(options_.batch.size))
+      logger().warn(
+          "{}: a source's capacity ({}) is below the batch size ({}): its batches wait for the timeout",
+          who(), ctx.capacity(), options_.batch.size);
+    out_ = ctx.own(std::make_shared<flow::broadcast_node<Message>>(ctx.graph()));
+    runner_ = ctx.own(std::make_shared<flow::function_node<std::shared_ptr<Batch>, flow::continue_msg>>(
+        ctx.graph(), flow::unlimited, [this](const std::shared_ptr<Batch>& b) {
+          run_batch(*b);
+          return flow::continue_msg();
+        }));
+    auto* gather = ctx.own(std::make_shared<flow::function_node<Message, flow::continue_msg>>(
+        ctx.graph(), flow::serial, [this](const Message& m) {
+          take(m);
+          return flow::continue_msg();
+        }));
+    timer_ = std::thread([this] { timer_loop(); });
+    return {gather, out_};
+  }
+
+  // The run is stopping: the pending batch is dropped (its messages were
+  // not going to be finished with), and so is what comes later.
+  void stop() override {
+    std::shared_ptr<Batch> dropped;
+    {
+      std::lock_guard lock(mutex_);
+      stopped_ = true;
+      dropped.swap(pending_);
+    }
+    if (dropped) {
+      dropped.reset();
+      graph_->release_wait();
+    }
+    end_timer();
+  }
+  void finish() override { end_timer(); }
+
+  void update(StageUpdate, bool) override {
+    throw PipelineError("update of " + who() + ": a batched stage takes no live updates");
+  }
+
+  void add_metrics(NodeMetrics& m) const override {
+    double batches = static_cast<double>(batches_.load());
+    double mean = batches > 0 ? static_cast<double>(batched_.load()) / batches : 0;
+    m.figures["batches"] = batches;
+    m.figures["batch_size_mean"] = mean;
+    m.figures["batch_fill"] = mean / static_cast<double>(options_.batch.size);
+    m.figures["queue_wait_p50_us"] = queue_wait_.percentile(0.5);
+    m.figures["queue_wait_p99_us"] = queue_wait_.percentile(0.99);
+    m.figures["timeouts"] = static_cast<double>(timeouts_.load());
+  }
+
+ private:
+  // A message waiting for its batch, counted in when it came.
+  struct Pending {
+    Message message;
+    Visit visit;
+  };
+  struct Batch {
+    std::vector<Pending> items;
+    Clock::time_point first;  // when its first message came
+  };
+
+  std::string who() const { return "stage '" + name() + "'"; }
+
+  void take(const Message& m) {
+    Visit v(counters(), m);
+    if (m.skipped) {
+      v.leave(m);
+      out_->try_put(m);
+      return;
+    }
+    // A message that does not fit its row fails alone, not its batch.
+    std::vector<Spec> found;
+    for (const Tensor& t : m.tensors) found.push_back(t.spec());
+    if (found != options_.input) {
+      ctx_->fail(m.seq, "expected a message of " + specs_str(options_.input) + ", found " + specs_str(found));
+      Message out{m.seq, {}, true, m.credit, m.born, m.barrier};
+      v.leave(out);
+      out_->try_put(out);
+      return;
+    }
+    std::shared_ptr<Batch> full;
+    bool first = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) return;  // dropped, as the pending batch was
+      if (!pending_) {
+        // Released once the batch is handed to the runner, or dropped by stop().
+        graph_->reserve_wait();
+        pending_ = std::make_shared<Batch>();
+        pending_->items.reserve(static_cast<size_t>(options_.batch.size));
+        pending_->first = v.start;
+        first = true;
+      }
+      pending_->items.push_back({m, v});
+      if (pending_->items.size() == static_cast<size_t>(options_.batch.size)) full.swap(pending_);
+    }
+    if (full) {
+      hand_off(std::move(full));
+    } else if (first) {
+      wake_.notify_one();
+    }
+  }
+
+  // The runner's task now keeps the graph's wait open in the batch's place.
+  void hand_off(std::shared_ptr<Batch> b) {
+    runner_->try_put(std::move(b));
+    graph_->release_wait();
+  }
+
+  void timer_loop() {
+    std::unique_lock lock(mutex_);
+    while (!quit_) {
+      if (!pending_) {
+        wake_.wait(lock);
+        continue;
+      }
+      Clock::time_point due = pending_->first + options_.batch.timeout;
+      if (Clock::now() < due) {
+        wake_.wait_until(lock, due);
+        continue;
+      }
+      std::shared_ptr<Batch> late;
+      late.swap(pending_);
+      timeouts_.fetch_add(1, std::memory_order_relaxed);
+      lock.unlock();
+      hand_off(std::move(late));
+      lock.lock();
+    }
+  }
+
+  void end_timer() {
+    {
+      std::lock_guard lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    if (timer_.joinable() && timer_.get_id() != std::this_thread::get_id()) timer_.join();
+  }
+
+  // The rows of the batch's inputs, zero-padded to `size` rows, on the host.
+  Tensors assemble(const std::vector<Pending>& batch) const {
+    Tensors in;
+    for (size_t k = 0; k < batch_input_.size(); ++k) {
+      const Spec& spec = batch_input_[k];
+      size_t row = static_cast<size_t>(options_.input[k].bytes());
+      size_t bytes = static_cast<size_t>(spec.bytes());
+      // Aligned as the host backend aligns its own buffers.
+      size_t rounded = (bytes + 63) / 64 * 64;
+      std::shared_ptr<void> memory(std::aligned_alloc(64, rounded == 0 ? 64 : rounded), std::free);
+      if (!memory) throw DeviceError(who() + ": cannot allocate a batch of " + spec.str());
+      auto* data = static_cast<std::byte*>(memory.get());
+      std::memset(data, 0, bytes);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        Tensor t = batch[i].message.tensors[k].to_host();
+        if (row > 0) std::memcpy(data + i * row, t.host_data(), row);
+      }
+      in.push_back(wrap_host(spec, data, std::move(memory)));
+    }
+    return in;
+  }
+
+  // Runs one batch and sends each message on with its rows, or failed.
+  void run_batch(Batch& b) {
+    std::vector<Pending>& batch = b.items;
+    const Clock::time_point start = Clock::now();
+    for (const Pending& p : batch)
+      queue_wait_.record(std::chrono::duration<double, std::micro>(start - p.visit.start).count());
+    batches_.fetch_add(1, std::memory_order_relaxed);
+    batched_.fetch_add(batch.size(), std::memory_order_relaxed);
+    std::vector<Tensors> rows(batch.size());
+    std::string error;
+    try {
+      Tensors local;
+      Tensors outputs = step_->run(step_->place(assemble(batch)), local);
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        Tensor host_out = outputs[k].to_host();  // waits: a failure is this batch's
+        const auto* data = static_cast<const std::byte*>(host_out.host_data());
+        size_t row = static_cast<size_t>(row_output_[k].bytes());
+        // Padding rows are never copied out.
+        for (size_t i = 0; i < batch.size(); ++i)
+          rows[i].push_back(tensor_from_bytes(row_output_[k], data + i * row, host()));
+      }
+    } catch (const std::exception& e) { error = e.what(); }
+    counters().busy_ns.fetch_add(
+        static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - start).count()),
+        std::memory_order_relaxed);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const Message& in = batch[i].message;
+      Message out{in.seq, std::move(rows[i]), false, in.credit, in.born, in.barrier};
+      if (!error.empty()) {
+        ctx_->fail(in.seq, error);
+        out.skipped = true;
+        out.tensors.clear();
+      }
+      // The batch's time is counted once above, not once per message.
+      batch[i].visit.start = Clock::now();
+      batch[i].visit.leave(out);
+      out_->try_put(out);
+    }
+  }
+
+  StageOptions options_;
+  std::vector<Spec> batch_input_, row_output_;
+  std::optional<Step> step_;
+
+  NodeContext* ctx_ = nullptr;
+  flow::graph* graph_ = nullptr;
+  flow::broadcast_node<Message>* out_ = nullptr;
+  flow::function_node<std::shared_ptr<Batch>, flow::continue_msg>* runner_ = nullptr;
+  std::thread timer_;
+
+  std::mutex mutex_;  // guards what follows
+  std::condition_variable wake_;
+  std::shared_ptr<Batch> pending_;  // null: none
+  bool stopped_ = false;            // the run is stopping: nothing more is batched
+  bool quit_ = false;               // the timer thread ends
+
+  std::atomic<uint64_t> batches_{0}, batched_{0}, timeouts_{0};
+  LatencyHistogram queue_wait_;  // a message's arrival to its batch's run
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineNode> batched_stage_node(std::string name,
+                                                 std::function<Function(const std::vector<Spec>&)> tracer,
+                                                 StageOptions options) {
+  return std::make_unique<BatcherNode>(std::move(name), std::move(tracer), std::move(options));
+}
+
+}  // namespace sluice

@@ -10,8 +10,6 @@
 //                        milliseconds from its start to that output (compile
 //                        included, as a restarted process pays it).
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <benchmark/benchmark.h>
@@ -21,9 +19,8 @@
 #include <sstream>
 
 #include "bench/bench_report.h"
+#include "bench/child_process.h"
 #include "samples/sensor_monitor/sensor_monitor.h"
-
-extern char** environ;
 
 namespace sluice::bench {
 namespace {
@@ -72,55 +69,23 @@ void BM_checkpoint_overhead(benchmark::State& state) {
 }
 BENCHMARK(BM_checkpoint_overhead)->Iterations(7)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-std::string child_program() {
-  return (fs::read_symlink("/proc/self/exe").parent_path() / "bench_restore_child").string();
-}
-
 // Starts the child and waits for its line: the seconds from start to output.
 double restore_once(const std::string& dir) {
-  int out[2];
-  if (pipe(out) != 0) throw std::runtime_error("restore_time: pipe failed");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::string program = child_program(), mode = "restore", where = dir;
-  char* argv[] = {program.data(), mode.data(), where.data(), nullptr};
-  pid_t pid = 0;
   const auto start = std::chrono::steady_clock::now();
-  int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  if (failed != 0) {
-    close(out[0]);
-    throw std::runtime_error("restore_time: cannot start " + program);
-  }
-  char c = 0;
-  std::string line;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  ChildProcess child({sibling_program("bench_restore_child"), "restore", dir}, /*read_output=*/true);
+  const std::string line = child.first_line();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (line != "first output restored" || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("restore_time: the child said '" + line + "' and exited " +
-                             std::to_string(status));
+  if (line != "first output restored" || !child.succeeded())
+    throw std::runtime_error("restore_time: the child said '" + line + "' and failed");
   return seconds;
 }
 
 void BM_restore_time(benchmark::State& state) {
   Dir dir;
   // A checkpoint of the demo's accumulators, as a compute process leaves it.
-  {
-    std::string program = child_program(), mode = "prepare";
-    char* argv[] = {program.data(), mode.data(), dir.path.data(), nullptr};
-    pid_t pid = 0;
-    int status = 0;
-    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ) != 0 || waitpid(pid, &status, 0) != pid ||
-        !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      state.SkipWithError("restore_time: preparing the checkpoint failed");
-      return;
-    }
+  if (!ChildProcess({sibling_program("bench_restore_child"), "prepare", dir.path}, false).succeeded()) {
+    state.SkipWithError("restore_time: preparing the checkpoint failed");
+    return;
   }
   std::vector<double> seconds = measure(state, [&] { return restore_once(dir.path); });
   Row row{.name = "restore_time",

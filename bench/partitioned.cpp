@@ -6,8 +6,6 @@
 // that starting processes and compiling are left out alike; reported as
 // throughput of the three processes / throughput of one.
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <benchmark/benchmark.h>
@@ -16,9 +14,8 @@
 #include <sstream>
 
 #include "bench/bench_report.h"
+#include "bench/child_process.h"
 #include "samples/sensor_monitor/sensor_monitor.h"
-
-extern char** environ;
 
 namespace sluice::bench {
 namespace {
@@ -45,35 +42,15 @@ double in_three_processes() {
   std::string placement;
   for (const std::string& p : sm::kProcesses)
     placement += (placement.empty() ? "" : ",") + p + "=ipc://" + dir;
-  const std::string program =
-      (fs::read_symlink("/proc/self/exe").parent_path() / "bench_partition_child").string();
-  int out[2];
-  if (pipe(out) != 0) throw std::runtime_error("partitioned_vs_local: pipe failed");
-  std::vector<pid_t> pids;
-  for (const std::string& process : sm::kProcesses) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    if (process == "sink") posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::string name = process, chunks = std::to_string(kChunks);
-    char* argv[] = {const_cast<char*>(program.c_str()), name.data(), placement.data(), chunks.data(),
-                    nullptr};
-    pid_t pid = 0;
-    int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (failed != 0) throw std::runtime_error("partitioned_vs_local: cannot start " + program);
-    pids.push_back(pid);
-  }
-  close(out[1]);
-  std::string line;
-  char ch = 0;
-  while (read(out[0], &ch, 1) == 1 && ch != '\n') line += ch;
-  close(out[0]);
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  for (const std::string& process : sm::kProcesses)
+    children.push_back(
+        std::make_unique<ChildProcess>(std::vector<std::string>{sibling_program("bench_partition_child"),
+                                                                process, placement, std::to_string(kChunks)},
+                                       /*read_output=*/process == "sink"));
+  const std::string line = children.back()->first_line();
   bool ok = true;
-  for (pid_t pid : pids) {
-    int status = 0;
-    ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
-  }
+  for (auto& child : children) ok = child->succeeded() && ok;
   std::error_code ignored;
   fs::remove_all(dir, ignored);
   if (!ok || line.empty())

@@ -19,5 +19,8 @@ class StreamError : public Error { using Error::Error; };    // send / recv / do
 class WireError : public Error { using Error::Error; };      // frames on the wire
 class PipelineError : public Error { using Error::Error; };  // stages and edges
 class CheckpointError : public Error { using Error::Error; };  // checkpoint stores, restores
+class ConfigError : public Error {
+  using Error::Error;
+};  // environment variables, settings
 
 }  // namespace sluice

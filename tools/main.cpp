@@ -1,5 +1,6 @@
-// sluice: the command-line program. Usage errors print one line and exit
-// with status 2; errors while running print one line and exit with 1.
+// sluice: the command-line program. Usage errors (a malformed SLUICE_LOG
+// among them) print one line and exit with status 2; errors while running
+// print one line and exit with 1.
 
 #include <exception>
 #include <iostream>
@@ -7,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "devices/log.h"
+#include "ops/error.h"
 #include "tools/commands.h"
 
 namespace {
@@ -30,6 +33,10 @@ int main(int argc, char** argv) {
   // missing one instead of naming it.
   try {
     app.parse(argc, argv);
+    sluice::check_log_environment();
+  } catch (const sluice::ConfigError& e) {
+    std::cerr << "sluice: " << one_line(e.what()) << "\n";
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
     std::cerr << "sluice: " << one_line(e.what()) << " (see sluice --help)\n";

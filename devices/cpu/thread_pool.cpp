@@ -1,10 +1,12 @@
 #include "devices/cpu/thread_pool.h"
 
 #include <tbb/global_control.h>
+#include <tbb/info.h>
 #include <tbb/task.h>
 #include <tbb/task_arena.h>
 
 #include <mutex>
+#include <optional>
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -15,11 +17,18 @@ namespace {
 // caller parks on the result, so no caller takes a slot kept for it, and
 // with one kept, one core stayed idle (an FFT or a fused chain ran at half
 // speed on two cores). oneTBB also starts one worker fewer than there are
-// cores, counting on a caller to take part: one more is allowed.
+// cores, counting on a caller to take part: one more is allowed, unless
+// the application set oneTBB's parallelism itself, which then stands
+// (oneTBB takes the lowest of the limits set, so one of ours could lower it).
 struct Pool {
   int cores = tbb::this_task_arena::max_concurrency();
-  tbb::global_control workers{tbb::global_control::max_allowed_parallelism, static_cast<size_t>(cores) + 1};
+  std::optional<tbb::global_control> workers;
   tbb::task_arena arena{cores, /*reserved_for_masters=*/0};
+  Pool() {
+    const size_t limit = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+    if (limit == static_cast<size_t>(tbb::info::default_concurrency()))
+      workers.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(cores) + 1);
+  }
 };
 
 tbb::task_arena& arena() {

@@ -66,17 +66,17 @@ void check_argument(size_t i, const Tensor& arg, const Spec& expected, Device de
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& args, const RunOptions& options) const {
   const std::vector<Spec>& specs = inputs();
   if (args.size() != specs.size())
-    throw Error("run: expected " + std::to_string(specs.size()) + " arguments " + spec_list(specs) + ", found " +
-                std::to_string(args.size()));
+    throw ValueError("run: expected " + std::to_string(specs.size()) + " arguments " + spec_list(specs) +
+                     ", found " + std::to_string(args.size()));
   Device dev = device();
   for (size_t i = 0; i < args.size(); ++i) check_argument(i, args[i], specs[i], dev);
 
   std::vector<bool> donated(args.size(), false);
   for (size_t d : options.donate) {
     if (d >= args.size())
-      throw Error("run: donate: expected argument indices below " + std::to_string(args.size()) + ", found " +
-                  std::to_string(d));
-    if (donated[d]) throw Error("run: donate: argument " + std::to_string(d) + " is listed twice");
+      throw ValueError("run: donate: expected argument indices below " + std::to_string(args.size()) +
+                       ", found " + std::to_string(d));
+    if (donated[d]) throw ValueError("run: donate: argument " + std::to_string(d) + " is listed twice");
     donated[d] = true;
   }
   std::vector<BufferPtr> buffers;
@@ -87,8 +87,9 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args, const RunOp
     if (donated[i])
       for (size_t j = 0; j < args.size(); ++j)
         if (j != i && args[j].buffer() == b)
-          throw Error("run: donate: argument " + std::to_string(i) + " shares its buffer with argument " +
-                      std::to_string(j) + " and cannot be donated");
+          throw ValueError("run: donate: argument " + std::to_string(i) +
+                           " shares its buffer with argument " + std::to_string(j) +
+                           " and cannot be donated");
     buffers.push_back(b);
   }
   for (size_t i = 0; i < args.size(); ++i) {
@@ -168,7 +169,8 @@ void check_capabilities(const Function& f, Device device) {
 }  // namespace
 
 Executable compile(const Function& f, Device device) {
-  if (f.outputs().empty()) throw Error("compile: expected a function with at least one output, found none");
+  if (f.outputs().empty())
+    throw ValueError("compile: expected a function with at least one output, found none");
   CacheKey key = key_of(f, device);
   CompileCache& c = cache();
   {

@@ -63,7 +63,8 @@ Literal recast(const Literal& l, DType to) {
 }  // namespace
 
 void require(const Expr& e, std::string_view op, std::string_view arg) {
-  if (!e) throw Error(infer::cat(op, ": argument ", arg, ": expected a traced Expr, found an empty Expr"));
+  if (!e)
+    throw ValueError(infer::cat(op, ": argument ", arg, ": expected a traced Expr, found an empty Expr"));
 }
 
 bool is_weak(const Expr& e) { return e.node()->attrs.weak; }

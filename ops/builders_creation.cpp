@@ -21,8 +21,8 @@ Expr literal_node(Literal value, bool weak) {
 
 Expr constant(const Literal& value) {
   if (value.bytes.size() != static_cast<size_t>(value.spec.bytes())) {
-    throw Error(infer::cat("constant: argument value: expected ", value.spec.bytes(), " bytes (", value.spec,
-                           "), found ", value.bytes.size()));
+    throw ValueError(infer::cat("constant: argument value: expected ", value.spec.bytes(), " bytes (",
+                                value.spec, "), found ", value.bytes.size()));
   }
   return literal_node(value, false);
 }

@@ -92,8 +92,8 @@ Node::~Node() {
 NodePtr Node::make(Op op, Spec spec, std::vector<NodePtr> operands, Attrs attrs) {
   const int arity = op_arity(op);
   if (arity >= 0 && operands.size() != static_cast<size_t>(arity)) {
-    throw Error(std::string(op_name(op)) + ": expected " + std::to_string(arity) + " operands, found " +
-                std::to_string(operands.size()));
+    throw ValueError(std::string(op_name(op)) + ": expected " + std::to_string(arity) + " operands, found " +
+                     std::to_string(operands.size()));
   }
   detail::Hasher h;
   h.add(static_cast<uint64_t>(op)).add(static_cast<uint64_t>(spec.dtype));
@@ -101,8 +101,8 @@ NodePtr Node::make(Op op, Spec spec, std::vector<NodePtr> operands, Attrs attrs)
   h.add(attrs.hash()).add(operands.size());
   for (size_t i = 0; i < operands.size(); ++i) {
     if (!operands[i]) {
-      throw Error(std::string(op_name(op)) + ": expected operand " + std::to_string(i) +
-                  " to be a node, found null");
+      throw ValueError(std::string(op_name(op)) + ": expected operand " + std::to_string(i) +
+                       " to be a node, found null");
     }
     h.add(operands[i]->hash);
   }

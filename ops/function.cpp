@@ -122,15 +122,16 @@ Function::Function(std::vector<Spec> inputs, std::vector<Expr> outputs)
     : inputs_(std::move(inputs)), outputs_(std::move(outputs)) {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (!outputs_[i]) {
-      throw Error("Function: expected output " + std::to_string(i) + " to be an Expr, found an empty Expr");
+      throw ValueError("Function: expected output " + std::to_string(i) +
+                       " to be an Expr, found an empty Expr");
     }
   }
   for (const Node* n : topological_order(outputs_)) {
     if (n->op != Op::Parameter) continue;
     const int64_t i = n->attrs.index;
     if (i < 0 || static_cast<size_t>(i) >= inputs_.size()) {
-      throw Error("Function: expected parameter indices below " + std::to_string(inputs_.size()) +
-                  ", found parameter " + std::to_string(i));
+      throw ValueError("Function: expected parameter indices below " + std::to_string(inputs_.size()) +
+                       ", found parameter " + std::to_string(i));
     }
     if (n->spec != inputs_[static_cast<size_t>(i)]) {
       throw TypeError("Function: parameter " + std::to_string(i) + ": expected " +
@@ -198,7 +199,7 @@ std::string Function::str() const {
 }
 
 Expr parameter(int64_t index, const Spec& spec) {
-  if (index < 0) throw Error("parameter: argument index: expected >= 0, found " + std::to_string(index));
+  if (index < 0) throw ValueError("parameter: argument index: expected >= 0, found " + std::to_string(index));
   Attrs attrs;
   attrs.index = index;
   return Expr(Node::make(Op::Parameter, spec, {}, std::move(attrs)));
@@ -211,8 +212,8 @@ Tuple as_tuple(Tuple t) { return t; }
 
 void check_trace_arity(size_t params, size_t specs) {
   if (params != specs) {
-    throw Error("trace: expected " + std::to_string(params) +
-                " input specs (one per parameter of f), found " + std::to_string(specs));
+    throw ValueError("trace: expected " + std::to_string(params) +
+                     " input specs (one per parameter of f), found " + std::to_string(specs));
   }
 }
 

@@ -11,7 +11,7 @@ std::vector<Spec> result_specs(const Node& node) {
   if (node.attrs.loop) return node.attrs.loop->result_specs();
   if (op_family(node.op) == OpFamily::LinAlg)
     return infer::linalg_results(node.op, node.operands[0]->spec, node.attrs.linalg);
-  throw Error(infer::cat("result_specs: ", op_name(node.op), " has one result, not several"));
+  throw InternalError(infer::cat("result_specs: ", op_name(node.op), " has one result, not several"));
 }
 
 }  // namespace sluice

@@ -259,6 +259,7 @@ class BatcherNode : public PipelineNode {
     batched_.fetch_add(batch.size(), std::memory_order_relaxed);
     std::vector<Tensors> rows(batch.size());
     std::string error;
+    std::exception_ptr cause;
     try {
       Tensors local;
       Tensors outputs = step_->run(step_->place(assemble(batch)), local);
@@ -270,7 +271,10 @@ class BatcherNode : public PipelineNode {
         for (size_t i = 0; i < batch.size(); ++i)
           rows[i].push_back(tensor_from_bytes(row_output_[k], data + i * row, host()));
       }
-    } catch (const std::exception& e) { error = e.what(); }
+    } catch (const std::exception& e) {
+      error = e.what();
+      cause = std::current_exception();
+    }
     counters().busy_ns.fetch_add(
         static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - start).count()),
         std::memory_order_relaxed);
@@ -278,7 +282,7 @@ class BatcherNode : public PipelineNode {
       const Message& in = batch[i].message;
       Message out{in.seq, std::move(rows[i]), false, in.credit, in.born, in.barrier};
       if (!error.empty()) {
-        ctx_->fail(in.seq, error);
+        ctx_->fail(in.seq, error, cause);
         out.skipped = true;
         out.tensors.clear();
       }

@@ -164,8 +164,8 @@ std::optional<Checkpoint> load_checkpoint(const fs::path& dir, int64_t number, s
 CheckpointStore::CheckpointStore(std::string directory, CheckpointStoreOptions options)
     : directory_(std::move(directory)), options_(options) {
   if (options_.retain < 1)
-    throw Error("checkpoint store '" + directory_ + "': retain: expected >= 1, found " +
-                std::to_string(options_.retain));
+    throw CheckpointError("checkpoint store '" + directory_ + "': retain: expected >= 1, found " +
+                          std::to_string(options_.retain));
   if (sodium_init() < 0) throw CheckpointError("checkpoint store: libsodium failed to initialise");
   std::error_code ec;
   fs::create_directories(directory_, ec);
@@ -185,8 +185,8 @@ std::vector<int64_t> CheckpointStore::numbers() const {
 
 int64_t CheckpointStore::write(const Checkpoint& c) {
   if (c.number < 1)
-    throw Error("checkpoint store '" + directory_ + "': checkpoint number: expected >= 1, found " +
-                std::to_string(c.number));
+    throw CheckpointError("checkpoint store '" + directory_ + "': checkpoint number: expected >= 1, found " +
+                          std::to_string(c.number));
   const fs::path root(directory_);
   // Partial checkpoints are a crashed writer's (there is one writer).
   for (const fs::directory_entry& e : fs::directory_iterator(root)) {

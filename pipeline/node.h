@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -108,8 +109,9 @@ class NodeContext {
     return thing.get();
   }
   // A message (of this run's number `seq`) failed here: counted, logged,
-  // and under ErrorPolicy::Stop the run stops.
-  virtual void fail(uint64_t seq, const std::string& what) = 0;
+  // and under ErrorPolicy::Stop the run stops. `cause`, what was thrown,
+  // is kept as the run's PipelineError's cause() when it is the first.
+  virtual void fail(uint64_t seq, const std::string& what, std::exception_ptr cause = nullptr) = 0;
   // The run is stopping (cancelled, or failed under ErrorPolicy::Stop).
   virtual bool stopping() const = 0;
   // Runs `fn` once every edge exists: a message put into the graph before

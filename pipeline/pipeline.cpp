@@ -309,7 +309,8 @@ PipelineResult Pipeline::wait() {
   result.metrics = metrics();
   m.checkpoints->finish();
   result.checkpoints = m.checkpoints->metrics();
-  if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop) throw PipelineError(m.first_error);
+  if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop)
+    throw PipelineError(m.first_error, m.first_cause);
   return result;
 }
 
@@ -340,13 +341,16 @@ void Pipeline::Impl::stop_sources() {
   if (graph) graph->cancel();
 }
 
-void Pipeline::Impl::report_error(int node, uint64_t seq, const std::string& what) {
+void Pipeline::Impl::report_error(int node, uint64_t seq, const std::string& what, std::exception_ptr cause) {
   std::string message = describe(node) + " failed on message " + std::to_string(seq) + ": " + what;
   logger().warn("{}", message);
   bool stop = false;
   {
     std::lock_guard lock(mutex);
-    if (first_error.empty()) first_error = message;
+    if (first_error.empty()) {
+      first_error = message;
+      first_cause = std::move(cause);
+    }
     if (options.on_error == ErrorPolicy::Stop && !stopping) stopping = stop = true;
   }
   if (stop) stop_sources();

@@ -19,9 +19,9 @@ class RunContext : public NodeContext {
   RunContext(Pipeline::Impl& impl, int index) : impl_(impl), index_(index) {}
 
   flow::graph& graph() override { return *impl_.graph; }
-  void fail(uint64_t seq, const std::string& what) override {
+  void fail(uint64_t seq, const std::string& what, std::exception_ptr cause) override {
     impl_.slot(index_).node->counters().errors.fetch_add(1, std::memory_order_relaxed);
-    impl_.report_error(index_, seq + seq_offset(), what);
+    impl_.report_error(index_, seq + seq_offset(), what, std::move(cause));
   }
   bool stopping() const override {
     std::lock_guard lock(impl_.mutex);

@@ -60,6 +60,7 @@ struct Pipeline::Impl {
   std::mutex mutex;  // guards what follows
   bool stopping = false;
   std::string first_error;
+  std::exception_ptr first_cause;  // what the node that failed first threw
   bool cancelled = false;
 
   Slot& slot(int index) { return slots[static_cast<size_t>(index)]; }
@@ -76,7 +77,7 @@ struct Pipeline::Impl {
   void start_checkpoints();
   void update(const std::string& stage, StageUpdate change);
   void build_graph();
-  void report_error(int node, uint64_t seq, const std::string& what);
+  void report_error(int node, uint64_t seq, const std::string& what, std::exception_ptr cause = nullptr);
   void launch();
   void stop_sources();
   void drain();

@@ -29,7 +29,7 @@ class PullSourceNode : public SourceNode {
           try {
             next = source_->next();
           } catch (const std::exception& e) {
-            ctx.fail(at.seq, e.what());
+            ctx.fail(at.seq, e.what(), std::current_exception());
             fc.stop();
             return {};
           }

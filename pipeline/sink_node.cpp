@@ -30,13 +30,13 @@ class SinkNode : public PipelineNode {
               ctx.reached(m.barrier, {}, sink_->prepare(m.barrier));
             } catch (const std::exception& e) {
               // Not handed in: this checkpoint never completes.
-              ctx.fail(m.seq, std::string("prepare: ") + e.what());
+              ctx.fail(m.seq, std::string("prepare: ") + e.what(), std::current_exception());
             }
           }
           if (!m.skipped) {
             try {
               sink_->consume(m.seq + ctx.seq_offset(), m.tensors);
-            } catch (const std::exception& e) { ctx.fail(m.seq, e.what()); }
+            } catch (const std::exception& e) { ctx.fail(m.seq, e.what(), std::current_exception()); }
           }
           v.leave(m);
           return flow::continue_msg();

@@ -74,7 +74,7 @@ class StageNode : public PipelineNode {
               for (const Tensor& t : out.tensors) t.wait();
               for (const Tensor& t : acc) t.wait();
             } catch (const std::exception& e) {
-              ctx.fail(in.seq, e.what());
+              ctx.fail(in.seq, e.what(), std::current_exception());
               out.skipped = true;
               out.tensors.clear();
             }

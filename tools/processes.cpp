@@ -44,7 +44,7 @@ std::string describe(int wait_status, int* status) {
 std::string self_path() {
   std::error_code ec;
   std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error("self_path: expected /proc/self/exe to name this program, found " + ec.message());
+  if (ec) throw ConfigError("self_path: expected /proc/self/exe to name this program, found " + ec.message());
   return p.string();
 }
 
@@ -61,7 +61,8 @@ TempDir::TempDir(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
   std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
   if (!mkdtemp(pattern.data()))
-    throw Error("temporary directory: expected to create " + pattern + ", found " + std::strerror(errno));
+    throw ConfigError("temporary directory: expected to create " + pattern + ", found " +
+                      std::strerror(errno));
   path_ = pattern;
 }
 
@@ -101,7 +102,8 @@ pid_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string
   pid_t pid = 0;
   int err = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), env.data());
   posix_spawnattr_destroy(&attr);
-  if (err) throw Error("process " + name + ": expected to start " + args[0] + ", found " + std::strerror(err));
+  if (err)
+    throw ConfigError("process " + name + ": expected to start " + args[0] + ", found " + std::strerror(err));
   if (group_ == 0) group_ = pid;
   return pid;
 }

@@ -213,7 +213,7 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
             make_buffer(device_, plan.constants[i].get(), output_bytes_[j], plan.constants[i], nullptr);
         continue;
       case Location::Kind::Arena:
-        throw Error("host: output " + std::to_string(j) + " was planned in a run's scratch memory");
+        throw InternalError("host: output " + std::to_string(j) + " was planned in a run's scratch memory");
     }
     const Buffer& b = **shared;
     outputs[j] = make_buffer(device_, b.data, output_bytes_[j], b.memory, b.ready);

@@ -170,8 +170,8 @@ class Lowering {
     if (r->op == Op::Constant) return materialise(r);
     auto it = placed_.find(r);
     if (it == placed_.end())
-      throw Error("host: lowering " + std::string(op_name(n->op)) +
-                  ": its value is read before any step computes it");
+      throw InternalError("host: lowering " + std::string(op_name(n->op)) +
+                          ": its value is read before any step computes it");
     return it->second;
   }
 
@@ -323,7 +323,7 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
   switch (op_family(node.op)) {
     case OpFamily::Leaf:
       if (node.op == Op::Parameter)
-        throw Error("host: a parameter has no kernel: it is an argument of the run");
+        throw InternalError("host: a parameter has no kernel: it is an argument of the run");
       return run_creation(node, out);
     case OpFamily::Unary:
     case OpFamily::Binary:
@@ -340,22 +340,22 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
     case OpFamily::Conv: return run_conv(node, in[0], in[1], out);
     case OpFamily::LinAlg: {
       if (has_several_results(node.op))
-        throw Error("host: " + std::string(op_name(node.op)) +
-                    " has several results: run_node_results runs it");
+        throw InternalError("host: " + std::string(op_name(node.op)) +
+                            " has several results: run_node_results runs it");
       void* const outs[] = {out};
       return run_linalg(node, in, outs);
     }
     case OpFamily::Loop:
-      throw Error("host: " + std::string(op_name(node.op)) +
-                  " runs as a step of a plan (loop.h), not as one node");
-    case OpFamily::Result: throw Error("host: a result is written by the step of the node it reads");
+      throw InternalError("host: " + std::string(op_name(node.op)) +
+                          " runs as a step of a plan (loop.h), not as one node");
+    case OpFamily::Result: throw InternalError("host: a result is written by the step of the node it reads");
   }
 }
 
 void run_node_results(const Node& node, std::span<const void* const> in, std::span<void* const> out) {
   if (op_family(node.op) != OpFamily::LinAlg)
-    throw Error("host: " + std::string(op_name(node.op)) +
-                " runs as a step of a plan (loop.h), not as one node");
+    throw InternalError("host: " + std::string(op_name(node.op)) +
+                        " runs as a step of a plan (loop.h), not as one node");
   run_linalg(node, in, out);
 }
 

@@ -22,10 +22,14 @@ namespace {
     throw ShapeError(prefix + e.what());
   } catch (const TypeError& e) {
     throw TypeError(prefix + e.what());
+  } catch (const ValueError& e) {
+    throw ValueError(prefix + e.what());
   } catch (const DeviceError& e) {
     throw DeviceError(prefix + e.what());
-  } catch (const Error& e) {
-    throw Error(prefix + e.what());
+  } catch (const ConfigError& e) {
+    throw ConfigError(prefix + e.what());
+  } catch (const Error& e) {  // the rest are not a kernel's to throw
+    throw InternalError(prefix + e.what());
   } catch (const std::bad_alloc&) {
     throw DeviceError(prefix + "out of host memory");
   } catch (const std::exception& e) {

@@ -124,7 +124,7 @@ struct FakeEvaluator {
   Literal operator()(const Node& node, const std::vector<const Literal*>& args) const {
     ++*calls;
     if (node.spec.dtype != DType::F32 && node.spec.dtype != DType::F64) {
-      throw Error("fake evaluator: expected f32 or f64, found " + node.spec.str());
+      throw ValueError("fake evaluator: expected f32 or f64, found " + node.spec.str());
     }
     Literal result{node.spec, std::vector<uint8_t>(static_cast<size_t>(node.spec.bytes()))};
     for (int64_t i = 0; i < node.spec.size(); ++i) {
@@ -135,7 +135,8 @@ struct FakeEvaluator {
         case Op::Negate: v = -read(*args[0], i); break;
         case Op::Broadcast: v = read(*args[0], 0); break;
         case Op::Iota: v = static_cast<double>(i); break;
-        default: throw Error("fake evaluator: op " + std::string(op_name(node.op)) + " is not implemented");
+        default:
+          throw ValueError("fake evaluator: op " + std::string(op_name(node.op)) + " is not implemented");
       }
       write(result, i, v);
     }

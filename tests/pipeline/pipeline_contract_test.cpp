@@ -153,7 +153,7 @@ TEST(PipelineContract, SkipPolicyDropsAndCountsFailingMessagesOnly) {
   // The sink fails on every 10th message.
   auto picky = p.sink("picky", [&](const Tensors& t) {
     int64_t v = t[0].to_vector<int64_t>()[0];
-    if (v % 10 == 3) throw Error("cannot take " + std::to_string(v));
+    if (v % 10 == 3) throw ValueError("cannot take " + std::to_string(v));
     out->consume(0, t);
   });
   p.connect(src, id);
@@ -168,7 +168,7 @@ TEST(PipelineContract, StopPolicyThrowsTheFirstErrorWithStageAndSequence) {
   auto src = p.source("numbers", counter(1000));
   auto id = p.stage("identity", [](Expr x) { return x + 0; }, {.input = {s64()}});
   auto picky = p.sink("picky", [](const Tensors& t) {
-    if (t[0].to_vector<int64_t>()[0] == 5) throw Error("five is bad");
+    if (t[0].to_vector<int64_t>()[0] == 5) throw ValueError("five is bad");
   });
   p.connect(src, id);
   p.connect(id, picky);
@@ -180,6 +180,9 @@ TEST(PipelineContract, StopPolicyThrowsTheFirstErrorWithStageAndSequence) {
     EXPECT_NE(m.find("sink 'picky'"), std::string::npos) << m;
     EXPECT_NE(m.find("message 5"), std::string::npos) << m;
     EXPECT_NE(m.find("five is bad"), std::string::npos) << m;
+    // What the sink threw, with its type.
+    ASSERT_TRUE(e.cause());
+    EXPECT_THROW(std::rethrow_exception(e.cause()), ValueError);
   }
 }
 

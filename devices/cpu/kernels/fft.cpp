@@ -48,7 +48,7 @@ bool measured_plans() {
     const std::string value = v ? v : "";
     if (value.empty() || value == "measure") return true;
     if (value == "estimate") return false;
-    throw Error("SLUICE_FFT_PLANS: expected 'measure' or 'estimate', found '" + value + "'");
+    throw ConfigError("SLUICE_FFT_PLANS: expected 'measure' or 'estimate', found '" + value + "'");
   }();
   return measured;
 }
@@ -108,8 +108,8 @@ typename Fftw<C>::Plan plan_for(const PlanKey& key) {
   if (!key.in_place) F::free(out);
   F::free(in);
   if (plan == nullptr) {
-    throw Error("fft: FFTW could not plan a transform of length " + std::to_string(key.n) + " over " +
-                std::to_string(key.rows) + " rows");
+    throw DeviceError("fft: FFTW could not plan a transform of length " + std::to_string(key.n) + " over " +
+                      std::to_string(key.rows) + " rows");
   }
   plans.emplace(key, plan);
   return plan;

@@ -78,7 +78,7 @@ void scan_op(Op op, const T* in, T* out, int64_t outer, int64_t n, int64_t inner
       } else {
         return scan(in, out, outer, n, inner, reverse, [](T a, T b) { return min_nan(a, b); });
       }
-    default: throw Error("run_scan: op " + std::string(op_name(op)) + " is not a cumulative scan");
+    default: throw InternalError("run_scan: op " + std::string(op_name(op)) + " is not a cumulative scan");
   }
 }
 

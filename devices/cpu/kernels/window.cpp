@@ -211,7 +211,7 @@ void run_window(const Node& node, std::span<const void* const> inputs, void* out
     } else if (node.op == Op::WindowMin) {
       return window<T, MinWindow>(node, in, out);
     } else {
-      throw Error("run_window: op " + std::string(op_name(node.op)) + " is not a window reduction");
+      throw InternalError("run_window: op " + std::string(op_name(node.op)) + " is not a window reduction");
     }
   });
 }

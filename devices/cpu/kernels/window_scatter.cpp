@@ -110,7 +110,7 @@ template <typename A>
 void pick_any(const Node& node, const Geometry& g, const A* x, int64_t* picks) {
   if (node.op == Op::WindowScatterMax) return pick<true>(g, x, picks);
   if (node.op == Op::WindowScatterMin) return pick<false>(g, x, picks);
-  throw Error("run_window_scatter: op " + std::string(op_name(node.op)) + " is not a window scatter");
+  throw InternalError("run_window_scatter: op " + std::string(op_name(node.op)) + " is not a window scatter");
 }
 
 // out = init everywhere, then source[w] added at picks[w]; A the type the

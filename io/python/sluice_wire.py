@@ -65,6 +65,10 @@ try:
 except ImportError:
     _crc32c_module = None
 
+# sluice's version, project() in CMakeLists.txt; pyproject.toml reads it and
+# tests/io/python_package_test.py keeps the two the same.
+__version__ = "0.1.0"
+
 VERSION = 1
 DATA, END_OF_STREAM, ERROR = 0, 1, 2
 CREDIT, ACK, BARRIER, HEARTBEAT = 3, 4, 5, 6

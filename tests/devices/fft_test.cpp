@@ -16,19 +16,16 @@
 
 #include "devices/backend.h"
 #include "ops/ops.h"
+#include "tests/devices/fft_reference.h"
 
 namespace sluice {
 namespace {
 
-// signal(n)[i] = (((i * 37) % 101) / 8 - 6) + i (((i * 11) % 13) / 4 - 1.5), as fft.py makes it.
-template <typename C = complex128>
-std::vector<C> signal(int64_t n) {
-  std::vector<C> v;
-  for (int64_t i = 0; i < n; ++i) {
-    v.emplace_back(static_cast<double>((i * 37) % 101) / 8.0 - 6.0, static_cast<double>((i * 11) % 13) / 4.0 - 1.5);
-  }
-  return v;
-}
+using test::kFft2x8;
+using test::max_abs;
+using test::max_error;
+using test::naive_dft;
+using test::signal;
 
 enum class Direction { Forward, Inverse };
 
@@ -50,73 +47,41 @@ std::vector<C> run(Direction d, const Shape& s, const std::vector<C>& x) {
 constexpr Direction kFft = Direction::Forward;
 constexpr Direction kIfft = Direction::Inverse;
 
-template <typename C, typename D>
-double max_error(const std::vector<C>& got, const std::vector<D>& want) {
-  double err = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    err = std::max(err, std::abs(std::complex<double>(got[i]) - std::complex<double>(want[i])));
-  }
-  return err;
-}
-
-double max_abs(const std::vector<complex128>& x) {
-  double m = 0;
-  for (const complex128& v : x) m = std::max(m, std::abs(v));
-  return m;
-}
-
-const std::vector<complex128> kFft2x8{
-    {-6.875, 0.0}, {-3.3446699141100895, 2.6066017177982133}, {-7.125, -8.0},
-    {-7.3446699141100895, 11.510407640085656}, {-5.875, -4.5}, {-4.4053300858899105, -18.606601717798213},
-    {-4.625, 5.5}, {-8.405330085889911, -0.5104076400856554}, {-1.25, 0.5},
-    {6.0303300858899105, 5.856601717798213}, {5.5, -8.0}, {8.530330085889911, 14.760407640085656},
-    {6.75, 2.0}, {4.9696699141100895, -15.356601717798213}, {8.0, 5.5},
-    {7.4696699141100895, 2.7395923599143446}};
-
-const std::vector<complex128> kIfft2x8{
-    {-0.859375, 0.0}, {-1.050666260736239, -0.06380095501070693}, {-0.578125, 0.6875},
-    {-0.5506662607362388, -2.3258252147247767}, {-0.734375, -0.5625}, {-0.9180837392637612, 1.438800955010707},
-    {-0.890625, -1.0}, {-0.4180837392637612, 0.32582521472477666}, {-0.15625, 0.0625},
-    {0.9337087392637612, 0.34244904498929307}, {1.0, 0.6875}, {0.6212087392637612, -1.9195752147247767},
-    {0.84375, 0.25}, {1.066291260736239, 1.845050955010707}, {0.6875, -1.0},
-    {0.7537912607362388, 0.7320752147247767}};
+const std::vector<complex128> kIfft2x8{{-0.859375, 0.0},     {-1.050666260736239, -0.06380095501070693},
+                                       {-0.578125, 0.6875},  {-0.5506662607362388, -2.3258252147247767},
+                                       {-0.734375, -0.5625}, {-0.9180837392637612, 1.438800955010707},
+                                       {-0.890625, -1.0},    {-0.4180837392637612, 0.32582521472477666},
+                                       {-0.15625, 0.0625},   {0.9337087392637612, 0.34244904498929307},
+                                       {1.0, 0.6875},        {0.6212087392637612, -1.9195752147247767},
+                                       {0.84375, 0.25},      {1.066291260736239, 1.845050955010707},
+                                       {0.6875, -1.0},       {0.7537912607362388, 0.7320752147247767}};
 
 TEST(Fft, RowsMatchNumpyInBothPrecisions) {
   const std::vector<complex128> x = signal(16);
   EXPECT_LT(max_error(run(kFft, {2, 8}, x), kFft2x8), 1e-12 * max_abs(kFft2x8)) << "c128 fft";
-  EXPECT_LT(max_error(run(kIfft, {2, 8}, x), kIfft2x8), 1e-12 * max_abs(kIfft2x8)) << "c128 ifft, scaled by 1/n";
+  EXPECT_LT(max_error(run(kIfft, {2, 8}, x), kIfft2x8), 1e-12 * max_abs(kIfft2x8))
+      << "c128 ifft, scaled by 1/n";
   const std::vector<complex64> x64 = signal<complex64>(16);
   EXPECT_LT(max_error(run(kFft, {2, 8}, x64), kFft2x8), 1e-5 * max_abs(kFft2x8)) << "c64 fft";
   EXPECT_LT(max_error(run(kIfft, {2, 8}, x64), kIfft2x8), 1e-5 * max_abs(kIfft2x8)) << "c64 ifft";
 }
 
 TEST(Fft, LengthsThatAreNotPowersOfTwoMatchNumpy) {
-  const std::vector<complex128> want{
-      {-6.625, 1.0}, {-14.366583424670756, 2.7676270189221936}, {-3.616347577293367, -10.103443703856346},
-      {-2.75, -10.375}, {-19.70544919243112, 1.587899247233577}, {8.366583424670754, -5.892627018922193},
-      {10.124999999999998, -3.4999999999999987}, {8.500558020886318, 5.392627018922193},
-      {-23.16955080756888, -8.587899247233576}, {-2.249999999999999, 9.874999999999998},
-      {-14.00865242270663, 3.103443703856344}, {-12.500558020886318, -3.2676270189221928}};
+  const std::vector<complex128> want{{-6.625, 1.0},
+                                     {-14.366583424670756, 2.7676270189221936},
+                                     {-3.616347577293367, -10.103443703856346},
+                                     {-2.75, -10.375},
+                                     {-19.70544919243112, 1.587899247233577},
+                                     {8.366583424670754, -5.892627018922193},
+                                     {10.124999999999998, -3.4999999999999987},
+                                     {8.500558020886318, 5.392627018922193},
+                                     {-23.16955080756888, -8.587899247233576},
+                                     {-2.249999999999999, 9.874999999999998},
+                                     {-14.00865242270663, 3.103443703856344},
+                                     {-12.500558020886318, -3.2676270189221928}};
   EXPECT_LT(max_error(run(kFft, {12}, signal(12)), want), 1e-12 * max_abs(want)) << "length 12";
   EXPECT_EQ(run(kFft, {1}, signal(1)), (std::vector<complex128>{{-6.0, -1.5}})) << "length 1 is the identity";
   EXPECT_EQ(run(kIfft, {3, 1}, signal(3)), signal(3)) << "length 1 rows, ifft";
-}
-
-// The DFT of one row in long double.
-std::vector<complex128> naive_dft(const complex128* x, int64_t n) {
-  std::vector<std::complex<long double>> twiddle;
-  for (int64_t j = 0; j < n; ++j) {
-    const long double angle = -2.0L * std::numbers::pi_v<long double> * static_cast<long double>(j) /
-                              static_cast<long double>(n);
-    twiddle.emplace_back(std::cos(angle), std::sin(angle));
-  }
-  std::vector<complex128> y;
-  for (int64_t k = 0; k < n; ++k) {
-    std::complex<long double> acc = 0;
-    for (int64_t j = 0; j < n; ++j) acc += std::complex<long double>(x[j]) * twiddle[static_cast<size_t>((j * k) % n)];
-    y.emplace_back(static_cast<double>(acc.real()), static_cast<double>(acc.imag()));
-  }
-  return y;
 }
 
 TEST(Fft, ManyLongRowsMatchANaiveDft) {
@@ -143,7 +108,8 @@ TEST(Fft, RoundTripsGiveTheInputBack) {
     EXPECT_LT(max_error(back, x), 1e-5 * 10) << "c64 round trip of length " << n;
   }
   const std::vector<complex128> x = signal(100 * 1000);
-  EXPECT_LT(max_error(run(kFft, {100, 1000}, run(kIfft, {100, 1000}, x)), x), 1e-12 * 10) << "c128 round trip";
+  EXPECT_LT(max_error(run(kFft, {100, 1000}, run(kIfft, {100, 1000}, x)), x), 1e-12 * 10)
+      << "c128 round trip";
 }
 
 TEST(Fft, DonatedAndUnalignedBuffersGiveTheSameValues) {

@@ -9,7 +9,9 @@
 // not thread-safe in FFTW, so the cache holds a mutex while it plans;
 // executing a plan on new arrays (fftw_execute_dft) is thread-safe.
 // Plans are measured (FFTW_MEASURE, on scratch arrays, since measuring
-// overwrites them) up to kMeasureLength, and estimated above.
+// overwrites them) up to kMeasureLength, and estimated above. Measured
+// plans are kept as FFTW wisdom in a file shared by the machine's processes
+// (fft_wisdom.h), so each is measured once, not once per process.
 
 #include <fftw3.h>
 
@@ -22,6 +24,7 @@
 #include <string>
 #include <tuple>
 
+#include "devices/cpu/kernels/fft_wisdom.h"
 #include "devices/cpu/kernels/kernels.h"
 #include "devices/cpu/kernels/split_work.h"
 #include "ops/error.h"
@@ -53,6 +56,13 @@ bool measured_plans() {
   return measured;
 }
 
+// FFTW's exported wisdom, which the caller frees with free().
+std::string owned_string(char* text) {
+  std::string s = text ? text : "";
+  std::free(text);
+  return s;
+}
+
 template <typename C>
 struct Fftw;
 
@@ -66,7 +76,12 @@ struct Fftw<complex64> {
     return fftwf_plan_many_dft(1, &n, rows, in, nullptr, 1, n, out, nullptr, 1, n, sign, flags);
   }
   static void execute(Plan p, Complex* in, Complex* out) { fftwf_execute_dft(p, in, out); }
-  static int alignment_of(const void* p) { return fftwf_alignment_of(static_cast<float*>(const_cast<void*>(p))); }
+  static int alignment_of(const void* p) {
+    return fftwf_alignment_of(static_cast<float*>(const_cast<void*>(p)));
+  }
+  static constexpr FftwWisdomApi wisdom{
+      "fftwf_wisdom", [](const char* text) { return fftwf_import_wisdom_from_string(text) != 0; },
+      [] { return owned_string(fftwf_export_wisdom_to_string()); }};
 };
 
 template <>
@@ -79,7 +94,12 @@ struct Fftw<complex128> {
     return fftw_plan_many_dft(1, &n, rows, in, nullptr, 1, n, out, nullptr, 1, n, sign, flags);
   }
   static void execute(Plan p, Complex* in, Complex* out) { fftw_execute_dft(p, in, out); }
-  static int alignment_of(const void* p) { return fftw_alignment_of(static_cast<double*>(const_cast<void*>(p))); }
+  static int alignment_of(const void* p) {
+    return fftw_alignment_of(static_cast<double*>(const_cast<void*>(p)));
+  }
+  static constexpr FftwWisdomApi wisdom{
+      "fftw_wisdom", [](const char* text) { return fftw_import_wisdom_from_string(text) != 0; },
+      [] { return owned_string(fftw_export_wisdom_to_string()); }};
 };
 
 struct PlanKey {
@@ -102,9 +122,24 @@ typename Fftw<C>::Plan plan_for(const PlanKey& key) {
   const int64_t elements = key.n * key.rows;
   typename F::Complex* in = F::alloc(elements);
   typename F::Complex* out = key.in_place ? in : F::alloc(elements);
-  unsigned flags = key.n <= kMeasureLength && measured_plans() ? FFTW_MEASURE : FFTW_ESTIMATE;
+  const bool measure = key.n <= kMeasureLength && measured_plans();
+  unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
   if (!key.aligned) flags |= FFTW_UNALIGNED;
-  const typename F::Plan plan = F::plan(static_cast<int>(key.n), static_cast<int>(key.rows), in, out, key.sign, flags);
+  const int n = static_cast<int>(key.n), rows = static_cast<int>(key.rows);
+  typename F::Plan plan = nullptr;
+  if (measure) {
+    static bool imported = false;  // guarded by `mutex`
+    if (!imported) fft_wisdom_import(F::wisdom);
+    imported = true;
+    // Asked first for a plan from wisdom alone, FFTW says whether it has to
+    // measure, and so whether the file needs the new wisdom.
+    plan = F::plan(n, rows, in, out, key.sign, flags | FFTW_WISDOM_ONLY);
+    fft_wisdom_count(plan != nullptr);
+  }
+  if (plan == nullptr) {
+    plan = F::plan(n, rows, in, out, key.sign, flags);
+    if (plan != nullptr && measure) fft_wisdom_export(F::wisdom);
+  }
   if (!key.in_place) F::free(out);
   F::free(in);
   if (plan == nullptr) {

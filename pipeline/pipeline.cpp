@@ -284,6 +284,11 @@ void Pipeline::Impl::launch() {
   validate_and_trace();
   started = true;
   start_checkpoints();
+  {
+    std::lock_guard lock(rate_mutex);
+    rate_samples.assign(1,
+                        RateSample{Clock::now(), std::vector<std::pair<uint64_t, uint64_t>>(slots.size())});
+  }
   build_graph();
   for (auto& start_source : starters) start_source();
 }
@@ -366,7 +371,7 @@ std::vector<NodeMetrics> Pipeline::metrics() const {
     m.bytes_out = c.bytes_out.load();
     m.errors = c.errors.load();
     m.skipped = c.skipped.load();
-    m.busy_seconds = static_cast<double>(c.busy_ns.load()) * 1e-9;
+    m.busy_seconds = static_cast<double>(c.busy_ns.load()) / 1e9;
     // Waiting: what the slowest producer has sent that this node has not taken.
     uint64_t arrived = UINT64_MAX;
     for (int p : s.inputs) arrived = std::min(arrived, impl.slot(p).node->counters().messages_out.load());
@@ -375,13 +380,45 @@ std::vector<NodeMetrics> Pipeline::metrics() const {
     if (m.queue_depth < 0) m.queue_depth = 0;
     m.latency_p50_us = c.latency.percentile(0.5);
     m.latency_p99_us = c.latency.percentile(0.99);
+    LatencyHistogram::Cumulative latency = c.latency.cumulative();
+    m.latency_buckets = std::move(latency.buckets);
+    m.latency_count = latency.count;
+    m.latency_sum_s = latency.sum_us / 1e6;
     s.node->add_metrics(m);
     out.push_back(std::move(m));
   }
+  impl.add_rates(out);
   return out;
 }
 
+void Pipeline::Impl::add_rates(std::vector<NodeMetrics>& metrics) {
+  constexpr auto kWindow = std::chrono::seconds(10);
+  constexpr auto kEvery = std::chrono::milliseconds(100);  // bounds the samples kept
+  RateSample now{Clock::now(), {}};
+  for (const NodeMetrics& m : metrics) now.out.emplace_back(m.messages_out, m.bytes_out);
+  std::lock_guard lock(rate_mutex);
+  if (rate_samples.empty() || now.at - rate_samples.back().at >= kEvery) rate_samples.push_back(now);
+  // The newest sample at least a window old stays: the window starts there.
+  while (rate_samples.size() > 1 && rate_samples[1].at <= now.at - kWindow) rate_samples.pop_front();
+  const RateSample& from = rate_samples.front();
+  const double span = std::chrono::duration<double>(now.at - from.at).count();
+  if (span <= 0 || from.out.size() != metrics.size()) return;
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    metrics[i].rate_window_s = span;
+    metrics[i].messages_out_per_s = static_cast<double>(now.out[i].first - from.out[i].first) / span;
+    metrics[i].bytes_out_per_s = static_cast<double>(now.out[i].second - from.out[i].second) / span;
+  }
+}
+
 std::string Pipeline::metrics_json() const { return sluice::metrics_json(metrics()); }
+
+std::string Pipeline::metrics_prometheus() const {
+  const Impl& m = *impl_;
+  std::optional<CheckpointMetrics> checkpoints;
+  if (m.checkpoints && m.checkpoints->storing()) checkpoints = m.checkpoints->metrics();
+  std::string name = m.options.partition.process.empty() ? "pipeline" : m.options.partition.process;
+  return sluice::metrics_prometheus(metrics(), name, checkpoints);
+}
 
 PipelineResult Pipeline::Impl::collect() {
   PipelineResult r;

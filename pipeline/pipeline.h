@@ -109,16 +109,6 @@ struct RestoreReport {
   std::vector<std::string> skipped;  // newer checkpoints passed over (torn, corrupt): which and why
 };
 
-// A checkpoint's figures, and the age of the last one completed.
-struct CheckpointMetrics {
-  int64_t completed = 0, failed = 0;  // this run
-  int64_t last_number = 0;            // 0 until one completes
-  double last_duration_s = 0;         // its first barrier placed to stored
-  double last_alignment_s = 0;        // its first barrier placed to its last snapshot taken
-  int64_t last_bytes = 0;             // written to the store
-  double age_s = 0;                   // since the last completed (0 until one completes)
-};
-
 // Dynamic batching (Nx.Serving's batch_size and batch_timeout): a stage
 // with size > 0 gathers up to `size` messages, or what came within
 // `timeout` of the first of them, into one batch (zero-padded to `size`
@@ -241,9 +231,16 @@ class Pipeline {
   // the accumulator's specs differ, or the pipeline places no barriers.
   void update(const std::string& stage, StageUpdate change);
 
+  // A snapshot of every node's counters, from any thread. Each call also
+  // samples messages and bytes out (at most every 100 ms) for the windowed
+  // rates: they span from the newest sample at least 10 s old (else the
+  // oldest, the run's start the first) to now.
   std::vector<NodeMetrics> metrics() const;
   CheckpointMetrics checkpoint_metrics() const;
   std::string metrics_json() const;
+  // metrics() in Prometheus' text format (metrics.h), with the checkpoint
+  // families when checkpoints are stored.
+  std::string metrics_prometheus() const;
 
  private:
   struct Impl;

@@ -3,6 +3,7 @@
 // graph made from them when it starts. Only pipeline*.cpp include this.
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -56,6 +57,17 @@ struct Pipeline::Impl {
   bool validated = false;
   bool started = false;
   bool drained = false;
+
+  // ---- metrics
+  // What the windowed rates are reckoned from: each node's messages and
+  // bytes out, sampled by metrics().
+  struct RateSample {
+    Clock::time_point at;
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+  };
+  std::mutex rate_mutex;  // guards rate_samples
+  std::deque<RateSample> rate_samples;
+  void add_rates(std::vector<NodeMetrics>& metrics);
 
   std::mutex mutex;  // guards what follows
   bool stopping = false;

@@ -1,5 +1,6 @@
 // Metrics as text: the Prometheus exposition (escaping, histogram buckets),
-// the latency histogram's fixed buckets and the windowed rates.
+// the latency histogram's fixed buckets, the windowed rates and the
+// channel figures of ZeroMQ sources and sinks.
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 
 #include "pipeline/metrics.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/zmq_nodes.h"
 
 namespace sluice {
 namespace {
@@ -154,6 +156,36 @@ TEST(PipelineMetrics, RatesSpanTheWindowSinceTheRunStarted) {
   for (const char* key :
        {"\"messages_out_per_s\"", "\"bytes_out_per_s\"", "\"rate_window_s\"", "\"latency_count\""})
     EXPECT_NE(json.find(key), std::string::npos) << key;
+}
+
+TEST(PipelineMetrics, ZeroMqSinksAndSourcesReportTheirChannels) {
+  const std::string endpoint = "inproc://metrics-channel-figures";
+  auto in = sources::zmq("@" + endpoint, {s64()});
+  auto out = sinks::zmq(">" + endpoint);
+  Pipeline sending, receiving;
+  NodeId numbers = sending.source("numbers", slow_counter(30, milliseconds(1)));
+  sending.connect(numbers, sending.sink("out", out));
+  NodeId received = receiving.source("in", in);
+  receiving.connect(received, receiving.sink("drop", [](const Tensor&) {}));
+  receiving.start();
+  sending.start();
+  // Mid-run, from this thread: the channels' counters as figures.
+  std::map<std::string, double> sink_figures = sending.metrics().at(1).figures;
+  for (const char* name :
+       {"channel_credit", "channel_unacknowledged", "channel_resent", "channel_peers_lost"})
+    EXPECT_TRUE(sink_figures.contains(name)) << name;
+  sending.wait();
+  PipelineResult r = receiving.wait();
+  EXPECT_EQ(r.metrics_of("drop").messages_in, 30u);
+  const std::map<std::string, double>& source_figures = r.metrics_of("in").figures;
+  for (const char* name :
+       {"channel_peers_lost", "channel_duplicates", "channel_rejected", "channel_in_pipeline"})
+    EXPECT_TRUE(source_figures.contains(name)) << name;
+  EXPECT_EQ(source_figures.at("channel_in_pipeline"), 0);
+  const std::map<std::string, double> after = sending.metrics().at(1).figures;
+  EXPECT_EQ(after.at("channel_unacknowledged"), 0) << "finish() waited for every acknowledgement";
+  EXPECT_EQ(out->channel_counters().credit, ChannelOptions{}.credit_messages) << "all room back";
+  EXPECT_EQ(after.at("channel_resent"), 0);
 }
 
 }  // namespace

@@ -20,10 +20,12 @@ const NodeMetrics& PipelineResult::metrics_of(const std::string& name) const {
 Pipeline::Pipeline(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.capacity == 0) throw PipelineError("pipeline: capacity: expected at least 1, found 0");
   impl_->options = options;
+  impl_->owner = this;
 }
 
 Pipeline::~Pipeline() {
   Impl& m = *impl_;
+  if (m.metrics_server) m.metrics_server->stop();
   if (m.waiter.joinable()) {
     cancel();
     m.waiter.join();
@@ -282,6 +284,8 @@ CheckpointMetrics Pipeline::checkpoint_metrics() const {
 void Pipeline::Impl::launch() {
   if (started) throw PipelineError("start: the pipeline was already started (a Pipeline runs once)");
   validate_and_trace();
+  // Bound before anything runs, so that a port in use fails the start alone.
+  if (options.metrics_port != 0) serve_metrics();
   started = true;
   start_checkpoints();
   {
@@ -289,6 +293,8 @@ void Pipeline::Impl::launch() {
     rate_samples.assign(1,
                         RateSample{Clock::now(), std::vector<std::pair<uint64_t, uint64_t>>(slots.size())});
   }
+  // Served from here, while the stages compile too.
+  if (metrics_server) metrics_server->start();
   build_graph();
   for (auto& start_source : starters) start_source();
 }
@@ -314,6 +320,7 @@ PipelineResult Pipeline::wait() {
   result.metrics = metrics();
   m.checkpoints->finish();
   result.checkpoints = m.checkpoints->metrics();
+  if (m.metrics_server) m.metrics_server->stop();
   if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop) throw PipelineError(m.first_error);
   return result;
 }
@@ -416,8 +423,26 @@ std::string Pipeline::metrics_prometheus() const {
   const Impl& m = *impl_;
   std::optional<CheckpointMetrics> checkpoints;
   if (m.checkpoints && m.checkpoints->storing()) checkpoints = m.checkpoints->metrics();
-  std::string name = m.options.partition.process.empty() ? "pipeline" : m.options.partition.process;
+  std::string name = !m.options.name.empty()                ? m.options.name
+                     : !m.options.partition.process.empty() ? m.options.partition.process
+                                                            : "pipeline";
   return sluice::metrics_prometheus(metrics(), name, checkpoints);
+}
+
+int Pipeline::metrics_port() const { return impl_->metrics_port; }
+
+void Pipeline::Impl::serve_metrics() {
+  if (options.metrics_port < -1 || options.metrics_port > 65535)
+    throw PipelineError(
+        "pipeline: metrics_port: expected 0 (off), -1 (any free port) or a port up to 65535, "
+        "found " +
+        std::to_string(options.metrics_port));
+  Pipeline* self = owner;
+  metrics_server = std::make_unique<MetricsServer>(
+      options.metrics_address, options.metrics_port,
+      MetricsServer::Pages{.prometheus = [self] { return self->metrics_prometheus(); },
+                           .json = [self] { return self->metrics_json(); }});
+  metrics_port = metrics_server->port();
 }
 
 PipelineResult Pipeline::Impl::collect() {

@@ -95,6 +95,17 @@ struct PipelineOptions {
   std::vector<std::string> at_most_once{};
 
   PartitionOptions partition{};
+
+  // ---- metrics (README, "Metrics")
+  // The `pipeline` label of its metrics; empty: the partition's process,
+  // else "pipeline".
+  std::string name{};
+  // Serves GET /metrics (Prometheus' text format, version 0.0.4) and GET
+  // /metrics.json (metrics_json()) over HTTP on this port from start until
+  // wait() returns. 0: off; -1: any free port (metrics_port() says which).
+  // A port that cannot be bound is a PipelineError naming it, at start.
+  int metrics_port = 0;
+  std::string metrics_address = "127.0.0.1";  // where it binds: "0.0.0.0" for every interface
 };
 
 // What a live update replaces in a stage; see Pipeline::update.
@@ -241,6 +252,9 @@ class Pipeline {
   // metrics() in Prometheus' text format (metrics.h), with the checkpoint
   // families when checkpoints are stored.
   std::string metrics_prometheus() const;
+  // The port the metrics are served on (PipelineOptions::metrics_port), once
+  // started; 0 when they are not served.
+  int metrics_port() const;
 
  private:
   struct Impl;

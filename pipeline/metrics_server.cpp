@@ -15,13 +15,22 @@
 
 namespace sluice {
 
+namespace {
+// Answers each connection on the thread that accepted it: scrapes are rare
+// and small, and the thread is started and joined with every run.
+struct AnswerInline : httplib::TaskQueue {
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
+};
+}  // namespace
+
 struct MetricsServer::Impl {
   httplib::Server server;
   std::string address;
   int port = 0;
   std::thread thread;
   std::atomic<bool> listening_ended{false};
-  bool started = false, stopped = false;
+  bool started = false, closed = false;
 };
 
 MetricsServer::MetricsServer(const std::string& address, int port, Pages pages)
@@ -29,11 +38,9 @@ MetricsServer::MetricsServer(const std::string& address, int port, Pages pages)
   Impl& m = *impl_;
   m.address = address;
   httplib::Server& s = m.server;
-  // Two workers: scrapes are rare and small, and a run should not carry a
-  // thread per core for them.
-  s.new_task_queue = [] { return new httplib::ThreadPool(2); };
-  // One request per connection and short timeouts: stop() waits for the
-  // connections open, and an idle keep-alive one would hold it for seconds.
+  s.new_task_queue = [] { return new AnswerInline; };
+  // One request per connection and short timeouts: a client holds the one
+  // thread while its connection is open, and stop() waits for it.
   s.set_keep_alive_max_count(1);
   s.set_keep_alive_timeout(1);
   s.set_read_timeout(1, 0);
@@ -81,20 +88,24 @@ void MetricsServer::start() {
     if (!m.server.listen_after_bind()) logger().warn("metrics on {}:{}: serving stopped", m.address, m.port);
     m.listening_ended.store(true);
   });
-  // stop() closes the port only once the server runs: wait for that.
-  while (!m.server.is_running() && !m.listening_ended.load())
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
   logger().info("metrics served on http://{}:{}/metrics", m.address, m.port);
 }
 
-void MetricsServer::stop() {
+void MetricsServer::close() {
   Impl& m = *impl_;
-  if (m.stopped) return;
+  if (m.closed) return;
   // A port bound and never served is closed the one way cpp-httplib offers.
   if (!m.started) start();
-  m.stopped = true;
+  m.closed = true;
+  // cpp-httplib's stop() closes the port only once the server runs.
+  while (!m.server.is_running() && !m.listening_ended.load())
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   m.server.stop();
-  m.thread.join();
+}
+
+void MetricsServer::stop() {
+  close();
+  if (impl_->thread.joinable()) impl_->thread.join();
 }
 
 int MetricsServer::port() const { return impl_->port; }

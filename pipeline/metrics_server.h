@@ -22,9 +22,12 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // Serves on threads of its own until stop().
+  // Serves on a thread of its own until close().
   void start();
-  // Closes the port and waits for the requests being answered.
+  // Closes the port: nothing more is taken. What is being answered may
+  // still call the pages until stop().
+  void close();
+  // close(), then waits for the answer in progress, if any.
   void stop();
   int port() const;
 

@@ -320,7 +320,8 @@ PipelineResult Pipeline::wait() {
   result.metrics = metrics();
   m.checkpoints->finish();
   result.checkpoints = m.checkpoints->metrics();
-  if (m.metrics_server) m.metrics_server->stop();
+  // Joined in the destructor: the server's thread ends meanwhile.
+  if (m.metrics_server) m.metrics_server->close();
   if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop) throw PipelineError(m.first_error);
   return result;
 }

@@ -41,7 +41,7 @@ LatencyHistogram::Cumulative LatencyHistogram::cumulative() const {
     c.count += n.load(std::memory_order_relaxed);
     c.buckets.push_back(c.count);
   }
-  c.sum_us = static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1000.0;
+  c.sum_s = static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9;
   return c;
 }
 

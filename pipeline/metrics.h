@@ -60,7 +60,7 @@ class LatencyHistogram {
   struct Cumulative {
     std::vector<uint64_t> buckets;  // at most each bound, then all (+Inf, == count)
     uint64_t count = 0;
-    double sum_us = 0;
+    double sum_s = 0;  // kept in nanoseconds: one rounding
   };
 
   void record(double microseconds);

@@ -391,7 +391,7 @@ std::vector<NodeMetrics> Pipeline::metrics() const {
     LatencyHistogram::Cumulative latency = c.latency.cumulative();
     m.latency_buckets = std::move(latency.buckets);
     m.latency_count = latency.count;
-    m.latency_sum_s = latency.sum_us / 1e6;
+    m.latency_sum_s = latency.sum_s;
     s.node->add_metrics(m);
     out.push_back(std::move(m));
   }

@@ -42,7 +42,7 @@ TEST(LatencyHistogram, FixedBucketsAreCumulativeAndInclusive) {
   EXPECT_EQ(c.buckets[4], 5u);   // le 1ms: and 999, 1000
   EXPECT_EQ(c.buckets[15], 5u);  // le 5s
   EXPECT_EQ(c.buckets[16], 6u);  // +Inf: all
-  EXPECT_NEAR(c.sum_us, 10 + 50 + 50.5 + 999 + 1000 + 7e6, 1e-3);
+  EXPECT_NEAR(c.sum_s, (10 + 50 + 50.5 + 999 + 1000 + 7e6) / 1e6, 1e-9);
   for (size_t b = 1; b < c.buckets.size(); ++b) EXPECT_LE(c.buckets[b - 1], c.buckets[b]);
 }
 
@@ -86,7 +86,7 @@ TEST(MetricsPrometheus, HistogramBucketsInSecondsEndWithInfEqualToCount) {
   m.kind = "sink";
   m.latency_buckets = c.buckets;
   m.latency_count = c.count;
-  m.latency_sum_s = c.sum_us / 1e6;
+  m.latency_sum_s = c.sum_s;
   std::string text = metrics_prometheus({m}, "p");
   std::vector<std::string> buckets = lines_starting(text, "sluice_node_latency_seconds_bucket{");
   ASSERT_EQ(buckets.size(), 17u) << text;

@@ -1,7 +1,10 @@
 #include "pipeline/metrics_server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -16,6 +19,7 @@
 namespace sluice {
 
 namespace {
+constexpr int kNice = 10;  // how much nicer the serving thread is than the rest
 // Answers each connection on the thread that accepted it: scrapes are rare
 // and small, and the thread is started and joined with every run.
 struct AnswerInline : httplib::TaskQueue {
@@ -85,6 +89,11 @@ void MetricsServer::start() {
   if (m.started) return;
   m.started = true;
   m.thread = std::thread([&m] {
+    // Below the stages: a scrape waking on a busy machine should not
+    // preempt a worker in the middle of a serial stage, which stalls every
+    // message behind it.
+    const auto self = static_cast<id_t>(gettid());
+    setpriority(PRIO_PROCESS, self, std::min(19, getpriority(PRIO_PROCESS, self) + kNice));
     if (!m.server.listen_after_bind()) logger().warn("metrics on {}:{}: serving stopped", m.address, m.port);
     m.listening_ended.store(true);
   });

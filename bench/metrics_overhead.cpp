@@ -102,7 +102,7 @@ void BM_metrics_overhead(benchmark::State& state) {
   }
   report_speedup("metrics_overhead", s, 0.95);
 }
-BENCHMARK(BM_metrics_overhead)->Iterations(21)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_metrics_overhead)->Iterations(31)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice::bench

@@ -424,6 +424,7 @@ ChannelCounters Channel::counters() const {
     n.resent = c.sender->resent();
     n.peers_lost = c.sender->peers_lost();
     n.unacknowledged = c.sender->unacknowledged();
+    n.credit = c.sender->credit();
     n.refusals = c.sender->refusals_received();
   }
   return n;

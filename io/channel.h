@@ -39,7 +39,8 @@
 // Thread safety: a Channel is used by one thread at a time (ZeroMQ sockets
 // are not thread-safe), except ack(), acknowledger(), commit(),
 // committer() and refusals(), which any thread may call (and a reliable
-// sending channel's counters()); different Channels may be used concurrently.
+// sending channel's counters(), which never waits for the channel's work);
+// different Channels may be used concurrently.
 
 #include <chrono>
 #include <cstdint>
@@ -139,6 +140,10 @@ struct ChannelCounters {
   uint64_t resent = 0;          // sending: messages sent again
   uint64_t peers_lost = 0;      // peers declared dead (silent too long)
   uint64_t unacknowledged = 0;  // sending: messages sent and not yet acknowledged
+  // Sending: messages it may still take before send waits (its credit, and
+  // what its receiver grants for messages finished and not committed, less
+  // what it keeps unacknowledged).
+  uint64_t credit = 0;
   uint64_t refused = 0;         // receiving with CurveZMQ: peers refused at the handshake (unknown key, plaintext)
   // Refusals of messages (Channel::refuse): receiving, those this channel
   // made; sending, those its receiver sent back (refusals() lists them).

@@ -3,6 +3,7 @@
 // ends of the reliable protocol (io/WIRE_FORMAT.md, "Reliable mode").
 // Only io/channel*.cpp and io/reliable_*.cpp include this.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <optional>
@@ -95,12 +96,15 @@ class ReliableSender {
   // without room. WireError: see Channel::send.
   bool send(wire::Message m, std::chrono::milliseconds timeout);
   void flush(std::chrono::milliseconds timeout);
-  uint64_t unacknowledged() const;
-  uint64_t resent() const;
-  uint64_t peers_lost() const;
-  uint64_t rejected() const;
+  // The counters read without the mutex, which send and flush hold while
+  // they wait for the receiver: a metrics scrape must not wait with them.
+  uint64_t unacknowledged() const { return published_.unacknowledged.load(); }
+  uint64_t resent() const { return published_.resent.load(); }
+  uint64_t peers_lost() const { return published_.peers_lost.load(); }
+  uint64_t rejected() const { return published_.rejected.load(); }
+  uint64_t refusals_received() const { return published_.refusals.load(); }
+  uint64_t credit() const { return published_.credit.load(); }
   std::vector<Refusal> refusals() const;
-  uint64_t refusals_received() const;
 
  private:
   struct Kept {
@@ -124,6 +128,9 @@ class ReliableSender {
   void check_receiver(Clock::time_point now, size_t waiting) const;
   uint64_t oldest() const { return unacked_.empty() ? next_seq_ : unacked_.front().seq; }
   void pace();  // the pacemaker thread
+  // Copies the counters for the getters above; with mutex_ held, after
+  // anything that changes them.
+  void publish();
 
   zmq::socket_t& socket_;
   const ChannelOptions& options_;
@@ -158,6 +165,10 @@ class ReliableSender {
   static constexpr size_t kMaxRefusalsKept = 1024;
   std::deque<Refusal> refusals_;
   uint64_t refusals_received_ = 0;
+  struct Published {
+    std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0};
+  };
+  Published published_;
   std::thread pacemaker_;
 };
 

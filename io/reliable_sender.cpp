@@ -66,29 +66,21 @@ void ReliableSender::pace() {
   }
 }
 
-uint64_t ReliableSender::unacknowledged() const {
-  std::lock_guard lock(mutex_);
-  return unacked_.size();
-}
-uint64_t ReliableSender::resent() const {
-  std::lock_guard lock(mutex_);
-  return resent_;
-}
-uint64_t ReliableSender::peers_lost() const {
-  std::lock_guard lock(mutex_);
-  return peers_lost_;
-}
-uint64_t ReliableSender::rejected() const {
-  std::lock_guard lock(mutex_);
-  return rejected_;
-}
 std::vector<Refusal> ReliableSender::refusals() const {
   std::lock_guard lock(mutex_);
   return {refusals_.begin(), refusals_.end()};
 }
-uint64_t ReliableSender::refusals_received() const {
-  std::lock_guard lock(mutex_);
-  return refusals_received_;
+
+void ReliableSender::publish() {
+  published_.unacknowledged.store(unacked_.size());
+  published_.resent.store(resent_);
+  published_.peers_lost.store(peers_lost_);
+  published_.rejected.store(rejected_);
+  published_.refusals.store(refusals_received_);
+  // The room room_for() sees, in messages.
+  const uint64_t finished = receiver_ == 0 ? 0 : grant_.credit_messages - base_messages_;
+  const uint64_t room = saturating_add(options_.credit_messages, finished);
+  published_.credit.store(room > unacked_.size() ? room - unacked_.size() : 0);
 }
 
 bool ReliableSender::alive(Clock::time_point now) const {
@@ -162,6 +154,7 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
   unacked_.push_back({next_seq_++, std::move(frames), bytes});
   unacked_bytes_ += bytes;
   transmit(now);
+  publish();
   return true;
 }
 
@@ -182,6 +175,11 @@ void ReliableSender::flush(std::chrono::milliseconds timeout) {
 }
 
 void ReliableSender::service(std::chrono::milliseconds wait) {
+  // Whichever way it returns, what it read shows in the counters.
+  struct Publish {
+    ReliableSender& sender;
+    ~Publish() { sender.publish(); }
+  } publish_on_return{*this};
   last_serviced_ = Clock::now();
   Incoming in;
   // Control messages are small and fixed: this bounds what one may claim.

@@ -20,10 +20,12 @@ const NodeMetrics& PipelineResult::metrics_of(const std::string& name) const {
 Pipeline::Pipeline(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.capacity == 0) throw PipelineError("pipeline: capacity: expected at least 1, found 0");
   impl_->options = options;
+  impl_->owner = this;
 }
 
 Pipeline::~Pipeline() {
   Impl& m = *impl_;
+  if (m.metrics_server) m.metrics_server->stop();
   if (m.waiter.joinable()) {
     cancel();
     m.waiter.join();
@@ -282,8 +284,17 @@ CheckpointMetrics Pipeline::checkpoint_metrics() const {
 void Pipeline::Impl::launch() {
   if (started) throw PipelineError("start: the pipeline was already started (a Pipeline runs once)");
   validate_and_trace();
+  // Bound before anything runs, so that a port in use fails the start alone.
+  if (options.metrics_port != 0) serve_metrics();
   started = true;
   start_checkpoints();
+  {
+    std::lock_guard lock(rate_mutex);
+    rate_samples.assign(1,
+                        RateSample{Clock::now(), std::vector<std::pair<uint64_t, uint64_t>>(slots.size())});
+  }
+  // Served from here, while the stages compile too.
+  if (metrics_server) metrics_server->start();
   build_graph();
   for (auto& start_source : starters) start_source();
 }
@@ -309,6 +320,8 @@ PipelineResult Pipeline::wait() {
   result.metrics = metrics();
   m.checkpoints->finish();
   result.checkpoints = m.checkpoints->metrics();
+  // Joined in the destructor: the server's thread ends meanwhile.
+  if (m.metrics_server) m.metrics_server->close();
   if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop)
     throw PipelineError(m.first_error, m.first_cause);
   return result;
@@ -370,7 +383,7 @@ std::vector<NodeMetrics> Pipeline::metrics() const {
     m.bytes_out = c.bytes_out.load();
     m.errors = c.errors.load();
     m.skipped = c.skipped.load();
-    m.busy_seconds = static_cast<double>(c.busy_ns.load()) * 1e-9;
+    m.busy_seconds = static_cast<double>(c.busy_ns.load()) / 1e9;
     // Waiting: what the slowest producer has sent that this node has not taken.
     uint64_t arrived = UINT64_MAX;
     for (int p : s.inputs) arrived = std::min(arrived, impl.slot(p).node->counters().messages_out.load());
@@ -379,13 +392,63 @@ std::vector<NodeMetrics> Pipeline::metrics() const {
     if (m.queue_depth < 0) m.queue_depth = 0;
     m.latency_p50_us = c.latency.percentile(0.5);
     m.latency_p99_us = c.latency.percentile(0.99);
+    LatencyHistogram::Cumulative latency = c.latency.cumulative();
+    m.latency_buckets = std::move(latency.buckets);
+    m.latency_count = latency.count;
+    m.latency_sum_s = latency.sum_s;
     s.node->add_metrics(m);
     out.push_back(std::move(m));
   }
+  impl.add_rates(out);
   return out;
 }
 
+void Pipeline::Impl::add_rates(std::vector<NodeMetrics>& metrics) {
+  constexpr auto kWindow = std::chrono::seconds(10);
+  constexpr auto kEvery = std::chrono::milliseconds(100);  // bounds the samples kept
+  RateSample now{Clock::now(), {}};
+  for (const NodeMetrics& m : metrics) now.out.emplace_back(m.messages_out, m.bytes_out);
+  std::lock_guard lock(rate_mutex);
+  if (rate_samples.empty() || now.at - rate_samples.back().at >= kEvery) rate_samples.push_back(now);
+  // The newest sample at least a window old stays: the window starts there.
+  while (rate_samples.size() > 1 && rate_samples[1].at <= now.at - kWindow) rate_samples.pop_front();
+  const RateSample& from = rate_samples.front();
+  const double span = std::chrono::duration<double>(now.at - from.at).count();
+  if (span <= 0 || from.out.size() != metrics.size()) return;
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    metrics[i].rate_window_s = span;
+    metrics[i].messages_out_per_s = static_cast<double>(now.out[i].first - from.out[i].first) / span;
+    metrics[i].bytes_out_per_s = static_cast<double>(now.out[i].second - from.out[i].second) / span;
+  }
+}
+
 std::string Pipeline::metrics_json() const { return sluice::metrics_json(metrics()); }
+
+std::string Pipeline::metrics_prometheus() const {
+  const Impl& m = *impl_;
+  std::optional<CheckpointMetrics> checkpoints;
+  if (m.checkpoints && m.checkpoints->storing()) checkpoints = m.checkpoints->metrics();
+  std::string name = !m.options.name.empty()                ? m.options.name
+                     : !m.options.partition.process.empty() ? m.options.partition.process
+                                                            : "pipeline";
+  return sluice::metrics_prometheus(metrics(), name, checkpoints);
+}
+
+int Pipeline::metrics_port() const { return impl_->metrics_port; }
+
+void Pipeline::Impl::serve_metrics() {
+  if (options.metrics_port < -1 || options.metrics_port > 65535)
+    throw PipelineError(
+        "pipeline: metrics_port: expected 0 (off), -1 (any free port) or a port up to 65535, "
+        "found " +
+        std::to_string(options.metrics_port));
+  Pipeline* self = owner;
+  metrics_server = std::make_unique<MetricsServer>(
+      options.metrics_address, options.metrics_port,
+      MetricsServer::Pages{.prometheus = [self] { return self->metrics_prometheus(); },
+                           .json = [self] { return self->metrics_json(); }});
+  metrics_port = metrics_server->port();
+}
 
 PipelineResult Pipeline::Impl::collect() {
   PipelineResult r;

@@ -95,6 +95,17 @@ struct PipelineOptions {
   std::vector<std::string> at_most_once{};
 
   PartitionOptions partition{};
+
+  // ---- metrics (README, "Metrics")
+  // The `pipeline` label of its metrics; empty: the partition's process,
+  // else "pipeline".
+  std::string name{};
+  // Serves GET /metrics (Prometheus' text format, version 0.0.4) and GET
+  // /metrics.json (metrics_json()) over HTTP on this port from start until
+  // wait() returns. 0: off; -1: any free port (metrics_port() says which).
+  // A port that cannot be bound is a PipelineError naming it, at start.
+  int metrics_port = 0;
+  std::string metrics_address = "127.0.0.1";  // where it binds: "0.0.0.0" for every interface
 };
 
 // What a live update replaces in a stage; see Pipeline::update.
@@ -107,16 +118,6 @@ struct StageUpdate {
 struct RestoreReport {
   int64_t checkpoint = 0;            // the number restored; 0: none found, the run starts afresh
   std::vector<std::string> skipped;  // newer checkpoints passed over (torn, corrupt): which and why
-};
-
-// A checkpoint's figures, and the age of the last one completed.
-struct CheckpointMetrics {
-  int64_t completed = 0, failed = 0;  // this run
-  int64_t last_number = 0;            // 0 until one completes
-  double last_duration_s = 0;         // its first barrier placed to stored
-  double last_alignment_s = 0;        // its first barrier placed to its last snapshot taken
-  int64_t last_bytes = 0;             // written to the store
-  double age_s = 0;                   // since the last completed (0 until one completes)
 };
 
 // Dynamic batching (Nx.Serving's batch_size and batch_timeout): a stage
@@ -241,9 +242,19 @@ class Pipeline {
   // the accumulator's specs differ, or the pipeline places no barriers.
   void update(const std::string& stage, StageUpdate change);
 
+  // A snapshot of every node's counters, from any thread. Each call also
+  // samples messages and bytes out (at most every 100 ms) for the windowed
+  // rates: they span from the newest sample at least 10 s old (else the
+  // oldest, the run's start the first) to now.
   std::vector<NodeMetrics> metrics() const;
   CheckpointMetrics checkpoint_metrics() const;
   std::string metrics_json() const;
+  // metrics() in Prometheus' text format (metrics.h), with the checkpoint
+  // families when checkpoints are stored.
+  std::string metrics_prometheus() const;
+  // The port the metrics are served on (PipelineOptions::metrics_port), once
+  // started; 0 when they are not served.
+  int metrics_port() const;
 
  private:
   struct Impl;

@@ -3,6 +3,7 @@
 // graph made from them when it starts. Only pipeline*.cpp include this.
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "pipeline/checkpoints.h"
 #include "pipeline/meeting.h"
+#include "pipeline/metrics_server.h"
 #include "pipeline/node.h"
 #include "pipeline/pipeline.h"
 
@@ -56,6 +58,21 @@ struct Pipeline::Impl {
   bool validated = false;
   bool started = false;
   bool drained = false;
+
+  // ---- metrics
+  Pipeline* owner = nullptr;                      // whose metrics the server serves
+  std::unique_ptr<MetricsServer> metrics_server;  // PipelineOptions::metrics_port
+  int metrics_port = 0;
+  // What the windowed rates are reckoned from: each node's messages and
+  // bytes out, sampled by metrics().
+  struct RateSample {
+    Clock::time_point at;
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+  };
+  std::mutex rate_mutex;  // guards rate_samples
+  std::deque<RateSample> rate_samples;
+  void serve_metrics();  // binds the port, before the run starts
+  void add_rates(std::vector<NodeMetrics>& metrics);
 
   std::mutex mutex;  // guards what follows
   bool stopping = false;

@@ -53,6 +53,7 @@ class SinkNode : public PipelineNode {
     auto state = c.states.find(name());
     sink_->resume(c.number, state == c.states.end() ? std::string() : state->second);
   }
+  void add_metrics(NodeMetrics& m) const override { m.figures.merge(sink_->figures()); }
 
  private:
   std::shared_ptr<Sink> sink_;

@@ -2,6 +2,7 @@
 // Where a pipeline's messages end: a callback, a collector keeping them, or .npy files.
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,10 @@ class Sink {
   // `state` (0 and empty: restore found none, the run starts afresh): what
   // was consumed after that barrier comes again.
   virtual void resume(int64_t /*number*/, const std::string& /*state*/) {}
+
+  // Figures of its own next to its node's metrics, by name (a ZeroMQ sink's
+  // channel counters). Any thread, while the pipeline runs.
+  virtual std::map<std::string, double> figures() const { return {}; }
 };
 
 // Keeps every message's tensors, in arrival order. Thread safety: results()

@@ -34,6 +34,7 @@ class SourceNode : public PipelineNode {
     source_->resume(static_cast<uint64_t>(c.positions.at(name())),
                     state == c.states.end() ? std::string() : state->second);
   }
+  void add_metrics(NodeMetrics& m) const override { m.figures.merge(source_->figures()); }
 
  protected:
   std::shared_ptr<Source> source_;

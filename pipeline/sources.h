@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,6 +49,10 @@ class Source {
   // Checkpoint `number` is stored: what came before its barrier need never
   // be replayed (a ZeroMQ source lets its sender forget it). Any thread.
   virtual void commit(int64_t /*number*/) {}
+
+  // Figures of its own next to its node's metrics, by name (a ZeroMQ
+  // source's channel counters). Any thread, while the pipeline runs.
+  virtual std::map<std::string, double> figures() const { return {}; }
 
   // The pipeline node that drives it (Pipeline::source calls this with
   // `self`, a pointer owning this source): by default one that calls next()

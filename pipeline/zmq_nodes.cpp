@@ -171,6 +171,29 @@ void ZmqSource::commit(int64_t number) {
   for (const auto& [peer, seq] : upto) channel_.commit(peer, seq);
 }
 
+ChannelCounters ZmqSource::channel_counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
+std::map<std::string, double> ZmqSource::figures() const {
+  if (options_.channel.delivery != Delivery::Reliable) return {};
+  const ChannelCounters c = channel_counters();
+  return {{"channel_peers_lost", static_cast<double>(c.peers_lost)},
+          {"channel_duplicates", static_cast<double>(c.duplicates)},
+          {"channel_rejected", static_cast<double>(c.rejected)},
+          {"channel_in_pipeline", static_cast<double>(in_pipeline_->load())}};
+}
+
+void ZmqSource::mirror_counters(bool now) {
+  const auto t = std::chrono::steady_clock::now();
+  if (!now && t - mirrored_ < std::chrono::milliseconds(50)) return;
+  mirrored_ = t;
+  const ChannelCounters c = channel_.counters();
+  std::lock_guard lock(mutex_);
+  counters_ = c;
+}
+
 bool ZmqSource::all_acknowledged() const {
   std::lock_guard lock(mutex_);
   for (const auto& [peer, seq] : handed_) {
@@ -196,6 +219,7 @@ void ZmqSource::receive() {
     }
     while (!stopped_.load() && (wanted == 0 || ends_.load() < wanted)) {
       std::optional<wire::Message> m = channel_.recv(options_.poll_interval);
+      mirror_counters();
       // The channel logged what it skipped; count it here too.
       if (uint64_t skipped = channel_.rejected() - channel_rejected; skipped > 0) {
         channel_rejected = channel_.rejected();
@@ -278,9 +302,11 @@ void ZmqSource::receive() {
     auto awaiting = [this] { return in_pipeline_->load() > 0 || (stored_.load() && !all_acknowledged()); };
     while (!stopped_.load() && awaiting()) {
       channel_.keep_alive();
+      mirror_counters();
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     channel_.keep_alive();
+    mirror_counters(/*now=*/true);
     logger().debug("source zmq {}: receiving ended, {} message(s) left in the pipeline", channel_.endpoint(),
                    in_pipeline_->load());
   } catch (const std::exception& e) {
@@ -292,6 +318,15 @@ ZmqSink::ZmqSink(const std::string& endpoint, ZmqSinkOptions options)
     : endpoint_(endpoint),
       options_(std::move(options)),
       channel_(sending(options_.pattern, endpoint), endpoint, options_.channel) {}
+
+std::map<std::string, double> ZmqSink::figures() const {
+  if (options_.channel.delivery != Delivery::Reliable) return {};
+  const ChannelCounters c = channel_counters();
+  return {{"channel_credit", static_cast<double>(c.credit)},
+          {"channel_unacknowledged", static_cast<double>(c.unacknowledged)},
+          {"channel_resent", static_cast<double>(c.resent)},
+          {"channel_peers_lost", static_cast<double>(c.peers_lost)}};
+}
 
 bool ZmqSink::send_or_cancelled(const wire::Message& m) {
   while (!channel_.send(m, std::chrono::milliseconds(20)))

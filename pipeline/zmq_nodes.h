@@ -78,6 +78,13 @@ class ZmqSource : public PushSource {
   std::string last_rejection() const;
   // The address bound (tcp://127.0.0.1:54321 when bound to port *).
   std::string bound_endpoint() const { return bound_endpoint_; }
+  // Its channel's counters as the receiving thread last read them (only
+  // that thread may read a receiving channel), at most 50 ms old while it
+  // receives. Any thread.
+  ChannelCounters channel_counters() const;
+  // Reliable: channel_peers_lost, channel_duplicates, channel_rejected, and
+  // channel_in_pipeline (received, not yet finished with: unacknowledged).
+  std::map<std::string, double> figures() const override;
 
   bool replayable() const override { return options_.channel.delivery == Delivery::Reliable; }
   void resume(uint64_t position, const std::string& state) override;
@@ -98,6 +105,9 @@ class ZmqSource : public PushSource {
   void advance(const wire::Message& m);
   std::string positions() const;  // with mutex_ held: "stream:next ..."
   bool all_acknowledged() const;
+  // The receiving thread: copies the channel's counters for
+  // channel_counters(), every 50 ms at most unless `now`.
+  void mirror_counters(bool now = false);
 
   ZmqSourceOptions options_;
   Channel channel_;  // used by the receiving thread only
@@ -119,6 +129,8 @@ class ZmqSource : public PushSource {
   // Per checkpoint: how far each sender's messages reach before its
   // barrier, acknowledged to the senders once that checkpoint is stored.
   std::map<int64_t, std::map<uint64_t, uint64_t>> barriers_;
+  ChannelCounters counters_;
+  std::chrono::steady_clock::time_point mirrored_{};  // the receiving thread's
   std::thread thread_;
 };
 
@@ -152,6 +164,12 @@ class ZmqSink : public Sink {
   std::string prepare(int64_t number) override;
   void resume(int64_t number, const std::string& state) override;
   std::string bound_endpoint() const { return channel_.bound_endpoint(); }
+  // Its channel's counters; any thread while the pipeline runs (a restore
+  // replaces the channel before).
+  ChannelCounters channel_counters() const { return channel_.counters(); }
+  // Reliable: channel_credit (messages it may still send before it waits),
+  // channel_unacknowledged, channel_resent, channel_peers_lost.
+  std::map<std::string, double> figures() const override;
 
  private:
   // Sends `m`, waiting for room in short steps so that a cancelled

@@ -18,6 +18,10 @@
 // again with the same command, resumes from the newest (its source's
 // sender replays what came after it, the monitor drops what it had). The
 // parent starts a compute process that a signal killed again.
+//
+// --metrics-port N: each process serves its metrics on 127.0.0.1, port N
+// plus its rank in the placement (source N, compute N+1, sink N+2; N
+// in-process), GET /metrics and /metrics.json (README, "Metrics").
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -55,6 +59,7 @@ struct DemoOptions {
   std::string checkpoint_dir;
   std::string role;       // one process of the three (else: a launcher's rank, or all three)
   std::string placement;  // where each process runs (placement.h); default: this host, ipc
+  int metrics_port = 0;   // the first process's; each serves on this plus its rank (0: none)
 };
 
 sm::Config config_of(const DemoOptions& o) {
@@ -64,6 +69,7 @@ sm::Config config_of(const DemoOptions& o) {
   c.seed = o.seed;
   c.chunks = o.chunks;
   c.device = sm::device_or_host(o.device);
+  c.metrics_port = o.metrics_port;
   return c;
 }
 
@@ -120,6 +126,7 @@ int run_role(const DemoOptions& o, const Placement& placement, const Role& role)
   if (checkpoints) setenv("SLUICE_FFT_PLANS", "estimate", /*overwrite=*/0);
   PipelineOptions options = sm::pipeline_options(c);
   options.partition = {.process = me, .placement = placement, .peer_timeout = kPeerTimeout};
+  if (o.metrics_port > 0) options.metrics_port = o.metrics_port + placement.rank_of(me);
   if (checkpoints && me == "source") options.checkpoint_interval.time = kBarrierEvery;
   if (checkpoints && me == "compute") options.checkpoint_dir = o.checkpoint_dir;
   Pipeline p(options);
@@ -180,6 +187,7 @@ int run_processes(const DemoOptions& o, const std::string& self) {
                                      "--seed",     std::to_string(o.seed),
                                      "--device",   o.device};
   if (!o.checkpoint_dir.empty()) common.insert(common.end(), {"--checkpoint-dir", o.checkpoint_dir});
+  if (o.metrics_port > 0) common.insert(common.end(), {"--metrics-port", std::to_string(o.metrics_port)});
   common.insert(common.end(), {"--placement", placement});
   auto role = [&](const std::string& name) {
     std::vector<std::string> args = common;
@@ -237,6 +245,12 @@ Command add_demo_command(CLI::App& app) {
   demo->add_option("--checkpoint-dir", o->checkpoint_dir,
                    "checkpoint the compute process's stages here every 100 ms; a compute process killed and "
                    "started again (the parent does it) resumes from the newest checkpoint");
+  demo->add_option("--metrics-port", o->metrics_port,
+                   "serve each process's metrics on 127.0.0.1 (GET /metrics, Prometheus' text format, and "
+                   "/metrics.json) on this port plus its rank in the placement: source N, compute N+1, sink "
+                   "N+2; --in-process: N (0: off)")
+      ->check(CLI::Range(0, 65533))
+      ->capture_default_str();
   demo->add_flag("--in-process", o->in_process, "run source, stages and sink in this one process");
   demo->add_option(
           "--role", o->role,

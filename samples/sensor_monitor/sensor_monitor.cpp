@@ -30,7 +30,9 @@ NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c, const std::
   return detector;
 }
 
-PipelineOptions pipeline_options(const Config& c) { return {.capacity = c.chunks_in_flight}; }
+PipelineOptions pipeline_options(const Config& c) {
+  return {.capacity = c.chunks_in_flight, .metrics_port = c.metrics_port};
+}
 
 void add_sensor_monitor(Pipeline& p, const Config& c, std::shared_ptr<Sink> monitor) {
   NodeId source = p.source("vibration", vibration(c), {.process = kProcesses[0]});

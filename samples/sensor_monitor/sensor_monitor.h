@@ -47,6 +47,7 @@ struct Config {
   uint64_t seed = 1;               // the signal (and its faults) for a seed is always the same
   float learning_rate = 0.05f;     // of the detector's Adam steps
   Device device = host();          // where the two compiled stages run
+  int metrics_port = 0;            // serves the pipeline's metrics on this port (0: off)
 };
 
 // ---- messages between the nodes

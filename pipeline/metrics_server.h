@@ -1,0 +1,39 @@
+#pragma once
+// Serves a running pipeline's metrics over HTTP (PipelineOptions::metrics_port):
+// GET /metrics in Prometheus' text format, GET /metrics.json as JSON.
+// Internal: cpp-httplib stays in metrics_server.cpp.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace sluice {
+
+class MetricsServer {
+ public:
+  struct Pages {
+    std::function<std::string()> prometheus;  // /metrics
+    std::function<std::string()> json;        // /metrics.json
+  };
+  // Binds `address`:`port` (-1: any free port) at once, so that a port in
+  // use fails before the run starts: PipelineError naming it.
+  MetricsServer(const std::string& address, int port, Pages pages);
+  ~MetricsServer();  // stops
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // Serves on a thread of its own until close().
+  void start();
+  // Closes the port: nothing more is taken. What is being answered may
+  // still call the pages until stop().
+  void close();
+  // close(), then waits for the answer in progress, if any.
+  void stop();
+  int port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice

@@ -14,20 +14,12 @@
 #include <thread>
 
 #include "pipeline/pipeline.h"
+#include "tests/pipeline/slow_counter.h"
 
 namespace sluice {
 namespace {
 
 using std::chrono::milliseconds;
-
-std::shared_ptr<Source> slow_counter(int64_t n, milliseconds every) {
-  auto i = std::make_shared<int64_t>(0);
-  return sources::generator({s64()}, [i, n, every]() -> std::optional<Tensors> {
-    if (*i >= n) return std::nullopt;
-    std::this_thread::sleep_for(every);
-    return Tensors{scalar<int64_t>((*i)++)};
-  });
-}
 
 struct Page {
   int status = 0;

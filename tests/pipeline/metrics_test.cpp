@@ -10,6 +10,7 @@
 #include "pipeline/metrics.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/zmq_nodes.h"
+#include "tests/pipeline/slow_counter.h"
 
 namespace sluice {
 namespace {
@@ -123,16 +124,6 @@ TEST(MetricsPrometheus, CheckpointFamiliesOnceCheckpointsExist) {
   EXPECT_NE(text.find("sluice_checkpoints_completed_total{pipeline=\"p\"} 3\n"), std::string::npos);
   EXPECT_NE(text.find("sluice_checkpoint_age_seconds{pipeline=\"p\"} 0.5\n"), std::string::npos);
   EXPECT_NE(text.find("sluice_checkpoint_last_bytes{pipeline=\"p\"} 4096\n"), std::string::npos);
-}
-
-// n messages of s64[], one every `every`.
-std::shared_ptr<Source> slow_counter(int64_t n, milliseconds every) {
-  auto i = std::make_shared<int64_t>(0);
-  return sources::generator({s64()}, [i, n, every]() -> std::optional<Tensors> {
-    if (*i >= n) return std::nullopt;
-    std::this_thread::sleep_for(every);
-    return Tensors{scalar<int64_t>((*i)++)};
-  });
 }
 
 TEST(PipelineMetrics, RatesSpanTheWindowSinceTheRunStarted) {

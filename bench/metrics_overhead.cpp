@@ -27,14 +27,6 @@ namespace {
 
 constexpr int kMessages = 20000;
 
-std::shared_ptr<Source> repeat(Tensor t, int n) {
-  auto i = std::make_shared<int>(0);
-  return sources::generator({t.spec()}, [t, n, i]() -> std::optional<Tensors> {
-    if ((*i)++ >= n) return std::nullopt;
-    return Tensors{t};
-  });
-}
-
 // A port free now, so that every served run binds the same one and the
 // scraper knows where to look.
 int free_port() {
@@ -84,7 +76,7 @@ void BM_metrics_overhead(benchmark::State& state) {
 
   auto run = [&](int metrics_port) {
     Pipeline p({.metrics_port = metrics_port});
-    NodeId prev = p.source("in", repeat(x, kMessages));
+    NodeId prev = p.source("in", sources::list(std::vector<Tensor>(kMessages, x)));
     for (int s = 0; s < 4; ++s) {
       NodeId st = p.stage("add" + std::to_string(s), add1);
       p.connect(prev, st);

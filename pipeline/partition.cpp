@@ -57,6 +57,13 @@ void Pipeline::Impl::partition() {
   if (!here.ipc_dir.empty()) std::filesystem::create_directories(here.ipc_dir);
   meeting = std::make_unique<Meeting>(place, me, description(), po.meet_timeout);
 
+  // Every node's name and output, read before this process's nodes move out of `all`.
+  std::vector<std::string> names;
+  std::vector<std::vector<Spec>> outputs;
+  for (const Slot& s : slots) {
+    names.push_back(s.node->name());
+    outputs.push_back(s.node->output_spec().value_or(std::vector<Spec>{}));
+  }
   std::vector<Slot> all = std::move(slots);
   slots.clear();
   std::vector<int> at(all.size(), -1);  // where each node of this process is now
@@ -85,10 +92,7 @@ void Pipeline::Impl::partition() {
         continue;
       }
       const int k = ++received[to];  // 0 is the meeting's
-      const std::string edge =
-          (at[static_cast<size_t>(a)] >= 0 ? slot(at[static_cast<size_t>(a)]).node->name()
-                                           : all[static_cast<size_t>(a)].node->name()) +
-          "->" + (at[b] >= 0 ? slot(at[b]).node->name() : all[b].node->name());
+      const std::string edge = names[static_cast<size_t>(a)] + "->" + names[b];
       if (from == me) {
         ZmqSinkOptions o;
         o.channel.credit_messages = options.capacity;
@@ -109,8 +113,7 @@ void Pipeline::Impl::partition() {
           o.channel.curve = {
               .secret = here.curve_secret,
               .allow = std::filesystem::path(place.at(from).curve_public).parent_path().string()};
-        std::optional<std::vector<Spec>> spec = all[static_cast<size_t>(a)].node->output_spec();
-        auto source = sources::zmq(place.bind_endpoint(to, k, edge), *spec, o);
+        auto source = sources::zmq(place.bind_endpoint(to, k, edge), outputs[static_cast<size_t>(a)], o);
         int node = add_slot(source->make_node(edge, source));
         link(node, at[b]);
       }

@@ -27,7 +27,7 @@
 #include <thread>
 
 #include "bench/bench_report.h"
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice::bench {
 namespace {

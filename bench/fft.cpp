@@ -14,8 +14,8 @@
 #include <tbb/task_arena.h>
 
 #include "bench/bench_report.h"
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::bench {
 namespace {

@@ -19,8 +19,8 @@
 
 #include "bench/bench_report.h"
 #include "bench/fused_chain_baseline.h"
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::bench {
 namespace {

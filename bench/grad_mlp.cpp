@@ -9,11 +9,11 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_report.h"
-#include "devices/backend.h"
-#include "ops/autodiff.h"
-#include "ops/nn.h"
-#include "ops/ops.h"
-#include "ops/optimizers.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/autodiff.h>
+#include <sluice/ops/nn.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/optimizers.h>
 
 namespace sluice::bench {
 namespace {

@@ -12,8 +12,8 @@
 #include <tbb/flow_graph.h>
 
 #include "bench/bench_report.h"
-#include "pipeline/pipeline.h"
-#include "stream/stream.h"
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/stream/stream.h>
 
 namespace sluice::bench {
 namespace {

@@ -7,8 +7,8 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_report.h"
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::bench {
 namespace {

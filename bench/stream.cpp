@@ -9,7 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_report.h"
-#include "stream/stream.h"
+#include <sluice/stream/stream.h>
 
 namespace sluice::bench {
 namespace {

@@ -37,8 +37,8 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_report.h"
-#include "io/channel.h"
-#include "io/curve.h"
+#include <sluice/io/channel.h>
+#include <sluice/io/curve.h>
 
 extern char** environ;
 

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/channel.h"
+#include <sluice/io/channel.h>
 
 namespace {
 

@@ -1,14 +1,12 @@
-# cmake --install: headers under include/sluice/<layer>/, libraries, and a
-# package config so that find_package(sluice) and sluice::sluice work.
+# cmake --install: the public headers under include/sluice/ (each layer names
+# its own, cmake/sluice_layers.cmake), the libraries, a package config so
+# that find_package(sluice) and sluice::sluice work, and sluice.pc for
+# pkg-config.
 include(CMakePackageConfigHelpers)
 
-set(SLUICE_LAYERS ops devices stream io pipeline)
-foreach(layer IN LISTS SLUICE_LAYERS)
-  install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice/${layer}
-          FILES_MATCHING PATTERN "*.h" PATTERN "*.def" PATTERN "cpu/kernels" EXCLUDE)
-endforeach()
+install(FILES sluice.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice)
 list(TRANSFORM SLUICE_LAYERS PREPEND sluice_ OUTPUT_VARIABLE layer_targets)
-install(TARGETS ${layer_targets} sluice ${SLUICE_INSTALL_EXTRA_TARGETS} EXPORT sluiceTargets
+install(TARGETS ${layer_targets} sluice EXPORT sluiceTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT sluiceTargets NAMESPACE sluice:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
@@ -20,3 +18,9 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/sluiceConfigVersion
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
+
+# sluice.pc names the prefix relative to its own folder, so that an installed
+# tree moved elsewhere still finds itself.
+file(RELATIVE_PATH SLUICE_PC_PREFIX_FROM_PCDIR /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+configure_file(cmake/sluice.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -12,15 +12,3 @@ function(sluice_target_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
 endfunction()
-
-# sluice_layer(name SOURCES...): one library target per folder, exported as
-# sluice::name, with headers included as "folder/file.h" from the source root.
-function(sluice_layer name)
-  add_library(sluice_${name} ${ARGN})
-  add_library(sluice::${name} ALIAS sluice_${name})
-  set_target_properties(sluice_${name} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME sluice_${name})
-  target_include_directories(sluice_${name} PUBLIC
-    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/sluice>)
-  sluice_target_warnings(sluice_${name})
-endfunction()

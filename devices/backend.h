@@ -14,10 +14,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "devices/event.h"
-#include "ops/error.h"
-#include "ops/function.h"
-#include "ops/shape.h"
+#include <sluice/devices/event.h>
+#include <sluice/ops/error.h>
+#include <sluice/ops/function.h>
+#include <sluice/ops/shape.h>
 
 namespace sluice {
 

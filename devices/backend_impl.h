@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "devices/backend.h"
+#include <sluice/devices/backend.h>
 
 namespace sluice {
 

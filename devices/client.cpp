@@ -5,8 +5,8 @@
 #include <map>
 #include <mutex>
 
-#include "devices/backend_impl.h"
-#include "devices/cpu/cpu_backend.h"
+#include <sluice/devices/backend_impl.h>
+#include <sluice/devices/cpu/cpu_backend.h>
 
 namespace sluice {
 namespace {

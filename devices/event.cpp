@@ -1,4 +1,4 @@
-#include "devices/event.h"
+#include <sluice/devices/event.h>
 
 #include <thread>
 

@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "devices/backend_impl.h"
-#include "ops/loop_attrs.h"
+#include <sluice/devices/backend_impl.h>
+#include <sluice/ops/loop_attrs.h>
 
 namespace sluice {
 

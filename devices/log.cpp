@@ -1,4 +1,4 @@
-#include "devices/log.h"
+#include <sluice/devices/log.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -6,7 +6,7 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 namespace sluice {
 namespace {

@@ -1,7 +1,7 @@
 #include <cstring>
 
-#include "devices/backend_impl.h"
-#include "ops/dtype_dispatch.h"
+#include <sluice/devices/backend_impl.h>
+#include <sluice/ops/dtype_dispatch.h>
 
 namespace sluice {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "devices/backend.h"
-#include "ops/dtype_dispatch.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/dtype_dispatch.h>
 
 namespace sluice {
 namespace {

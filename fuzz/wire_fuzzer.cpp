@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "io/npy.h"
-#include "io/wire_format.h"
-#include "ops/error.h"
+#include <sluice/io/npy.h>
+#include <sluice/io/wire_format.h>
+#include <sluice/ops/error.h>
 
 namespace {
 

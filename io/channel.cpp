@@ -2,7 +2,7 @@
 // ZeroMQ sending and receiving. The reliable protocol's two ends are in
 // reliable_sender.cpp and reliable_receiver.cpp.
 
-#include "io/channel.h"
+#include <sluice/io/channel.h>
 
 #include <algorithm>
 #include <cstring>
@@ -11,8 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "devices/log.h"
-#include "io/channel_impl.h"
+#include <sluice/devices/log.h>
+#include <sluice/io/channel_impl.h>
 
 namespace sluice {
 

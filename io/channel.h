@@ -50,7 +50,7 @@
 #include <string>
 #include <vector>
 
-#include "io/wire.h"
+#include <sluice/io/wire.h>
 
 namespace sluice {
 

@@ -13,9 +13,9 @@
 #include <set>
 #include <thread>
 
-#include "devices/log.h"
-#include "io/channel_impl.h"
-#include "io/curve.h"
+#include <sluice/devices/log.h>
+#include <sluice/io/channel_impl.h>
+#include <sluice/io/curve.h>
 
 namespace sluice::channel_detail {
 namespace {

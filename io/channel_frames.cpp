@@ -4,7 +4,7 @@
 #include <cstring>
 #include <random>
 
-#include "io/channel_impl.h"
+#include <sluice/io/channel_impl.h>
 
 namespace sluice::channel_detail {
 namespace {

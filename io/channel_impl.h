@@ -19,7 +19,7 @@
 
 #include <zmq.hpp>
 
-#include "io/channel.h"
+#include <sluice/io/channel.h>
 
 namespace sluice::channel_detail {
 

@@ -1,4 +1,4 @@
-#include "io/curve.h"
+#include <sluice/io/curve.h>
 
 #include <sys/stat.h>
 #include <zmq.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 namespace sluice::curve {
 namespace {

@@ -1,4 +1,4 @@
-#include "io/npy.h"
+#include <sluice/io/npy.h>
 
 #include <cctype>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 namespace sluice::npy {
 namespace {

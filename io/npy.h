@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "ops/shape.h"
+#include <sluice/ops/shape.h>
 
 namespace sluice {
 class Tensor;

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "devices/backend.h"
-#include "io/npy.h"
+#include <sluice/devices/backend.h>
+#include <sluice/io/npy.h>
 
 namespace sluice::npy {
 

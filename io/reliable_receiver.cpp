@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "devices/log.h"
-#include "io/channel_impl.h"
+#include <sluice/devices/log.h>
+#include <sluice/io/channel_impl.h>
 
 namespace sluice::channel_detail {
 namespace {

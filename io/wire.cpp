@@ -1,9 +1,9 @@
-#include "io/wire.h"
+#include <sluice/io/wire.h>
 
 #include <array>
 #include <cstring>
 
-#include "io/npy.h"
+#include <sluice/io/npy.h>
 
 namespace sluice::wire {
 namespace {

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "devices/backend.h"
-#include "io/wire_format.h"
+#include <sluice/devices/backend.h>
+#include <sluice/io/wire_format.h>
 
 namespace sluice::wire {
 

@@ -1,11 +1,11 @@
-#include "io/wire_format.h"
+#include <sluice/io/wire_format.h>
 
 #include <array>
 #include <cstring>
 #include <string>
 
-#include "io/npy.h"
-#include "ops/error.h"
+#include <sluice/io/npy.h>
+#include <sluice/ops/error.h>
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/shape.h"
+#include <sluice/ops/shape.h>
 
 namespace sluice::wire {
 

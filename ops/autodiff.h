@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/function.h"
+#include <sluice/ops/function.h>
 
 namespace sluice {
 

@@ -1,12 +1,12 @@
-#include "ops/builders_common.h"
+#include <sluice/ops/builders_common.h>
 
 #include <cstring>
 #include <optional>
 #include <type_traits>
 
-#include "ops/dtype_dispatch.h"
-#include "ops/results.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/results.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice::detail {
 namespace {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 namespace sluice::detail {
 

@@ -1,8 +1,8 @@
 // Unary, binary and ternary elementwise ops, as_type and bitcast. Each node
 // gets operands of its compute dtype and of its result shape.
-#include "ops/builders_common.h"
-#include "ops/ops.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/builders_common.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice {
 
@@ -87,7 +87,7 @@ Expr unary_builder<Op::Conjugate>(Expr x) {
   Expr name(Expr x) { return unary_builder<Op::e>(x); }
 #define SLUICE_BINARY_OP(e, name, rule, props, grad) \
   Expr name(Expr a, Expr b) { return binary(Op::e, a, b); }
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 
 Expr select(Expr pred, Expr on_true, Expr on_false) {
   require(pred, "select", "pred");

@@ -2,9 +2,9 @@
 // qr, lu and eigh nodes have several, each read by a result node
 // (ops/results.h). Operands are converted to the dtype the op computes in
 // (infer::linalg_type) before the node is made.
-#include "ops/builders_common.h"
-#include "ops/ops.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/builders_common.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice {
 

@@ -4,12 +4,12 @@
 #include <memory>
 #include <string_view>
 
-#include "ops/builders_common.h"
-#include "ops/loop_attrs.h"
-#include "ops/loop_trace.h"
-#include "ops/loops.h"
-#include "ops/ops.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/builders_common.h>
+#include <sluice/ops/loop_attrs.h>
+#include <sluice/ops/loop_trace.h>
+#include <sluice/ops/loops.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice::detail {
 namespace {

@@ -3,9 +3,9 @@
 // nothing returns its argument.
 #include <algorithm>
 
-#include "ops/builders_common.h"
-#include "ops/ops.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/builders_common.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice {
 

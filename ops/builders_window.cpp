@@ -1,7 +1,7 @@
 // Windowed reductions, window scatters and cumulative scans.
-#include "ops/builders_common.h"
-#include "ops/ops.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/builders_common.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice {
 

@@ -2,9 +2,9 @@
 
 #include <unordered_map>
 
-#include "ops/error.h"
-#include "ops/function.h"
-#include "ops/passes/graph_walk.h"
+#include <sluice/ops/error.h>
+#include <sluice/ops/function.h>
+#include <sluice/ops/passes/graph_walk.h>
 
 namespace sluice {
 

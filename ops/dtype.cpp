@@ -1,11 +1,11 @@
-#include "ops/dtype.h"
+#include <sluice/ops/dtype.h>
 
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <string>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 namespace sluice {
 namespace {

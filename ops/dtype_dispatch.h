@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "ops/dtype.h"
+#include <sluice/ops/dtype.h>
 
 namespace sluice {
 

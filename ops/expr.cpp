@@ -1,12 +1,12 @@
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 #include <string>
 #include <unordered_set>
 #include <utility>
 
-#include "ops/error.h"
-#include "ops/hash.h"
-#include "ops/loop_attrs.h"
+#include <sluice/ops/error.h>
+#include <sluice/ops/hash.h>
+#include <sluice/ops/loop_attrs.h>
 
 namespace sluice {
 namespace {

@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "ops/literal.h"
-#include "ops/op.h"
-#include "ops/shape.h"
+#include <sluice/ops/literal.h>
+#include <sluice/ops/op.h>
+#include <sluice/ops/shape.h>
 
 namespace sluice {
 

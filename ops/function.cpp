@@ -1,11 +1,11 @@
-#include "ops/function.h"
+#include <sluice/ops/function.h>
 
 #include <sstream>
 #include <string>
 #include <unordered_map>
 
-#include "ops/error.h"
-#include "ops/hash.h"
+#include <sluice/ops/error.h>
+#include <sluice/ops/hash.h>
 
 namespace sluice {
 namespace {

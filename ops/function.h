@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 namespace sluice {
 

@@ -1,5 +1,5 @@
 // The table from op to reverse-mode rule, read from the catalogue.
-#include "ops/grad_rules.h"
+#include <sluice/ops/grad_rules.h>
 
 #include <array>
 
@@ -18,11 +18,11 @@ constexpr Kind* rule_if(RuleOf<Props>* rule) {
 
 constexpr std::array<Rule, kOpCount> kRules{
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) rule_if<RuleFunction, (props)>(&grad_##grad),
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 };
 constexpr std::array<ResultsRule, kOpCount> kResultsRules{
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) rule_if<ResultsRuleFunction, (props)>(&grad_##grad),
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 };
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 namespace sluice::grad_rules {
 
@@ -32,7 +32,7 @@ template <uint32_t Props>
 using RuleOf = std::conditional_t<(Props & kMultiResult) != 0, ResultsRuleFunction, RuleFunction>;
 
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) RuleOf<(props)> grad_##grad;
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 
 // The rule of `op`'s catalogue entry; grad_none for ops without a gradient.
 // rule_of is null for ops with several results, results_rule_of for the rest.

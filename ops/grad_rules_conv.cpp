@@ -9,8 +9,8 @@
 //   (the batch is what is summed over); the forward strides become kernel
 //   dilation and the kernel dilation strides. Feature groups become batch
 //   groups there and batch groups feature groups.
-#include "ops/grad_rules.h"
-#include "ops/ops.h"
+#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {
 namespace {

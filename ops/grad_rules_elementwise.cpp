@@ -5,8 +5,8 @@
 // and their choices at ties and zeros, are JAX's (jax/_src/lax/lax.py).
 #include <numbers>
 
-#include "ops/grad_rules.h"
-#include "ops/ops.h"
+#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {
 namespace {

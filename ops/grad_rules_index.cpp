@@ -1,8 +1,8 @@
 // Reverse-mode rules of gathers, scatters and sorts: a gather's cotangent is
 // scattered back (indexed_add: duplicates sum), a scatter's is gathered, a
 // sort's goes back through the inverse of its permutation.
-#include "ops/grad_rules.h"
-#include "ops/ops.h"
+#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {
 namespace {

@@ -9,12 +9,12 @@
 #include <optional>
 #include <sstream>
 
-#include "ops/autodiff.h"
-#include "ops/grad_rules.h"
-#include "ops/loop_attrs.h"
-#include "ops/loops.h"
-#include "ops/ops.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/autodiff.h>
+#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/loop_attrs.h>
+#include <sluice/ops/loops.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice::grad_rules {
 namespace {

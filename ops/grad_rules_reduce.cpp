@@ -1,8 +1,8 @@
 // Reverse-mode rules of reductions and dot.
 #include <algorithm>
 
-#include "ops/grad_rules.h"
-#include "ops/ops.h"
+#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {
 namespace {

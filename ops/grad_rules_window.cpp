@@ -1,8 +1,8 @@
 // Reverse-mode rules of windowed reductions, window scatters, cumulative
 // scans and the Fourier transforms.
-#include "ops/builders_common.h"
-#include "ops/grad_rules.h"
-#include "ops/ops.h"
+#include <sluice/ops/builders_common.h>
+#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {
 namespace {

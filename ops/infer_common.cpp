@@ -1,7 +1,7 @@
 // Messages and axis normalisation shared by every inference function.
 #include <algorithm>
 
-#include "ops/shape_inference.h"
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice::infer {
 

@@ -1,5 +1,5 @@
 // Types of Fourier transforms.
-#include "ops/shape_inference.h"
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice::infer {
 

@@ -1,5 +1,5 @@
 // Shapes and types of reductions.
-#include "ops/shape_inference.h"
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice::infer {
 

@@ -1,4 +1,4 @@
-#include "ops/literal.h"
+#include <sluice/ops/literal.h>
 
 #include <cmath>
 #include <limits>

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "ops/shape.h"
+#include <sluice/ops/shape.h>
 
 namespace sluice {
 

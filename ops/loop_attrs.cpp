@@ -1,6 +1,6 @@
-#include "ops/loop_attrs.h"
+#include <sluice/ops/loop_attrs.h>
 
-#include "ops/hash.h"
+#include <sluice/ops/hash.h>
 
 namespace sluice {
 

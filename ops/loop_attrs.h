@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/function.h"
+#include <sluice/ops/function.h>
 
 namespace sluice {
 

@@ -1,8 +1,8 @@
-#include "ops/loop_trace.h"
+#include <sluice/ops/loop_trace.h>
 
 #include <unordered_set>
 
-#include "ops/passes/graph_walk.h"
+#include <sluice/ops/passes/graph_walk.h>
 
 namespace sluice::detail {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ops/function.h"
+#include <sluice/ops/function.h>
 
 namespace sluice::detail {
 

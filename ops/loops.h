@@ -24,8 +24,8 @@
 #include <optional>
 #include <type_traits>
 
-#include "ops/expr.h"
-#include "ops/function.h"
+#include <sluice/ops/expr.h>
+#include <sluice/ops/function.h>
 
 namespace sluice {
 

@@ -1,10 +1,10 @@
 // Model helpers as compositions of ops; see nn.h for the forms chosen.
-#include "ops/nn.h"
+#include <sluice/ops/nn.h>
 
 #include <cmath>
 #include <numbers>
 
-#include "ops/shape_inference.h"
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice {
 namespace {

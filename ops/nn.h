@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "ops/op.h"
+#include <sluice/ops/op.h>
 
 #include <array>
 
@@ -7,37 +7,37 @@ namespace {
 
 constexpr std::array<std::string_view, kOpCount> kNames{
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) #name,
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 #undef SLUICE_OP
 };
 
 constexpr std::array<int, kOpCount> kArities{
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) arity,
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 #undef SLUICE_OP
 };
 
 constexpr std::array<OpFamily, kOpCount> kFamilies{
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) OpFamily::family,
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 #undef SLUICE_OP
 };
 
 constexpr std::array<OpTypeRule, kOpCount> kTypeRules{
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) OpTypeRule::rule,
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 #undef SLUICE_OP
 };
 
 constexpr std::array<uint32_t, kOpCount> kProperties{
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) static_cast<uint32_t>(props),
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 #undef SLUICE_OP
 };
 
 constexpr std::array<bool, kOpCount> kDifferentiable{
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) std::string_view(#grad) != "none",
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 #undef SLUICE_OP
 };
 

@@ -5,19 +5,19 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ops/dtype.h"
+#include <sluice/ops/dtype.h>
 
 namespace sluice {
 
 enum class Op : uint8_t {
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) e,
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 #undef SLUICE_OP
 };
 
 inline constexpr int kOpCount = 0
 #define SLUICE_OP(e, name, arity, family, rule, props, grad) +1
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 #undef SLUICE_OP
     ;
 

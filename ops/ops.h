@@ -21,13 +21,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/autodiff.h"
-#include "ops/error.h"
-#include "ops/expr.h"
-#include "ops/function.h"
-#include "ops/literal.h"
-#include "ops/loops.h"
-#include "ops/shape.h"
+#include <sluice/ops/autodiff.h>
+#include <sluice/ops/error.h>
+#include <sluice/ops/expr.h>
+#include <sluice/ops/function.h>
+#include <sluice/ops/literal.h>
+#include <sluice/ops/loops.h>
+#include <sluice/ops/shape.h>
 
 namespace sluice {
 
@@ -82,7 +82,7 @@ Expr eye(const Spec& spec);
   Expr name(Expr a, N b) { return name(a, weak_scalar_of(b)); }               \
   template <Number N>                                                         \
   Expr name(N a, Expr b) { return name(weak_scalar_of(a), b); }
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
 
 // ---- selection and conversion
 // Elements of on_true where pred is nonzero, else of on_false; all three broadcast.

@@ -1,9 +1,9 @@
-#include "ops/optimizers.h"
+#include <sluice/ops/optimizers.h>
 
 #include <utility>
 
-#include "ops/error.h"
-#include "ops/ops.h"
+#include <sluice/ops/error.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::optimizers {
 namespace {

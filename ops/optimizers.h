@@ -23,7 +23,7 @@
 #include <functional>
 #include <string>
 
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 namespace sluice::optimizers {
 

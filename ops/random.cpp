@@ -1,10 +1,10 @@
-#include "ops/random.h"
+#include <sluice/ops/random.h>
 
 #include <array>
 #include <cmath>
 #include <limits>
 
-#include "ops/shape_inference.h"
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice {
 namespace {

@@ -1,7 +1,7 @@
-#include "ops/results.h"
+#include <sluice/ops/results.h>
 
-#include "ops/loop_attrs.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/loop_attrs.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice {
 

@@ -1,8 +1,8 @@
-#include "ops/shape.h"
+#include <sluice/ops/shape.h>
 
 #include <string>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 namespace sluice {
 

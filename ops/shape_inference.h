@@ -16,10 +16,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/error.h"
-#include "ops/expr.h"
-#include "ops/op.h"
-#include "ops/shape.h"
+#include <sluice/ops/error.h>
+#include <sluice/ops/expr.h>
+#include <sluice/ops/op.h>
+#include <sluice/ops/shape.h>
 
 namespace sluice::infer {
 

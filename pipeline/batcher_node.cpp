@@ -22,9 +22,9 @@
 #include <optional>
 #include <thread>
 
-#include "devices/log.h"
-#include "pipeline/node_kinds.h"
-#include "pipeline/pipeline.h"
+#include <sluice/devices/log.h>
+#include <sluice/pipeline/node_kinds.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 namespace {

@@ -1,7 +1,7 @@
 // The checkpoint store: durable writes (fsync, then rename), verified reads
 // (sizes and BLAKE2b hashes from the manifest), pruning to `retain`.
 
-#include "pipeline/checkpoint_store.h"
+#include <sluice/pipeline/checkpoint_store.h>
 
 #include <fcntl.h>
 #include <sodium.h>
@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
-#include "io/npy.h"
-#include "pipeline/durable_files.h"
+#include <sluice/io/npy.h>
+#include <sluice/pipeline/durable_files.h>
 
 namespace sluice {
 namespace {

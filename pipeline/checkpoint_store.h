@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "devices/backend.h"
-#include "stream/step.h"
+#include <sluice/devices/backend.h>
+#include <sluice/stream/step.h>
 
 namespace sluice {
 

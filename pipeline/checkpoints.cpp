@@ -1,8 +1,8 @@
-#include "pipeline/checkpoints.h"
+#include <sluice/pipeline/checkpoints.h>
 
 #include <algorithm>
 
-#include "devices/log.h"
+#include <sluice/devices/log.h>
 
 namespace sluice {
 

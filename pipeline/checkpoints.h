@@ -25,9 +25,9 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/checkpoint_store.h"
-#include "pipeline/node.h"
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/checkpoint_store.h>
+#include <sluice/pipeline/node.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "pipeline/durable_files.h"
+#include <sluice/pipeline/durable_files.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 namespace sluice::durable {
 namespace {

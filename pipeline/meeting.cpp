@@ -1,4 +1,4 @@
-#include "pipeline/meeting.h"
+#include <sluice/pipeline/meeting.h>
 
 #include <atomic>
 #include <future>
@@ -9,8 +9,8 @@
 
 #include <zmq.hpp>
 
-#include "devices/log.h"
-#include "ops/error.h"
+#include <sluice/devices/log.h>
+#include <sluice/ops/error.h>
 
 namespace sluice {
 namespace {

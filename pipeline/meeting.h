@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "pipeline/placement.h"
+#include <sluice/pipeline/placement.h>
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "pipeline/metrics.h"
+#include <sluice/pipeline/metrics.h>
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "pipeline/metrics_server.h"
+#include <sluice/pipeline/metrics_server.h>
 
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -13,8 +13,8 @@
 
 #include <httplib.h>
 
-#include "devices/log.h"
-#include "ops/error.h"
+#include <sluice/devices/log.h>
+#include <sluice/ops/error.h>
 
 namespace sluice {
 

@@ -1,6 +1,6 @@
-#include "pipeline/node.h"
+#include <sluice/pipeline/node.h>
 
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 

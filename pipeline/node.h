@@ -42,9 +42,9 @@
 
 #include <tbb/flow_graph.h>
 
-#include "pipeline/metrics.h"
-#include "pipeline/sources.h"
-#include "stream/step.h"
+#include <sluice/pipeline/metrics.h>
+#include <sluice/pipeline/sources.h>
+#include <sluice/stream/step.h>
 
 namespace sluice {
 

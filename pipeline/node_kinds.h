@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "pipeline/node.h"
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/node.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <mutex>
 
-#include "io/npy.h"
-#include "ops/error.h"
-#include "pipeline/durable_files.h"
-#include "pipeline/sinks.h"
+#include <sluice/io/npy.h>
+#include <sluice/ops/error.h>
+#include <sluice/pipeline/durable_files.h>
+#include <sluice/pipeline/sinks.h>
 
 namespace sluice {
 namespace {

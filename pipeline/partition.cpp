@@ -8,11 +8,11 @@
 #include <map>
 #include <set>
 
-#include "devices/log.h"
-#include "pipeline/meeting.h"
-#include "pipeline/node_kinds.h"
-#include "pipeline/pipeline_impl.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/devices/log.h>
+#include <sluice/pipeline/meeting.h>
+#include <sluice/pipeline/node_kinds.h>
+#include <sluice/pipeline/pipeline_impl.h>
+#include <sluice/pipeline/zmq_nodes.h>
 
 namespace sluice {
 

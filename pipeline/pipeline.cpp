@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "devices/log.h"
-#include "pipeline/checkpoint_store.h"
-#include "pipeline/node_kinds.h"
-#include "pipeline/pipeline_impl.h"
+#include <sluice/devices/log.h>
+#include <sluice/pipeline/checkpoint_store.h>
+#include <sluice/pipeline/node_kinds.h>
+#include <sluice/pipeline/pipeline_impl.h>
 
 namespace sluice {
 

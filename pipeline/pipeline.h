@@ -40,12 +40,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/ops.h"
-#include "pipeline/metrics.h"
-#include "pipeline/placement.h"
-#include "pipeline/sinks.h"
-#include "pipeline/sources.h"
-#include "stream/step.h"
+#include <sluice/ops/ops.h>
+#include <sluice/pipeline/metrics.h>
+#include <sluice/pipeline/placement.h>
+#include <sluice/pipeline/sinks.h>
+#include <sluice/pipeline/sources.h>
+#include <sluice/stream/step.h>
 
 namespace sluice {
 

@@ -11,11 +11,11 @@
 
 #include <tbb/task_arena.h>
 
-#include "pipeline/checkpoints.h"
-#include "pipeline/meeting.h"
-#include "pipeline/metrics_server.h"
-#include "pipeline/node.h"
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/checkpoints.h>
+#include <sluice/pipeline/meeting.h>
+#include <sluice/pipeline/metrics_server.h>
+#include <sluice/pipeline/node.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 

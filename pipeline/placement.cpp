@@ -1,7 +1,7 @@
 // Placements (JSON or compact), their endpoints, and roles from --role or a
 // launcher's environment; every refusal names where the text came from.
 
-#include "pipeline/placement.h"
+#include <sluice/pipeline/placement.h>
 
 #include <arpa/inet.h>
 
@@ -17,7 +17,7 @@
 #include <sstream>
 #include <utility>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 namespace sluice {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <semaphore>
 
-#include "pipeline/pipeline.h"
-#include "pipeline/source_node.h"
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/source_node.h>
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include "pipeline/serving.h"
+#include <sluice/pipeline/serving.h>
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 #include <utility>
 #include <zmq.hpp>
 
-#include "devices/log.h"
-#include "io/channel.h"
-#include "pipeline/metrics.h"
+#include <sluice/devices/log.h>
+#include <sluice/io/channel.h>
+#include <sluice/pipeline/metrics.h>
 
 namespace sluice {
 

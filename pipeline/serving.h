@@ -32,9 +32,9 @@
 #include <thread>
 #include <vector>
 
-#include "io/wire.h"
-#include "pipeline/sinks.h"
-#include "pipeline/sources.h"
+#include <sluice/io/wire.h>
+#include <sluice/pipeline/sinks.h>
+#include <sluice/pipeline/sources.h>
 
 namespace sluice {
 

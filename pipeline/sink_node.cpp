@@ -2,9 +2,9 @@
 // output at each checkpoint barrier and commits it once the checkpoint is
 // stored (a two-phase commit).
 
-#include "pipeline/checkpoint_store.h"
-#include "pipeline/node_kinds.h"
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/checkpoint_store.h>
+#include <sluice/pipeline/node_kinds.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include "pipeline/sinks.h"
+#include <sluice/pipeline/sinks.h>
 
 namespace sluice {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "stream/step.h"
+#include <sluice/stream/step.h>
 
 namespace sluice {
 

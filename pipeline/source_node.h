@@ -3,9 +3,9 @@
 // push_source_node.cpp takes pushes): the Source's specs and its part in
 // checkpoints. Internal: those two files only.
 
-#include "pipeline/checkpoint_store.h"
-#include "pipeline/node.h"
-#include "pipeline/sources.h"
+#include <sluice/pipeline/checkpoint_store.h>
+#include <sluice/pipeline/node.h>
+#include <sluice/pipeline/sources.h>
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "pipeline/sources.h"
+#include <sluice/pipeline/sources.h>
 
 namespace sluice {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "stream/step.h"
-#include "stream/to_batched.h"
+#include <sluice/stream/step.h>
+#include <sluice/stream/to_batched.h>
 
 namespace sluice {
 

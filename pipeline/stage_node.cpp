@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <mutex>
 
-#include "devices/log.h"
-#include "pipeline/checkpoint_store.h"
-#include "pipeline/node_kinds.h"
-#include "pipeline/pipeline.h"
+#include <sluice/devices/log.h>
+#include <sluice/pipeline/checkpoint_store.h>
+#include <sluice/pipeline/node_kinds.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 namespace {

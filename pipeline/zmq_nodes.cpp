@@ -1,10 +1,10 @@
-#include "pipeline/zmq_nodes.h"
+#include <sluice/pipeline/zmq_nodes.h>
 
 #include <tbb/task_group.h>
 
 #include <sstream>
 
-#include "devices/log.h"
+#include <sluice/devices/log.h>
 
 namespace sluice {
 namespace {

@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "io/channel.h"
-#include "pipeline/sinks.h"
-#include "pipeline/sources.h"
+#include <sluice/io/channel.h>
+#include <sluice/pipeline/sinks.h>
+#include <sluice/pipeline/sources.h>
 
 namespace sluice {
 

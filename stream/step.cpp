@@ -1,4 +1,4 @@
-#include "stream/step.h"
+#include <sluice/stream/step.h>
 
 namespace sluice {
 

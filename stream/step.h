@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "devices/backend.h"
+#include <sluice/devices/backend.h>
 
 namespace sluice {
 

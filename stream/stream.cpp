@@ -1,4 +1,4 @@
-#include "stream/stream.h"
+#include <sluice/stream/stream.h>
 
 #include <sstream>
 

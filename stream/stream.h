@@ -25,9 +25,9 @@
 #include <thread>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
-#include "stream/step.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
+#include <sluice/stream/step.h>
 
 namespace sluice {
 

@@ -1,6 +1,6 @@
-#include "stream/to_batched.h"
+#include <sluice/stream/to_batched.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 
 namespace sluice {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <iterator>
 
-#include "devices/backend.h"
+#include <sluice/devices/backend.h>
 
 namespace sluice {
 

@@ -11,9 +11,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "devices/backend.h"
-#include "io/channel.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/io/channel.h>
+#include <sluice/ops/ops.h>
 #include "tools/commands.h"
 
 namespace sluice::tools {

@@ -37,8 +37,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "pipeline/pipeline.h"
-#include "pipeline/placement.h"
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/placement.h>
 #include "samples/sensor_monitor/sensor_monitor.h"
 #include "tools/commands.h"
 #include "tools/processes.h"

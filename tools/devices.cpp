@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "devices/backend.h"
+#include <sluice/devices/backend.h>
 #include "tools/commands.h"
 
 namespace sluice::tools {

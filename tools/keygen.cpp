@@ -9,8 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "io/curve.h"
-#include "ops/error.h"
+#include <sluice/io/curve.h>
+#include <sluice/ops/error.h>
 #include "tools/commands.h"
 
 namespace sluice::tools {

@@ -8,9 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "devices/log.h"
+#include <sluice/devices/log.h>
 #include "sluice_revision.h"
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 #include "tools/commands.h"
 
 namespace {

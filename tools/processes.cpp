@@ -17,7 +17,7 @@
 #include <optional>
 #include <thread>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 extern char** environ;
 

@@ -13,8 +13,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "io/channel.h"
-#include "io/npy.h"
+#include <sluice/io/channel.h>
+#include <sluice/io/npy.h>
 #include "tools/commands.h"
 #include "tools/stop_signals.h"
 

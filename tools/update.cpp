@@ -16,8 +16,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "io/channel.h"
-#include "io/npy.h"
+#include <sluice/io/channel.h>
+#include <sluice/io/npy.h>
 #include "tools/commands.h"
 
 namespace sluice::tools {

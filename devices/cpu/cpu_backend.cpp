@@ -1,17 +1,17 @@
 // The host backend: one device, host memory from a pool, plans run by
 // CpuExecutable on oneTBB.
 
-#include "devices/cpu/cpu_backend.h"
+#include <sluice/devices/cpu/cpu_backend.h>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "devices/cpu/cpu_executable.h"
-#include "devices/cpu/host_memory.h"
-#include "devices/cpu/plan.h"
-#include "devices/cpu/thread_pool.h"
+#include <sluice/devices/cpu/cpu_executable.h>
+#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/cpu/plan.h>
+#include <sluice/devices/cpu/thread_pool.h>
 
 namespace sluice::cpu {
 namespace {

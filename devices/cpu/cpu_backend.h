@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "devices/backend_impl.h"
+#include <sluice/devices/backend_impl.h>
 
 namespace sluice::cpu {
 

@@ -1,14 +1,14 @@
-#include "devices/cpu/cpu_executable.h"
+#include <sluice/devices/cpu/cpu_executable.h>
 
 #include <atomic>
 #include <cstring>
 #include <mutex>
 #include <utility>
 
-#include "devices/cpu/host_memory.h"
-#include "devices/cpu/pointers.h"
-#include "devices/cpu/thread_pool.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/cpu/pointers.h>
+#include <sluice/devices/cpu/thread_pool.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "devices/backend_impl.h"
-#include "devices/cpu/plan.h"
+#include <sluice/devices/backend_impl.h>
+#include <sluice/devices/cpu/plan.h>
 
 namespace sluice::cpu {
 

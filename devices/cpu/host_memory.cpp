@@ -1,4 +1,4 @@
-#include "devices/cpu/host_memory.h"
+#include <sluice/devices/cpu/host_memory.h>
 
 #include <tbb/spin_mutex.h>
 

@@ -1,11 +1,11 @@
-#include "devices/cpu/loop.h"
+#include <sluice/devices/cpu/loop.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "devices/cpu/host_memory.h"
-#include "devices/cpu/thread_pool.h"
-#include "ops/loop_attrs.h"
+#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/cpu/thread_pool.h>
+#include <sluice/ops/loop_attrs.h>
 
 namespace sluice::cpu {
 namespace {

@@ -21,8 +21,8 @@
 #include <span>
 #include <vector>
 
-#include "devices/cpu/plan.h"
-#include "devices/cpu/pointers.h"
+#include <sluice/devices/cpu/plan.h>
+#include <sluice/devices/cpu/pointers.h>
 
 namespace sluice::cpu {
 

@@ -1,16 +1,16 @@
-#include "devices/cpu/plan.h"
+#include <sluice/devices/cpu/plan.h>
 
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "devices/cpu/host_memory.h"
-#include "devices/cpu/kernels/kernels.h"
-#include "devices/cpu/loop.h"
-#include "ops/error.h"
-#include "ops/passes/passes.h"
-#include "ops/results.h"
+#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/cpu/kernels/kernels.h>
+#include <sluice/devices/cpu/loop.h>
+#include <sluice/ops/error.h>
+#include <sluice/ops/passes/passes.h>
+#include <sluice/ops/results.h>
 
 namespace sluice::cpu {
 namespace {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "devices/cpu/kernels/elementwise.h"
-#include "ops/function.h"
+#include <sluice/devices/cpu/kernels/elementwise.h>
+#include <sluice/ops/function.h>
 
 namespace sluice::cpu {
 

@@ -3,10 +3,10 @@
 #include <new>
 #include <string>
 
-#include "devices/cpu/loop.h"
-#include "devices/cpu/plan.h"
-#include "devices/cpu/pointers.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/loop.h>
+#include <sluice/devices/cpu/plan.h>
+#include <sluice/devices/cpu/pointers.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

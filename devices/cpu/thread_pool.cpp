@@ -1,4 +1,4 @@
-#include "devices/cpu/thread_pool.h"
+#include <sluice/devices/cpu/thread_pool.h>
 
 #include <tbb/global_control.h>
 #include <tbb/info.h>

@@ -8,12 +8,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ops/autodiff.h"
-#include "ops/grad_rules.h"
-#include "ops/ops.h"
-#include "ops/passes/graph_walk.h"
-#include "ops/results.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/autodiff.h>
+#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/passes/graph_walk.h>
+#include <sluice/ops/results.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice {
 namespace {

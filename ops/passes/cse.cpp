@@ -6,9 +6,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include "ops/hash.h"
-#include "ops/passes/graph_walk.h"
-#include "ops/passes/passes.h"
+#include <sluice/ops/hash.h>
+#include <sluice/ops/passes/graph_walk.h>
+#include <sluice/ops/passes/passes.h>
 
 namespace sluice::passes {
 namespace {

@@ -1,10 +1,10 @@
 // Constant folding. Nodes are visited operands first, so a chain of constant
 // ops folds in one walk: each node sees its operands already folded.
-#include "ops/error.h"
-#include "ops/ops.h"
-#include "ops/passes/graph_walk.h"
-#include "ops/passes/passes.h"
-#include "ops/shape_inference.h"
+#include <sluice/ops/error.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/passes/graph_walk.h>
+#include <sluice/ops/passes/passes.h>
+#include <sluice/ops/shape_inference.h>
 
 namespace sluice::passes {
 namespace {

@@ -1,4 +1,4 @@
-#include "ops/passes/graph_walk.h"
+#include <sluice/ops/passes/graph_walk.h>
 
 #include <unordered_map>
 #include <unordered_set>

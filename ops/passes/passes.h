@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "ops/function.h"
+#include <sluice/ops/function.h>
 
 namespace sluice::passes {
 

@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "ops/passes/graph_walk.h"
-#include "ops/passes/passes.h"
+#include <sluice/ops/passes/graph_walk.h>
+#include <sluice/ops/passes/passes.h>
 
 namespace sluice::passes {
 namespace {

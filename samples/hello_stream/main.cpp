@@ -10,7 +10,7 @@
 
 #include <iostream>
 
-#include "stream/stream.h"
+#include <sluice/stream/stream.h>
 
 int main() {
   // {output, new accumulator}: the sum so far goes out, the chunk is added to it.

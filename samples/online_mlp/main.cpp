@@ -18,11 +18,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "io/npy.h"
-#include "ops/autodiff.h"
-#include "ops/nn.h"
-#include "ops/optimizers.h"
-#include "pipeline/pipeline.h"
+#include <sluice/io/npy.h>
+#include <sluice/ops/autodiff.h>
+#include <sluice/ops/nn.h>
+#include <sluice/ops/optimizers.h>
+#include <sluice/pipeline/pipeline.h>
 
 using namespace sluice;
 

@@ -12,8 +12,8 @@
 
 #include <iostream>
 
-#include "pipeline/pipeline.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/zmq_nodes.h>
 
 int main(int argc, char** argv) {
   if (argc != 3) {

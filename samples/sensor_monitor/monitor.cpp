@@ -9,7 +9,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "pipeline/metrics.h"
+#include <sluice/pipeline/metrics.h>
 #include "samples/sensor_monitor/sensor_monitor.h"
 
 namespace sluice::sensor_monitor {

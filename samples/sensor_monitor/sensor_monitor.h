@@ -28,10 +28,10 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/autodiff.h"
-#include "ops/nn.h"
-#include "ops/optimizers.h"
-#include "pipeline/pipeline.h"
+#include <sluice/ops/autodiff.h>
+#include <sluice/ops/nn.h>
+#include <sluice/ops/optimizers.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice::sensor_monitor {
 

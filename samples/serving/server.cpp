@@ -22,9 +22,9 @@
 #include <iostream>
 #include <thread>
 
-#include "ops/nn.h"
-#include "pipeline/pipeline.h"
-#include "pipeline/serving.h"
+#include <sluice/ops/nn.h>
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/serving.h>
 
 namespace {
 

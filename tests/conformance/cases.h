@@ -11,7 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ops/shape.h"
+#include <sluice/ops/shape.h>
 
 namespace sluice::conformance {
 

@@ -18,8 +18,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 #include "tests/conformance/cases.h"
 #include "tests/conformance/compare.h"
 #include "tests/conformance/op_table.h"

@@ -165,7 +165,7 @@ const std::map<std::string, Builder, std::less<>>& op_table() {
   // unary and binary: every one of the catalogue, by its builder's name
 #define SLUICE_UNARY_OP(e, name, rule, props, grad) {#name, unary(name)},
 #define SLUICE_BINARY_OP(e, name, rule, props, grad) {#name, binary(name)},
-#include "ops/op_list.def"
+#include <sluice/ops/op_list.def>
       // leaves
       {"constant", constant_case},
       {"iota",

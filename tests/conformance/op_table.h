@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "tests/conformance/cases.h"
 
 namespace sluice::conformance {

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 #include "tests/devices/run_traced.h"
 
 namespace sluice {

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <thread>
 
-#include "devices/backend.h"
-#include "devices/cpu/host_memory.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice {
 namespace {

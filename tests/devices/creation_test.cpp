@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice {
 namespace {

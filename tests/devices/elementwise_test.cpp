@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "devices/backend.h"
-#include "devices/cpu/kernels/isa.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/devices/cpu/kernels/isa.h>
+#include <sluice/ops/ops.h>
 #include "tests/devices/run_traced.h"
-#include "ops/passes/passes.h"
+#include <sluice/ops/passes/passes.h>
 
 namespace sluice {
 namespace {

@@ -10,7 +10,7 @@
 #include <numbers>
 #include <vector>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 
 namespace sluice::test {
 

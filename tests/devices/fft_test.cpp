@@ -14,8 +14,8 @@
 #include <numbers>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 #include "tests/devices/fft_reference.h"
 
 namespace sluice {

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "devices/backend.h"
-#include "devices/cpu/kernels/fft_wisdom.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/devices/cpu/kernels/fft_wisdom.h>
+#include <sluice/ops/ops.h>
 #include "tests/devices/fft_reference.h"
 
 extern char** environ;

@@ -13,8 +13,8 @@
 #include <random>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice {
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 #include "tests/devices/run_traced.h"
 
 namespace sluice {

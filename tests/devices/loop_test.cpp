@@ -6,9 +6,9 @@
 #include <cmath>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
-#include "stream/stream.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
+#include <sluice/stream/stream.h>
 
 namespace sluice {
 namespace {

@@ -13,9 +13,9 @@
 #include <limits>
 #include <vector>
 
-#include "devices/backend.h"
-#include "devices/cpu/kernels/isa.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/devices/cpu/kernels/isa.h>
+#include <sluice/ops/ops.h>
 #include "tests/devices/run_traced.h"
 
 namespace sluice {

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::testing {
 

@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice {
 namespace {

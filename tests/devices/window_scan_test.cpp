@@ -12,8 +12,8 @@
 #include <limits>
 #include <vector>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 #include "tests/devices/reference_inputs.h"
 
 namespace sluice {

@@ -7,7 +7,7 @@
 
 #include <zmq.hpp>
 
-#include "io/channel.h"
+#include <sluice/io/channel.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

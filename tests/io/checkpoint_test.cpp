@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "io/channel.h"
+#include <sluice/io/channel.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <thread>
 
-#include "io/channel.h"
-#include "io/curve.h"
+#include <sluice/io/channel.h>
+#include <sluice/io/curve.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

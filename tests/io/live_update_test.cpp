@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <thread>
 
-#include "io/npy.h"
-#include "pipeline/pipeline.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/io/npy.h>
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/zmq_nodes.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

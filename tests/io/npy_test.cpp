@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "io/npy.h"
+#include <sluice/io/npy.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

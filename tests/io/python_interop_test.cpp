@@ -6,10 +6,10 @@
 
 #include <filesystem>
 
-#include "io/channel.h"
-#include "io/curve.h"
-#include "pipeline/pipeline.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/io/channel.h>
+#include <sluice/io/curve.h>
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/zmq_nodes.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

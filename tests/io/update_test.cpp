@@ -11,7 +11,7 @@
 
 #include <zmq.h>
 
-#include "io/channel.h"
+#include <sluice/io/channel.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

@@ -22,9 +22,9 @@
 #include <string>
 #include <thread>
 
-#include "io/channel.h"
-#include "pipeline/pipeline.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/io/channel.h>
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/zmq_nodes.h>
 #include "tests/io/wire_test_util.h"
 
 namespace {

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <random>
 
-#include "io/npy.h"
-#include "io/wire.h"
+#include <sluice/io/npy.h>
+#include <sluice/io/wire.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

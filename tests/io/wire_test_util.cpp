@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "io/npy.h"
+#include <sluice/io/npy.h>
 
 extern char** environ;
 

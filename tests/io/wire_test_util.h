@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "devices/backend.h"
-#include "io/channel.h"
-#include "io/wire.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/devices/backend.h>
+#include <sluice/io/channel.h>
+#include <sluice/io/wire.h>
+#include <sluice/pipeline/zmq_nodes.h>
 
 namespace sluice::test {
 

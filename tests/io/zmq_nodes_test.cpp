@@ -7,8 +7,8 @@
 
 #include <zmq.h>
 
-#include "pipeline/pipeline.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/zmq_nodes.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

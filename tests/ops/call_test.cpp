@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

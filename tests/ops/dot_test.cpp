@@ -1,7 +1,7 @@
 // dot: the general contraction and Nx's dot/2 conveniences.
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

@@ -1,4 +1,4 @@
-#include "ops/dtype.h"
+#include <sluice/ops/dtype.h>
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 
 namespace sluice {
 namespace {

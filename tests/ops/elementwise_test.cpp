@@ -2,7 +2,7 @@
 // weak scalars, broadcasting, and the explicit graph they build.
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

@@ -1,4 +1,4 @@
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // fft and ifft: complex types, and the pad or slice a length adds.
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

@@ -1,8 +1,8 @@
-#include "ops/function.h"
+#include <sluice/ops/function.h>
 
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

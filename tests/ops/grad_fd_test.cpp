@@ -19,8 +19,8 @@
 #include <string>
 #include <unordered_set>
 
-#include "ops/ops.h"
-#include "ops/passes/graph_walk.h"
+#include <sluice/ops/ops.h>
+#include <sluice/ops/passes/graph_walk.h>
 #include "tests/ops/host_run.h"
 
 namespace sluice {

@@ -6,9 +6,9 @@
 
 #include <random>
 
-#include "ops/autodiff.h"
-#include "ops/nn.h"
-#include "ops/ops.h"
+#include <sluice/ops/autodiff.h>
+#include <sluice/ops/nn.h>
+#include <sluice/ops/ops.h>
 #include "tests/ops/host_run.h"
 
 namespace sluice {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "tests/ops/host_run.h"
 #include "tests/ops/ops_test_util.h"
 

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice::testing {
 

@@ -1,7 +1,7 @@
 // Shapes, types and argument errors of the indexing and sorting builders.
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

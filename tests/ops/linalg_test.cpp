@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
-#include "ops/passes/graph_walk.h"
-#include "ops/passes/passes.h"
-#include "ops/results.h"
+#include <sluice/ops/ops.h>
+#include <sluice/ops/passes/graph_walk.h>
+#include <sluice/ops/passes/passes.h>
+#include <sluice/ops/results.h>
 #include "ops_test_util.h"
 
 namespace sluice {

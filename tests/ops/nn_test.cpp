@@ -8,7 +8,7 @@
 #include <limits>
 #include <numbers>
 
-#include "ops/nn.h"
+#include <sluice/ops/nn.h>
 #include "tests/ops/host_run.h"
 #include "tests/ops/ops_test_util.h"
 

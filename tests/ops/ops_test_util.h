@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 
 namespace sluice::testing {
 

@@ -3,14 +3,14 @@
 // compiled and run as a stage would, the state carried from step to step.
 // The expected values come from tests/ops/optimizers_reference.py (numpy).
 
-#include "ops/optimizers.h"
+#include <sluice/ops/optimizers.h>
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "devices/backend.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

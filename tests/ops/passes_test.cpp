@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ops/ops.h"
-#include "ops/passes/passes.h"
+#include <sluice/ops/ops.h>
+#include <sluice/ops/passes/passes.h>
 #include "ops_test_util.h"
 
 namespace sluice {

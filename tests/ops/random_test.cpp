@@ -3,14 +3,14 @@
 // counters) against JAX's values for the same seed
 // (tests/ops/random_reference.py prints them), and the distributions.
 
-#include "ops/random.h"
+#include <sluice/ops/random.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
-#include "devices/backend.h"
+#include <sluice/devices/backend.h>
 #include "ops_test_util.h"
 
 namespace sluice {

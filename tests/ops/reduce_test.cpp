@@ -1,7 +1,7 @@
 // Reductions: result specs, normalised axes, accumulation types, errors.
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

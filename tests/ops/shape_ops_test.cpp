@@ -2,7 +2,7 @@
 // reverse, slice, put_slice, concatenate, stack.
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

@@ -1,8 +1,8 @@
-#include "ops/shape.h"
+#include <sluice/ops/shape.h>
 
 #include <gtest/gtest.h>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 #include "ops_test_util.h"
 
 namespace sluice {

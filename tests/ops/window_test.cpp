@@ -1,7 +1,7 @@
 // Windowed reductions, window scatters and cumulative scans: shapes, types, errors.
 #include <gtest/gtest.h>
 
-#include "ops/ops.h"
+#include <sluice/ops/ops.h>
 #include "ops_test_util.h"
 
 namespace sluice {

@@ -14,9 +14,9 @@
 #include <set>
 #include <thread>
 
-#include "pipeline/node.h"
-#include "pipeline/node_kinds.h"
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/node.h>
+#include <sluice/pipeline/node_kinds.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 namespace {

@@ -15,8 +15,8 @@
 #include <random>
 #include <thread>
 
-#include "ops/error.h"
-#include "pipeline/checkpoint_store.h"
+#include <sluice/ops/error.h>
+#include <sluice/pipeline/checkpoint_store.h>
 #include "tests/pipeline/temp_dir.h"
 
 namespace sluice {

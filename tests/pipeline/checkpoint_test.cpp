@@ -13,10 +13,10 @@
 #include <set>
 #include <thread>
 
-#include "io/npy.h"
-#include "ops/error.h"
-#include "pipeline/checkpoint_store.h"
-#include "pipeline/pipeline.h"
+#include <sluice/io/npy.h>
+#include <sluice/ops/error.h>
+#include <sluice/pipeline/checkpoint_store.h>
+#include <sluice/pipeline/pipeline.h>
 #include "tests/pipeline/temp_dir.h"
 
 namespace sluice {

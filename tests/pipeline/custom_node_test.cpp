@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "pipeline/node.h"
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/node.h>
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 namespace {

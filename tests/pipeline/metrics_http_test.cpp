@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/pipeline.h>
 #include "tests/pipeline/slow_counter.h"
 
 namespace sluice {

@@ -13,8 +13,8 @@
 #include <string>
 #include <thread>
 
-#include "pipeline/pipeline.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/zmq_nodes.h>
 #include "tests/pipeline/temp_dir.h"
 
 int main(int argc, char** argv) {

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <thread>
 
-#include "pipeline/metrics.h"
-#include "pipeline/pipeline.h"
-#include "pipeline/zmq_nodes.h"
+#include <sluice/pipeline/metrics.h>
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/zmq_nodes.h>
 #include "tests/pipeline/slow_counter.h"
 
 namespace sluice {

@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice::testing {
 

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <thread>
 
-#include "pipeline/pipeline.h"
+#include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
 namespace {

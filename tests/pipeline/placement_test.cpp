@@ -2,7 +2,7 @@
 // endpoints, every malformed placement refused with a message that names
 // its source and the problem, where the placement comes from, and which
 // process this one is under --role, mpirun, srun, PMI and a StatefulSet.
-#include "pipeline/placement.h"
+#include <sluice/pipeline/placement.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "ops/error.h"
+#include <sluice/ops/error.h>
 #include "tests/pipeline/temp_dir.h"
 
 namespace sluice {

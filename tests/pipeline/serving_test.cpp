@@ -3,7 +3,7 @@
 // rejected with a reason, requests a stage fails on or a cancelled run
 // drops, stopping, and a Python client.
 
-#include "pipeline/serving.h"
+#include <sluice/pipeline/serving.h>
 
 #include <gtest/gtest.h>
 #include <zmq.h>
@@ -15,8 +15,8 @@
 #include <set>
 #include <thread>
 
-#include "io/channel.h"
-#include "pipeline/pipeline.h"
+#include <sluice/io/channel.h>
+#include <sluice/pipeline/pipeline.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <thread>
 
-#include "pipeline/sources.h"
+#include <sluice/pipeline/sources.h>
 
 namespace sluice {
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <thread>
 
-#include "stream/stream.h"
+#include <sluice/stream/stream.h>
 
 namespace sluice {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "stream/to_batched.h"
+#include <sluice/stream/to_batched.h>
 
 namespace sluice {
 namespace {

@@ -4,11 +4,11 @@
 #include <cstring>
 #include <memory>
 
-#include "devices/cpu/kernels/conv.h"
-#include "devices/cpu/kernels/isa.h"
-#include "devices/cpu/kernels/kernels.h"
-#include "ops/dtype.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/conv.h>
+#include <sluice/devices/cpu/kernels/isa.h>
+#include <sluice/devices/cpu/kernels/kernels.h>
+#include <sluice/ops/dtype.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 

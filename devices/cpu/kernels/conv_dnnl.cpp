@@ -25,7 +25,7 @@
 #include <optional>
 #include <string_view>
 
-#include "devices/cpu/kernels/conv.h"
+#include <sluice/devices/cpu/kernels/conv.h>
 
 namespace sluice::cpu {
 namespace {

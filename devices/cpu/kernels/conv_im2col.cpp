@@ -15,9 +15,9 @@
 #include <memory>
 #include <type_traits>
 
-#include "devices/cpu/kernels/conv.h"
-#include "devices/cpu/kernels/lapack.h"
-#include "ops/dtype.h"
+#include <sluice/devices/cpu/kernels/conv.h>
+#include <sluice/devices/cpu/kernels/lapack.h>
+#include <sluice/ops/dtype.h>
 
 namespace sluice::cpu {
 namespace {

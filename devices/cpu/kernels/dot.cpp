@@ -21,11 +21,11 @@
 #include <memory>
 #include <string>
 
-#include "devices/cpu/kernels/dot_layout.h"
-#include "devices/cpu/kernels/isa.h"
-#include "devices/cpu/kernels/kernels.h"
-#include "devices/cpu/kernels/lapack.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/dot_layout.h>
+#include <sluice/devices/cpu/kernels/isa.h>
+#include <sluice/devices/cpu/kernels/kernels.h>
+#include <sluice/devices/cpu/kernels/lapack.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <type_traits>
 
-#include "devices/cpu/kernels/dot_layout.h"
-#include "devices/cpu/kernels/split_work.h"
-#include "ops/dtype_dispatch.h"
+#include <sluice/devices/cpu/kernels/dot_layout.h>
+#include <sluice/devices/cpu/kernels/split_work.h>
+#include <sluice/ops/dtype_dispatch.h>
 
 namespace sluice::cpu {
 namespace {

@@ -1,8 +1,8 @@
-#include "devices/cpu/kernels/dot_layout.h"
+#include <sluice/devices/cpu/kernels/dot_layout.h>
 
 #include <algorithm>
 
-#include "devices/cpu/kernels/shape_box.h"
+#include <sluice/devices/cpu/kernels/shape_box.h>
 
 namespace sluice::cpu {
 namespace {

@@ -1,7 +1,7 @@
 // FusedRegion: a compiled region (elementwise_program.h) run tile by tile,
 // on the calling thread when small, split across cores by oneTBB when large.
 
-#include "devices/cpu/kernels/elementwise.h"
+#include <sluice/devices/cpu/kernels/elementwise.h>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -12,8 +12,8 @@
 #include <new>
 #include <string>
 
-#include "devices/cpu/kernels/elementwise_program.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/elementwise_program.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 namespace sluice::cpu {
 

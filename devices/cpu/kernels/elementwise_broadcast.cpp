@@ -1,6 +1,6 @@
 // Broadcast loads: the simplified axis map and the gather over it.
 
-#include "devices/cpu/kernels/elementwise_broadcast.h"
+#include <sluice/devices/cpu/kernels/elementwise_broadcast.h>
 
 #include <algorithm>
 #include <cstring>

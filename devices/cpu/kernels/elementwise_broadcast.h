@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/shape.h"
+#include <sluice/ops/shape.h>
 
 namespace sluice::cpu {
 

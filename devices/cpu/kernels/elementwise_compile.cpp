@@ -6,8 +6,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "devices/cpu/kernels/elementwise_program.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/elementwise_program.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

@@ -7,7 +7,7 @@
 #include <complex>
 #include <limits>
 
-#include "devices/cpu/kernels/isa.h"
+#include <sluice/devices/cpu/kernels/isa.h>
 
 namespace sluice::cpu {
 namespace {

@@ -13,8 +13,8 @@
 #include <limits>
 #include <utility>
 
-#include "devices/cpu/kernels/simd_vec.h"
-#include "ops/dtype.h"
+#include <sluice/devices/cpu/kernels/simd_vec.h>
+#include <sluice/ops/dtype.h>
 
 namespace sluice::cpu::SLUICE_ISA {
 namespace {

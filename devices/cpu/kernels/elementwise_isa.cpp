@@ -6,7 +6,7 @@
 
 #include <limits>
 
-#include "devices/cpu/kernels/simd_vec.h"
+#include <sluice/devices/cpu/kernels/simd_vec.h>
 
 namespace sluice::cpu::SLUICE_ISA {
 namespace {

@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "devices/cpu/kernels/elementwise_broadcast.h"
-#include "devices/cpu/kernels/isa.h"
-#include "ops/expr.h"
+#include <sluice/devices/cpu/kernels/elementwise_broadcast.h>
+#include <sluice/devices/cpu/kernels/isa.h>
+#include <sluice/ops/expr.h>
 
 namespace sluice::cpu {
 

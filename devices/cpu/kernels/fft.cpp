@@ -24,10 +24,10 @@
 #include <string>
 #include <tuple>
 
-#include "devices/cpu/kernels/fft_wisdom.h"
-#include "devices/cpu/kernels/kernels.h"
-#include "devices/cpu/kernels/split_work.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/fft_wisdom.h>
+#include <sluice/devices/cpu/kernels/kernels.h>
+#include <sluice/devices/cpu/kernels/split_work.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

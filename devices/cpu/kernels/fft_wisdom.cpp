@@ -1,4 +1,4 @@
-#include "devices/cpu/kernels/fft_wisdom.h"
+#include <sluice/devices/cpu/kernels/fft_wisdom.h>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "devices/log.h"
+#include <sluice/devices/log.h>
 
 namespace sluice::cpu {
 namespace {

@@ -14,10 +14,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "devices/cpu/kernels/kernels.h"
-#include "devices/cpu/kernels/split_work.h"
-#include "ops/dtype_dispatch.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/kernels.h>
+#include <sluice/devices/cpu/kernels/split_work.h>
+#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ops/dtype.h"
-#include "ops/op.h"
+#include <sluice/ops/dtype.h>
+#include <sluice/ops/op.h>
 
 namespace sluice::cpu {
 

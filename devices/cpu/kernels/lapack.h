@@ -15,7 +15,7 @@
 
 #include <type_traits>
 
-#include "ops/dtype.h"
+#include <sluice/ops/dtype.h>
 
 namespace sluice::cpu::lapack {
 

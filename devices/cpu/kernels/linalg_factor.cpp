@@ -5,7 +5,7 @@
 #include <numeric>
 #include <vector>
 
-#include "devices/cpu/kernels/linalg_internal.h"
+#include <sluice/devices/cpu/kernels/linalg_internal.h>
 
 namespace sluice::cpu::linalg {
 namespace {

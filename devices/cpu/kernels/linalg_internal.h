@@ -10,11 +10,11 @@
 #include <string>
 #include <type_traits>
 
-#include "devices/cpu/kernels/lapack.h"
-#include "devices/cpu/kernels/split_work.h"
-#include "ops/dtype_dispatch.h"
-#include "ops/error.h"
-#include "ops/expr.h"
+#include <sluice/devices/cpu/kernels/lapack.h>
+#include <sluice/devices/cpu/kernels/split_work.h>
+#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/error.h>
+#include <sluice/ops/expr.h>
 
 namespace sluice::cpu::linalg {
 

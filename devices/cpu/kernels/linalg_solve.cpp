@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "devices/cpu/kernels/lapack.h"
-#include "devices/cpu/kernels/linalg_internal.h"
+#include <sluice/devices/cpu/kernels/lapack.h>
+#include <sluice/devices/cpu/kernels/linalg_internal.h>
 
 namespace sluice::cpu::linalg {
 namespace {

@@ -9,11 +9,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "devices/cpu/kernels/isa.h"
-#include "devices/cpu/kernels/reduce_internal.h"
-#include "devices/cpu/kernels/reduce_math.h"
-#include "devices/cpu/kernels/reduce_split.h"
-#include "ops/dtype_dispatch.h"
+#include <sluice/devices/cpu/kernels/isa.h>
+#include <sluice/devices/cpu/kernels/reduce_internal.h>
+#include <sluice/devices/cpu/kernels/reduce_math.h>
+#include <sluice/devices/cpu/kernels/reduce_split.h>
+#include <sluice/ops/dtype_dispatch.h>
 
 namespace sluice::cpu {
 namespace {

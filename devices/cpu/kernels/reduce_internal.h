@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 namespace sluice::cpu {
 

@@ -9,7 +9,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "ops/dtype.h"
+#include <sluice/ops/dtype.h>
 
 namespace sluice::cpu {
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <string>
 
-#include "devices/cpu/kernels/reduce_internal.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/reduce_internal.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "devices/cpu/kernels/split_work.h"
+#include <sluice/devices/cpu/kernels/split_work.h>
 
 namespace sluice::cpu {
 

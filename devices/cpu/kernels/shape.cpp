@@ -1,8 +1,8 @@
 #include <string>
 
-#include "devices/cpu/kernels/kernels.h"
-#include "devices/cpu/kernels/shape_ops.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/kernels.h>
+#include <sluice/devices/cpu/kernels/shape_ops.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 

@@ -1,11 +1,11 @@
-#include "devices/cpu/kernels/shape_box.h"
+#include <sluice/devices/cpu/kernels/shape_box.h>
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 
-#include "devices/cpu/kernels/split_work.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/split_work.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ops/shape.h"
+#include <sluice/ops/shape.h>
 
 namespace sluice::cpu {
 

@@ -1,9 +1,9 @@
 // concatenate: each operand is a box copied into its band of the result
 // along attrs.axis.
 
-#include "devices/cpu/kernels/shape_box.h"
-#include "devices/cpu/kernels/shape_ops.h"
-#include "devices/cpu/kernels/split_work.h"
+#include <sluice/devices/cpu/kernels/shape_box.h>
+#include <sluice/devices/cpu/kernels/shape_ops.h>
+#include <sluice/devices/cpu/kernels/split_work.h>
 
 namespace sluice::cpu {
 

@@ -3,8 +3,8 @@
 
 #include <cstddef>
 
-#include "devices/cpu/kernels/shape_box.h"
-#include "devices/cpu/kernels/shape_ops.h"
+#include <sluice/devices/cpu/kernels/shape_box.h>
+#include <sluice/devices/cpu/kernels/shape_ops.h>
 
 namespace sluice::cpu {
 

@@ -6,7 +6,7 @@
 
 #include <span>
 
-#include "ops/expr.h"
+#include <sluice/ops/expr.h>
 
 namespace sluice::cpu {
 

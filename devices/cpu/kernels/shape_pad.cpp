@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "devices/cpu/kernels/shape_box.h"
-#include "devices/cpu/kernels/shape_ops.h"
+#include <sluice/devices/cpu/kernels/shape_box.h>
+#include <sluice/devices/cpu/kernels/shape_ops.h>
 
 namespace sluice::cpu {
 namespace {

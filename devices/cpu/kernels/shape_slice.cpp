@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <string>
 
-#include "devices/cpu/kernels/shape_box.h"
-#include "devices/cpu/kernels/shape_ops.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/shape_box.h>
+#include <sluice/devices/cpu/kernels/shape_ops.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "devices/cpu/kernels/isa.h"
-#include "devices/log.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/isa.h>
+#include <sluice/devices/log.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

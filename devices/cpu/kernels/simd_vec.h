@@ -12,7 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "devices/cpu/kernels/isa.h"
+#include <sluice/devices/cpu/kernels/isa.h>
 
 #ifndef SLUICE_ISA
 #error "simd_vec.h is included only by *_isa.cpp files, compiled with -DSLUICE_ISA=<isa>"

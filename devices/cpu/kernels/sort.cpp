@@ -18,9 +18,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "devices/cpu/kernels/kernels.h"
-#include "devices/cpu/kernels/split_work.h"
-#include "ops/dtype_dispatch.h"
+#include <sluice/devices/cpu/kernels/kernels.h>
+#include <sluice/devices/cpu/kernels/split_work.h>
+#include <sluice/ops/dtype_dispatch.h>
 
 namespace sluice::cpu {
 namespace {

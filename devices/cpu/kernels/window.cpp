@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "devices/cpu/kernels/isa.h"
-#include "devices/cpu/kernels/kernels.h"
-#include "devices/cpu/kernels/reduce_math.h"
-#include "devices/cpu/kernels/reduce_split.h"
-#include "ops/dtype_dispatch.h"
-#include "ops/error.h"
+#include <sluice/devices/cpu/kernels/isa.h>
+#include <sluice/devices/cpu/kernels/kernels.h>
+#include <sluice/devices/cpu/kernels/reduce_math.h>
+#include <sluice/devices/cpu/kernels/reduce_split.h>
+#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/error.h>
 
 namespace sluice::cpu {
 namespace {

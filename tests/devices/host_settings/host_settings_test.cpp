@@ -11,9 +11,9 @@
 
 #include <sstream>
 
-#include "devices/backend.h"
-#include "devices/log.h"
-#include "ops/ops.h"
+#include <sluice/devices/backend.h>
+#include <sluice/devices/log.h>
+#include <sluice/ops/ops.h>
 
 namespace sluice {
 namespace {

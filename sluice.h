@@ -2,7 +2,8 @@
 // Everything an application uses, in one include: <sluice/sluice.h>.
 // Each layer's headers can also be included on their own
 // (<sluice/ops/ops.h> to trace and compile, <sluice/pipeline/pipeline.h> for
-// pipelines, ...); see each for its part.
+// pipelines, ...); see each for its part. A custom node kind also includes
+// <sluice/pipeline/node.h>, which brings in oneTBB's flow graph.
 
 #include <sluice/devices/backend.h>
 #include <sluice/io/channel.h>
@@ -15,7 +16,6 @@
 #include <sluice/ops/ops.h>
 #include <sluice/ops/optimizers.h>
 #include <sluice/ops/random.h>
-#include <sluice/pipeline/node.h>
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/serving.h>
 #include <sluice/pipeline/zmq_nodes.h>

@@ -22,5 +22,21 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfig.cmake
 # sluice.pc names the prefix relative to its own folder, so that an installed
 # tree moved elsewhere still finds itself.
 file(RELATIVE_PATH SLUICE_PC_PREFIX_FROM_PCDIR /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" SLUICE_PC_PREFIX_FROM_PCDIR ${SLUICE_PC_PREFIX_FROM_PCDIR})
+# Static libraries carry none of their dependencies, so those are Requires
+# and Libs of sluice itself: `pkg-config --static` would also pull in every
+# dependency's own static dependencies, which Debian does not all ship (libzmq's).
+# Shared libraries carry them, so they become private.
+set(pc_dependencies libzmq libsodium cpp-httplib fftw3 fftw3f openblas lapacke sleef spdlog)
+list(JOIN pc_dependencies " " pc_dependencies)
+set(pc_libraries "-ldnnl ${OpenMP_CXX_FLAGS} -pthread")
+if(BUILD_SHARED_LIBS)
+  set(SLUICE_PC_REQUIRES tbb)
+  set(SLUICE_PC_REQUIRES_PRIVATE ${pc_dependencies})
+  set(SLUICE_PC_LIBS_PRIVATE ${pc_libraries})
+else()
+  set(SLUICE_PC_REQUIRES "tbb ${pc_dependencies}")
+  set(SLUICE_PC_LIBS ${pc_libraries})
+endif()
 configure_file(cmake/sluice.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,10 +1,9 @@
-// Uses the installed headers and libraries only.
+// Uses the installed headers and libraries only, through the umbrella header.
+
+#include <sluice/sluice.h>
 
 #include <iostream>
 #include <vector>
-
-#include "devices/backend.h"
-#include "ops/ops.h"
 
 int main() {
   sluice::Function f = sluice::trace({sluice::f32({3})}, [](sluice::Expr x) { return x * 2 + 1; });

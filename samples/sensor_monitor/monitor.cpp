@@ -84,6 +84,7 @@ struct Monitor::State {
   Config c;
   std::ostream& out;
   Progress progress;
+  std::shared_ptr<RunLog> log;
   mutable std::mutex mutex;  // guards what follows
   std::vector<Outcome> outcomes;
   Counts all;
@@ -135,14 +136,14 @@ struct Monitor::State {
   }
 };
 
-Monitor::Monitor(const Config& c, std::ostream& out, Progress progress)
-    : state_(new State{.c = c, .out = out, .progress = progress}) {
+Monitor::Monitor(const Config& c, std::ostream& out, Progress progress, std::shared_ptr<RunLog> log)
+    : state_(new State{.c = c, .out = out, .progress = progress, .log = std::move(log)}) {
   state_->last_progress = std::chrono::steady_clock::now();
 }
 
 Monitor::~Monitor() = default;
 
-void Monitor::consume(uint64_t, const Tensors& tensors) {
+void Monitor::consume(uint64_t seq, const Tensors& tensors) {
   std::vector<float> scores = tensors.at(0).to_vector<float>();
   std::vector<float> labels = tensors.at(1).to_vector<float>();
   int64_t born = tensors.at(2).to_vector<int64_t>().at(0);
@@ -159,6 +160,13 @@ void Monitor::consume(uint64_t, const Tensors& tensors) {
   s.last_scored_ns = scored;
   s.latency.record(static_cast<double>(scored - born) / 1000);
   s.report(false);
+  if (s.log)
+    s.log->write(RunRecord("scores")
+                     .integer("chunk", static_cast<int64_t>(seq))
+                     .numbers("scores", scores, 3)
+                     .numbers("labels", labels, 1)
+                     .number("accuracy", s.all.ratio(s.all.correct, s.all.windows))  // as summarise() has it
+                     .number("latency_ms", static_cast<double>(scored - born) / 1e6));
 }
 
 void Monitor::finish() {

@@ -95,10 +95,8 @@ NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c, const std::
 
 // ---- the run log (`sluice report` draws it)
 // A sink of feature_spec messages writing "spectrogram" records to `log`:
-// channel 0's normalised band energies, the mean of the windows of the
-// chunks since the last record (at most one record every 100 ms, so a log
-// stays small however fast the chunks come), with the share of those
-// windows that were faulty.
+// every 100 ms, the chunk of the moment whole, channel 0's normalised band
+// energies window by window ("values", [windows][bands]) with their labels.
 std::shared_ptr<Sink> spectrogram_log(const Config& c, std::shared_ptr<RunLog> log);
 
 // ---- the monitor
@@ -125,8 +123,9 @@ struct Summary {
 
 // A sink of score_spec messages: scores every window (score > 0.5 says
 // fault), keeps the figures of the summary and writes progress to `out`.
-// Given a run log, writes a "scores" record a chunk: its windows' scores
-// and true labels, and the accuracy so far.
+// Given a run log, writes a "scores" record every 50 ms and after the last
+// chunk: that chunk's scores and true labels, the accuracy so far and over
+// the windows since the record before.
 // Thread safety: summary() may be called while the pipeline runs.
 class Monitor : public Sink {
  public:

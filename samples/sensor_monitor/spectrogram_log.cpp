@@ -1,7 +1,6 @@
 // What the spectrum stage makes, as "spectrogram" records of the run log:
-// one channel's band energies over time, for `sluice report` to draw.
+// one channel's band energies, window by window, for `sluice report` to draw.
 
-#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -10,58 +9,40 @@
 namespace sluice::sensor_monitor {
 namespace {
 
-// The spectrum makes a chunk every few milliseconds; a record of each would
-// make the log of a long run large for no more detail than a chart shows.
+// The spectrum makes a chunk every millisecond or so; a record of each would
+// make the log of a long run large for no more than a chart shows. A chunk
+// every 100 ms, whole: its windows are consecutive, so a fault (8 to 40
+// windows) shows as it is, not averaged away.
 constexpr auto kEvery = std::chrono::milliseconds(100);
 constexpr int64_t kChannel = 0;
 
 class SpectrogramLog : public Sink {
  public:
-  SpectrogramLog(const Config& c, std::shared_ptr<RunLog> log)
-      : c_(c), log_(std::move(log)), sum_(static_cast<size_t>(c.bands)) {}
+  SpectrogramLog(const Config& c, std::shared_ptr<RunLog> log) : c_(c), log_(std::move(log)) {}
 
   void consume(uint64_t seq, const Tensors& tensors) override {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < kEvery) return;
+    last_ = now;
     std::vector<float> features = tensors.at(0).to_vector<float>();  // [W][C * bands]
     std::vector<float> labels = tensors.at(1).to_vector<float>();
-    const size_t row = static_cast<size_t>(c_.channels * c_.bands);
-    for (size_t w = 0; w < labels.size(); ++w) {
-      for (size_t b = 0; b < sum_.size(); ++b)
-        sum_[b] += features[w * row + static_cast<size_t>(kChannel * c_.bands) + b];
-      faults_ += labels[w] > 0.5f;
-      ++windows_;
-    }
-    ++chunks_;
-    last_seq_ = seq;
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_ >= kEvery) flush(now);
-  }
-
-  // The chunks since the last record are not left out.
-  void finish() override {
-    if (windows_ > 0) flush(std::chrono::steady_clock::now());
+    const size_t row = static_cast<size_t>(c_.channels * c_.bands), bands = static_cast<size_t>(c_.bands);
+    std::vector<float> values;  // [W][bands] of the channel
+    values.reserve(labels.size() * bands);
+    for (size_t w = 0; w < labels.size(); ++w)
+      for (size_t b = 0; b < bands; ++b)
+        values.push_back(features[w * row + static_cast<size_t>(kChannel) * bands + b]);
+    log_->write(RunRecord("spectrogram")
+                    .integer("chunk", static_cast<int64_t>(seq))
+                    .integer("channel", kChannel)
+                    .integer("bands", c_.bands)
+                    .numbers("values", values, 3)
+                    .numbers("labels", labels, 1));
   }
 
  private:
-  void flush(std::chrono::steady_clock::time_point now) {
-    std::vector<float> mean(sum_.size());
-    for (size_t b = 0; b < sum_.size(); ++b)
-      mean[b] = static_cast<float>(sum_[b] / static_cast<double>(windows_));
-    log_->write(RunRecord("spectrogram")
-                    .integer("chunk", static_cast<int64_t>(last_seq_))
-                    .integer("chunks", chunks_)
-                    .integer("channel", kChannel)
-                    .number("fault_share", static_cast<double>(faults_) / static_cast<double>(windows_))
-                    .numbers("bands", mean, 3));
-    std::fill(sum_.begin(), sum_.end(), 0.0);
-    chunks_ = windows_ = faults_ = 0;
-    last_ = now;
-  }
-
   Config c_;
   std::shared_ptr<RunLog> log_;
-  std::vector<double> sum_;  // per band, over the windows since the last record
-  int64_t chunks_ = 0, windows_ = 0, faults_ = 0;
-  uint64_t last_seq_ = 0;
   std::chrono::steady_clock::time_point last_{};
 };
 

@@ -99,7 +99,7 @@ TEST(RunLog, APathThatCannotBeOpenedIsAPipelineErrorNamingIt) {
   }
 }
 
-TEST(RunLog, ARunnningPipelineLogsEveryNodesMetricsUntilItsLastMessage) {
+TEST(RunLog, ARunningPipelineLogsEveryNodesMetricsUntilItsLastMessage) {
   TempDir dir;
   const std::string path = dir.path() + "/run.jsonl";
   {

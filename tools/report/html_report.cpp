@@ -10,8 +10,7 @@
 namespace sluice::tools::report {
 namespace {
 
-constexpr size_t kMostPoints = 1500;     // a line has no more points than a chart has pixels
-constexpr size_t kRollingWindows = 256;  // the recent accuracy's span
+constexpr size_t kMostPoints = 1500;  // a line has no more points than a chart has pixels
 
 constexpr const char* kStyle = R"(
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px auto; max-width: 1000px; color: #222; background: #fff; }
@@ -78,24 +77,52 @@ std::string stages_section(const RunData& d) {
   return s + "</table>\n";
 }
 
+// Records are written every so often, each with the consecutive windows of
+// one chunk. Every `step`-th record, so that a chart has at most `most`
+// windows; each record's windows spread evenly over the time since the
+// record before (the first over as long as the second), so that a window
+// has a place on the time axis. Returns the records kept and each window's start.
+template <typename Record>
+std::vector<const Record*> records_to_draw(const std::vector<Record>& all, size_t windows_each, size_t most) {
+  const size_t step = std::max<size_t>(1, (all.size() * windows_each + most - 1) / std::max<size_t>(most, 1));
+  std::vector<const Record*> kept;
+  for (size_t i = 0; i < all.size(); i += step) kept.push_back(&all[i]);
+  return kept;
+}
+template <typename Record>
+std::vector<double> window_times(const std::vector<const Record*>& records) {
+  std::vector<double> x;
+  for (size_t k = 0; k < records.size(); ++k) {
+    const double to = records[k]->t;
+    const double from = k ? records[k - 1]->t : (records.size() > 1 ? 2 * to - records[1]->t : to - 1);
+    const size_t n = records[k]->labels.size();
+    for (size_t i = 0; i < n; ++i)
+      x.push_back(from + (to - from) * static_cast<double>(i) / static_cast<double>(n));
+  }
+  return x;
+}
+
+constexpr size_t kMostSpectrogramWindows = 480;  // columns: about a pixel each on the page
+constexpr size_t kMostScoredWindows = 6000;
+
 std::string spectrogram_section(const RunData& d) {
-  const std::vector<SpectrumColumn>& cols = d.spectrogram;
-  HeatmapData h{.title = "Spectrogram of channel " + std::to_string(cols.front().channel),
+  std::vector<const SpectrumChunk*> kept =
+      records_to_draw(d.spectrogram, d.spectrogram.front().labels.size(), kMostSpectrogramWindows);
+  HeatmapData h{.title = "Spectrogram of channel " + std::to_string(kept.front()->channel),
                 .x_label = "seconds since the log's first record",
                 .y_label = "frequency band",
                 .value_label = "z-score"};
+  h.x = window_times(kept);
   std::vector<double> all;
-  for (const SpectrumColumn& c : cols) {
-    h.x.push_back(c.t);
-    h.columns.push_back(c.bands);
-    h.strip.push_back(c.fault_share);
-    for (double v : c.bands)
-      if (std::isfinite(v)) all.push_back(v);
+  for (const SpectrumChunk* c : kept) {
+    for (size_t i = 0; i < c->windows.size(); ++i) {
+      h.columns.push_back(c->windows[i]);
+      h.strip.push_back(c->labels[i] > 0.5 ? 1 : 0);
+      for (double v : c->windows[i])
+        if (std::isfinite(v)) all.push_back(v);
+    }
   }
-  // Each column's time is when it was written, the end of what it covers:
-  // it is drawn from there to the next.
-  const double last_step = cols.size() > 1 ? cols.back().t - cols[cols.size() - 2].t : 1;
-  h.x_end = cols.back().t + last_step;
+  h.x_end = kept.back()->t;
   // The scale spans the bulk of the values: a few outliers do not wash out the rest.
   if (!all.empty()) {
     std::sort(all.begin(), all.end());
@@ -103,79 +130,55 @@ std::string spectrogram_section(const RunData& d) {
     h.hi = all[static_cast<size_t>(0.99 * static_cast<double>(all.size() - 1))];
     if (!(h.hi > h.lo)) h.hi = h.lo + 1;
   }
-  h.strip_label = "faults";
+  h.strip_label = "fault";
   return "<h2>Spectrogram</h2>\n<p class=\"note\">What the spectrum stage made of one channel: log energy "
          "per "
-         "frequency band, normalised by the running mean and variance, averaged over the windows of each "
-         "record. The strip below is the share of those windows that had a fault.</p>\n" +
+         "frequency band, normalised by the running mean and variance. A record holds one chunk's "
+         "consecutive "
+         "windows, written every so often; " +
+         std::to_string(kept.size()) + " of " + std::to_string(d.spectrogram.size()) +
+         " records drawn, each over the time since the one before. The strip below marks the windows that "
+         "had a fault.</p>\n" +
          heatmap(h);
 }
 
 std::string scores_section(const RunData& d) {
-  // Each chunk's windows spread evenly over the time since the chunk before it.
-  std::vector<double> x, score, label;
-  for (size_t k = 0; k < d.scores.size(); ++k) {
-    const ScoredChunk& c = d.scores[k];
-    const double from = k ? d.scores[k - 1].t : c.t;
-    const size_t n = c.scores.size();
-    for (size_t i = 0; i < n; ++i) {
-      x.push_back(from + (c.t - from) * static_cast<double>(i + 1) / static_cast<double>(n));
-      score.push_back(c.scores[i]);
-      label.push_back(c.labels[i]);
-    }
+  std::vector<const ScoredChunk*> kept =
+      records_to_draw(d.scores, d.scores.front().labels.size(), kMostScoredWindows);
+  std::vector<double> x = window_times(kept), score, label;
+  for (const ScoredChunk* c : kept) {
+    score.insert(score.end(), c->scores.begin(), c->scores.end());
+    label.insert(label.end(), c->labels.begin(), c->labels.end());
   }
   // Faults as shaded intervals: each run of faulty windows, merged.
   std::vector<Shade> faults;
   for (size_t i = 0; i < x.size(); ++i) {
     if (!(label[i] > 0.5)) continue;
-    const double from = i ? x[i - 1] : x[i], to = x[i];
-    if (!faults.empty() && faults.back().to >= from)
+    const double to = i + 1 < x.size() ? x[i + 1] : kept.back()->t;
+    if (!faults.empty() && faults.back().to >= x[i])
       faults.back().to = to;
     else
-      faults.push_back({from, to});
+      faults.push_back({x[i], to});
   }
-  // Scores, as the mean of buckets of windows when there are more than a chart shows.
-  LineSeries scores{.name = "fault score"};
-  const size_t bucket = std::max<size_t>(1, (x.size() + kMostPoints - 1) / kMostPoints);
-  for (size_t i = 0; i < x.size(); i += bucket) {
-    double sx = 0, sy = 0;
-    size_t n = 0;
-    for (size_t j = i; j < x.size() && j < i + bucket; ++j, ++n) {
-      sx += x[j];
-      sy += score[j];
-    }
-    scores.x.push_back(sx / static_cast<double>(n));
-    scores.y.push_back(sy / static_cast<double>(n));
-  }
-  LineSeries threshold{.name = "threshold 0.5", .dashed = true};
-  if (!x.empty())
-    threshold = {.name = "threshold 0.5", .x = {x.front(), x.back()}, .y = {0.5, 0.5}, .dashed = true};
+  LineSeries scores{.name = "fault score", .x = x, .y = score};
+  LineSeries threshold{
+      .name = "threshold 0.5", .x = {x.front(), kept.back()->t}, .y = {0.5, 0.5}, .dashed = true};
 
-  // Accuracy: the monitor's, over every window so far, and over the most recent windows.
-  LineSeries so_far{.name = "accuracy so far"},
-      recent{.name = "last " + std::to_string(kRollingWindows) + " windows"};
+  // Accuracy: the monitor's, over every window so far and over the windows between records.
+  LineSeries so_far{.name = "accuracy so far"}, recent{.name = "since the record before"};
   for (const ScoredChunk& c : d.scores) {
     so_far.x.push_back(c.t);
     so_far.y.push_back(c.accuracy);
-  }
-  size_t correct = 0;
-  std::vector<bool> right(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    right[i] = (score[i] > 0.5) == (label[i] > 0.5);  // the monitor's rule
-    correct += right[i];
-    if (i >= kRollingWindows) correct -= right[i - kRollingWindows];
-    if (i + 1 >= std::min(kRollingWindows, x.size())) {
-      recent.x.push_back(x[i]);
-      recent.y.push_back(static_cast<double>(correct) /
-                         static_cast<double>(std::min(i + 1, kRollingWindows)));
-    }
+    recent.x.push_back(c.t);
+    recent.y.push_back(c.recent_accuracy);
   }
   const std::string x_label = "seconds since the log's first record";
-  return "<h2>Fault detector</h2>\n<p class=\"note\">The detector's score of every window (a probability of "
-         "a "
-         "fault; above 0.5 it calls one) against where faults really were, shaded. Each score is a "
-         "prediction "
-         "made before the detector learned from that window.</p>\n" +
+  return "<h2>Fault detector</h2>\n<p class=\"note\">The detector's score of each window (a probability of a "
+         "fault; above 0.5 it calls one), made before it learned from that window, against where faults "
+         "really "
+         "were, shaded. The monitor records one chunk's windows every so often; " +
+         std::to_string(kept.size()) + " of " + std::to_string(d.scores.size()) +
+         " records drawn, each over the time since the one before.</p>\n" +
          line_chart({.title = "Scores against the true faults",
                      .x_label = x_label,
                      .y_label = "fault score",

@@ -95,20 +95,13 @@ class Reader {
       metrics(r, w, t, process, what);
     } else if (type == "scores") {
       ScoredChunk c{t, numbers(r, "scores", w, what), numbers(r, "labels", w, what),
-                    number(r, "accuracy", w, what)};
+                    number(r, "accuracy", w, what), number(r, "recent_accuracy", w, what)};
       if (c.scores.size() != c.labels.size())
         throw ValueError(w.at() + ": " + what + ": expected as many labels as scores (" +
                          std::to_string(c.scores.size()) + "), found " + std::to_string(c.labels.size()));
       d_.scores.push_back(std::move(c));
     } else if (type == "spectrogram") {
-      SpectrumColumn c{t, numbers(r, "bands", w, what),
-                       r.contains("fault_share") ? number(r, "fault_share", w, what) : 0.0,
-                       static_cast<int64_t>(number(r, "channel", w, what))};
-      if (!d_.spectrogram.empty() && d_.spectrogram.front().bands.size() != c.bands.size())
-        throw ValueError(w.at() + ": " + what + ": expected " +
-                         std::to_string(d_.spectrogram.front().bands.size()) +
-                         " bands as the records before it, found " + std::to_string(c.bands.size()));
-      d_.spectrogram.push_back(std::move(c));
+      spectrogram(r, w, t, what);
     } else {
       ++unknown_[type];  // an application's own: kept in the log, not drawn
     }
@@ -121,7 +114,7 @@ class Reader {
     for (NodeSeries& n : d_.nodes)
       for (double& t : n.t) from_start(t);
     for (ScoredChunk& c : d_.scores) from_start(c.t);
-    for (SpectrumColumn& c : d_.spectrogram) from_start(c.t);
+    for (SpectrumChunk& c : d_.spectrogram) from_start(c.t);
     // Processes append in their own order: each kind of record by time.
     auto by_time = [](const auto& a, const auto& b) { return a.t < b.t; };
     std::stable_sort(d_.scores.begin(), d_.scores.end(), by_time);
@@ -132,6 +125,30 @@ class Reader {
   }
 
  private:
+  // values [windows][bands], flattened, and a label a window.
+  void spectrogram(const json& r, const Where& w, double t, const std::string& what) {
+    const double bands = number(r, "bands", w, what);
+    std::vector<double> values = numbers(r, "values", w, what);
+    SpectrumChunk c{
+        t, static_cast<int64_t>(number(r, "channel", w, what)), {}, numbers(r, "labels", w, what)};
+    if (!(bands >= 1) || values.size() != c.labels.size() * static_cast<size_t>(bands))
+      throw ValueError(w.at() + ": " + what + ": expected 'values' to hold 'bands' (" +
+                       std::to_string(bands) + ") numbers for each of the " +
+                       std::to_string(c.labels.size()) + " labels, found " + std::to_string(values.size()));
+    if (!d_.spectrogram.empty() &&
+        d_.spectrogram.front().windows.front().size() != static_cast<size_t>(bands))
+      throw ValueError(w.at() + ": " + what + ": expected " +
+                       std::to_string(d_.spectrogram.front().windows.front().size()) +
+                       " bands as the records before it, found " + std::to_string(bands));
+    const size_t n = static_cast<size_t>(bands);
+    for (size_t i = 0; i < c.labels.size(); ++i)
+      c.windows.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(i * n),
+                             values.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));
+    if (c.windows.empty())
+      throw ValueError(w.at() + ": " + what + ": expected at least one window, found none");
+    d_.spectrogram.push_back(std::move(c));
+  }
+
   void metrics(const json& r, const Where& w, double t, const std::string& process, const std::string& what) {
     const json& nodes = field(r, "nodes", w, what);
     if (!nodes.is_array())

@@ -21,19 +21,21 @@ struct NodeSeries {
   double messages_in = 0, messages_out = 0, errors = 0;  // at the last snapshot
 };
 
-// The detector's scores of one chunk against the true labels ("scores").
+// The detector's scores of one chunk against the true labels ("scores"):
+// the monitor writes one every so often, with its accuracy.
 struct ScoredChunk {
   double t;
-  std::vector<double> scores, labels;
-  double accuracy;  // over every window so far
+  std::vector<double> scores, labels;  // a window each
+  double accuracy;                     // over every window so far
+  double recent_accuracy;              // over the windows since the record before
 };
 
-// One column of the spectrogram ("spectrogram").
-struct SpectrumColumn {
+// One chunk of one channel's spectrogram ("spectrogram").
+struct SpectrumChunk {
   double t;
-  std::vector<double> bands;
-  double fault_share;  // of its windows
   int64_t channel;
+  std::vector<std::vector<double>> windows;  // [window][band]
+  std::vector<double> labels;                // a window each
 };
 
 struct RunData {
@@ -43,7 +45,7 @@ struct RunData {
   std::vector<std::string> processes;  // as first seen
   std::vector<NodeSeries> nodes;       // as first seen
   std::vector<ScoredChunk> scores;
-  std::vector<SpectrumColumn> spectrogram;
+  std::vector<SpectrumChunk> spectrogram;
   std::vector<std::string> warnings;  // a torn last line skipped, record types not drawn
 };
 

@@ -11,7 +11,7 @@ namespace {
 
 // The chart's frame in SVG units; the page scales it to its width.
 constexpr double kWidth = 960, kHeight = 300;
-constexpr double kLeft = 70, kRight = 200, kTop = 34, kBottom = 46;  // the legend sits on the right
+constexpr double kLeft = 70, kRight = 240, kTop = 34, kBottom = 46;  // the legend sits on the right
 constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
 
 // Colors that stay apart for the color-blind (Okabe and Ito), then a few more.
@@ -74,7 +74,8 @@ std::string axes_of(const Frame& f, const std::string& x_label, const std::strin
     s += "<text class=\"tick\" x=\"" + num(kLeft - 6) + "\" y=\"" + num(f.sy(v) + 4) +
          "\" text-anchor=\"end\">" + tick_label(v, f.y.step) + "</text>\n";
   }
-  for (double v = f.x.lo; v <= f.x.hi + f.x.step * 1e-6; v += f.x.step) {
+  for (double v = std::ceil(f.x.lo / f.x.step - 1e-9) * f.x.step; v <= f.x.hi + f.x.step * 1e-6;
+       v += f.x.step) {
     s += "<line class=\"tickmark\" x1=\"" + num(f.sx(v)) + "\" x2=\"" + num(f.sx(v)) + "\" y1=\"" +
          num(kTop + kPlotH) + "\" y2=\"" + num(kTop + kPlotH + 5) + "\"/>";
     s += "<text class=\"tick\" x=\"" + num(f.sx(v)) + "\" y=\"" + num(kTop + kPlotH + 18) +
@@ -134,7 +135,9 @@ std::string line_chart(const ChartAxes& axes, const std::vector<LineSeries>& ser
   if (!any) return no_data(axes.title);
   if (axes.y_min) y_lo = *axes.y_min;
   if (axes.y_max) y_hi = *axes.y_max;
-  Frame f{nice_ticks(x_lo, x_hi, 8), nice_ticks(y_lo, y_hi, 5)};
+  // x spans the data exactly (time has no natural zero to round to); y is rounded out to its ticks.
+  if (!(x_hi > x_lo)) x_hi = x_lo + 1;
+  Frame f{{x_lo, x_hi, nice_ticks(x_lo, x_hi, 8).step}, nice_ticks(y_lo, y_hi, 5)};
   if (axes.y_min && axes.y_max) f.y = {*axes.y_min, *axes.y_max, nice_ticks(y_lo, y_hi, 5).step};
 
   std::string s = open_svg(axes.title);
@@ -212,26 +215,48 @@ std::string heatmap(const HeatmapData& h) {
 
   // One path per color level: cells of a level are its subpaths.
   constexpr int kLevels = 24;
-  auto color = [](double t) {  // dark blue to yellow, through teal (viridis' ends, linearly)
-    const double r = 68 + t * (253 - 68), g = 1 + t * (231 - 1), b = 84 + t * (37 - 84);
+  auto color = [](double t) {  // viridis, from five of its stops: dark blue, teal, green, yellow
+    static constexpr std::array<std::array<double, 3>, 5> kStops = {
+        {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}};
+    const double at = std::clamp(t, 0.0, 1.0) * (kStops.size() - 1);
+    const size_t i = std::min(static_cast<size_t>(at), kStops.size() - 2);
+    const double u = at - static_cast<double>(i);
+    int rgb[3];
+    for (size_t k = 0; k < 3; ++k)
+      rgb[k] = static_cast<int>(kStops[i][k] + u * (kStops[i + 1][k] - kStops[i][k]));
     char buf[8];
-    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(r), static_cast<int>(g),
-                  static_cast<int>(b));
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
     return std::string(buf);
   };
+  // Row by row, a run of neighbouring cells of one level is one rectangle.
   std::vector<std::string> paths(kLevels);
-  for (size_t c = 0; c < h.columns.size(); ++c) {
-    const double x0 = f.sx(h.x[c]);
-    const double x1 = f.sx(c + 1 < h.x.size() ? h.x[c + 1] : f.x.hi);
-    const std::string w = num(std::max(x1 - x0, 0.3) + 0.3);  // overlap: no hairline gaps
-    for (size_t r = 0; r < rows && r < h.columns[c].size(); ++r) {
-      double v = h.columns[c][r];
-      if (!std::isfinite(v)) continue;
-      double t = std::clamp((v - h.lo) / (h.hi - h.lo), 0.0, 1.0);
-      int level = std::min(kLevels - 1, static_cast<int>(t * kLevels));
-      paths[static_cast<size_t>(level)] += "M" + num(x0) + " " + num(kTop + map_h - (r + 1) * cell_h) + "h" +
-                                           w + "v" + num(cell_h + 0.3) + "h-" + w + "Z";
+  auto column_x = [&](size_t c) { return f.sx(c < h.x.size() ? h.x[c] : f.x.hi); };
+  for (size_t r = 0; r < rows; ++r) {
+    const std::string y = num(kTop + map_h - static_cast<double>(r + 1) * cell_h), height = num(cell_h + 0.3);
+    int run_level = -1;
+    size_t run_from = 0;
+    auto close_run = [&](size_t end) {
+      if (run_level < 0) return;
+      const double x0 = column_x(run_from), x1 = column_x(end);
+      const std::string w = num(std::max(x1 - x0, 0.3) + 0.3);  // overlap: no hairline gaps
+      paths[static_cast<size_t>(run_level)] +=
+          "M" + num(x0) + " " + y + "h" + w + "v" + height + "h-" + w + "Z";
+      run_level = -1;
+    };
+    for (size_t c = 0; c < h.columns.size(); ++c) {
+      const double v = r < h.columns[c].size() ? h.columns[c][r] : NAN;
+      int level = -1;
+      if (std::isfinite(v)) {
+        double t = std::clamp((v - h.lo) / (h.hi - h.lo), 0.0, 1.0);
+        level = std::min(kLevels - 1, static_cast<int>(t * kLevels));
+      }
+      if (level != run_level) {
+        close_run(c);
+        run_level = level;
+        run_from = c;
+      }
     }
+    close_run(h.columns.size());
   }
   for (int l = 0; l < kLevels; ++l)
     if (!paths[static_cast<size_t>(l)].empty())

@@ -3,7 +3,8 @@
 # (CMakePresets.json) and builds before it runs anything.
 #
 #   make demo       build the default preset (Release, build/) and run `sluice demo`
-#   make test       build, then the whole test suite (ctest, 2 at a time, per-test timeout)
+#   make test       build, then the whole test suite (ctest, 2 at a time, per-test timeout);
+#                   also installs what only tests need (chromium)
 #   make bench      build, run every benchmark, write build/bench-results.json, print the table
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz       the wire decoder under libFuzzer (clang, build-fuzz/) for FUZZ_SECONDS (default 60)
@@ -22,7 +23,7 @@ endef
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: build demo test bench sanitize fuzz deps clean
+.PHONY: build demo test bench sanitize fuzz deps test-deps clean
 
 build: deps
 	$(call build,default)
@@ -30,13 +31,13 @@ build: deps
 demo: build
 	build/tools/sluice demo
 
-test: build
+test: test-deps build
 	ctest --preset default
 
 bench: build
 	cmake --build --preset default --target bench-results
 
-sanitize: deps
+sanitize: test-deps
 	$(call build,asan)
 	ctest --preset asan
 
@@ -47,6 +48,10 @@ fuzz: deps
 
 deps:
 	scripts/install-deps
+
+# And what only tests need (chromium, for the report's test); a superset of deps.
+test-deps:
+	scripts/install-deps --tests
 
 clean:
 	rm -rf build build-debug build-asan

@@ -17,6 +17,7 @@
 #include <sluice/ops/optimizers.h>
 #include <sluice/ops/random.h>
 #include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/run_log.h>
 #include <sluice/pipeline/serving.h>
 #include <sluice/pipeline/zmq_nodes.h>
 #include <sluice/stream/stream.h>

@@ -58,7 +58,7 @@ double LatencyHistogram::percentile(double p) const {
   return bucket_mid_ns(kBuckets - 1) / 1000.0;
 }
 
-std::string metrics_json(const std::vector<NodeMetrics>& metrics) {
+std::string metrics_json(const std::vector<NodeMetrics>& metrics, int indent) {
   nlohmann::json out = nlohmann::json::array();
   for (const NodeMetrics& m : metrics) {
     nlohmann::json node = {{"name", m.name},
@@ -81,7 +81,7 @@ std::string metrics_json(const std::vector<NodeMetrics>& metrics) {
     for (const auto& [name, value] : m.figures) node[name] = value;
     out.push_back(std::move(node));
   }
-  return out.dump(2);
+  return out.dump(indent);
 }
 
 namespace {

@@ -82,8 +82,9 @@ struct NodeCounters {
   LatencyHistogram latency;
 };
 
-// The snapshot as a JSON array of objects, one per node.
-std::string metrics_json(const std::vector<NodeMetrics>& metrics);
+// The snapshot as a JSON array of objects, one per node, indented by
+// `indent` spaces a level (-1: all on one line, as a run log's records are).
+std::string metrics_json(const std::vector<NodeMetrics>& metrics, int indent = 2);
 
 // The snapshot in Prometheus' text exposition format (version 0.0.4): one
 // family per counter (sluice_node_messages_total{direction="in|out"}, ...)

@@ -21,10 +21,12 @@ Pipeline::Pipeline(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.capacity == 0) throw PipelineError("pipeline: capacity: expected at least 1, found 0");
   impl_->options = options;
   impl_->owner = this;
+  impl_->open_run_log();
 }
 
 Pipeline::~Pipeline() {
   Impl& m = *impl_;
+  m.stop_run_log(/*last=*/false);
   if (m.metrics_server) m.metrics_server->stop();
   if (m.waiter.joinable()) {
     cancel();
@@ -297,6 +299,7 @@ void Pipeline::Impl::launch() {
   if (metrics_server) metrics_server->start();
   build_graph();
   for (auto& start_source : starters) start_source();
+  start_run_log();
 }
 
 void Pipeline::Impl::drain() {
@@ -322,6 +325,10 @@ PipelineResult Pipeline::wait() {
   result.checkpoints = m.checkpoints->metrics();
   // Joined in the destructor: the server's thread ends meanwhile.
   if (m.metrics_server) m.metrics_server->close();
+  // The log's last snapshot has every message counted; a log that failed
+  // is why the run was cancelled, so it is what is thrown.
+  m.stop_run_log(/*last=*/true);
+  if (m.run_log_failure) std::rethrow_exception(m.run_log_failure);
   if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop)
     throw PipelineError(m.first_error, m.first_cause);
   return result;

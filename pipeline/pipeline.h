@@ -106,6 +106,17 @@ struct PipelineOptions {
   // A port that cannot be bound is a PipelineError naming it, at start.
   int metrics_port = 0;
   std::string metrics_address = "127.0.0.1";  // where it binds: "0.0.0.0" for every interface
+
+  // ---- run log (run_log.h; README, "A run report")
+  // Appends JSON Lines to this file, opened when the Pipeline is made (a
+  // PipelineError there when it cannot be): from start until wait()
+  // returns, every run_log_every a "metrics" record (every node's metrics
+  // as metrics_json writes them, under "nodes"), and what the application
+  // writes through run_log(). Records name the partition's process, so the
+  // processes of one pipeline may share the file. A record that cannot be
+  // written cancels the run, and wait() throws that PipelineError. Empty: off.
+  std::string run_log{};
+  std::chrono::milliseconds run_log_every{250};
 };
 
 // What a live update replaces in a stage; see Pipeline::update.
@@ -158,6 +169,7 @@ struct NodeId {
   int index = -1;
 };
 
+class RunLog;        // pipeline/run_log.h
 class PipelineNode;  // pipeline/node.h: the interface of every kind of node
 class RunContext;
 
@@ -255,6 +267,10 @@ class Pipeline {
   // The port the metrics are served on (PipelineOptions::metrics_port), once
   // started; 0 when they are not served.
   int metrics_port() const;
+
+  // The run log (PipelineOptions::run_log), for records of the
+  // application's own (a sink's scores, say); null when there is none.
+  std::shared_ptr<RunLog> run_log() const;
 
  private:
   struct Impl;

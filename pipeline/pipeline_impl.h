@@ -3,6 +3,7 @@
 // graph made from them when it starts. Only pipeline*.cpp include this.
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <sluice/pipeline/metrics_server.h>
 #include <sluice/pipeline/node.h>
 #include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/run_log.h>
 
 namespace sluice {
 
@@ -73,6 +75,20 @@ struct Pipeline::Impl {
   std::deque<RateSample> rate_samples;
   void serve_metrics();  // binds the port, before the run starts
   void add_rates(std::vector<NodeMetrics>& metrics);
+
+  // ---- run log (PipelineOptions::run_log; pipeline_run_log.cpp)
+  std::shared_ptr<RunLog> run_log;  // opened with the Pipeline
+  std::thread run_log_thread;       // a "metrics" record every run_log_every
+  std::mutex run_log_mutex;         // guards run_log_stop
+  std::condition_variable run_log_wake;
+  bool run_log_stop = false;
+  std::exception_ptr run_log_failure;  // the first record not written; read once the thread is joined
+  void open_run_log();
+  void start_run_log();
+  // Ends the thread; `last`: writes a closing snapshot first (wait(), not
+  // the destructor, which must not throw).
+  void stop_run_log(bool last);
+  void log_metrics();
 
   std::mutex mutex;  // guards what follows
   bool stopping = false;

@@ -35,5 +35,7 @@ Command add_send_command(CLI::App& app);
 Command add_update_command(CLI::App& app);
 // `sluice keygen NAME`: a CurveZMQ key pair as certificate files.
 Command add_keygen_command(CLI::App& app);
+// `sluice report RUN.jsonl -o report.html`: a run log as an HTML page of charts.
+Command add_report_command(CLI::App& app);
 
 }  // namespace sluice::tools

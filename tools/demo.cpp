@@ -22,13 +22,21 @@
 // --metrics-port N: each process serves its metrics on 127.0.0.1, port N
 // plus its rank in the placement (source N, compute N+1, sink N+2; N
 // in-process), GET /metrics and /metrics.json (README, "Metrics").
+//
+// --run-log FILE: every process appends its pipeline's metrics and the
+// sample's records (a spectrogram, the detector's scores against the true
+// faults, the accuracy so far) to FILE, which the parent (or the one
+// process of --in-process) first empties; `sluice report FILE` draws them.
 
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -60,6 +68,7 @@ struct DemoOptions {
   std::string role;       // one process of the three (else: a launcher's rank, or all three)
   std::string placement;  // where each process runs (placement.h); default: this host, ipc
   int metrics_port = 0;   // the first process's; each serves on this plus its rank (0: none)
+  std::string run_log;    // every process appends its records here (empty: none)
 };
 
 sm::Config config_of(const DemoOptions& o) {
@@ -70,6 +79,7 @@ sm::Config config_of(const DemoOptions& o) {
   c.chunks = o.chunks;
   c.device = sm::device_or_host(o.device);
   c.metrics_port = o.metrics_port;
+  c.run_log = o.run_log;
   return c;
 }
 
@@ -131,7 +141,7 @@ int run_role(const DemoOptions& o, const Placement& placement, const Role& role)
   if (checkpoints && me == "compute") options.checkpoint_dir = o.checkpoint_dir;
   Pipeline p(options);
   CancelOnSignal cancel_on_signal(p);
-  auto monitor = std::make_shared<sm::Monitor>(c, std::cout, progress_here());
+  auto monitor = std::make_shared<sm::Monitor>(c, std::cout, progress_here(), p.run_log());
   sm::add_sensor_monitor(p, c, monitor);
   if (checkpoints && me == "compute") {
     RestoreReport r = p.restore();
@@ -188,6 +198,7 @@ int run_processes(const DemoOptions& o, const std::string& self) {
                                      "--device",   o.device};
   if (!o.checkpoint_dir.empty()) common.insert(common.end(), {"--checkpoint-dir", o.checkpoint_dir});
   if (o.metrics_port > 0) common.insert(common.end(), {"--metrics-port", std::to_string(o.metrics_port)});
+  if (!o.run_log.empty()) common.insert(common.end(), {"--run-log", o.run_log});
   common.insert(common.end(), {"--placement", placement});
   auto role = [&](const std::string& name) {
     std::vector<std::string> args = common;
@@ -216,6 +227,16 @@ int run_processes(const DemoOptions& o, const std::string& self) {
   }
   std::cout << line << "\n";
   return signals.requested() ? kExitInterrupted : status;
+}
+
+// A run's log starts empty, so that the report shows this run alone; the
+// path is made absolute, so that the processes agree on it wherever they run.
+void start_run_log(DemoOptions& o) {
+  if (o.run_log.empty()) return;
+  o.run_log = std::filesystem::absolute(o.run_log).string();
+  std::ofstream truncate(o.run_log, std::ios::trunc);
+  if (!truncate)
+    throw PipelineError("sluice demo --run-log: cannot create '" + o.run_log + "': " + std::strerror(errno));
 }
 
 }  // namespace
@@ -251,6 +272,10 @@ Command add_demo_command(CLI::App& app) {
                    "N+2; --in-process: N (0: off)")
       ->check(CLI::Range(0, 65533))
       ->capture_default_str();
+  demo->add_option(
+      "--run-log", o->run_log,
+      "append each process's metrics, a spectrogram, the detector's scores against the true faults "
+      "and its accuracy to this file as JSON Lines (emptied first), for `sluice report`");
   demo->add_flag("--in-process", o->in_process, "run source, stages and sink in this one process");
   demo->add_option(
           "--role", o->role,
@@ -271,7 +296,9 @@ Command add_demo_command(CLI::App& app) {
       throw CLI::ValidationError("--checkpoint-dir", "checkpoints the three-process run; drop --in-process");
   });
   return {demo, [o] {
+            // Under a launcher, each rank appends to the log as it is.
             if (auto part = own_part(*o)) return run_role(*o, part->first, part->second);
+            start_run_log(*o);
             sm::Config c = config_of(*o);
             if (o->device == "cuda" && c.device == host())
               std::cerr << "sluice demo: no CUDA device here, the stages run on " << c.device.str() << "\n";

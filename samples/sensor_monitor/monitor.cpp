@@ -21,6 +21,8 @@ constexpr int64_t kJudgedWindows = 100;
 constexpr int64_t kJudgedOfEachKind = 10;
 constexpr auto kLineEvery = std::chrono::milliseconds(200);
 constexpr auto kLogEvery = std::chrono::seconds(2);
+// A "scores" record a chunk would be a thousand a second.
+constexpr auto kRecordEvery = std::chrono::milliseconds(50);
 
 // One window's outcome: the detector's call and the truth.
 struct Outcome {
@@ -84,6 +86,7 @@ struct Monitor::State {
   Config c;
   std::ostream& out;
   Progress progress;
+  std::shared_ptr<RunLog> log;
   mutable std::mutex mutex;  // guards what follows
   std::vector<Outcome> outcomes;
   Counts all;
@@ -91,6 +94,26 @@ struct Monitor::State {
   int64_t first_born_ns = -1, last_scored_ns = 0;
   std::chrono::steady_clock::time_point last_progress{};
   bool line_open = false;
+  // The run log's: when the last record was written, and the windows since.
+  std::chrono::steady_clock::time_point last_record{};
+  Counts since_record;
+  Tensors last_chunk;
+  uint64_t last_seq = 0;
+
+  void record(uint64_t seq, const Tensors& tensors) {
+    std::vector<float> scores = tensors.at(0).to_vector<float>();
+    std::vector<float> labels = tensors.at(1).to_vector<float>();
+    log->write(
+        RunRecord("scores")
+            .integer("chunk", static_cast<int64_t>(seq))
+            .numbers("scores", scores, 3)
+            .numbers("labels", labels, 1)
+            .integer("windows", all.windows)
+            .number("accuracy", all.ratio(all.correct, all.windows))  // as summarise() has it
+            .number("recent_accuracy", since_record.ratio(since_record.correct, since_record.windows)));
+    since_record = {};
+    last_record = std::chrono::steady_clock::now();
+  }
 
   Summary summarise() const {
     Summary s;
@@ -135,14 +158,14 @@ struct Monitor::State {
   }
 };
 
-Monitor::Monitor(const Config& c, std::ostream& out, Progress progress)
-    : state_(new State{.c = c, .out = out, .progress = progress}) {
+Monitor::Monitor(const Config& c, std::ostream& out, Progress progress, std::shared_ptr<RunLog> log)
+    : state_(new State{.c = c, .out = out, .progress = progress, .log = std::move(log)}) {
   state_->last_progress = std::chrono::steady_clock::now();
 }
 
 Monitor::~Monitor() = default;
 
-void Monitor::consume(uint64_t, const Tensors& tensors) {
+void Monitor::consume(uint64_t seq, const Tensors& tensors) {
   std::vector<float> scores = tensors.at(0).to_vector<float>();
   std::vector<float> labels = tensors.at(1).to_vector<float>();
   int64_t born = tensors.at(2).to_vector<int64_t>().at(0);
@@ -154,15 +177,25 @@ void Monitor::consume(uint64_t, const Tensors& tensors) {
     Outcome o{scores[i] > 0.5f, labels[i] > 0.5f};
     s.outcomes.push_back(o);
     s.all.add(o);
+    s.since_record.add(o);
   }
   if (s.first_born_ns < 0) s.first_born_ns = born;
   s.last_scored_ns = scored;
   s.latency.record(static_cast<double>(scored - born) / 1000);
   s.report(false);
+  if (!s.log) return;
+  if (std::chrono::steady_clock::now() - s.last_record >= kRecordEvery) {
+    s.record(seq, tensors);
+  } else {
+    s.last_chunk = tensors;  // recorded by finish() if it is the last
+    s.last_seq = seq;
+  }
 }
 
 void Monitor::finish() {
   std::lock_guard lock(state_->mutex);
+  if (state_->log && state_->since_record.windows > 0 && !state_->last_chunk.empty())
+    state_->record(state_->last_seq, state_->last_chunk);
   if (state_->line_open) state_->report(true);
 }
 

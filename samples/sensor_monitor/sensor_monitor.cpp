@@ -27,11 +27,13 @@ NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c, const std::
                             {.acc = detector_acc(c), .device = c.device, .process = process});
   p.connect(from, spectrum);
   p.connect(spectrum, detector);
+  if (std::shared_ptr<RunLog> log = p.run_log())
+    p.connect(spectrum, p.sink("spectrogram", spectrogram_log(c, log), {.process = process}));
   return detector;
 }
 
 PipelineOptions pipeline_options(const Config& c) {
-  return {.capacity = c.chunks_in_flight, .metrics_port = c.metrics_port};
+  return {.capacity = c.chunks_in_flight, .metrics_port = c.metrics_port, .run_log = c.run_log};
 }
 
 void add_sensor_monitor(Pipeline& p, const Config& c, std::shared_ptr<Sink> monitor) {
@@ -42,7 +44,7 @@ void add_sensor_monitor(Pipeline& p, const Config& c, std::shared_ptr<Sink> moni
 
 Summary run_in_process(const Config& c, std::ostream& out, Progress progress) {
   Pipeline p(pipeline_options(c));
-  auto monitor = std::make_shared<Monitor>(c, out, progress);
+  auto monitor = std::make_shared<Monitor>(c, out, progress, p.run_log());
   add_sensor_monitor(p, c, monitor);
   p.run();
   return monitor->summary();

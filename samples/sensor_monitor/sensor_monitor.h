@@ -32,6 +32,7 @@
 #include <sluice/ops/nn.h>
 #include <sluice/ops/optimizers.h>
 #include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/run_log.h>
 
 namespace sluice::sensor_monitor {
 
@@ -48,6 +49,7 @@ struct Config {
   float learning_rate = 0.05f;     // of the detector's Adam steps
   Device device = host();          // where the two compiled stages run
   int metrics_port = 0;            // serves the pipeline's metrics on this port (0: off)
+  std::string run_log;             // the pipeline's run log (PipelineOptions::run_log); empty: none
 };
 
 // ---- messages between the nodes
@@ -86,8 +88,16 @@ Function spectrum_function(const Config& c);
 Function detector_function(const Config& c);
 // Adds "spectrum" and "detector" after `from` (which sends signal_spec
 // messages), in process `process`; returns the detector, which sends
-// score_spec messages.
+// score_spec messages. When the pipeline keeps a run log, a
+// "spectrogram" sink in the same process records what spectrum makes
+// (spectrogram_log).
 NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c, const std::string& process = {});
+
+// ---- the run log (`sluice report` draws it)
+// A sink of feature_spec messages writing "spectrogram" records to `log`:
+// every 100 ms, the chunk of the moment whole, channel 0's normalised band
+// energies window by window ("values", [windows][bands]) with their labels.
+std::shared_ptr<Sink> spectrogram_log(const Config& c, std::shared_ptr<RunLog> log);
 
 // ---- the monitor
 enum class Progress : uint8_t {
@@ -113,10 +123,13 @@ struct Summary {
 
 // A sink of score_spec messages: scores every window (score > 0.5 says
 // fault), keeps the figures of the summary and writes progress to `out`.
+// Given a run log, writes a "scores" record every 50 ms and after the last
+// chunk: that chunk's scores and true labels, the accuracy so far and over
+// the windows since the record before.
 // Thread safety: summary() may be called while the pipeline runs.
 class Monitor : public Sink {
  public:
-  Monitor(const Config& c, std::ostream& out, Progress progress);
+  Monitor(const Config& c, std::ostream& out, Progress progress, std::shared_ptr<RunLog> log = nullptr);
   ~Monitor() override;
   void consume(uint64_t seq, const Tensors& tensors) override;
   void finish() override;

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""`sluice report` on logs written by hand: what a log without the demo's
+records gives (the per-stage charts alone), and each kind of bad input
+(a missing or empty file, garbage, a record missing a field, a torn last
+line, an output that cannot be written), which must exit non-zero naming
+the file and the line, except a torn last line: skipped with a warning.
+
+    report_input_test.py PATH_TO_SLUICE
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def metrics_line(t, process, messages):
+    node = {"name": "square", "kind": "stage", "messages_in": messages, "messages_out": messages,
+            "errors": 0, "queue_depth": 1, "latency_p50_us": 120.0, "latency_p99_us": 900.0,
+            "messages_out_per_s": messages / max(t, 0.1)}
+    return json.dumps({"t": 1.7e9 + t, "process": process, "type": "metrics", "nodes": [node]})
+
+
+GOOD = "\n".join(metrics_line(t / 4, p, t * 10) for t in range(12) for p in ("a", "b")) + "\n"
+
+failures = []
+
+
+def report(sluice, work, content, name):
+    """Runs sluice report on `content` (None: no such file); (status, stderr, page or None)."""
+    log = os.path.join(work, name + ".jsonl")
+    if content is not None:
+        with open(log, "w") as f:
+            f.write(content)
+    out = os.path.join(work, name + ".html")
+    p = subprocess.run([sluice, "report", log, "-o", out], capture_output=True, text=True, timeout=60)
+    page = open(out).read() if os.path.exists(out) else None
+    return p.returncode, p.stderr, page, log
+
+
+def expect(case, condition, detail):
+    print(("ok   " if condition else "FAIL ") + case + ("" if condition else ": " + detail))
+    if not condition:
+        failures.append(case)
+
+
+def main():
+    sluice = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory(prefix="sluice-report-input-") as work:
+        status, err, page, _ = report(sluice, work, GOOD, "stages_only")
+        titles = re.findall(r'<svg[^>]*aria-label="([^"]*)"', page or "")
+        expect("a log of metrics alone gives the per-stage charts alone", status == 0 and titles ==
+               ["Throughput", "Latency p50", "Latency p99", "Queue depth"] and "a: square" in page
+               and "b: square" in page and "Spectrogram" not in page, f"status {status}, charts {titles}, {err}")
+
+        status, err, _, log = report(sluice, work, None, "missing")
+        expect("a missing file is an error naming it", status == 1 and log in err and "cannot open" in err, err)
+
+        status, err, _, _ = report(sluice, work, "", "empty")
+        expect("an empty file is an error", status == 1 and "has no records" in err, err)
+
+        lines = GOOD.splitlines()
+        status, err, _, log = report(sluice, work, "\n".join(lines[:3] + ["{not json"] + lines[3:]) + "\n",
+                                     "garbage")
+        expect("garbage is an error naming its line", status == 1 and f"{log}:4: expected a JSON object" in err, err)
+
+        status, err, _, log = report(sluice, work, GOOD + '{"t": 1.7e9, "type": "scores", "scores": [0.5]}\n',
+                                     "missing_field")
+        expect("a record without a field is an error naming it", status == 1 and f"{log}:25:" in err
+               and "'labels'" in err, err)
+
+        status, err, _, log = report(sluice, work, GOOD + '{"t": 1.7e9', "untyped")
+        expect("a torn last line is skipped with a warning", status == 0 and "line 25" in err
+               and "cut short" in err, f"status {status}: {err}")
+
+        status, err, _, log = report(sluice, work, '{"t": 1.7e9, "type": "metrics", "nodes": []}\n' * 2 + "[1, 2]\n",
+                                     "not_an_object")
+        expect("a line that is JSON but not an object is an error", status == 1 and f"{log}:3:" in err, err)
+
+        log = os.path.join(work, "stages_only.jsonl")
+        p = subprocess.run([sluice, "report", log, "-o", os.path.join(work, "no", "such", "dir.html")],
+                           capture_output=True, text=True, timeout=60)
+        expect("an output that cannot be written is an error", p.returncode == 1 and "cannot create" in p.stderr,
+               p.stderr)
+    if failures:
+        print(f"FAIL: {len(failures)} case(s)")
+        sys.exit(1)
+    print("sluice report: every input case as expected")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,8 @@
 // Uses sluice the way a program does, for the host_settings programs to
 // check what it leaves of the process's settings: compiled computations on
 // the host large enough to go to its thread pool, one of them a dot, so
-// that OpenBLAS runs too.
+// that OpenBLAS runs too, and a conv small enough to run through oneDNN on
+// the calling thread.
 
 #include <gtest/gtest.h>
 
@@ -26,6 +27,13 @@ inline void use_sluice() {
   const std::vector<float> c = compile(product, host()).run({a, b})[0].to_vector<float>();
   EXPECT_FLOAT_EQ(c.front(), float{kM});
   EXPECT_FLOAT_EQ(c.back(), float{kM});
+
+  Function small_conv = trace({f32({1, 2, 8, 8}), f32({2, 2, 3, 3})},
+                              [](Expr image, Expr kernel) { return conv(image, kernel); });
+  const std::vector<float> y = compile(small_conv, host())
+                                   .run({ones(f32({1, 2, 8, 8}), host()), ones(f32({2, 2, 3, 3}), host())})[0]
+                                   .to_vector<float>();
+  EXPECT_FLOAT_EQ(y.front(), 2 * 3 * 3);
 }
 
 }  // namespace sluice::testing

@@ -9,8 +9,10 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_report.h"
+#include "bench/host_settings.h"
 
 int main(int argc, char** argv) {
+  sluice::bench::ask_for_fast_host_settings();
   constexpr const char* kReportFlag = "--report=";
   std::string report_path;
   int kept = 0;

@@ -1,7 +1,8 @@
 // dot of two f32[1024][1024] matrices: sluice against a direct cblas_sgemm
 // call into the same OpenBLAS, on preallocated output, with OpenBLAS's own
-// threads on every core (sluice keeps OpenBLAS single-threaded and splits the
-// product across its workers; the baseline gets OpenBLAS as a user calls it).
+// threads on every core (the benchmarks ask sluice for OpenBLAS
+// single-threaded, bench/host_settings.h, and it splits the product across
+// its workers; the baseline gets OpenBLAS as a user calls it).
 
 #include <vector>
 
@@ -22,10 +23,11 @@ void BM_dot_1024_f32(benchmark::State& state) {
   const std::vector<float> a = uniform_floats(count, -1, 1, 1), b = uniform_floats(count, -1, 1, 2);
   std::vector<float> c(count);
   auto sgemm = [&] {
+    const int sluice_threads = openblas_get_num_threads();
     openblas_set_num_threads(openblas_get_num_procs());
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f,
                 c.data(), kN);
-    openblas_set_num_threads(1);
+    openblas_set_num_threads(sluice_threads);
   };
 
   Executable exe = compile(trace({f32({kN, kN}), f32({kN, kN})}, [](Expr x, Expr y) { return dot(x, y); }), host());

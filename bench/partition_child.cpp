@@ -7,10 +7,12 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench/host_settings.h"
 #include "samples/sensor_monitor/sensor_monitor.h"
 
 int main(int argc, char** argv) {
   namespace sm = sluice::sensor_monitor;
+  sluice::bench::ask_for_fast_host_settings();
   if (argc != 4) {
     std::cerr << "usage: bench_partition_child PROCESS PLACEMENT CHUNKS\n";
     return 2;

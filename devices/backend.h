@@ -44,10 +44,39 @@ class Device {
 
 // ---------------------------------------------------------------- Client
 // One platform's runtime, a singleton per platform, options as in EXLA.
+// An option that does not apply to a platform is ignored for it: the host
+// has no device memory to reserve, a GPU has no host threads to size.
 struct ClientOptions {
   int default_device_id = 0;
   bool preallocate = true;        // reserve memory_fraction of device memory up front
   double memory_fraction = 0.9;   // of device memory the allocator may use
+
+  // Host threads. sluice is a library: by default it changes no setting of
+  // the process it runs in, so the application's own oneTBB and OpenBLAS
+  // settings stand. The last two ask for process-wide changes that make
+  // sluice's computations faster; sluice's own programs ask for both.
+
+  // Threads of the oneTBB arena the host runs computations on, which is
+  // sluice's own. 0: as many as oneTBB lets work at once, its default
+  // concurrency (the cores this process may use), less one unless the
+  // worker limit is above it (see raise_worker_limit).
+  int host_threads = 0;
+  // Callers park waiting on results rather than join the arena, so every
+  // arena thread is a oneTBB worker, while oneTBB starts one worker fewer
+  // than its default concurrency (counting on a caller to join): without
+  // this one core idles (an FFT or a fused chain ran at half speed on two
+  // cores). When true and the limit in force is lower, sluice raises
+  // oneTBB's process-wide max_allowed_parallelism to one more than the
+  // arena's threads (host_threads, or oneTBB's default concurrency) for the
+  // life of the process. A limit the application set stands: oneTBB obeys
+  // the lowest one set, so sluice only ever sets a higher one.
+  bool raise_worker_limit = false;
+  // 0: OpenBLAS keeps the threads the application (or OPENBLAS_NUM_THREADS)
+  // gave it. n > 0: sluice calls openblas_set_num_threads(n), which is
+  // process-wide by OpenBLAS's design (0.3.21 has no per-thread setting).
+  // 1 runs each BLAS call on the thread that makes it, so oneTBB alone
+  // shares out the cores rather than a second pool competing with it.
+  int blas_threads = 0;
 };
 
 // What a backend can run: the ops and dtypes it implements.
@@ -78,7 +107,10 @@ class Client {
 };
 
 // The client of a platform ("host", "cuda"); throws DeviceError when the
-// platform is not available here. Options apply when the client is first made.
+// platform is not available here, ValueError for an option out of range
+// (a negative thread count). Options apply when the client is first made:
+// make it with them before anything else uses the platform (host(), a
+// compile), which makes it with the defaults.
 Client& client(std::string_view platform, const ClientOptions& options = {});
 // Platforms available on this machine, "host" always among them.
 std::vector<std::string> platforms();

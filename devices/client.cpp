@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include <sluice/devices/backend_impl.h>
 #include <sluice/devices/cpu/cpu_backend.h>
@@ -42,6 +43,16 @@ std::string known_platforms() {
   return s;
 }
 
+// Checked for every platform, also those that ignore the option: a
+// negative count is a mistake wherever it is passed.
+void check_options(std::string_view platform, const ClientOptions& options) {
+  for (auto [name, value] :
+       {std::pair{"host_threads", options.host_threads}, std::pair{"blas_threads", options.blas_threads}})
+    if (value < 0)
+      throw ValueError("client " + std::string(platform) + ": ClientOptions::" + name +
+                       " expected >= 0 (0: the default), found " + std::to_string(value));
+}
+
 }  // namespace
 
 bool Capabilities::supports(Op op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
@@ -65,6 +76,7 @@ Device Client::device(int id) const {
 Capabilities Client::capabilities() const { return backend_->capabilities(); }
 
 Client& client(std::string_view platform, const ClientOptions& options) {
+  check_options(platform, options);
   Registry& reg = registry();
   std::lock_guard lock(reg.mutex);
   if (auto it = reg.clients.find(platform); it != reg.clients.end()) return *it->second;

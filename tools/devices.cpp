@@ -19,7 +19,9 @@ int list_devices() {
     const ClientOptions& o = c.options();
     std::cout << platform << ": " << c.device_count() << (c.device_count() == 1 ? " device" : " devices")
               << " (default_device_id " << o.default_device_id << ", preallocate "
-              << (o.preallocate ? "true" : "false") << ", memory_fraction " << o.memory_fraction << ")\n";
+              << (o.preallocate ? "true" : "false") << ", memory_fraction " << o.memory_fraction
+              << ", host_threads " << o.host_threads << ", raise_worker_limit "
+              << (o.raise_worker_limit ? "true" : "false") << ", blas_threads " << o.blas_threads << ")\n";
     Capabilities caps = c.capabilities();
     std::string dtypes;
     for (DType t : caps.dtypes) dtypes += (dtypes.empty() ? "" : " ") + std::string(dtype_name(t));

@@ -18,7 +18,7 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() { start_thread_pool(); }
+  explicit CpuBackend(const ClientOptions& options) { start_thread_pool(options); }
 
   int device_count() const override { return 1; }
 
@@ -65,6 +65,8 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const ClientOptions&) { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend(const ClientOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
 
 }  // namespace sluice::cpu

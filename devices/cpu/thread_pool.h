@@ -2,14 +2,20 @@
 // The CPU backend's one thread pool: a oneTBB arena. Computations that do not
 // run on the caller's thread are enqueued here, and kernels split large work
 // with tbb::parallel_for, which runs in the arena of the task that calls it.
-// Nothing else may start threads: OpenBLAS is made single-threaded once, at
-// backend start, and FFTW is used without fftw_init_threads, so its plans run
-// on the calling thread. (FFTW with 2 threads on one small transform is 6x
-// slower than with 1: spread rows across cores instead.)
+// The arena is sluice's own; settings of the whole process (oneTBB's worker
+// limit, OpenBLAS's threads) are changed only when the client's options ask
+// (ClientOptions in backend.h), since they belong to the application.
+// FFTW is used without fftw_init_threads, so its plans run on the calling
+// thread. (FFTW with 2 threads on one small transform is 6x slower than
+// with 1: spread rows across cores instead.)
 // Thread safety: every function may be called from any thread.
 
 #include <cstdint>
 #include <functional>
+
+namespace sluice {
+struct ClientOptions;
+}
 
 namespace sluice::cpu {
 
@@ -22,8 +28,10 @@ inline constexpr int64_t kSmallWorkElements = int64_t{32} * 1024;
 // thread rather than be split across cores.
 bool stays_on_caller(int64_t elements);
 
-// Makes the arena and OpenBLAS single-threaded; later calls do nothing.
-void start_thread_pool();
+// Makes the arena, and the process-wide changes, that `options` ask for
+// (host_threads, raise_worker_limit, blas_threads). Called once, when the
+// host client is made; a later call does nothing.
+void start_thread_pool(const ClientOptions& options);
 
 // Runs `fn` on a worker of the arena and returns at once. `fn` must not throw.
 void enqueue(std::function<void()> fn);

@@ -1,10 +1,10 @@
 // Conv through oneDNN, f32 (conv.h).
 //
 // Threads: Debian's oneDNN runs on OpenMP, while oneTBB owns the cores here
-// (thread_pool.h). So every thread that enters oneDNN first sets its own
-// OpenMP thread count to 1, and no OpenMP team is ever started; the batch is
-// cut into one part per worker and the parts are spread across oneTBB's
-// workers, as dot spreads single-threaded gemm calls.
+// (thread_pool.h). So every thread that enters oneDNN sets its own OpenMP
+// thread count to 1 for the call, and no OpenMP team is ever started; the
+// batch is cut into one part per worker and the parts are spread across
+// oneTBB's workers, as dot spreads single-threaded gemm calls.
 //
 // Primitives: made once per (geometry, part size), with the reorders between
 // sluice's plain layout and the blocked layout oneDNN's fast kernels choose,
@@ -38,6 +38,20 @@ struct Primitive {
   memory::desc src, weights, dst;  // sluice's plain layouts
   // From and to those layouts, where oneDNN chose another.
   std::optional<dnnl::reorder> to_src, to_weights, from_dst;
+};
+
+// omp_set_num_threads sets the calling thread's count only, and that thread
+// may be the application's (a small conv runs on its caller, a parallel_for
+// runs parts on its caller too): its count is put back afterwards.
+class OneOmpThread {
+ public:
+  OneOmpThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneOmpThread() { omp_set_num_threads(saved_); }
+  OneOmpThread(const OneOmpThread&) = delete;
+  OneOmpThread& operator=(const OneOmpThread&) = delete;
+
+ private:
+  int saved_;
 };
 
 dnnl::engine& engine() {
@@ -119,8 +133,11 @@ std::shared_ptr<const Primitive> primitive(const ConvGeometry& g, int64_t batch)
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
   // Made outside the lock (it takes a while); a racing thread's copy is dropped.
-  omp_set_num_threads(1);  // oneDNN plans its kernels for the threads it will get
-  std::shared_ptr<const Primitive> p = make_primitive(g, batch);
+  std::shared_ptr<const Primitive> p;
+  {
+    const OneOmpThread one;  // oneDNN plans its kernels for the threads it will get
+    p = make_primitive(g, batch);
+  }
   const std::lock_guard lock(mutex);
   return cache.emplace(std::move(key), std::move(p)).first->second;
 }
@@ -151,7 +168,7 @@ struct ThreadScratch {
 
 // One part of the batch, on the calling thread.
 void run_part(const Primitive& p, const float* x, const float* k, float* y) {
-  omp_set_num_threads(1);
+  const OneOmpThread one;
   thread_local ThreadScratch scratch;
   dnnl::stream stream(engine());
   dnnl::engine& e = engine();

@@ -5,8 +5,9 @@
 // window reads padding or the holes of input dilation), and the item's
 // output rows are one gemm: y[group_out][outputs] = k[group_out][group_in *
 // window] x col. A 1x1 window with stride 1 and no padding reads the input
-// as it is. Items are spread across oneTBB's workers, each gemm runs on one
-// thread (OpenBLAS is single-threaded in the backend: thread_pool.h).
+// as it is. Items are spread across oneTBB's workers, each gemm on the
+// worker's thread (and OpenBLAS's own threads, unless the program asked for
+// one: ClientOptions::blas_threads in devices/backend.h).
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

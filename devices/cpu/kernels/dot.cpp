@@ -8,9 +8,11 @@
 // first. f16 and bf16 are widened to f32, multiplied, and rounded back.
 // Integers run dot_int.cpp's loops.
 //
-// OpenBLAS runs single-threaded (the backend sets it so: oneTBB owns the
-// cores), so large products are cut into blocks of rows of C, one gemm call
-// each, spread across oneTBB's workers; many small batches are spread whole.
+// Large products are cut into blocks of rows of C, one gemm call each,
+// spread across oneTBB's workers; many small batches are spread whole. That
+// is fastest with OpenBLAS on one thread, oneTBB owning the cores, which a
+// program asks for with ClientOptions::blas_threads (devices/backend.h); by
+// default OpenBLAS keeps the threads the application gave it.
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

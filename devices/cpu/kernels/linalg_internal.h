@@ -32,9 +32,10 @@ inline Matrices matrices_of(const Shape& s) {
 }
 
 // Calls body(i) for each of `count` matrices; when their work (about
-// `flops` each) is large, on several cores at once. LAPACK runs
-// single-threaded under the backend (oneTBB owns the cores), and each
-// matrix is independent, so matrices are the unit of parallel work.
+// `flops` each) is large, on several cores at once. Each matrix is
+// independent, so matrices are the unit of parallel work, and LAPACK is
+// fastest run single-threaded on each (ClientOptions::blas_threads = 1,
+// devices/backend.h: oneTBB then owns the cores).
 template <typename Body>
 void for_each_matrix(int64_t count, int64_t flops, const Body& body) {
   split_work(count, flops, [&](int64_t begin, int64_t end) {

@@ -1,11 +1,12 @@
 // What linking sluice leaves of the host program's own settings: its
-// "sluice" logger and its oneTBB parallelism stay as it made them. A
-// program of its own, since both are process-wide and set before sluice
-// is first used.
+// "sluice" logger, its oneTBB parallelism and its OpenBLAS threads stay as
+// it made them. A program of its own, since all are process-wide and set
+// before sluice is first used.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cblas.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <tbb/global_control.h>
 
@@ -14,6 +15,7 @@
 #include <sluice/devices/backend.h>
 #include <sluice/devices/log.h>
 #include <sluice/ops/ops.h>
+#include "tests/devices/host_settings/use_sluice.h"
 
 namespace sluice {
 namespace {
@@ -32,24 +34,22 @@ const std::shared_ptr<spdlog::logger> application_logger = [] {
 constexpr size_t kApplicationParallelism = 64;  // above what sluice would ask for on any test machine
 tbb::global_control application_parallelism(tbb::global_control::max_allowed_parallelism,
                                             kApplicationParallelism);
+// Not the 1 that sluice's own programs ask for.
+constexpr int kApplicationBlasThreads = 3;
+[[maybe_unused]] const bool application_blas_threads = [] {
+  openblas_set_num_threads(kApplicationBlasThreads);
+  return true;
+}();
 
-// Uses sluice the way a program does: a compiled computation on the host,
-// large enough to go to its thread pool.
-void use_sluice() {
-  Function f = trace({f32({1 << 20})}, [](Expr x) { return sum(x * x + 1.0f); });
-  Tensor x = tensor(std::vector<float>(1 << 20, 0.5f), Shape{1 << 20});
-  Executable exe = compile(f, host());
-  EXPECT_FLOAT_EQ(exe.run({x})[0].to_vector<float>()[0], 1.25f * (1 << 20));
-}
-
-TEST(HostSettings, TheApplicationsLoggerAndParallelismStay) {
-  use_sluice();
+TEST(HostSettings, TheApplicationsLoggerParallelismAndBlasThreadsStay) {
+  testing::use_sluice();
   logger().debug("a debug line from sluice");
   EXPECT_EQ(&logger(), application_logger.get()) << "sluice made a logger of its own";
   EXPECT_EQ(application_logger->level(), spdlog::level::debug);
   EXPECT_THAT(application_log.str(), HasSubstr("a debug line from sluice"));
   EXPECT_EQ(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism),
             kApplicationParallelism);
+  EXPECT_EQ(openblas_get_num_threads(), kApplicationBlasThreads);
 }
 
 TEST(HostSettings, SluiceLogLevelsAreCheckedNotTurnedOff) {

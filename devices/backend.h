@@ -77,6 +77,8 @@ struct ClientOptions {
   // 1 runs each BLAS call on the thread that makes it, so oneTBB alone
   // shares out the cores rather than a second pool competing with it.
   int blas_threads = 0;
+
+  bool operator==(const ClientOptions&) const = default;
 };
 
 // What a backend can run: the ops and dtypes it implements.
@@ -106,12 +108,15 @@ class Client {
   std::unique_ptr<Backend> backend_;
 };
 
-// The client of a platform ("host", "cuda"); throws DeviceError when the
-// platform is not available here, ValueError for an option out of range
-// (a negative thread count). Options apply when the client is first made:
-// make it with them before anything else uses the platform (host(), a
-// compile), which makes it with the defaults.
-Client& client(std::string_view platform, const ClientOptions& options = {});
+// The client of a platform ("host", "cuda"), made with the default options
+// the first time anything uses the platform (host(), a compile). DeviceError
+// when the platform is not available here.
+Client& client(std::string_view platform);
+// The client made with these options: make it before anything else uses the
+// platform. ValueError for an option out of range (a negative thread count);
+// ConfigError when the client already exists with other options, which
+// cannot change once its threads and memory are set up.
+Client& client(std::string_view platform, const ClientOptions& options);
 // Platforms available on this machine, "host" always among them.
 std::vector<std::string> platforms();
 // The default device of the first available platform in `preference`

@@ -75,11 +75,22 @@ Device Client::device(int id) const {
 
 Capabilities Client::capabilities() const { return backend_->capabilities(); }
 
-Client& client(std::string_view platform, const ClientOptions& options) {
+namespace {
+
+// The platform's client, made with `options` if it does not exist yet.
+// `asked`: whether the caller chose those options, so that a client made
+// with others is an error rather than silently not what was asked.
+Client& find_or_make_client(std::string_view platform, const ClientOptions& options, bool asked) {
   check_options(platform, options);
   Registry& reg = registry();
   std::lock_guard lock(reg.mutex);
-  if (auto it = reg.clients.find(platform); it != reg.clients.end()) return *it->second;
+  if (auto it = reg.clients.find(platform); it != reg.clients.end()) {
+    if (asked && !(it->second->options() == options))
+      throw ConfigError("client " + std::string(platform) +
+                        ": options expected to be those it was made with, found others; make the client "
+                        "with its options before anything uses the platform (host(), a compile)");
+    return *it->second;
+  }
   const Registration* r = find_registration(platform);
   if (!r)
     throw DeviceError("client: unknown platform '" + std::string(platform) + "', expected one of " +
@@ -92,6 +103,14 @@ Client& client(std::string_view platform, const ClientOptions& options) {
     throw DeviceError("client " + std::string(platform) + ": default_device_id expected in [0, " +
                       std::to_string(c->device_count()) + "), found " + std::to_string(options.default_device_id));
   return *reg.clients.emplace(std::string(platform), std::move(c)).first->second;
+}
+
+}  // namespace
+
+Client& client(std::string_view platform) { return find_or_make_client(platform, {}, /*asked=*/false); }
+
+Client& client(std::string_view platform, const ClientOptions& options) {
+  return find_or_make_client(platform, options, /*asked=*/true);
 }
 
 std::vector<std::string> platforms() {

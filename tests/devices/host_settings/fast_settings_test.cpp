@@ -30,6 +30,18 @@ TEST(HostFastSettings, TheOptionsAskedForAreApplied) {
             static_cast<size_t>(kThreads) + 1);
   EXPECT_EQ(openblas_get_num_threads(), 1);
   testing::use_sluice();
+
+  // The client exists now: asking for it plainly gets it, asking with
+  // other options is an error rather than options silently not applied.
+  EXPECT_EQ(&client("host"), &c);
+  EXPECT_EQ(&client("host", c.options()), &c);
+  try {
+    client("host", ClientOptions{});
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("options expected to be those it was made with"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

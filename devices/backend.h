@@ -213,12 +213,15 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 // ---- creation
 // A tensor holding a copy of `bytes` (spec.bytes() of them) on `device`.
 Tensor tensor_from_bytes(const Spec& spec, const void* bytes, Device device = host());
+namespace detail {
+// Throws ShapeError: "tensor: values: expected 6 values for f32[2][3], found 5".
+[[noreturn]] void tensor_value_count_error(const Spec& spec, size_t found);
+}  // namespace detail
 template <typename T>
 Tensor tensor(const std::vector<T>& values, Shape shape, Device device = host()) {
   Spec spec{dtype_of<T>(), std::move(shape)};
   if (static_cast<int64_t>(values.size()) != spec.size())
-    throw ShapeError("tensor: expected " + std::to_string(spec.size()) + " values for " + spec.str() +
-                     ", found " + std::to_string(values.size()));
+    detail::tensor_value_count_error(spec, values.size());
   if constexpr (std::is_same_v<T, bool>) {
     // std::vector<bool> packs bits; pred is a byte per element.
     std::vector<uint8_t> bytes(values.begin(), values.end());

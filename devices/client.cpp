@@ -8,6 +8,7 @@
 
 #include <sluice/devices/backend_impl.h>
 #include <sluice/devices/cpu/cpu_backend.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 namespace {
@@ -68,8 +69,8 @@ int Client::device_count() const { return backend_->device_count(); }
 
 Device Client::device(int id) const {
   if (id < 0 || id >= device_count())
-    throw DeviceError("client " + platform_ + ": device id expected in [0, " + std::to_string(device_count()) +
-                      "), found " + std::to_string(id));
+    throw DeviceError(error_message(fmt::format("client {}", platform_), "device id",
+                                    fmt::format("an id in [0, {})", device_count()), id));
   return Device(const_cast<Client*>(this), id);
 }
 
@@ -93,15 +94,16 @@ Client& find_or_make_client(std::string_view platform, const ClientOptions& opti
   }
   const Registration* r = find_registration(platform);
   if (!r)
-    throw DeviceError("client: unknown platform '" + std::string(platform) + "', expected one of " +
-                      known_platforms());
+    throw DeviceError(error_message("client", "platform", fmt::format("one of {}", known_platforms()),
+                                    fmt::format("unknown platform '{}'", platform)));
   std::unique_ptr<Backend> backend = r->make(options);
   if (!backend || backend->device_count() == 0)
     throw DeviceError("client: platform '" + std::string(platform) + "' is not available on this machine");
   auto c = std::make_unique<Client>(std::string(platform), options, std::move(backend));
   if (options.default_device_id < 0 || options.default_device_id >= c->device_count())
-    throw DeviceError("client " + std::string(platform) + ": default_device_id expected in [0, " +
-                      std::to_string(c->device_count()) + "), found " + std::to_string(options.default_device_id));
+    throw DeviceError(error_message(fmt::format("client {}", platform), "default_device_id",
+                                    fmt::format("an id in [0, {})", c->device_count()),
+                                    options.default_device_id));
   return *reg.clients.emplace(std::string(platform), std::move(c)).first->second;
 }
 
@@ -152,6 +154,6 @@ Client& Device::client() const {
 }
 Backend& Device::backend() const { return client().backend(); }
 std::string_view Device::platform() const { return client().platform(); }
-std::string Device::str() const { return std::string(platform()) + ":" + std::to_string(id_); }
+std::string Device::str() const { return fmt::format("{}:{}", platform(), id_); }
 
 }  // namespace sluice

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include <sluice/devices/backend_impl.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/ops/loop_attrs.h>
 
 namespace sluice {
@@ -43,22 +44,26 @@ std::string spec_list(const std::vector<Spec>& specs) {
 }
 
 void check_argument(size_t i, const Tensor& arg, const Spec& expected, Device device) {
-  std::string where = "run: argument " + std::to_string(i);
-  if (!arg) throw DeviceError(where + ": expected a " + expected.str() + " tensor, found an empty Tensor");
+  const std::string what = fmt::format("argument {}", i);
+  const std::string live = fmt::format("a live {} tensor", expected);
+  if (!arg)
+    throw DeviceError(error_message("run", what, fmt::format("a {} tensor", expected), "an empty Tensor"));
   switch (arg.buffer()->state.load(std::memory_order_acquire)) {
     case Buffer::State::Live: break;
     case Buffer::State::Donated:
-      throw DeviceError(where + ": the " + arg.spec().str() + " tensor was donated to an earlier run and is no longer valid");
+      throw DeviceError(error_message(
+          "run", what, live,
+          fmt::format("the {} tensor was donated to an earlier run and is no longer valid", arg.spec())));
     case Buffer::State::Deallocated:
-      throw DeviceError(where + ": the " + arg.spec().str() + " tensor was deallocated");
+      throw DeviceError(
+          error_message("run", what, live, fmt::format("the {} tensor was deallocated", arg.spec())));
   }
-  if (arg.dtype() != expected.dtype)
-    throw TypeError(where + ": expected " + expected.str() + ", found " + arg.spec().str());
-  if (arg.shape() != expected.shape)
-    throw ShapeError(where + ": expected " + expected.str() + ", found " + arg.spec().str());
+  if (arg.dtype() != expected.dtype) throw TypeError(error_message("run", what, expected, arg.spec()));
+  if (arg.shape() != expected.shape) throw ShapeError(error_message("run", what, expected, arg.spec()));
   if (!(arg.buffer()->device == device))
-    throw DeviceError(where + ": expected a tensor on " + device.str() + ", found one on " +
-                      arg.buffer()->device.str() + " (move it with to() or transfer())");
+    throw DeviceError(error_message(
+        "run", what, fmt::format("a tensor on {}", device.str()),
+        fmt::format("one on {} (move it with to() or transfer())", arg.buffer()->device.str())));
 }
 
 }  // namespace
@@ -66,17 +71,19 @@ void check_argument(size_t i, const Tensor& arg, const Spec& expected, Device de
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& args, const RunOptions& options) const {
   const std::vector<Spec>& specs = inputs();
   if (args.size() != specs.size())
-    throw ValueError("run: expected " + std::to_string(specs.size()) + " arguments " + spec_list(specs) +
-                     ", found " + std::to_string(args.size()));
+    throw ValueError(error_message("run", "", fmt::format("{} arguments {}", specs.size(), spec_list(specs)),
+                                   args.size()));
   Device dev = device();
   for (size_t i = 0; i < args.size(); ++i) check_argument(i, args[i], specs[i], dev);
 
   std::vector<bool> donated(args.size(), false);
   for (size_t d : options.donate) {
     if (d >= args.size())
-      throw ValueError("run: donate: expected argument indices below " + std::to_string(args.size()) +
-                       ", found " + std::to_string(d));
-    if (donated[d]) throw ValueError("run: donate: argument " + std::to_string(d) + " is listed twice");
+      throw ValueError(
+          error_message("run", "donate", fmt::format("argument indices below {}", args.size()), d));
+    if (donated[d])
+      throw ValueError(error_message("run", "donate", "each argument listed once",
+                                     fmt::format("argument {} listed twice", d)));
     donated[d] = true;
   }
   std::vector<BufferPtr> buffers;
@@ -87,16 +94,17 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args, const RunOp
     if (donated[i])
       for (size_t j = 0; j < args.size(); ++j)
         if (j != i && args[j].buffer() == b)
-          throw ValueError("run: donate: argument " + std::to_string(i) +
-                           " shares its buffer with argument " + std::to_string(j) +
-                           " and cannot be donated");
+          throw ValueError(
+              error_message("run", fmt::format("donate: argument {}", i), "a buffer no other argument reads",
+                            fmt::format("it shares its buffer with argument {} and cannot be donated", j)));
     buffers.push_back(b);
   }
   for (size_t i = 0; i < args.size(); ++i) {
     if (!donated[i]) continue;
     Buffer::State live = Buffer::State::Live;
     if (!buffers[i]->state.compare_exchange_strong(live, Buffer::State::Donated))
-      throw DeviceError("run: argument " + std::to_string(i) + " was donated or deallocated by another thread");
+      throw DeviceError(error_message("run", fmt::format("argument {}", i), "a live buffer",
+                                      "one donated or deallocated by another thread"));
   }
 
   std::vector<BufferPtr> out = state_->impl->run(buffers, donated);

@@ -2,14 +2,24 @@
 
 #include <sluice/devices/backend_impl.h>
 #include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 
 Tensor::Tensor(Spec spec, BufferPtr buffer) : spec_(std::move(spec)), buffer_(std::move(buffer)) {
   if (buffer_ && static_cast<int64_t>(buffer_->bytes) < spec_.bytes())
-    throw DeviceError("tensor: buffer of " + std::to_string(buffer_->bytes) + " bytes is too small for " +
-                      spec_.str() + " (" + std::to_string(spec_.bytes()) + " bytes)");
+    throw DeviceError(error_message("tensor", "buffer", fmt::format("{} bytes for {}", spec_.bytes(), spec_),
+                                    fmt::format("{} bytes", buffer_->bytes)));
 }
+
+namespace detail {
+
+void tensor_value_count_error(const Spec& spec, size_t found) {
+  throw ShapeError(
+      error_message("tensor", "values", fmt::format("{} values for {}", spec.size(), spec), found));
+}
+
+}  // namespace detail
 
 void Tensor::check_live(const char* what) const {
   if (!buffer_) throw DeviceError(std::string(what) + ": the tensor is empty (default-constructed or moved from)");

@@ -7,6 +7,7 @@
 
 #include <sluice/devices/backend.h>
 #include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 namespace {
@@ -32,8 +33,10 @@ std::string format_element(const T& v) {
   else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
     std::string im = format_float(v.imag());
     return format_float(v.real()) + (im[0] == '-' ? "" : "+") + im + "i";
-  } else if constexpr (std::is_signed_v<T>) return std::to_string(static_cast<int64_t>(v));
-  else return std::to_string(static_cast<uint64_t>(v));
+  } else if constexpr (std::is_signed_v<T>)
+    return fmt::format("{}", static_cast<int64_t>(v));
+  else
+    return fmt::format("{}", static_cast<uint64_t>(v));
 }
 
 struct Printer {

@@ -13,6 +13,7 @@
 
 #include <sluice/devices/log.h>
 #include <sluice/io/channel_impl.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 
@@ -104,20 +105,21 @@ void check_tcp_port(const std::string& address) {
 }
 
 void validate(const ChannelOptions& o, Pattern pattern, const std::string& where) {
-  auto fail = [&](const std::string& what) { throw WireError(where + ": " + what); };
-  if (o.max_message_bytes <= 0)
-    fail("max_message_bytes: expected a positive limit, found " + std::to_string(o.max_message_bytes));
+  auto fail = [&](std::string_view what, std::string_view expected, const auto& found) {
+    throw WireError(error_message(where, what, expected, found));
+  };
+  if (o.max_message_bytes <= 0) fail("max_message_bytes", "a positive limit", o.max_message_bytes);
   if (o.send_high_water_mark < 0 || o.recv_high_water_mark < 0)
-    fail("high-water marks: expected 0 (none) or more, found " + std::to_string(o.send_high_water_mark) + " and " +
-         std::to_string(o.recv_high_water_mark));
+    fail("high-water marks", "0 (none) or more",
+         fmt::format("{} and {}", o.send_high_water_mark, o.recv_high_water_mark));
   if (!is_reliable(o, pattern)) return;
   if (o.credit_messages == 0 || o.credit_bytes == 0)
-    fail("credit: expected at least 1 message and 1 byte, found " + std::to_string(o.credit_messages) +
-         " messages and " + std::to_string(o.credit_bytes) + " bytes");
+    fail("credit", "at least 1 message and 1 byte",
+         fmt::format("{} messages and {} bytes", o.credit_messages, o.credit_bytes));
   if (o.heartbeat_interval.count() <= 0 || o.missed_heartbeats < 1)
-    fail("heartbeats: expected an interval above 0 ms and at least 1 missed beat, found " +
-         std::to_string(o.heartbeat_interval.count()) + " ms and " + std::to_string(o.missed_heartbeats));
-  if (o.peer_timeout.count() < 0) fail("peer_timeout: expected 0 ms or more, found a negative time");
+    fail("heartbeats", "an interval above 0 ms and at least 1 missed beat",
+         fmt::format("{} ms and {}", o.heartbeat_interval.count(), o.missed_heartbeats));
+  if (o.peer_timeout.count() < 0) fail("peer_timeout", "0 ms or more", "a negative time");
 }
 
 }  // namespace
@@ -230,7 +232,7 @@ bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeo
     }
     channel_detail::write_frames(c.socket, frames, nullptr, false);
   } catch (const zmq::error_t& e) {
-    throw WireError(c.where + ": send of seq " + std::to_string(message.header.seq) + " failed: " + e.what());
+    throw WireError(fmt::format("{}: send of seq {} failed: {}", c.where, message.header.seq, e.what()));
   }
   return true;
 }
@@ -318,10 +320,10 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
     try {
       wire::Message m = channel_detail::decode_incoming(in, 0, c.options.max_message_bytes, max_frames, c.where);
       if (wire::is_control(m.header.kind))
-        throw WireError(c.where + ": seq " + std::to_string(m.header.seq) + ": kind " +
-                        std::string(wire::kind_name(m.header.kind)) +
-                        ": expected data, end of stream, error, checkpoint barrier or update on a plain "
-                        "channel (is the peer reliable?)");
+        throw WireError(
+            error_message(fmt::format("{}: seq {}", c.where, m.header.seq), "kind",
+                          "data, end of stream, error, checkpoint barrier or update on a plain channel",
+                          fmt::format("{} (is the peer reliable?)", wire::kind_name(m.header.kind))));
       return m;
     } catch (const WireError& e) {
       ++c.rejected;
@@ -391,9 +393,10 @@ void Channel::keep_alive() {
 
 void Channel::refuse(const wire::Message& message, const std::string& why) {
   if (!impl_->receiver)
-    throw WireError(impl_->where + ": refuse: seq " + std::to_string(message.header.seq) +
-                    ": expected a reliable receiving channel (push/pull), found a " +
-                    (impl_->sender ? "sending" : "plain") + " one (it has no way back to its sender)");
+    throw WireError(error_message(
+        fmt::format("{}: refuse: seq {}", impl_->where, message.header.seq), "",
+        "a reliable receiving channel (push/pull)",
+        fmt::format("a {} one (it has no way back to its sender)", impl_->sender ? "sending" : "plain")));
   impl_->receiver->refuse(message, why);
 }
 

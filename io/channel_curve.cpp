@@ -16,6 +16,7 @@
 #include <sluice/devices/log.h>
 #include <sluice/io/channel_impl.h>
 #include <sluice/io/curve.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::channel_detail {
 namespace {
@@ -113,7 +114,7 @@ CurveServer::CurveServer(zmq::socket_t& socket, const CurveOptions& o, const std
   }
   if (ec) throw WireError(where + ": curve: allow directory " + o.allow + ": " + ec.message());
   static std::atomic<uint64_t> domains{0};
-  domain_ = "sluice-" + std::to_string(domains.fetch_add(1));
+  domain_ = fmt::format("sluice-{}", domains.fetch_add(1));
   zap_handler().allow(domain_, std::move(allowed));
   socket.set(zmq::sockopt::curve_server, true);
   socket.set(zmq::sockopt::curve_secretkey, own.secret_key);

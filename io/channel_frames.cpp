@@ -5,6 +5,7 @@
 #include <random>
 
 #include <sluice/io/channel_impl.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::channel_detail {
 namespace {
@@ -44,12 +45,12 @@ bool read_multipart(zmq::socket_t& socket, Incoming& in, int64_t max_bytes, size
 wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes, size_t max_frames,
                               const std::string& where) {
   if (in.total > max_bytes)
-    throw WireError(where + ": message size: expected at most max_message_bytes = " + std::to_string(max_bytes) +
-                    " bytes, found " + std::to_string(in.total));
+    throw WireError(error_message(where, "message size",
+                                  fmt::format("at most max_message_bytes = {} bytes", max_bytes), in.total));
   if (in.frames > max_frames)
-    throw WireError(where + ": frame count: expected at most " + std::to_string(max_frames) +
-                    " frames within max_message_bytes = " + std::to_string(max_bytes) + ", found " +
-                    std::to_string(in.frames));
+    throw WireError(error_message(
+        where, "frame count",
+        fmt::format("at most {} frames within max_message_bytes = {}", max_frames, max_bytes), in.frames));
   std::vector<wire::ReceivedFrame> frames;
   frames.reserve(in.parts->size() - std::min(skip, in.parts->size()));
   for (size_t i = skip; i < in.parts->size(); ++i) {

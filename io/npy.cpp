@@ -3,10 +3,12 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <vector>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::npy {
 namespace {
@@ -25,8 +27,14 @@ constexpr DescrEntry kDescrs[] = {
     {DType::F64, "<f8"},  {DType::C64, "<c8"}, {DType::C128, "<c16"},
 };
 
-[[noreturn]] void fail(std::string_view where, const std::string& what) {
-  throw WireError(std::string(where) + ": " + what);
+[[noreturn]] void fail(std::string_view where, std::string_view what) {
+  throw WireError(error_message(where, what, "", ""));
+}
+// "<where>: <what>: expected <expected>, found <found>"
+template <typename Expected, typename Found>
+[[noreturn]] void fail(std::string_view where, std::string_view what, const Expected& expected,
+                       const Found& found) {
+  throw WireError(error_message(where, what, expected, found));
 }
 
 // A tiny parser for the one dict literal numpy writes; it accepts the keys
@@ -48,11 +56,12 @@ struct DictParser {
     return false;
   }
   void expect(char c) {
-    if (!eat(c)) fail(where, std::string("header dict: expected '") + c + "' at offset " + std::to_string(i));
+    if (!eat(c)) fail(where, "header dict", fmt::format("'{}' at offset {}", c, i), "other text");
   }
   std::string_view quoted() {
     skip_space();
-    if (i >= s.size() || (s[i] != '\'' && s[i] != '"')) fail(where, "header dict: expected a quoted string at offset " + std::to_string(i));
+    if (i >= s.size() || (s[i] != '\'' && s[i] != '"'))
+      fail(where, "header dict", fmt::format("a quoted string at offset {}", i), "other text");
     char q = s[i++];
     size_t start = i;
     while (i < s.size() && s[i] != q) ++i;
@@ -72,11 +81,12 @@ struct DictParser {
       skip_space();
       int64_t d = -1;
       auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), d);
-      if (ec != std::errc() || d < 0) fail(where, "shape: expected a non-negative dimension at offset " + std::to_string(i));
+      if (ec != std::errc() || d < 0)
+        fail(where, "shape", fmt::format("a non-negative dimension at offset {}", i), "other text");
       i = static_cast<size_t>(p - s.data());
       dims.push_back(d);
       if (dims.size() > static_cast<size_t>(kMaxRank))
-        fail(where, "shape: expected rank <= " + std::to_string(kMaxRank) + ", found more");
+        fail(where, "shape", fmt::format("rank <= {}", kMaxRank), "more");
       if (!eat(',')) {
         expect(')');
         break;
@@ -112,8 +122,8 @@ DType dtype_from_descr(std::string_view d, std::string_view where) {
 std::string header(const Spec& spec) {
   std::string dict = "{'descr': '" + descr(spec.dtype) + "', 'fortran_order': False, 'shape': (";
   for (int i = 0; i < spec.shape.rank(); ++i) {
-    dict += std::to_string(spec.shape.dim(i));
-    dict += spec.shape.rank() == 1 ? "," : (i + 1 < spec.shape.rank() ? ", " : "");
+    fmt::format_to(std::back_inserter(dict), "{}{}", spec.shape.dim(i),
+                   spec.shape.rank() == 1 ? "," : (i + 1 < spec.shape.rank() ? ", " : ""));
   }
   dict += "), }";
   size_t prefix = kMagicBytes + 2 + 2;  // magic, version, header length
@@ -131,9 +141,8 @@ std::string header(const Spec& spec) {
 
 Spec parse_header(std::span<const uint8_t> bytes, size_t* header_bytes, std::string_view where, Accept accept) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, kMagicBytes) != 0)
-    fail(where, "expected the .npy magic \\x93NUMPY, found " +
-                    (bytes.size() < kMagicBytes ? std::string("a frame of ") + std::to_string(bytes.size()) + " bytes"
-                                                : std::string("other bytes")));
+    fail(where, "", "the .npy magic \\x93NUMPY",
+         bytes.size() < kMagicBytes ? fmt::format("a frame of {} bytes", bytes.size()) : "other bytes");
   uint8_t major = bytes[6], minor = bytes[7];
   size_t len = 0, prefix = 0;
   if (major == 1 && minor == 0) {
@@ -143,11 +152,11 @@ Spec parse_header(std::span<const uint8_t> bytes, size_t* header_bytes, std::str
     len = bytes[8] | (size_t{bytes[9]} << 8) | (size_t{bytes[10]} << 16) | (size_t{bytes[11]} << 24);
     prefix = 12;
   } else {
-    fail(where, std::string("expected .npy version 1.0") + (accept == Accept::AnyVersion ? ", 2.0 or 3.0" : "") +
-                    ", found " + std::to_string(major) + "." + std::to_string(minor));
+    fail(where, "", fmt::format(".npy version 1.0{}", accept == Accept::AnyVersion ? ", 2.0 or 3.0" : ""),
+         fmt::format("{}.{}", major, minor));
   }
   if (len > bytes.size() - prefix)
-    fail(where, "header claims " + std::to_string(len) + " bytes, found " + std::to_string(bytes.size() - prefix));
+    fail(where, "header", fmt::format("the {} bytes the header claims", len), bytes.size() - prefix);
   DictParser p{std::string_view(reinterpret_cast<const char*>(bytes.data() + prefix), len), 0, where};
   std::optional<DType> dtype;
   std::optional<std::vector<int64_t>> dims;

@@ -7,6 +7,7 @@
 
 #include <sluice/devices/backend.h>
 #include <sluice/io/npy.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::npy {
 
@@ -36,12 +37,12 @@ Tensor load(const std::string& path, int64_t max_bytes) {
   Spec spec = parse_header(head, &header_bytes, where, Accept::AnyVersion);
   // The file's real size bounds what is read, never the header's claim.
   if (spec.bytes() > max_bytes)
-    throw WireError(where + ": " + spec.str() + " is " + std::to_string(spec.bytes()) + " bytes, above the limit of " +
-                    std::to_string(max_bytes));
+    throw WireError(error_message(where, "size", fmt::format("at most {} bytes", max_bytes),
+                                  fmt::format("{} with {} bytes, above the limit", spec, spec.bytes())));
   const int64_t data_bytes = size - static_cast<int64_t>(header_bytes);
   if (data_bytes != spec.bytes())
-    throw WireError(where + ": expected " + std::to_string(spec.bytes()) + " data bytes for " + spec.str() +
-                    ", found " + std::to_string(data_bytes));
+    throw WireError(
+        error_message(where, "data", fmt::format("{} bytes for {}", spec.bytes(), spec), data_bytes));
   // Read straight into the tensor's memory (operator new aligns it for any dtype).
   std::shared_ptr<char[]> data(new char[static_cast<size_t>(std::max<int64_t>(data_bytes, 1))]);
   f.seekg(static_cast<std::streamoff>(header_bytes));

@@ -10,6 +10,7 @@
 
 #include <sluice/devices/log.h>
 #include <sluice/io/channel_impl.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::channel_detail {
 namespace {
@@ -126,22 +127,23 @@ bool ReliableReceiver::send_refusals(Peer& p) {
 }
 
 ReliableReceiver::Peer& ReliableReceiver::taker_of(const wire::Message& m) {
-  const std::string at = where_ + ": refuse: seq " + std::to_string(m.header.seq);
+  const std::string at = fmt::format("{}: refuse: seq {}", where_, m.header.seq);
   auto it = m.peer == 0 ? peers_.end() : peers_.find(m.peer);
   if (it == peers_.end())
-    throw WireError(at + ": expected a message recv returned on this channel (its sender's session), found " +
-                    (m.peer == 0 ? std::string("none (peer 0)") : "an unknown sender session"));
+    throw WireError(error_message(at, "", "a message recv returned on this channel (its sender's session)",
+                                  m.peer == 0 ? "none (peer 0)" : "an unknown sender session"));
   if (m.header.seq >= it->second.expected)
-    throw WireError(at + ": expected a message this channel took (below seq " +
-                    std::to_string(it->second.expected) + " of that sender), found one it has not taken");
+    throw WireError(error_message(
+        at, "", fmt::format("a message this channel took (below seq {} of that sender)", it->second.expected),
+        "one it has not taken"));
   return it->second;
 }
 
 void ReliableReceiver::refuse(const wire::Message& m, const std::string& why) {
   Peer& p = taker_of(m);
   if (!wire::valid_utf8({reinterpret_cast<const uint8_t*>(why.data()), why.size()}))
-    throw WireError(where_ + ": refuse: seq " + std::to_string(m.header.seq) +
-                    ": reason: expected UTF-8 text, found invalid bytes");
+    throw WireError(error_message(fmt::format("{}: refuse: seq {}", where_, m.header.seq), "reason",
+                                  "UTF-8 text", "invalid bytes"));
   wire::Message error;
   error.header = {wire::Kind::Error, 0, p.stream_id, m.header.seq, 0, 0};
   error.error = cut_utf8(why, Channel::kMaxRefusalBytes);
@@ -392,8 +394,9 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     return std::nullopt;
   }
   if (wire::is_control(h.kind)) {
-    reject(where_ + ": seq " + std::to_string(h.seq) + ": kind " + std::string(wire::kind_name(h.kind)) +
-           ": expected data, end of stream, error, checkpoint barrier, update or heartbeat from a sender");
+    reject(error_message(fmt::format("{}: seq {}", where_, h.seq), "kind",
+                         "data, end of stream, error, checkpoint barrier, update or heartbeat from a sender",
+                         wire::kind_name(h.kind)));
     return std::nullopt;
   }
   if (it == peers_.end()) {

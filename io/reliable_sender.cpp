@@ -6,6 +6,7 @@
 
 #include <sluice/devices/log.h>
 #include <sluice/io/channel_impl.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::channel_detail {
 namespace {
@@ -109,31 +110,32 @@ void ReliableSender::check_receiver(Clock::time_point now, size_t waiting) const
       heard_ ? last_heard_ + options_.heartbeat_interval * options_.missed_heartbeats : opened_;
   if (now - since < options_.peer_timeout) return;
   const size_t lost = unacked_.size() + waiting;
-  std::string range = unacked_.empty() ? std::string()
-                                       : " (seq " + std::to_string(unacked_.front().seq) + " to " +
-                                             std::to_string(unacked_.back().seq + waiting) + ")";
-  throw WireError(where_ + ": " + (heard_ ? "the receiver went silent" : "no receiver answered") + " for " +
-                  std::to_string(ms(now - since).count()) + " ms (peer_timeout " +
-                  std::to_string(options_.peer_timeout.count()) + " ms): " + std::to_string(lost) +
-                  " message(s) not delivered" + range);
+  std::string range =
+      unacked_.empty() ? std::string()
+                       : fmt::format(" (seq {} to {})", unacked_.front().seq, unacked_.back().seq + waiting);
+  throw WireError(fmt::format("{}: {} for {} ms (peer_timeout {} ms): {} message(s) not delivered{}", where_,
+                              heard_ ? "the receiver went silent" : "no receiver answered",
+                              ms(now - since).count(), options_.peer_timeout.count(), lost, range));
 }
 
 bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
   if (!stream_id_) stream_id_ = m.header.stream_id;
   if (m.header.stream_id != *stream_id_)
-    throw WireError(where_ + ": stream id: a reliable channel carries one stream, expected " +
-                    std::to_string(*stream_id_) + ", found " + std::to_string(m.header.stream_id));
+    throw WireError(error_message(where_, "stream id",
+                                  fmt::format("{} (a reliable channel carries one stream)", *stream_id_),
+                                  m.header.stream_id));
   if (wire::is_control(m.header.kind))
-    throw WireError(where_ + ": send: kind " + std::string(wire::kind_name(m.header.kind)) +
-                    ": the channel sends its control messages itself");
+    throw WireError(error_message(fmt::format("{}: send", where_), "kind",
+                                  "no control message (the channel sends its control messages itself)",
+                                  wire::kind_name(m.header.kind)));
   std::unique_lock lock(mutex_);
   m.header.seq = next_seq_;
   std::vector<wire::Frame> frames = wire::encode(m, encode_);
   const uint64_t bytes = bytes_of(frames);
   if (static_cast<int64_t>(bytes) > options_.max_message_bytes)
-    throw WireError(where_ + ": seq " + std::to_string(next_seq_) + ": message size: expected at most " +
-                    std::to_string(options_.max_message_bytes) + " bytes (max_message_bytes), found " +
-                    std::to_string(bytes));
+    throw WireError(error_message(
+        fmt::format("{}: seq {}", where_, next_seq_), "message size",
+        fmt::format("at most {} bytes (max_message_bytes)", options_.max_message_bytes), bytes));
   const Clock::time_point deadline = timeout.count() < 0 ? Clock::time_point::max() : Clock::now() + timeout;
   Clock::time_point now;
   for (bool first = true;; first = false) {
@@ -143,9 +145,10 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
       now = Clock::now();
     }
     if (receiver_ != 0 && static_cast<int64_t>(bytes) > static_cast<int64_t>(grant_.max_message_bytes))
-      throw WireError(where_ + ": seq " + std::to_string(next_seq_) + ": message size: the receiver takes at most " +
-                      std::to_string(grant_.max_message_bytes) + " bytes (its max_message_bytes), found " +
-                      std::to_string(bytes));
+      throw WireError(error_message(
+          fmt::format("{}: seq {}", where_, next_seq_), "message size",
+          fmt::format("at most {} bytes (the receiver's max_message_bytes)", grant_.max_message_bytes),
+          bytes));
     if (room_for(bytes)) break;
     check_receiver(now, 1);
     if (now >= deadline) return false;
@@ -167,9 +170,9 @@ void ReliableSender::flush(std::chrono::milliseconds timeout) {
     const Clock::time_point now = Clock::now();
     check_receiver(now, 0);
     if (now >= deadline)
-      throw WireError(where_ + ": flush: " + std::to_string(unacked_.size()) +
-                      " message(s) not acknowledged within " + std::to_string(timeout.count()) + " ms (seq " +
-                      std::to_string(unacked_.front().seq) + " to " + std::to_string(unacked_.back().seq) + ")");
+      throw WireError(fmt::format("{}: flush: {} message(s) not acknowledged within {} ms (seq {} to {})",
+                                  where_, unacked_.size(), timeout.count(), unacked_.front().seq,
+                                  unacked_.back().seq));
     service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
   }
 }
@@ -234,9 +237,10 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
   const wire::Control& c = m.control;
   // Every message of a receiver carries its whole record.
   if (c.session == 0 || c.credit_messages == 0 || c.credit_bytes == 0)
-    throw WireError(where_ + ": kind " + std::string(wire::kind_name(m.header.kind)) +
-                    ": expected a receiver's record (a session and credit), found session " +
-                    std::to_string(c.session) + ", credit " + std::to_string(c.credit_messages) + " messages");
+    throw WireError(
+        error_message(where_, fmt::format("kind {}", wire::kind_name(m.header.kind)),
+                      "a receiver's record (a session and credit)",
+                      fmt::format("session {}, credit {} messages", c.session, c.credit_messages)));
   last_heard_ = now;
   heard_ = true;
   if (declared_dead_) {
@@ -306,14 +310,15 @@ void ReliableSender::transmit(Clock::time_point now) {
   while (sent_ < unacked_.size() && sent_ < grant_.credit_messages &&
          (sent_ == 0 || sent_bytes_ + unacked_[sent_].bytes <= grant_.credit_bytes)) {
     if (unacked_[sent_].bytes > grant_.max_message_bytes)
-      throw WireError(where_ + ": seq " + std::to_string(unacked_[sent_].seq) +
-                      ": message size: the receiver takes at most " + std::to_string(grant_.max_message_bytes) +
-                      " bytes (its max_message_bytes), found " + std::to_string(unacked_[sent_].bytes));
+      throw WireError(error_message(
+          fmt::format("{}: seq {}", where_, unacked_[sent_].seq), "message size",
+          fmt::format("at most {} bytes (the receiver's max_message_bytes)", grant_.max_message_bytes),
+          unacked_[sent_].bytes));
     try {
       if (!write_frames(socket_, unacked_[sent_].frames, nullptr, /*dont_wait=*/true)) return;
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) return;
-      throw WireError(where_ + ": send of seq " + std::to_string(unacked_[sent_].seq) + " failed: " + e.what());
+      throw WireError(fmt::format("{}: send of seq {} failed: {}", where_, unacked_[sent_].seq, e.what()));
     }
     sent_bytes_ += unacked_[sent_].bytes;
     ++sent_;

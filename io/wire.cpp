@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <sluice/io/npy.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::wire {
 namespace {
@@ -40,16 +41,17 @@ Bytes bytes_of(const std::string& text) { return {reinterpret_cast<const uint8_t
 // What a reader would reject in `m`, refused before any frame is made.
 void check_encodable(const Message& m) {
   const Header& h = m.header;
-  const std::string at = "encode: seq " + std::to_string(h.seq);
+  const std::string at = fmt::format("encode: seq {}", h.seq);
   if (static_cast<uint8_t>(h.kind) > static_cast<uint8_t>(Kind::Update))
-    throw WireError("encode: kind " + std::to_string(static_cast<int>(h.kind)) + " (" +
-                    std::string(kind_name(h.kind)) +
-                    "): expected data, end of stream, error, credit, ack, checkpoint barrier, heartbeat or update");
+    throw WireError(error_message(
+        "encode", "kind", "data, end of stream, error, credit, ack, checkpoint barrier, heartbeat or update",
+        fmt::format("{} ({})", static_cast<int>(h.kind), kind_name(h.kind))));
   if (!carries_tensors(h.kind) && !m.tensors.empty())
-    throw WireError(at + ": a " + std::string(kind_name(h.kind)) + " message carries no tensors, found " +
-                    std::to_string(m.tensors.size()));
+    throw WireError(error_message(at, "tensors",
+                                  fmt::format("none (a {} message carries no tensors)", kind_name(h.kind)),
+                                  m.tensors.size()));
   if (h.kind == Kind::Error && !valid_utf8(bytes_of(m.error)))
-    throw WireError(at + ": error message: expected UTF-8 text, found invalid bytes");
+    throw WireError(error_message(at, "error message", "UTF-8 text", "invalid bytes"));
   if (h.kind == Kind::Update) {
     check_target(bytes_of(m.target), at);
     if (m.tensors.empty()) throw WireError(at + ": update: expected at least 1 tensor, found 0");

@@ -6,6 +6,7 @@
 
 #include <sluice/io/npy.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -27,8 +28,14 @@ T get(const uint8_t* p) {
   return static_cast<T>(v);
 }
 
-[[noreturn]] void fail(std::string_view where, const std::string& what) {
-  throw WireError(std::string(where) + ": " + what);
+[[noreturn]] void fail(std::string_view where, std::string_view what) {
+  throw WireError(error_message(where, what, "", ""));
+}
+// "<where>: <what>: expected <expected>, found <found>"
+template <typename Expected, typename Found>
+[[noreturn]] void fail(std::string_view where, std::string_view what, const Expected& expected,
+                       const Found& found) {
+  throw WireError(error_message(where, what, expected, found));
 }
 
 std::array<uint32_t, 256> make_crc_table() {
@@ -62,9 +69,10 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const uint
 #endif
 
 std::string frames_expected(const Header& h, size_t expected, size_t found) {
-  return "seq " + std::to_string(h.seq) + ": kind " + std::string(kind_name(h.kind)) +
-         (carries_tensors(h.kind) ? ", count " + std::to_string(h.count) : std::string()) + ": expected " +
-         std::to_string(expected) + " frames, found " + std::to_string(found);
+  return error_message(fmt::format("seq {}", h.seq),
+                       carries_tensors(h.kind) ? fmt::format("kind {}, count {}", kind_name(h.kind), h.count)
+                                               : fmt::format("kind {}", kind_name(h.kind)),
+                       fmt::format("{} frames", expected), found);
 }
 
 // A tensor's .npy version 1.0 header at the start of `bytes` (the whole of
@@ -159,12 +167,13 @@ void write_header(const Header& h, uint8_t* out) {
 
 Header read_header(Bytes f, std::string_view where, bool packed_ok) {
   if (f.size() != kHeaderBytes && !(packed_ok && f.size() > kHeaderBytes))
-    fail(where, "header frame: expected " + std::to_string(kHeaderBytes) + " bytes, found " + std::to_string(f.size()));
-  if (std::memcmp(f.data(), kMagic, 4) != 0) fail(where, "header frame: expected magic SLCE, found other bytes");
-  if (f[4] != kVersion) fail(where, "header frame: expected version 1, found " + std::to_string(f[4]));
+    fail(where, "header frame", fmt::format("{} bytes", kHeaderBytes), f.size());
+  if (std::memcmp(f.data(), kMagic, 4) != 0) fail(where, "header frame", "magic SLCE", "other bytes");
+  if (f[4] != kVersion) fail(where, "header frame", "version 1", unsigned{f[4]});
   if (f[5] > static_cast<uint8_t>(Kind::Update)) {
-    const std::string kinds = "data, end of stream, error, credit, ack, checkpoint barrier, heartbeat, update";
-    fail(where, "header frame: expected kind 0 to 7 (" + kinds + "), found " + std::to_string(f[5]));
+    fail(where, "header frame",
+         "kind 0 to 7 (data, end of stream, error, credit, ack, checkpoint barrier, heartbeat, update)",
+         unsigned{f[5]});
   }
   Header h;
   h.kind = static_cast<Kind>(f[5]);
@@ -187,8 +196,7 @@ void write_control(const Control& c, uint8_t* out) {
 
 Control read_control(Bytes f, std::string_view where) {
   if (f.size() != kControlBytes)
-    fail(where, "control record: expected " + std::to_string(kControlBytes) + " bytes, found " +
-                    std::to_string(f.size()));
+    fail(where, "control record", fmt::format("{} bytes", kControlBytes), f.size());
   Control c;
   c.session = get<uint64_t>(f.data());
   c.next = get<uint64_t>(f.data() + 8);
@@ -201,55 +209,52 @@ Control read_control(Bytes f, std::string_view where) {
 
 void check_target(Bytes name, std::string_view where) {
   if (name.empty() || name.size() > kMaxTargetBytes)
-    fail(where, "update target: expected a name of 1 to " + std::to_string(kMaxTargetBytes) + " bytes, found " +
-                    std::to_string(name.size()));
-  if (!valid_utf8(name)) fail(where, "update target: expected UTF-8 text, found invalid bytes");
+    fail(where, "update target", fmt::format("a name of 1 to {} bytes", kMaxTargetBytes), name.size());
+  if (!valid_utf8(name)) fail(where, "update target", "UTF-8 text", "invalid bytes");
 }
 
 void write_checkpoint(uint64_t checkpoint, uint8_t* out) { put<uint64_t>(out, checkpoint); }
 
 uint64_t read_checkpoint(Bytes f, std::string_view where) {
   if (f.size() != kBarrierBytes)
-    fail(where, "checkpoint barrier: expected a " + std::to_string(kBarrierBytes) +
-                    "-byte checkpoint number after the header, found " + std::to_string(f.size()) + " bytes");
+    fail(where, "checkpoint barrier",
+         fmt::format("a {}-byte checkpoint number after the header", kBarrierBytes),
+         fmt::format("{} bytes", f.size()));
   return get<uint64_t>(f.data());
 }
 
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::string_view where) {
-  if (frames.empty()) fail(where, "expected a header frame, found an empty message");
+  if (frames.empty()) fail(where, "", "a header frame", "an empty message");
   // The total first: nothing below may cost more than the bytes received.
   int64_t total = 0;
   for (Bytes f : frames) total += static_cast<int64_t>(f.size());
   if (total > limits.max_message_bytes)
-    fail(where, "message size: expected at most max_message_bytes = " + std::to_string(limits.max_message_bytes) +
-                    " bytes, found " + std::to_string(total));
+    fail(where, "message size", fmt::format("at most max_message_bytes = {} bytes", limits.max_message_bytes),
+         total);
   Parsed m;
   m.header = read_header(frames[0], where, /*packed_ok=*/true);
   const Header& h = m.header;
   const bool packed = (h.flags & kFlagPacked) != 0;
   // Built only on failure: the common path must not format strings.
-  auto at = [&] { return std::string(where) + ": seq " + std::to_string(h.seq); };
+  auto at = [&] { return fmt::format("{}: seq {}", where, h.seq); };
   // A control message is one frame, its header then its record, and so is
   // a barrier, its header then its checkpoint number: a message of one
   // frame never arrives half-read, whatever its sender does.
   const size_t header_frame = header_frame_bytes(h.kind);
   if (frames[0].size() != header_frame && !packed)
-    fail(where, "header frame: expected " + std::to_string(header_frame) + " bytes for kind " +
-                    std::string(kind_name(h.kind)) +
-                    (h.kind == Kind::Data ? " (flag bit 1, packed, is clear)" : "") +
-                    (h.kind == Kind::Barrier ? " (the header, then its u64 checkpoint number)" : "") +
-                    ", found " + std::to_string(frames[0].size()));
+    fail(where, "header frame",
+         fmt::format("{} bytes for kind {}{}{}", header_frame, kind_name(h.kind),
+                     h.kind == Kind::Data ? " (flag bit 1, packed, is clear)" : "",
+                     h.kind == Kind::Barrier ? " (the header, then its u64 checkpoint number)" : ""),
+         frames[0].size());
   if (packed && h.kind != Kind::Data)
-    fail(at(), "flags: expected packed (bit 1) only on data messages, found it on kind " +
-                   std::string(kind_name(h.kind)));
-  if (!(h.flags & kFlagCrc) && h.crc != 0)
-    fail(at(), "crc: expected 0 when flag bit 0 (crc) is clear, found " + std::to_string(h.crc));
+    fail(at(), "flags", "packed (bit 1) only on data messages",
+         fmt::format("it on kind {}", kind_name(h.kind)));
+  if (!(h.flags & kFlagCrc) && h.crc != 0) fail(at(), "crc", "0 when flag bit 0 (crc) is clear", h.crc);
   if (!carries_tensors(h.kind) && h.count != 0)
-    fail(at(), "tensor count: expected 0 for kind " + std::string(kind_name(h.kind)) + ", found " +
-                   std::to_string(h.count));
+    fail(at(), "tensor count", fmt::format("0 for kind {}", kind_name(h.kind)), h.count);
   // An update with nothing to apply is no request: a sender's bug, not a no-op.
-  if (h.kind == Kind::Update && h.count == 0)
-    fail(at(), "tensor count: expected at least 1 for kind update, found 0");
+  if (h.kind == Kind::Update && h.count == 0) fail(at(), "tensor count", "at least 1 for kind update", 0);
   // Compare the claimed count with the frames present before trusting it.
   const size_t first_tensor = first_tensor_frame(h.kind);
   size_t expected = packed                    ? 1
@@ -258,7 +263,7 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
                                               : 1;
   if (frames.size() != expected) fail(where, frames_expected(h, expected, frames.size()));
   if (h.kind == Kind::Error) {
-    if (!valid_utf8(frames[1])) fail(at(), "error message: expected UTF-8 text, found invalid bytes");
+    if (!valid_utf8(frames[1])) fail(at(), "error message", "UTF-8 text", "invalid bytes");
     m.error = {reinterpret_cast<const char*>(frames[1].data()), frames[1].size()};
   }
   if (h.kind == Kind::Update) {
@@ -272,12 +277,12 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   // anything is reserved for it.
   Bytes rest = packed ? frames[0].subspan(kHeaderBytes) : Bytes{};
   if (packed && h.count > rest.size() / 64)
-    fail(at(), "packed frame: expected room for " + std::to_string(h.count) + " tensors of at least 64 bytes each, found " +
-                   std::to_string(rest.size()) + " bytes");
+    fail(at(), "packed frame", fmt::format("room for {} tensors of at least 64 bytes each", h.count),
+         fmt::format("{} bytes", rest.size()));
   uint32_t crc = 0;
   m.tensors.reserve(h.count);
   for (uint32_t i = 0; i < h.count; ++i) {
-    auto tensor_at = [&] { return at() + ", tensor " + std::to_string(i); };
+    auto tensor_at = [&] { return fmt::format("{}, tensor {}", at(), i); };
     Bytes header, data;
     Spec spec;
     if (packed) {
@@ -285,8 +290,8 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
       spec = parse_npy_header(rest, &header_bytes, tensor_at);
       const auto bytes = static_cast<uint64_t>(spec.bytes());
       if (bytes > rest.size() - header_bytes)
-        fail(tensor_at(), "packed frame: expected " + std::to_string(bytes) + " bytes of data for " + spec.str() +
-                              ", found " + std::to_string(rest.size() - header_bytes));
+        fail(tensor_at(), "packed frame", fmt::format("{} bytes of data for {}", bytes, spec),
+             rest.size() - header_bytes);
       data = rest.subspan(header_bytes, bytes);
       rest = rest.subspan(header_bytes + bytes);
     } else {
@@ -295,21 +300,19 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
       size_t header_bytes = 0;
       spec = parse_npy_header(header, &header_bytes, tensor_at);
       if (header_bytes != header.size())
-        fail(tensor_at(), "npy header frame: expected " + std::to_string(header_bytes) + " bytes, found " +
-                              std::to_string(header.size()));
+        fail(tensor_at(), "npy header frame", fmt::format("{} bytes", header_bytes), header.size());
       if (static_cast<int64_t>(data.size()) != spec.bytes())
-        fail(tensor_at(), "data frame: expected " + std::to_string(spec.bytes()) + " bytes for " + spec.str() +
-                              ", found " + std::to_string(data.size()));
+        fail(tensor_at(), "data frame", fmt::format("{} bytes for {}", spec.bytes(), spec), data.size());
     }
     if (h.flags & kFlagCrc) crc = crc32c(crc, data.data(), data.size());
     m.tensors.push_back({std::move(spec), data});
   }
   if (packed && !rest.empty())
-    fail(at(), "packed frame: expected nothing after tensor " + std::to_string(h.count) + ", found " +
-                   std::to_string(rest.size()) + " more bytes");
+    fail(at(), "packed frame", fmt::format("nothing after tensor {}", h.count),
+         fmt::format("{} more bytes", rest.size()));
   if ((h.flags & kFlagCrc) && crc != h.crc)
-    fail(at(), "CRC-32C mismatch: the header says " + std::to_string(h.crc) + ", the data frames give " +
-                   std::to_string(crc));
+    fail(at(), "CRC-32C mismatch", fmt::format("{} (the header's)", h.crc),
+         fmt::format("{} (the data frames')", crc));
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/ops/function.h>
 #include <sluice/ops/passes/graph_walk.h>
 
@@ -11,17 +12,14 @@ namespace sluice {
 Tuple call(const Function& f, const std::vector<Expr>& args) {
   const std::vector<Spec>& inputs = f.inputs();
   if (args.size() != inputs.size())
-    throw ShapeError("call: expected " + std::to_string(inputs.size()) + " arguments (the function's inputs), found " +
-                     std::to_string(args.size()));
+    throw ShapeError(error_message(
+        "call", "", fmt::format("{} arguments (the function's inputs)", inputs.size()), args.size()));
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i]) throw ShapeError("call: argument " + std::to_string(i) + ": expected a traced tensor, found none");
+    const std::string arg = fmt::format("argument {}", i);
+    if (!args[i]) throw ShapeError(error_message("call", arg, "a traced tensor", "none"));
     const Spec& given = args[i].spec();
-    if (given.dtype != inputs[i].dtype)
-      throw TypeError("call: argument " + std::to_string(i) + ": expected " + inputs[i].str() + ", found " +
-                      given.str());
-    if (given.shape != inputs[i].shape)
-      throw ShapeError("call: argument " + std::to_string(i) + ": expected " + inputs[i].str() + ", found " +
-                       given.str());
+    if (given.dtype != inputs[i].dtype) throw TypeError(error_message("call", arg, inputs[i], given));
+    if (given.shape != inputs[i].shape) throw ShapeError(error_message("call", arg, inputs[i], given));
   }
   // Operands before users, each node remade once over its replacements.
   std::unordered_map<const Node*, NodePtr> replaced;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 namespace {
@@ -42,8 +43,8 @@ DType make(DTypeKind kind, int bits) {
       return static_cast<DType>(i);
     }
   }
-  throw TypeError("promote: no dtype of kind " + std::to_string(static_cast<int>(kind)) + " with " +
-                  std::to_string(bits) + " bits");
+  throw TypeError(error_message(
+      "promote", "", fmt::format("a dtype of kind {} with {} bits", static_cast<int>(kind), bits), "none"));
 }
 
 }  // namespace

@@ -6,8 +6,19 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace sluice {
+
+// The one shape of every message: "<where>: <what>: expected <expected>,
+// found <found>", each empty part left out with its separator:
+//   error_message("call", "argument 2", "f32[3]", "f32[4]") -> "call: argument 2: expected f32[3], found
+//   f32[4]" error_message("call", "", "3 arguments", "2")          -> "call: expected 3 arguments, found 2"
+//   error_message("recv", "chunk 3 failed", "", "")        -> "recv: chunk 3 failed"
+//   error_message("npy", "header", "", "42 stray bytes")   -> "npy: header: found 42 stray bytes"
+// `where` names the op, argument, stage or endpoint; `what`, what failed.
+std::string error_message(std::string_view where, std::string_view what, std::string_view expected,
+                          std::string_view found);
 
 class Error : public std::runtime_error {
  public:

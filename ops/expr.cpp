@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/ops/hash.h>
 #include <sluice/ops/loop_attrs.h>
 
@@ -92,8 +93,7 @@ Node::~Node() {
 NodePtr Node::make(Op op, Spec spec, std::vector<NodePtr> operands, Attrs attrs) {
   const int arity = op_arity(op);
   if (arity >= 0 && operands.size() != static_cast<size_t>(arity)) {
-    throw ValueError(std::string(op_name(op)) + ": expected " + std::to_string(arity) + " operands, found " +
-                     std::to_string(operands.size()));
+    throw ValueError(error_message(op_name(op), "", fmt::format("{} operands", arity), operands.size()));
   }
   detail::Hasher h;
   h.add(static_cast<uint64_t>(op)).add(static_cast<uint64_t>(spec.dtype));
@@ -101,8 +101,7 @@ NodePtr Node::make(Op op, Spec spec, std::vector<NodePtr> operands, Attrs attrs)
   h.add(attrs.hash()).add(operands.size());
   for (size_t i = 0; i < operands.size(); ++i) {
     if (!operands[i]) {
-      throw ValueError(std::string(op_name(op)) + ": expected operand " + std::to_string(i) +
-                       " to be a node, found null");
+      throw ValueError(error_message(op_name(op), fmt::format("operand {}", i), "a node", "null"));
     }
     h.add(operands[i]->hash);
   }

@@ -1,10 +1,12 @@
 #include <sluice/ops/function.h>
 
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/ops/hash.h>
 
 namespace sluice {
@@ -39,10 +41,7 @@ std::vector<const Node*> topological_order(const std::vector<Expr>& outputs) {
 
 std::string join(const std::vector<int64_t>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
+  for (size_t i = 0; i < v.size(); ++i) fmt::format_to(std::back_inserter(s), "{}{}", i ? "," : "", v[i]);
   s += ']';
   return s;
 }
@@ -68,12 +67,7 @@ std::string attrs_str(const Node& n) {
     s += " padding=[";
     for (size_t i = 0; i < a.padding.size(); ++i) {
       const PadDim& p = a.padding[i];
-      if (i) s += ',';
-      s += std::to_string(p.low);
-      s += ':';
-      s += std::to_string(p.high);
-      s += ':';
-      s += std::to_string(p.interior);
+      fmt::format_to(std::back_inserter(s), "{}{}:{}:{}", i ? "," : "", p.low, p.high, p.interior);
     }
     s += "]";
   }
@@ -81,7 +75,7 @@ std::string attrs_str(const Node& n) {
   list("batch_a", a.batch_a);
   list("contract_b", a.contract_b);
   list("batch_b", a.batch_b);
-  if (a.axis != none.axis) s += " axis=" + std::to_string(a.axis);
+  if (a.axis != none.axis) fmt::format_to(std::back_inserter(s), " axis={}", a.axis);
   if (a.keep_axes) s += " keep_axes";
   if (a.reverse) s += " reverse";
   if (a.weak) s += " weak";
@@ -122,20 +116,20 @@ Function::Function(std::vector<Spec> inputs, std::vector<Expr> outputs)
     : inputs_(std::move(inputs)), outputs_(std::move(outputs)) {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (!outputs_[i]) {
-      throw ValueError("Function: expected output " + std::to_string(i) +
-                       " to be an Expr, found an empty Expr");
+      throw ValueError(error_message("Function", fmt::format("output {}", i), "an Expr", "an empty Expr"));
     }
   }
   for (const Node* n : topological_order(outputs_)) {
     if (n->op != Op::Parameter) continue;
     const int64_t i = n->attrs.index;
     if (i < 0 || static_cast<size_t>(i) >= inputs_.size()) {
-      throw ValueError("Function: expected parameter indices below " + std::to_string(inputs_.size()) +
-                       ", found parameter " + std::to_string(i));
+      throw ValueError(error_message("Function", "parameter index",
+                                     fmt::format("an index below {} (the input count)", inputs_.size()),
+                                     fmt::format("parameter {}", i)));
     }
     if (n->spec != inputs_[static_cast<size_t>(i)]) {
-      throw TypeError("Function: parameter " + std::to_string(i) + ": expected " +
-                      inputs_[static_cast<size_t>(i)].str() + ", found " + n->spec.str());
+      throw TypeError(error_message("Function", fmt::format("parameter {}", i),
+                                    inputs_[static_cast<size_t>(i)], n->spec));
     }
   }
   detail::Hasher h;
@@ -172,17 +166,11 @@ std::string Function::str() const {
   for (const Node* n : topological_order(outputs_)) {
     const size_t k = id.size();
     id[n] = k;
-    s += '%';
-    s += std::to_string(k);
-    s += " = ";
-    s += op_name(n->op);
-    s += '(';
-    if (n->op == Op::Parameter) s += std::to_string(n->attrs.index);
+    fmt::format_to(std::back_inserter(s), "%{} = {}(", k, op_name(n->op));
+    if (n->op == Op::Parameter) fmt::format_to(std::back_inserter(s), "{}", n->attrs.index);
     if (n->op == Op::Constant && n->attrs.literal) s += constant_str(*n->attrs.literal);
-    for (size_t i = 0; i < n->operands.size(); ++i) {
-      s += i ? ", %" : "%";
-      s += std::to_string(id.at(n->operands[i].get()));
-    }
+    for (size_t i = 0; i < n->operands.size(); ++i)
+      fmt::format_to(std::back_inserter(s), "{}%{}", i ? ", " : "", id.at(n->operands[i].get()));
     s += ')';
     s += attrs_str(*n);
     s += " : ";
@@ -190,16 +178,14 @@ std::string Function::str() const {
     s += '\n';
   }
   s += "return";
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    s += i ? ", %" : " %";
-    s += std::to_string(id.at(outputs_[i].node().get()));
-  }
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    fmt::format_to(std::back_inserter(s), "{}%{}", i ? ", " : " ", id.at(outputs_[i].node().get()));
   s += '\n';
   return s;
 }
 
 Expr parameter(int64_t index, const Spec& spec) {
-  if (index < 0) throw ValueError("parameter: argument index: expected >= 0, found " + std::to_string(index));
+  if (index < 0) throw ValueError(error_message("parameter", "argument index", ">= 0", index));
   Attrs attrs;
   attrs.index = index;
   return Expr(Node::make(Op::Parameter, spec, {}, std::move(attrs)));
@@ -212,8 +198,8 @@ Tuple as_tuple(Tuple t) { return t; }
 
 void check_trace_arity(size_t params, size_t specs) {
   if (params != specs) {
-    throw ValueError("trace: expected " + std::to_string(params) +
-                     " input specs (one per parameter of f), found " + std::to_string(specs));
+    throw ValueError(
+        error_message("trace", "", fmt::format("{} input specs (one per parameter of f)", params), specs));
   }
 }
 

@@ -1,16 +1,15 @@
 // Messages and axis normalisation shared by every inference function.
 #include <algorithm>
+#include <iterator>
 
+#include <sluice/ops/error_format.h>
 #include <sluice/ops/shape_inference.h>
 
 namespace sluice::infer {
 
 std::string str(const std::vector<int64_t>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(v[i]);
-  }
+  for (size_t i = 0; i < v.size(); ++i) fmt::format_to(std::back_inserter(s), "{}{}", i ? ", " : "", v[i]);
   s += ']';
   return s;
 }
@@ -19,12 +18,14 @@ void append(std::string& s, std::string_view v) { s += v; }
 void append(std::string& s, DType v) { s += dtype_name(v); }
 void append(std::string& s, const Spec& v) { s += v.str(); }
 void append(std::string& s, const std::vector<int64_t>& v) { s += str(v); }
+void append(std::string& s, long long v) { fmt::format_to(std::back_inserter(s), "{}", v); }
+void append(std::string& s, unsigned long long v) { fmt::format_to(std::back_inserter(s), "{}", v); }
 
 namespace {
 
 std::string message(std::string_view op, std::string_view arg, std::string_view expected,
                     std::string_view found) {
-  return cat(op, ": argument ", arg, ": expected ", expected, ", found ", found);
+  return error_message(op, cat("argument ", arg), expected, found);
 }
 
 }  // namespace

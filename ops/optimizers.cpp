@@ -3,6 +3,7 @@
 #include <utility>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::optimizers {
@@ -14,22 +15,23 @@ Expr zeros_like(Expr p) { return broadcast(constant(0.0, p.dtype()), p.shape());
 // one tensor per parameter with the parameter's spec.
 void check_like(const std::string& optimizer, const Tuple& params, const Tuple& xs, const std::string& what) {
   if (xs.size() != params.size())
-    throw ShapeError(optimizer + ": " + what + ": expected " + std::to_string(params.size()) +
-                     " tensors (one per parameter), found " + std::to_string(xs.size()));
+    throw ShapeError(error_message(optimizer, what,
+                                   fmt::format("{} tensors (one per parameter)", params.size()), xs.size()));
   for (size_t i = 0; i < params.size(); ++i) {
     if (!is_float(params[i].dtype()))
-      throw TypeError(optimizer + ": parameter " + std::to_string(i) + ": expected a real float type, found " +
-                      params[i].spec().str());
+      throw TypeError(
+          error_message(optimizer, fmt::format("parameter {}", i), "a real float type", params[i].spec()));
     if (xs[i].spec() != params[i].spec())
-      throw ShapeError(optimizer + ": " + what + " " + std::to_string(i) + ": expected " +
-                       params[i].spec().str() + " (the parameter's spec), found " + xs[i].spec().str());
+      throw ShapeError(error_message(optimizer, fmt::format("{} {}", what, i),
+                                     fmt::format("{} (the parameter's spec)", params[i].spec()),
+                                     xs[i].spec()));
   }
 }
 
 void check_state_size(const std::string& optimizer, const Tuple& state, size_t expected) {
   if (state.size() != expected)
-    throw ShapeError(optimizer + ": state: expected " + std::to_string(expected) +
-                     " tensors (init's result), found " + std::to_string(state.size()));
+    throw ShapeError(
+        error_message(optimizer, "state", fmt::format("{} tensors (init's result)", expected), state.size()));
 }
 
 Optimizer adam_like(std::string name, double learning_rate, const AdamOptions& o, double weight_decay) {

@@ -1,8 +1,10 @@
 #include <sluice/ops/shape.h>
 
+#include <iterator>
 #include <string>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 
@@ -10,14 +12,12 @@ Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::vector<int64_t>(d
 
 Shape::Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {
   if (dims_.size() > static_cast<size_t>(kMaxRank)) {
-    throw ShapeError("Shape: expected rank at most " + std::to_string(kMaxRank) + ", found rank " +
-                     std::to_string(dims_.size()));
+    throw ShapeError(error_message("Shape", "", fmt::format("rank at most {}", kMaxRank),
+                                   fmt::format("rank {}", dims_.size())));
   }
   for (size_t i = 0; i < dims_.size(); ++i) {
-    if (dims_[i] < 0) {
-      throw ShapeError("Shape: expected dims >= 0, found " + std::to_string(dims_[i]) + " at axis " +
-                       std::to_string(i));
-    }
+    if (dims_[i] < 0)
+      throw ShapeError(error_message("Shape", fmt::format("axis {}", i), "dims >= 0", dims_[i]));
   }
 }
 
@@ -39,11 +39,7 @@ std::vector<int64_t> Shape::strides() const {
 
 std::string Shape::str() const {
   std::string s;
-  for (int64_t d : dims_) {
-    s += '[';
-    s += std::to_string(d);
-    s += ']';
-  }
+  for (int64_t d : dims_) fmt::format_to(std::back_inserter(s), "[{}]", d);
   return s;
 }
 

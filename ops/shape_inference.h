@@ -35,9 +35,16 @@ void append(std::string& s, std::string_view v);
 void append(std::string& s, DType v);
 void append(std::string& s, const Spec& v);
 void append(std::string& s, const std::vector<int64_t>& v);
+void append(std::string& s, long long v);
+void append(std::string& s, unsigned long long v);
 template <typename T>
 requires std::is_integral_v<T>
-void append(std::string& s, T v) { s += std::to_string(v); }
+void append(std::string& s, T v) {
+  if constexpr (std::is_signed_v<T>)
+    append(s, static_cast<long long>(v));
+  else
+    append(s, static_cast<unsigned long long>(v));
+}
 template <typename... Ts>
 std::string cat(const Ts&... parts) {
   std::string s;
@@ -45,7 +52,7 @@ std::string cat(const Ts&... parts) {
   return s;
 }
 
-// "<op>: argument <arg>: expected <expected>, found <found>"
+// "<op>: argument <arg>: expected <expected>, found <found>" (error_message)
 [[noreturn]] void shape_error(std::string_view op, std::string_view arg, std::string_view expected,
                               std::string_view found);
 [[noreturn]] void type_error(std::string_view op, std::string_view arg, std::string_view expected,

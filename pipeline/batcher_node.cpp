@@ -23,6 +23,7 @@
 #include <thread>
 
 #include <sluice/devices/log.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/pipeline/node_kinds.h>
 #include <sluice/pipeline/pipeline.h>
 
@@ -38,21 +39,20 @@ class BatcherNode : public PipelineNode {
       : PipelineNode(std::move(name)), options_(std::move(options)) {
     const BatchOptions& b = options_.batch;
     if (b.size < 1)
-      throw PipelineError(who() + ": batch.size: expected at least 1 (0: not batched), found " +
-                          std::to_string(b.size));
+      throw PipelineError(error_message(who(), "batch.size", "at least 1 (0: not batched)", b.size));
     if (b.timeout.count() <= 0)
-      throw PipelineError(who() + ": batch.timeout: expected more than 0 us, found " +
-                          std::to_string(b.timeout.count()) + " us");
+      throw PipelineError(
+          error_message(who(), "batch.timeout", "more than 0 us", fmt::format("{} us", b.timeout.count())));
     if (options_.input.empty())
       throw PipelineError(who() + ": input: expected the specs of one message (a batched stage traces its " +
                           "function on them), found none");
     if (!options_.acc.empty())
-      throw PipelineError(who() + ": acc: a batched stage takes no accumulator, found " +
-                          std::to_string(options_.acc.size()) + " tensors");
+      throw PipelineError(error_message(who(), "acc", "none (a batched stage takes no accumulator)",
+                                        fmt::format("{} tensors", options_.acc.size())));
     if (options_.concurrency != 1)
-      throw PipelineError(
-          who() + ": concurrency: a batched stage runs its batches as they are made, expected 1, found " +
-          std::to_string(options_.concurrency));
+      throw PipelineError(error_message(who(), "concurrency",
+                                        "1 (a batched stage runs its batches as they are made)",
+                                        options_.concurrency));
     for (const Spec& s : options_.input) {
       std::vector<int64_t> dims{b.size};
       dims.insert(dims.end(), s.shape.dims().begin(), s.shape.dims().end());
@@ -63,9 +63,8 @@ class BatcherNode : public PipelineNode {
     const std::vector<Spec>& out = step_->output_spec();
     for (size_t k = 0; k < out.size(); ++k) {
       if (out[k].shape.rank() == 0 || out[k].shape.dim(0) != b.size)
-        throw PipelineError(who() + ": output " + std::to_string(k) +
-                            ": expected a leading batch dimension of " + std::to_string(b.size) + ", found " +
-                            out[k].str());
+        throw PipelineError(error_message(who(), fmt::format("output {}", k),
+                                          fmt::format("a leading batch dimension of {}", b.size), out[k]));
       std::vector<int64_t> dims(out[k].shape.dims().begin() + 1, out[k].shape.dims().end());
       row_output_.push_back({out[k].dtype, Shape(std::move(dims))});
     }

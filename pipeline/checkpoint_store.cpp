@@ -16,6 +16,7 @@
 #include <span>
 
 #include <sluice/io/npy.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/pipeline/durable_files.h>
 
 namespace sluice {
@@ -30,9 +31,7 @@ constexpr int kNumberDigits = 8;
 constexpr int64_t kManifestLimit = int64_t{64} << 20;  // far above any manifest; bounds a corrupt one
 
 std::string checkpoint_name(int64_t number) {
-  std::string digits = std::to_string(number);
-  if (digits.size() < kNumberDigits) digits.insert(0, kNumberDigits - digits.size(), '0');
-  return std::string(kPrefix) + digits;
+  return fmt::format("{}{:0{}}", kPrefix, number, kNumberDigits);
 }
 
 // "chk-00000042" -> 42; anything else (partial directories included) -> none.
@@ -69,8 +68,9 @@ std::optional<std::vector<uint8_t>> read_exactly(const fs::path& path, int64_t b
     return std::nullopt;
   }
   if (static_cast<int64_t>(size) != bytes) {
-    problem = path.filename().string() + ": " + std::to_string(size) + " bytes, the manifest says " +
-              std::to_string(bytes);
+    problem =
+        error_message(path.filename().string(), "size", fmt::format("{} bytes (the manifest says)", bytes),
+                      fmt::format("{} bytes", size));
     return std::nullopt;
   }
   std::vector<uint8_t> data(size);
@@ -123,8 +123,9 @@ std::optional<Checkpoint> load_checkpoint(const fs::path& dir, int64_t number, s
     return std::nullopt;
   }
   if (static_cast<int64_t>(size) > kManifestLimit) {
-    problem = "manifest.json: " + std::to_string(size) + " bytes, above the limit of " +
-              std::to_string(kManifestLimit);
+    problem =
+        error_message("manifest.json", "size", fmt::format("at most {} bytes (the limit)", kManifestLimit),
+                      fmt::format("{} bytes, above the limit", size));
     return std::nullopt;
   }
   auto text = read_exactly(manifest_path, static_cast<int64_t>(size), problem);
@@ -138,8 +139,9 @@ std::optional<Checkpoint> load_checkpoint(const fs::path& dir, int64_t number, s
     Checkpoint c;
     c.number = m.at("checkpoint").get<int64_t>();
     if (c.number != number) {
-      problem = "manifest.json: says checkpoint " + std::to_string(c.number) + ", its directory " +
-                std::to_string(number);
+      problem =
+          error_message("manifest.json", "checkpoint number", fmt::format("{} (its directory's)", number),
+                        fmt::format("{} (the manifest says)", c.number));
       return std::nullopt;
     }
     c.positions = m.at("sources").get<std::map<std::string, int64_t>>();
@@ -164,8 +166,8 @@ std::optional<Checkpoint> load_checkpoint(const fs::path& dir, int64_t number, s
 CheckpointStore::CheckpointStore(std::string directory, CheckpointStoreOptions options)
     : directory_(std::move(directory)), options_(options) {
   if (options_.retain < 1)
-    throw CheckpointError("checkpoint store '" + directory_ + "': retain: expected >= 1, found " +
-                          std::to_string(options_.retain));
+    throw CheckpointError(
+        error_message(fmt::format("checkpoint store '{}'", directory_), "retain", ">= 1", options_.retain));
   if (sodium_init() < 0) throw CheckpointError("checkpoint store: libsodium failed to initialise");
   std::error_code ec;
   fs::create_directories(directory_, ec);
@@ -185,8 +187,8 @@ std::vector<int64_t> CheckpointStore::numbers() const {
 
 int64_t CheckpointStore::write(const Checkpoint& c) {
   if (c.number < 1)
-    throw CheckpointError("checkpoint store '" + directory_ + "': checkpoint number: expected >= 1, found " +
-                          std::to_string(c.number));
+    throw CheckpointError(error_message(fmt::format("checkpoint store '{}'", directory_), "checkpoint number",
+                                        ">= 1", c.number));
   const fs::path root(directory_);
   // Partial checkpoints are a crashed writer's (there is one writer).
   for (const fs::directory_entry& e : fs::directory_iterator(root)) {
@@ -212,7 +214,7 @@ int64_t CheckpointStore::write(const Checkpoint& c) {
         const std::string head = npy::header(h.spec());
         const Bytes header_bytes(reinterpret_cast<const uint8_t*>(head.data()), head.size());
         const Bytes data(static_cast<const uint8_t*>(h.host_data()), static_cast<size_t>(h.spec().bytes()));
-        const std::string file = "acc-" + std::to_string(k) + "." + std::to_string(i) + ".npy";
+        const std::string file = fmt::format("acc-{}.{}.npy", k, i);
         durable::write_file(partial / file, {header_bytes, data}, kWho);
         const auto bytes = static_cast<int64_t>(head.size() + data.size());
         written += bytes;
@@ -257,7 +259,7 @@ CheckpointLookup CheckpointStore::latest() const {
       found.checkpoint = std::move(c);
       return found;
     }
-    found.skipped.push_back("checkpoint " + std::to_string(*it) + " ('" + dir.string() + "'): " + problem);
+    found.skipped.push_back(fmt::format("checkpoint {} ('{}'): {}", *it, dir.string(), problem));
   }
   return found;
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::durable {
 namespace {
@@ -38,9 +39,8 @@ void write_file(const fs::path& path, std::initializer_list<Bytes> parts, std::s
       const ssize_t n = ::write(fd.get(), p.data() + done, p.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0)
-        throw CheckpointError(std::string(who) + ": writing '" + path.string() + "' failed after " +
-                              std::to_string(done) + " of " + std::to_string(p.size()) +
-                              " bytes: " + errno_text());
+        throw CheckpointError(fmt::format("{}: writing '{}' failed after {} of {} bytes: {}", who,
+                                          path.string(), done, p.size(), errno_text()));
       done += static_cast<size_t>(n);
     }
   }

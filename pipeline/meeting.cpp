@@ -11,6 +11,7 @@
 
 #include <sluice/devices/log.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 namespace {
@@ -39,8 +40,9 @@ std::string difference(const std::string& process, const std::string& theirs, co
   size_t k = 0;
   while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
   auto at = [&](const std::vector<std::string>& v) { return k < v.size() ? "'" + v[k] + "'" : "nothing"; };
-  return "process '" + process + "' runs another pipeline than process '" + host + "': node " +
-         std::to_string(k) + " is " + at(a) + " there, " + at(b) + " in process '" + host + "'";
+  return fmt::format(
+      "process '{}' runs another pipeline than process '{}': node {} is {} there, {} in process '{}'",
+      process, host, k, at(a), at(b), host);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <sluice/pipeline/metrics.h>
 
+#include <sluice/ops/error_format.h>
+
 #include <algorithm>
 #include <bit>
 #include <charconv>
@@ -112,8 +114,8 @@ std::string number(double v) {
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
   return std::string(buf, end);
 }
-std::string number(uint64_t v) { return std::to_string(v); }
-std::string number(int64_t v) { return std::to_string(v); }
+std::string number(uint64_t v) { return fmt::format("{}", v); }
+std::string number(int64_t v) { return fmt::format("{}", v); }
 
 class Exposition {
  public:

@@ -15,6 +15,7 @@
 
 #include <sluice/devices/log.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 
@@ -76,9 +77,10 @@ MetricsServer::MetricsServer(const std::string& address, int port, Pages pages)
   }
   if (m.port <= 0) {
     const int error = errno;
-    throw PipelineError("metrics_port " + std::to_string(port) + " on '" + address +
-                        "': expected a port to serve metrics on, found it in use or not bindable" +
-                        (error != 0 ? std::string(" (") + std::strerror(error) + ")" : std::string()));
+    throw PipelineError(
+        error_message(fmt::format("metrics_port {} on '{}'", port, address), "", "a port to serve metrics on",
+                      error != 0 ? fmt::format("it in use or not bindable ({})", std::strerror(error))
+                                 : "it in use or not bindable"));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <sluice/io/npy.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/pipeline/durable_files.h>
 #include <sluice/pipeline/sinks.h>
 
@@ -74,12 +75,8 @@ class NpyFileSink : public Sink {
   static constexpr std::string_view kWho = "sinks::npy_files";
 
   // 000000000042-0.npy: sorted by name is sorted by message.
-  static std::string file_name(uint64_t seq, size_t k) {
-    std::string digits = std::to_string(seq);
-    digits.insert(0, digits.size() < 12 ? 12 - digits.size() : 0, '0');
-    return digits + "-" + std::to_string(k) + ".npy";
-  }
-  fs::path epoch_dir(int64_t n) const { return pending_ / std::to_string(n); }
+  static std::string file_name(uint64_t seq, size_t k) { return fmt::format("{:012}-{}.npy", seq, k); }
+  fs::path epoch_dir(int64_t n) const { return pending_ / fmt::format("{}", n); }
 
   void publish_through(int64_t number) {
     bool moved = false;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include <sluice/devices/log.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/node_kinds.h>
 #include <sluice/pipeline/pipeline_impl.h>
@@ -90,8 +91,9 @@ void Pipeline::connect(NodeId from, NodeId to) {
   if (!a.node->has_output())
     throw PipelineError("connect " + edge + ": a " + a.node->kind() + " has no outputs");
   if (b.inputs.size() == b.node->max_inputs())
-    throw PipelineError("connect " + edge + ": at most " + std::to_string(b.node->max_inputs()) +
-                        " inputs can be joined, found one more");
+    throw PipelineError(error_message("connect " + edge, "inputs",
+                                      fmt::format("at most {} (inputs can be joined)", b.node->max_inputs()),
+                                      "one more"));
   if (std::find(b.inputs.begin(), b.inputs.end(), from.index) != b.inputs.end())
     throw PipelineError("connect " + edge + ": already connected");
   // The producer's specs must be the consumer's next input specs.
@@ -107,7 +109,7 @@ void Pipeline::connect(NodeId from, NodeId to) {
       throw PipelineError(
           "connect " + edge + ": '" + a.node->name() + "' produces " + specs_str(*produced) + ", '" +
           b.node->name() + "' expects " + specs_str(*want) +
-          (b.inputs.empty() ? "" : " (of which " + std::to_string(offset) + " come from earlier inputs)"));
+          (b.inputs.empty() ? "" : fmt::format(" (of which {} come from earlier inputs)", offset)));
   }
   a.outputs.push_back(to.index);
   b.inputs.push_back(from.index);
@@ -220,7 +222,7 @@ RestoreReport Pipeline::restore(const std::string& dir) {
 }
 
 void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& where) {
-  const std::string at = "restore from " + where + ", checkpoint " + std::to_string(c.number) + ": ";
+  const std::string at = fmt::format("restore from {}, checkpoint {}: ", where, c.number);
   // Everything is checked before anything changes.
   std::map<int, int64_t> part_position;
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -238,9 +240,9 @@ void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& wh
           "from where it is (its messages since the checkpoint are then lost)");
     auto [p, fresh] = part_position.emplace(s.component, *position);
     if (!fresh && p->second != *position)
-      throw CheckpointError(at + describe(static_cast<int>(i)) + ": expected position " +
-                            std::to_string(p->second) + " as the sources joined with it, found " +
-                            std::to_string(*position));
+      throw CheckpointError(
+          at + error_message(describe(static_cast<int>(i)), "",
+                             fmt::format("position {} as the sources joined with it", p->second), *position));
   }
   for (const auto& [name, acc] : c.accumulators) {
     bool known = std::any_of(slots.begin(), slots.end(), [&, &stage = name](const Slot& s) {
@@ -362,7 +364,7 @@ void Pipeline::Impl::stop_sources() {
 }
 
 void Pipeline::Impl::report_error(int node, uint64_t seq, const std::string& what, std::exception_ptr cause) {
-  std::string message = describe(node) + " failed on message " + std::to_string(seq) + ": " + what;
+  std::string message = fmt::format("{} failed on message {}: {}", describe(node), seq, what);
   logger().warn("{}", message);
   bool stop = false;
   {
@@ -445,10 +447,9 @@ int Pipeline::metrics_port() const { return impl_->metrics_port; }
 
 void Pipeline::Impl::serve_metrics() {
   if (options.metrics_port < -1 || options.metrics_port > 65535)
-    throw PipelineError(
-        "pipeline: metrics_port: expected 0 (off), -1 (any free port) or a port up to 65535, "
-        "found " +
-        std::to_string(options.metrics_port));
+    throw PipelineError(error_message("pipeline", "metrics_port",
+                                      "0 (off), -1 (any free port) or a port up to 65535",
+                                      options.metrics_port));
   Pipeline* self = owner;
   metrics_server = std::make_unique<MetricsServer>(
       options.metrics_address, options.metrics_port,

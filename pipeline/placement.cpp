@@ -18,6 +18,7 @@
 #include <utility>
 
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 namespace {
@@ -42,7 +43,7 @@ std::string shown(const json& j) {
 }
 
 std::string label(size_t index, const std::string& name) {
-  std::string s = "process " + std::to_string(index);
+  std::string s = fmt::format("process {}", index);
   return name.empty() ? s : s + " (" + in_quotes(name) + ")";
 }
 
@@ -81,8 +82,8 @@ void validate(const Placement& p) {
     const ProcessPlace& q = p.processes[i];
     if (q.name.empty()) fail(p.source, label(i, "") + ": expected a name, found an empty one");
     if (auto [it, fresh] = seen.emplace(q.name, i); !fresh)
-      fail(p.source, label(i, q.name) + ": expected a name of its own, found that of process " +
-                         std::to_string(it->second));
+      fail(p.source, error_message(label(i, q.name), "", "a name of its own",
+                                   fmt::format("that of process {}", it->second)));
     if (q.host.empty() == q.ipc_dir.empty())
       fail(p.source, label(i, q.name) + ": expected \"host\" or \"ipc\", found " +
                          (q.host.empty() ? "neither" : "both"));
@@ -100,9 +101,9 @@ void validate(const Placement& p) {
   if (with_curve != 0 && with_curve != static_cast<int>(p.processes.size())) {
     size_t i = 0;
     while (!p.processes[i].curve_secret.empty()) ++i;
-    fail(p.source, "expected CurveZMQ certificates for every process or for none, found them for " +
-                       std::to_string(with_curve) + " of " + std::to_string(p.processes.size()) +
-                       ", not for " + label(i, p.processes[i].name));
+    fail(p.source, error_message("", "", "CurveZMQ certificates for every process or for none",
+                                 fmt::format("them for {} of {}, not for {}", with_curve, p.processes.size(),
+                                             label(i, p.processes[i].name))));
   }
 }
 
@@ -252,7 +253,7 @@ std::string endpoint(const Placement& p, const std::string& consumer, int k, con
   const ProcessPlace& q = p.at(consumer);
   std::string where =
       "placement from " + p.source + ": process " + in_quotes(consumer) + ", edge " + in_quotes(edge);
-  if (k < 0) throw PipelineError(where + ": expected an edge index >= 0, found " + std::to_string(k));
+  if (k < 0) throw PipelineError(error_message(where, "", "an edge index >= 0", k));
   if (!q.ipc_dir.empty()) {
     if (edge.empty())
       throw PipelineError(where + ": expected an edge name for the ipc file, found an empty one");
@@ -262,13 +263,15 @@ std::string endpoint(const Placement& p, const std::string& consumer, int k, con
   }
   int first = q.port == 0 ? kDefaultPort : q.port;
   if (first + static_cast<int64_t>(k) > 65535)
-    throw PipelineError(where + ": expected a port up to 65535, found " + std::to_string(first) + " + " +
-                        std::to_string(k) + " = " + std::to_string(first + static_cast<int64_t>(k)));
+    throw PipelineError(
+        error_message(where, "", "a port up to 65535",
+                      fmt::format("{} + {} = {}", first, k, first + static_cast<int64_t>(k))));
   // ZeroMQ binds addresses, not names: a host given by name (a Kubernetes
   // pod's DNS name) is bound on every interface and connected to by name.
-  if (bind && !is_address(q.host)) return "tcp://*:" + std::to_string(first + k);
+  if (bind && !is_address(q.host)) return fmt::format("tcp://*:{}", first + k);
   bool ipv6 = q.host.find(':') != std::string::npos && q.host.front() != '[';
-  return "tcp://" + (ipv6 ? "[" + q.host + "]" : q.host) + ":" + std::to_string(first + k);
+  return ipv6 ? fmt::format("tcp://[{}]:{}", q.host, first + k)
+              : fmt::format("tcp://{}:{}", q.host, first + k);
 }
 
 std::optional<std::string> first_set(const Environment& env, std::initializer_list<const char*> names,
@@ -295,8 +298,8 @@ Role role_at(const Placement& placement, const std::string& rank_text, const std
     throw PipelineError(from + ": expected a non-negative integer rank, found " + in_quotes(rank_text));
   // All digits yet no int: a rank beyond any placement, as out of range as 3 of 3.
   if (!rank || *rank >= static_cast<int>(placement.processes.size()))
-    throw PipelineError(from + ", but the placement from " + placement.source + " has " +
-                        std::to_string(placement.processes.size()) + " processes: " + names_of(placement));
+    throw PipelineError(fmt::format("{}, but the placement from {} has {} processes: {}", from,
+                                    placement.source, placement.processes.size(), names_of(placement)));
   return Role{placement.processes[static_cast<size_t>(*rank)].name, from};
 }
 

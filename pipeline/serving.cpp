@@ -13,6 +13,7 @@
 
 #include <sluice/devices/log.h>
 #include <sluice/io/channel.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/pipeline/metrics.h>
 
 namespace sluice {
@@ -221,8 +222,8 @@ struct ServingEndpoint::State {
     try {
       post({a.identity, a.req, wire::encode(m, {.pack_below = kPackBelow}), a.arrival, false, true});
     } catch (const Error& e) {
-      post(error_answer(
-          a, where + ": request seq " + std::to_string(a.seq) + ": reply not encodable: " + e.what(), true));
+      post(error_answer(a, fmt::format("{}: request seq {}: reply not encodable: {}", where, a.seq, e.what()),
+                        true));
     }
   }
 
@@ -237,8 +238,7 @@ struct ServingEndpoint::State {
       askers.erase(it);
     }
     if (a.answered) return;
-    const std::string request =
-        "request seq " + std::to_string(a.seq) + " (pipeline message " + std::to_string(index) + ")";
+    const std::string request = fmt::format("request seq {} (pipeline message {})", a.seq, index);
     post(error_answer(a,
                       finished ? where + ": " + request + " failed in the pipeline"
                                : where + ": " + request + ": the pipeline stopped before answering it",
@@ -381,7 +381,7 @@ void ServingEndpoint::serve(void* socket) {
     OnDone done = [weak, index](bool finished) {
       if (auto state = weak.lock()) state->done(index, finished);
     };
-    const std::string request = s.where + ": request seq " + std::to_string(a.seq);
+    const std::string request = fmt::format("{}: request seq {}", s.where, a.seq);
     for (;;) {
       try {
         if (requests_->push_for(m.tensors, options_.poll_interval, done)) {
@@ -420,7 +420,7 @@ void ServingEndpoint::serve(void* socket) {
         // Left 0: the decode below says what is wrong.
       }
     }
-    const std::string request = s.where + ": request seq " + std::to_string(a.seq);
+    const std::string request = fmt::format("{}: request seq {}", s.where, a.seq);
     if (drain_deadline) return answer_error(a, request + ": the server is stopping", false);
     if (pipeline_stopped) return answer_error(a, request + ": the pipeline has stopped", false);
     wire::Message m;
@@ -478,7 +478,7 @@ void ServingEndpoint::serve(void* socket) {
   for (State::Answer& a : left) send(a);
   for (const State::Asker& a : unanswered)
     answer_error(a,
-                 s.where + ": request seq " + std::to_string(a.seq) +
+                 fmt::format("{}: request seq {}", s.where, a.seq) +
                      ": the server stopped before the pipeline "
                      "answered it",
                  true);
@@ -501,8 +501,8 @@ uint64_t ServingClient::send(const Tensors& request) {
   m.header.seq = next_seq_;
   m.tensors = request;
   if (!send_frames(socket_, {}, wire::encode(m, {.pack_below = kPackBelow}), 0))
-    throw WireError("serving client " + endpoint_ + ": request seq " + std::to_string(next_seq_) +
-                    ": send failed: " + zmq_error());
+    throw WireError(
+        fmt::format("serving client {}: request seq {}: send failed: {}", endpoint_, next_seq_, zmq_error()));
   return next_seq_++;
 }
 
@@ -522,14 +522,14 @@ std::optional<wire::Message> ServingClient::receive(std::chrono::milliseconds ti
 
 Tensors ServingClient::call(const Tensors& request, std::chrono::milliseconds timeout) {
   const uint64_t seq = send(request);
-  const std::string who = "serving client " + endpoint_ + ": request seq " + std::to_string(seq);
+  const std::string who = fmt::format("serving client {}: request seq {}", endpoint_, seq);
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     std::optional<wire::Message> m = receive(std::max(left, std::chrono::milliseconds(0)));
     if (!m)
-      throw PipelineError(who + ": expected a reply within " + std::to_string(timeout.count()) +
-                          " ms, found none");
+      throw PipelineError(
+          error_message(who, "", fmt::format("a reply within {} ms", timeout.count()), "none"));
     if (m->header.seq != seq) continue;  // a late reply to an earlier request
     if (m->header.kind == wire::Kind::Error) throw PipelineError(who + ": error reply: " + m->error);
     if (m->header.kind != wire::Kind::Data)

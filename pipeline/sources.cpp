@@ -1,9 +1,11 @@
 #include <sluice/pipeline/sources.h>
 
+#include <sluice/ops/error_format.h>
+
 namespace sluice {
 
 void Source::resume(uint64_t position, const std::string&) {
-  throw PipelineError("source: cannot replay, so cannot resume at message " + std::to_string(position));
+  throw PipelineError(fmt::format("source: cannot replay, so cannot resume at message {}", position));
 }
 
 std::optional<Tensors> PushSource::next() {
@@ -92,9 +94,9 @@ class GeneratorSource : public Source {
   void resume(uint64_t position, const std::string&) override {
     for (uint64_t i = 0; i < position; ++i)
       if (!make_())
-        throw PipelineError("sources::generator: resume at message " + std::to_string(position) +
-                            ": expected the generator to reach it again, found it ended after " +
-                            std::to_string(i));
+        throw PipelineError(error_message(fmt::format("sources::generator: resume at message {}", position),
+                                          "", "the generator to reach it again",
+                                          fmt::format("it ended after {}", i)));
   }
 
  private:

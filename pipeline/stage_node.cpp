@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include <sluice/devices/log.h>
+#include <sluice/ops/error_format.h>
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/node_kinds.h>
 #include <sluice/pipeline/pipeline.h>
@@ -23,12 +24,11 @@ class StageNode : public PipelineNode {
         options_(std::move(options)),
         acc_given_(options_.acc) {
     if (options_.concurrency < 1)
-      throw PipelineError(who() + ": concurrency: expected at least 1, found " +
-                          std::to_string(options_.concurrency));
+      throw PipelineError(error_message(who(), "concurrency", "at least 1", options_.concurrency));
     if (options_.concurrency > 1 && !options_.acc.empty())
-      throw PipelineError(who() +
-                          ": concurrency: a stage with an accumulator runs one message at a time, found " +
-                          std::to_string(options_.concurrency));
+      throw PipelineError(error_message(who(), "concurrency",
+                                        "1 (a stage with an accumulator runs one message at a time)",
+                                        options_.concurrency));
     // Known inputs: trace and compile now, so that connect can check specs.
     if (!options_.input.empty()) compile(options_.input);
   }

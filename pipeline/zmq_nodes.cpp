@@ -2,9 +2,11 @@
 
 #include <tbb/task_group.h>
 
+#include <iterator>
 #include <sstream>
 
 #include <sluice/devices/log.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice {
 namespace {
@@ -43,8 +45,8 @@ ZmqSource::ZmqSource(const std::string& endpoint, std::vector<Spec> spec, ZmqSou
   if (this->spec().empty())
     throw PipelineError("sources::zmq " + endpoint + ": expected the spec of its messages, found none");
   if (options_.expected_peers < 0)
-    throw PipelineError("sources::zmq " + endpoint + ": expected_peers: expected 0 (forever) or more, found " +
-                        std::to_string(options_.expected_peers));
+    throw PipelineError(error_message("sources::zmq " + endpoint, "expected_peers", "0 (forever) or more",
+                                      options_.expected_peers));
   thread_ = std::thread([this] { receive(); });
 }
 
@@ -88,7 +90,7 @@ void ZmqSource::advance(const wire::Message& m) {
 
 std::string ZmqSource::positions() const {
   std::string text;
-  for (const auto& [stream, next] : next_) text += std::to_string(stream) + ":" + std::to_string(next) + " ";
+  for (const auto& [stream, next] : next_) fmt::format_to(std::back_inserter(text), "{}:{} ", stream, next);
   return text;
 }
 
@@ -239,8 +241,8 @@ void ZmqSource::receive() {
             if (!hand_on(*m)) return close();
             break;
           }
-          std::string why = "source zmq " + channel_.endpoint() + ": seq " + std::to_string(h.seq) + ": expected " +
-                            specs_str(spec()) + ", found " + specs_str(got);
+          std::string why = error_message(fmt::format("source zmq {}: seq {}", channel_.endpoint(), h.seq),
+                                          "", specs_str(spec()), specs_str(got));
           logger().warn("{} (message skipped)", why);
           reject(why);
           let_go(*m);
@@ -356,18 +358,16 @@ std::string ZmqSink::prepare(int64_t number) {
   m.header.stream_id = options_.stream_id;
   m.checkpoint = static_cast<uint64_t>(number);
   if (!send_or_cancelled(m))
-    throw PipelineError("sink zmq " + channel_.endpoint() + ": cancelled at barrier " +
-                        std::to_string(number));
+    throw PipelineError(fmt::format("sink zmq {}: cancelled at barrier {}", channel_.endpoint(), number));
   if (!stored_) return {};
   // Everything before the barrier is with the receiver before the
   // checkpoint counts: a restored sender numbers on from here.
   try {
     channel_.flush(options_.finish_timeout);
   } catch (const WireError& e) {
-    throw PipelineError("sink zmq " + channel_.endpoint() + ": barrier " + std::to_string(number) + ": " +
-                        e.what());
+    throw PipelineError(fmt::format("sink zmq {}: barrier {}: {}", channel_.endpoint(), number, e.what()));
   }
-  return std::to_string(sent_);
+  return fmt::format("{}", sent_);
 }
 
 void ZmqSink::resume(int64_t number, const std::string& state) {
@@ -397,9 +397,9 @@ void ZmqSink::finish() {
   if (options_.channel.delivery == Delivery::Reliable) {
     try {
       if (!channel_.send(m, options_.finish_timeout))
-        throw WireError("end of stream not sent: no credit within " +
-                        std::to_string(options_.finish_timeout.count()) + " ms; " +
-                        std::to_string(channel_.counters().unacknowledged) + " message(s) not acknowledged");
+        throw WireError(
+            fmt::format("end of stream not sent: no credit within {} ms; {} message(s) not acknowledged",
+                        options_.finish_timeout.count(), channel_.counters().unacknowledged));
       channel_.flush(options_.finish_timeout);
     } catch (const WireError& e) {
       throw PipelineError("sink zmq " + channel_.endpoint() + ": finish: " + e.what());

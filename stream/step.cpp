@@ -1,5 +1,7 @@
 #include <sluice/stream/step.h>
 
+#include <sluice/ops/error_format.h>
+
 namespace sluice {
 
 std::string specs_str(const std::vector<Spec>& specs) {
@@ -9,11 +11,11 @@ std::string specs_str(const std::vector<Spec>& specs) {
 }
 
 std::vector<Spec> step_parameters(const std::vector<Spec>& input_spec, const Tensors& acc_init, const std::string& who) {
-  if (input_spec.empty()) throw StreamError(who + ": input_spec: expected at least one Spec, found none");
+  if (input_spec.empty()) throw StreamError(error_message(who, "input_spec", "at least one Spec", "none"));
   std::vector<Spec> params = input_spec;
   for (size_t i = 0; i < acc_init.size(); ++i) {
     if (!acc_init[i])
-      throw StreamError(who + ": acc_init[" + std::to_string(i) + "]: expected a tensor, found an empty one");
+      throw StreamError(error_message(who, fmt::format("acc_init[{}]", i), "a tensor", "an empty one"));
     params.push_back(acc_init[i].spec());
   }
   return params;
@@ -23,17 +25,20 @@ Step::Step(const Function& f, std::vector<Spec> input_spec, const Tensors& acc_i
     : input_spec_(std::move(input_spec)), acc_count_(acc_init.size()), device_(device), who_(std::move(who)) {
   std::vector<Spec> params = step_parameters(input_spec_, acc_init, who_);
   if (f.inputs() != params)
-    throw StreamError(who_ + ": expected a function of the chunk and accumulator " + specs_str(params) +
-                      ", found one of " + specs_str(f.inputs()));
+    throw StreamError(error_message(who_, "", "a function of the chunk and accumulator " + specs_str(params),
+                                    "one of " + specs_str(f.inputs())));
   std::vector<Spec> results = f.output_specs();
   if (results.size() < acc_count_)
-    throw StreamError(who_ + ": expected the function to return its outputs and then " + std::to_string(acc_count_) +
-                      " accumulator tensors, found " + std::to_string(results.size()) + " results");
+    throw StreamError(error_message(
+        who_, "",
+        fmt::format("the function to return its outputs and then {} accumulator tensors", acc_count_),
+        fmt::format("{} results", results.size())));
   for (size_t i = 0; i < acc_count_; ++i) {
     const Spec& returned = results[results.size() - acc_count_ + i];
     if (returned != acc_init[i].spec())
-      throw StreamError(who_ + ": accumulator " + std::to_string(i) + ": expected the function to return " +
-                        acc_init[i].spec().str() + " as the new accumulator, found " + returned.str());
+      throw StreamError(error_message(
+          who_, fmt::format("accumulator {}", i),
+          fmt::format("the function to return {} as the new accumulator", acc_init[i].spec()), returned));
   }
   output_spec_.assign(results.begin(), results.end() - static_cast<std::ptrdiff_t>(acc_count_));
   exe_ = compile(f, device_);
@@ -41,18 +46,20 @@ Step::Step(const Function& f, std::vector<Spec> input_spec, const Tensors& acc_i
 
 Tensors Step::place(const Tensors& chunk) const {
   if (chunk.size() != input_spec_.size())
-    throw ShapeError(who_ + ": expected a chunk of " + std::to_string(input_spec_.size()) + " tensors " +
-                     specs_str(input_spec_) + ", found " + std::to_string(chunk.size()));
+    throw ShapeError(error_message(
+        who_, "", fmt::format("a chunk of {} tensors {}", input_spec_.size(), specs_str(input_spec_)),
+        chunk.size()));
   Tensors placed;
   placed.reserve(chunk.size());
   for (size_t i = 0; i < chunk.size(); ++i) {
     const Tensor& t = chunk[i];
     if (!t || t.spec() != input_spec_[i]) {
       // Every chunk passes here: the message is only built for one that fails.
-      std::string where = who_ + ": chunk tensor " + std::to_string(i) + ": expected " + input_spec_[i].str();
-      if (!t) throw ShapeError(where + ", found an empty tensor");
-      if (t.dtype() != input_spec_[i].dtype) throw TypeError(where + ", found " + t.spec().str());
-      throw ShapeError(where + ", found " + t.spec().str());
+      const std::string what = fmt::format("chunk tensor {}", i);
+      if (!t) throw ShapeError(error_message(who_, what, input_spec_[i], "an empty tensor"));
+      if (t.dtype() != input_spec_[i].dtype)
+        throw TypeError(error_message(who_, what, input_spec_[i], t.spec()));
+      throw ShapeError(error_message(who_, what, input_spec_[i], t.spec()));
     }
     placed.push_back(t.device() == device_ ? t : t.to(device_));
   }

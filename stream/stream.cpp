@@ -1,5 +1,7 @@
 #include <sluice/stream/stream.h>
 
+#include <sluice/ops/error_format.h>
+
 #include <sstream>
 
 namespace sluice {
@@ -156,9 +158,10 @@ void Stream::send(const Tensors& chunk) {
   } else {
     while (s.slots.size() >= s.options.max_pending) {
       if (std::this_thread::get_id() == s.receiver)
-        throw StreamError("send: " + std::to_string(s.slots.size()) +
-                          " outputs wait unreceived (max_pending) and this thread is the one that receives them: "
-                          "sending more would wait forever; recv first, or open the stream with a larger max_pending");
+        throw StreamError(fmt::format(
+            "send: {} outputs wait unreceived (max_pending) and this thread is the one that receives them: "
+            "sending more would wait forever; recv first, or open the stream with a larger max_pending",
+            s.slots.size()));
       s.changed.wait(lock);
     }
   }
@@ -194,7 +197,7 @@ Tensors Stream::recv() {
       error = std::current_exception();
     }
   }
-  if (error) throw StreamError("recv: chunk " + std::to_string(slot.seq) + " failed: " + what_of(error));
+  if (error) throw StreamError(fmt::format("recv: chunk {} failed: {}", slot.seq, what_of(error)));
   return std::move(slot.outputs);
 }
 
@@ -208,10 +211,10 @@ Tensors Stream::done() {
     s.changed.wait(lock, [&] { return s.unissued == 0; });
     if (s.options.discard_outputs) s.retire_completed(lock, 0);
     if (!s.options.discard_outputs && !s.slots.empty()) {
-      throw StreamError("done: " + std::to_string(s.slots.size()) + " outputs were not received (chunks " +
-                        std::to_string(s.slots.front().seq) + " to " + std::to_string(s.slots.back().seq) +
-                        "); recv them first, or open the stream with discard_outputs. The stream is still open "
-                        "and nothing was lost");
+      throw StreamError(fmt::format(
+          "done: {} outputs were not received (chunks {} to {}); recv them first, or open the stream with "
+          "discard_outputs. The stream is still open and nothing was lost",
+          s.slots.size(), s.slots.front().seq, s.slots.back().seq));
     }
     acc = s.acc;
   }
@@ -227,7 +230,7 @@ Tensors Stream::done() {
   s.closed = true;
   s.changed.notify_all();
   if (s.first_error)
-    throw StreamError("done: chunk " + std::to_string(s.first_error_seq) + " failed: " + what_of(s.first_error));
+    throw StreamError(fmt::format("done: chunk {} failed: {}", s.first_error_seq, what_of(s.first_error)));
   return acc;
 }
 

@@ -1,28 +1,29 @@
 #include <sluice/stream/to_batched.h>
 
+#include <sluice/ops/error_format.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice {
 
 Batches::Batches(Tensor tensor, int64_t batch_size, Leftover leftover)
     : tensor_(std::move(tensor)), batch_size_(batch_size), count_(0) {
-  if (!tensor_) throw ShapeError("to_batched: expected a tensor, found an empty one");
+  if (!tensor_) throw ShapeError(error_message("to_batched", "", "a tensor", "an empty one"));
   if (tensor_.rank() == 0)
-    throw ShapeError("to_batched: expected a tensor of rank 1 or more to cut along axis 0, found a scalar " +
-                     tensor_.spec().str());
-  if (batch_size < 1)
-    throw ShapeError("to_batched: batch_size: expected at least 1, found " + std::to_string(batch_size));
+    throw ShapeError(error_message("to_batched", "", "a tensor of rank 1 or more to cut along axis 0",
+                                   fmt::format("a scalar {}", tensor_.spec())));
+  if (batch_size < 1) throw ShapeError(error_message("to_batched", "batch_size", "at least 1", batch_size));
   int64_t rows = tensor_.shape().dim(0);
   if (rows < batch_size)
-    throw ShapeError("to_batched: expected at least batch_size = " + std::to_string(batch_size) + " rows in " +
-                     tensor_.spec().str() + ", found " + std::to_string(rows));
+    throw ShapeError(
+        error_message("to_batched", "",
+                      fmt::format("at least batch_size = {} rows in {}", batch_size, tensor_.spec()), rows));
   count_ = leftover == Leftover::Repeat ? (rows + batch_size - 1) / batch_size : rows / batch_size;
 }
 
 Tensor Batches::operator[](int64_t i) const {
   if (i < 0 || i >= count_)
-    throw ShapeError("to_batched: batch index expected in [0, " + std::to_string(count_) + "), found " +
-                     std::to_string(i));
+    throw ShapeError(
+        error_message("to_batched", "batch index", fmt::format("an index in [0, {})", count_), i));
   const Shape& shape = tensor_.shape();
   int64_t rows = shape.dim(0);
   std::vector<int64_t> dims = shape.dims();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include <sluice/devices/backend.h>
@@ -41,10 +42,8 @@ std::string describe(const Tensor& t) {
   std::string line = t.spec().str();
   if (t.size() == 0) return line + " empty";
   std::vector<Tensor> stats = stats_of(t.spec()).run({t});
-  char buf[128];
-  std::snprintf(buf, sizeof buf, " min %.6g max %.6g mean %.6g", stats[0].to_vector<double>()[0],
-                stats[1].to_vector<double>()[0], stats[2].to_vector<double>()[0]);
-  return line + buf;
+  return line + fmt::format(" min {:.6g} max {:.6g} mean {:.6g}", stats[0].to_vector<double>()[0],
+                            stats[1].to_vector<double>()[0], stats[2].to_vector<double>()[0]);
 }
 
 int cat(const CatOptions& o) {

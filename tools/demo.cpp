@@ -43,6 +43,7 @@
 #include <string>
 #include <thread>
 
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include <sluice/pipeline/pipeline.h>
@@ -149,9 +150,9 @@ int run_role(const DemoOptions& o, const Placement& placement, const Role& role)
   }
   const CheckpointMetrics m = p.run().checkpoints;
   if (checkpoints && me == "compute")
-    std::cerr << std::fixed << std::setprecision(1) << "compute: " << m.completed
-              << " checkpoints stored, the last (" << m.last_number << ") " << m.last_bytes << " bytes in "
-              << m.last_duration_s * 1e3 << " ms, aligned in " << m.last_alignment_s * 1e3 << " ms\n";
+    std::cerr << fmt::format(
+        "compute: {} checkpoints stored, the last ({}) {} bytes in {:.1f} ms, aligned in {:.1f} ms\n",
+        m.completed, m.last_number, m.last_bytes, m.last_duration_s * 1e3, m.last_alignment_s * 1e3);
   // The default placement's directory under a launcher goes with the last process out.
   for (const ProcessPlace& place : placement.processes) {
     std::error_code ignored;
@@ -177,13 +178,15 @@ std::optional<std::pair<Placement, Role>> own_part(const DemoOptions& o) {
   std::optional<Placement> placement = find_placement(o.placement);
   // Ranks started together on one host without a placement share their launcher's process.
   if (!placement)
-    placement = parse_placement(local_placement_text("/tmp/sluice-demo-" + std::to_string(getppid())),
+    placement = parse_placement(local_placement_text(fmt::format("/tmp/sluice-demo-{}", getppid())),
                                 kLauncherDefault);
   std::optional<Role> role = find_role(*placement, o.role);
   if (!role) return std::nullopt;
   if (o.role.empty() && world && *world != static_cast<int>(sm::kProcesses.size()))
-    throw PipelineError("sluice demo under a launcher: expected " + std::to_string(sm::kProcesses.size()) +
-                        " ranks, one per process (source, compute, sink), found " + std::to_string(*world));
+    throw PipelineError(
+        error_message("sluice demo under a launcher", "ranks",
+                      fmt::format("{} ranks, one per process (source, compute, sink)", sm::kProcesses.size()),
+                      fmt::format("{}", *world)));
   return std::pair{*placement, *role};
 }
 
@@ -191,13 +194,13 @@ int run_processes(const DemoOptions& o, const std::string& self) {
   TempDir dir("sluice-demo");
   const std::string placement = local_placement_text(dir.path());
   std::vector<std::string> common = {self,         "demo",
-                                     "--channels", std::to_string(o.channels),
-                                     "--seconds",  std::to_string(o.seconds),
-                                     "--chunks",   std::to_string(o.chunks),
-                                     "--seed",     std::to_string(o.seed),
+                                     "--channels", fmt::format("{}", o.channels),
+                                     "--seconds",  fmt::format("{}", o.seconds),
+                                     "--chunks",   fmt::format("{}", o.chunks),
+                                     "--seed",     fmt::format("{}", o.seed),
                                      "--device",   o.device};
   if (!o.checkpoint_dir.empty()) common.insert(common.end(), {"--checkpoint-dir", o.checkpoint_dir});
-  if (o.metrics_port > 0) common.insert(common.end(), {"--metrics-port", std::to_string(o.metrics_port)});
+  if (o.metrics_port > 0) common.insert(common.end(), {"--metrics-port", fmt::format("{}", o.metrics_port)});
   if (!o.run_log.empty()) common.insert(common.end(), {"--run-log", o.run_log});
   common.insert(common.end(), {"--placement", placement});
   auto role = [&](const std::string& name) {

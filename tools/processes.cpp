@@ -17,6 +17,8 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/core.h>
+
 #include <sluice/ops/error.h>
 
 extern char** environ;
@@ -32,11 +34,11 @@ constexpr int kExitOrphaned = 1;
 std::string describe(int wait_status, int* status) {
   if (WIFEXITED(wait_status)) {
     *status = WEXITSTATUS(wait_status);
-    return "exited " + std::to_string(*status);
+    return fmt::format("exited {}", *status);
   }
   int sig = WTERMSIG(wait_status);
   *status = 128 + sig;
-  return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  return fmt::format("killed by signal {} ({})", sig, strsignal(sig));
 }
 
 }  // namespace
@@ -54,7 +56,7 @@ void exit_with_parent() {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   // The parent may have died before the request: then this process has
   // been handed to another and must not run on alone.
-  if (std::to_string(getppid()) != parent) std::_Exit(kExitOrphaned);
+  if (fmt::format("{}", getppid()) != parent) std::_Exit(kExitOrphaned);
 }
 
 TempDir::TempDir(const std::string& prefix) {
@@ -89,7 +91,7 @@ pid_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  std::vector<std::string> env_strings = {"SLUICE_PARENT_PID=" + std::to_string(getpid())};
+  std::vector<std::string> env_strings = {fmt::format("SLUICE_PARENT_PID={}", getpid())};
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "SLUICE_PARENT_PID=", 18) != 0) env_strings.emplace_back(*e);
   std::vector<char*> env;
@@ -132,8 +134,8 @@ std::vector<ProcessGroup::Exit> ProcessGroup::wait(double timeout_seconds,
       if (r > 0 && WIFSIGNALED(wait_status) && c.restart_when_killed && c.stopped_because.empty() &&
           !kill_at) {
         ++c.exit.restarts;
-        std::fprintf(stderr, "%s: killed by signal %d; starting it again (restart %d)\n", c.name.c_str(),
-                     WTERMSIG(wait_status), c.exit.restarts);
+        fmt::print(stderr, "{}: killed by signal {}; starting it again (restart {})\n", c.name,
+                   WTERMSIG(wait_status), c.exit.restarts);
         c.pid = spawn(c.name, c.args);
         continue;
       }
@@ -147,7 +149,7 @@ std::vector<ProcessGroup::Exit> ProcessGroup::wait(double timeout_seconds,
         c.exit.how = describe(wait_status, &c.exit.status);
       }
       if (!c.stopped_because.empty()) c.exit.how += " (stopped: " + c.stopped_because + ")";
-      if (c.exit.restarts > 0) c.exit.how += " (restarted " + std::to_string(c.exit.restarts) + " times)";
+      if (c.exit.restarts > 0) c.exit.how += fmt::format(" (restarted {} times)", c.exit.restarts);
       if (c.exit.status != 0 && c.stopped_because.empty()) stop_running(c.name + " failed");
     }
     if (running == 0) break;

@@ -9,6 +9,7 @@
 #include <sluice/devices/cpu/pointers.h>
 #include <sluice/devices/cpu/thread_pool.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {
 namespace {
@@ -213,7 +214,9 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
             make_buffer(device_, plan.constants[i].get(), output_bytes_[j], plan.constants[i], nullptr);
         continue;
       case Location::Kind::Arena:
-        throw InternalError("host: output " + std::to_string(j) + " was planned in a run's scratch memory");
+        throw InternalError(error_message("host", fmt::format("output {}", j),
+                                          "a buffer that outlives the run",
+                                          "one planned in a run's scratch memory"));
     }
     const Buffer& b = **shared;
     outputs[j] = make_buffer(device_, b.data, output_bytes_[j], b.memory, b.ready);

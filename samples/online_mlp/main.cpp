@@ -16,6 +16,7 @@
 #include <iostream>
 #include <random>
 
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include <sluice/devices/backend.h>
@@ -112,10 +113,10 @@ std::shared_ptr<Source> synthetic(const Options& o) {
 std::shared_ptr<Source> from_files(Options& o) {
   Tensor x = npy::load(o.features), y = npy::load(o.labels);
   if (x.spec().dtype != DType::F32 || x.rank() != 2)
-    throw ShapeError("--features " + o.features + ": expected f32[N][D], found " + x.spec().str());
+    throw ShapeError(error_message("--features " + o.features, "", "f32[N][D]", x.spec().str()));
   if (!is_integer(y.spec().dtype) || y.rank() != 1 || y.spec().shape.dims()[0] != x.spec().shape.dims()[0])
-    throw ShapeError("--labels " + o.labels + ": expected integers [" + std::to_string(x.spec().shape.dims()[0]) +
-                     "], found " + y.spec().str());
+    throw ShapeError(error_message("--labels " + o.labels, "",
+                                   fmt::format("integers [{}]", x.spec().shape.dims()[0]), y.spec().str()));
   y = compile(trace({y.spec()}, [](Expr v) { return as_type(v, DType::S64); })).run({y})[0];
   o.dims = x.spec().shape.dims()[1];
   auto xs = std::make_shared<Batches>(to_batched(x, o.batch)), ys = std::make_shared<Batches>(to_batched(y, o.batch));

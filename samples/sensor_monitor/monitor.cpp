@@ -4,10 +4,9 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
+
+#include <fmt/core.h>
 
 #include <sluice/pipeline/metrics.h>
 #include "samples/sensor_monitor/sensor_monitor.h"
@@ -46,7 +45,7 @@ struct Counts {
 };
 
 std::string with_commas(int64_t v) {
-  std::string digits = std::to_string(v), out;
+  std::string digits = fmt::format("{}", v), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];
@@ -62,16 +61,10 @@ std::string si(double v) {
     v /= 1000;
     ++u;
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%s", v, units[u]);
-  return buf;
+  return fmt::format("{:.3g}{}", v, units[u]);
 }
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
+std::string fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
 
 }  // namespace
 
@@ -208,7 +201,7 @@ void print_summary(std::ostream& out, const Summary& s, const Config& c) {
   double signal_seconds = static_cast<double>(s.windows * c.window) / c.sample_rate;
   double rate = s.seconds > 0 ? 1 / s.seconds : 0;
   auto row = [&out](const std::string& name, const std::string& value) {
-    out << "  " << std::left << std::setw(22) << name << value << "\n";
+    out << fmt::format("  {:<22}{}\n", name, value);
   };
   out << "\nsensor monitor: " << c.channels << " channels at " << si(c.sample_rate) << "Hz, " << c.window
       << "-sample windows, " << c.bands << " bands per channel, stages on " << c.device.str() << "\n";
@@ -217,7 +210,7 @@ void print_summary(std::ostream& out, const Summary& s, const Config& c) {
   row("throughput", si(static_cast<double>(s.samples) * rate) + " samples/s, " +
                         fixed(static_cast<double>(s.bytes) * rate / 1e6, 1) + " MB/s");
   row("latency per chunk", "p50 " + fixed(s.latency_p50_ms, 2) + " ms, p99 " + fixed(s.latency_p99_ms, 2) +
-                               " ms (" + std::to_string(c.windows_per_chunk) + " windows a chunk)");
+                               fmt::format(" ms ({} windows a chunk)", c.windows_per_chunk));
   row("accuracy, whole run", fixed(s.accuracy, 3));
   row("second half", "accuracy " + fixed(s.late_accuracy, 3) + ", precision " + fixed(s.late_precision, 3) +
                          ", recall " + fixed(s.late_recall, 3) + " (" + with_commas(s.late_windows) +

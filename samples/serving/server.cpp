@@ -18,9 +18,10 @@
 
 #include <cmath>
 #include <csignal>
-#include <iomanip>
 #include <iostream>
 #include <thread>
+
+#include <fmt/core.h>
 
 #include <sluice/devices/backend.h>
 #include <sluice/ops/nn.h>
@@ -84,14 +85,16 @@ int main(int argc, char** argv) {
 
   const sluice::ServingMetrics m = server->metrics();
   const sluice::NodeMetrics& batching = r.metrics_of("model");
-  std::cout << std::fixed << std::setprecision(2) << m.requests << " requests, " << m.replies << " replies, "
-            << m.errors << " errors\n"
-            << "  batches       " << batching.figures.at("batches") << ", "
-            << batching.figures.at("batch_size_mean") << " rows on average\n"
-            << "  queue wait    p50 " << m.queue_wait_p50_us / 1e3 << " ms, p99 " << m.queue_wait_p99_us / 1e3
-            << " ms (to the pipeline), batcher p50 " << batching.figures.at("queue_wait_p50_us") / 1e3
-            << " ms, p99 " << batching.figures.at("queue_wait_p99_us") / 1e3 << " ms\n"
-            << "  latency       p50 " << m.latency_p50_us / 1e3 << " ms, p99 " << m.latency_p99_us / 1e3
-            << " ms (request in to reply out)\n";
+  std::cout << fmt::format("{} requests, {} replies, {} errors\n", m.requests, m.replies, m.errors)
+            << fmt::format("  batches       {:.2f}, {:.2f} rows on average\n", batching.figures.at("batches"),
+                           batching.figures.at("batch_size_mean"))
+            << fmt::format(
+                   "  queue wait    p50 {:.2f} ms, p99 {:.2f} ms (to the pipeline), batcher p50 {:.2f} ms, "
+                   "p99 {:.2f} ms\n",
+                   m.queue_wait_p50_us / 1e3, m.queue_wait_p99_us / 1e3,
+                   batching.figures.at("queue_wait_p50_us") / 1e3,
+                   batching.figures.at("queue_wait_p99_us") / 1e3)
+            << fmt::format("  latency       p50 {:.2f} ms, p99 {:.2f} ms (request in to reply out)\n",
+                           m.latency_p50_us / 1e3, m.latency_p99_us / 1e3);
   return m.errors == 0 && (wanted == 0 || m.replies >= wanted) ? 0 : 1;
 }

@@ -89,8 +89,8 @@ TEST(Npy, RejectsBadFilesWithAWireErrorNamingThem) {
       EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << "names the file: " << e.what();
     }
   };
-  rejects(good.substr(0, good.size() - 1), "expected 32 data bytes");
-  rejects(good + "x", "expected 32 data bytes");
+  rejects(good.substr(0, good.size() - 1), "data: expected 32 bytes for f32[8], found 31");
+  rejects(good + "x", "data: expected 32 bytes for f32[8], found 33");
   rejects(good.substr(0, 20), "header claims");
   rejects("not a numpy file", "magic");
   rejects(good, "above the limit", 16);

@@ -10,6 +10,7 @@
 #include <sluice/devices/cpu/kernels/split_work.h>
 #include <sluice/ops/dtype_dispatch.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {
 namespace {
@@ -34,9 +35,8 @@ void run_constant(const Node& node, void* out) {
   const Literal* literal = node.attrs.literal.get();
   const auto bytes = static_cast<size_t>(node.spec.bytes());
   if (literal == nullptr || literal->bytes.size() != bytes) {
-    throw DeviceError("constant: expected a literal of " + std::to_string(bytes) + " bytes for " +
-                      node.spec.str() + ", found " +
-                      (literal ? std::to_string(literal->bytes.size()) + " bytes" : std::string("none")));
+    throw DeviceError(error_message("constant", "literal", fmt::format("{} bytes for {}", bytes, node.spec),
+                                    literal ? fmt::format("{} bytes", literal->bytes.size()) : "none"));
   }
   if (bytes > 0) std::memcpy(out, literal->bytes.data(), bytes);
 }

@@ -14,6 +14,7 @@
 
 #include <sluice/devices/cpu/kernels/elementwise_program.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {
 
@@ -143,9 +144,10 @@ FusedRegion& FusedRegion::operator=(FusedRegion&&) noexcept = default;
 void FusedRegion::run(std::span<const void* const> inputs, std::span<void* const> outputs) const {
   const Program& p = *program_;
   if (inputs.size() != p.input_bytes.size() || outputs.size() != p.output_bytes.size()) {
-    throw DeviceError("fused region: expected " + std::to_string(p.input_bytes.size()) + " inputs and " +
-                      std::to_string(p.output_bytes.size()) + " outputs, found " +
-                      std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
+    throw DeviceError(
+        error_message("fused region", "",
+                      fmt::format("{} inputs and {} outputs", p.input_bytes.size(), p.output_bytes.size()),
+                      fmt::format("{} and {}", inputs.size(), outputs.size())));
   }
   if (p.elements == 0) return;
   // An output may reuse an input's buffer only element for element.
@@ -154,9 +156,9 @@ void FusedRegion::run(std::span<const void* const> inputs, std::span<void* const
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!overlap(outputs[k], p.output_bytes[k], inputs[i], p.input_bytes[i])) continue;
       if (outputs[k] != inputs[i] || p.output_bytes[k] != p.input_bytes[i] || p.input_broadcast[i]) {
-        throw DeviceError("fused region: output " + std::to_string(k) + " overlaps input " +
-                          std::to_string(i) +
-                          ": expected separate buffers, or the same buffer read element for element");
+        throw DeviceError(error_message("fused region", fmt::format("output {} overlaps input {}", k, i),
+                                        "separate buffers, or the same buffer read element for element",
+                                        "other overlapping bytes"));
       }
       plan = &p.safe;
     }

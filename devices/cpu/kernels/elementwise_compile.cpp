@@ -8,6 +8,7 @@
 
 #include <sluice/devices/cpu/kernels/elementwise_program.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {
 namespace {
@@ -187,14 +188,13 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
     if (auto it = value_of.find(operand); it != value_of.end()) return it->second;
     auto it = input_index.find(operand);
     if (it == input_index.end()) {
-      throw DeviceError("fused region: operand " + std::to_string(k) + " of " + node_name(node) +
-                        ": expected a region input or an earlier node of the region, found " +
-                        node_name(*operand));
+      throw DeviceError(error_message("fused region", fmt::format("operand {} of {}", k, node_name(node)),
+                                      "a region input or an earlier node of the region",
+                                      node_name(*operand)));
     }
     if (operand->spec.shape.size() != shape.size()) {
-      throw ShapeError("fused region: operand " + std::to_string(k) + " of " + node_name(node) +
-                       ": expected an input of the region's shape " + shape.str() + ", found " +
-                       operand->spec.str());
+      throw ShapeError(error_message("fused region", fmt::format("operand {} of {}", k, node_name(node)),
+                                     fmt::format("an input of the region's shape {}", shape), operand->spec));
     }
     return direct_input(it->second);
   };

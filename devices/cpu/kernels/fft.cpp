@@ -28,6 +28,7 @@
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/kernels/split_work.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {
 namespace {
@@ -143,8 +144,8 @@ typename Fftw<C>::Plan plan_for(const PlanKey& key) {
   if (!key.in_place) F::free(out);
   F::free(in);
   if (plan == nullptr) {
-    throw DeviceError("fft: FFTW could not plan a transform of length " + std::to_string(key.n) + " over " +
-                      std::to_string(key.rows) + " rows");
+    throw DeviceError(error_message("fft", fmt::format("length {} over {} rows", key.n, key.rows),
+                                    "a plan from FFTW", "none (FFTW could not plan the transform)"));
   }
   plans.emplace(key, plan);
   return plan;

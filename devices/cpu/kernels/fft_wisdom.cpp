@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <sluice/devices/log.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {
 namespace {
@@ -182,8 +183,7 @@ class FileLock {
         return;
       }
       if (std::chrono::steady_clock::now() > deadline) {
-        error_ = "cannot lock " + path + ": held by another process for " +
-                 std::to_string(kLockWait.count()) + " s";
+        error_ = fmt::format("cannot lock {}: held by another process for {} s", path, kLockWait.count());
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));

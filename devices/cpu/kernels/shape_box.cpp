@@ -6,6 +6,7 @@
 
 #include <sluice/devices/cpu/kernels/split_work.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {
 namespace {
@@ -226,8 +227,7 @@ void copy_box(size_t elem_size, const void* in, void* out, const Box& box) {
     case 8: return copy_box_of<uint64_t>(in, out, box);
     case 16: return copy_box_of<Bytes16>(in, out, box);
   }
-  throw InternalError("copy_box: expected an element size of 1, 2, 4, 8 or 16 bytes, found " +
-                      std::to_string(elem_size));
+  throw InternalError(error_message("copy_box", "element size", "1, 2, 4, 8 or 16 bytes", elem_size));
 }
 
 std::array<int64_t, kMaxRank> row_major_strides(const Shape& shape) {

@@ -8,6 +8,7 @@
 #include <sluice/devices/cpu/kernels/shape_box.h>
 #include <sluice/devices/cpu/kernels/shape_ops.h>
 #include <sluice/ops/error.h>
+#include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {
 namespace {
@@ -18,9 +19,9 @@ std::array<int64_t, kMaxRank> clamped_starts(const Node& node, std::span<const v
                                              const Shape& x, const std::vector<int64_t>& window) {
   const bool dynamic = node.attrs.starts.empty() && x.rank() > 0;
   if (dynamic && in.size() < first + static_cast<size_t>(x.rank())) {
-    throw DeviceError(std::string(op_name(node.op)) + ": expected " + std::to_string(x.rank()) +
-                      " start index operands after operand " + std::to_string(first - 1) + ", found " +
-                      std::to_string(in.size() - std::min(in.size(), first)));
+    throw DeviceError(error_message(op_name(node.op), "start indices",
+                                    fmt::format("{} operands after operand {}", x.rank(), first - 1),
+                                    in.size() - std::min(in.size(), first)));
   }
   std::array<int64_t, kMaxRank> starts{};
   for (int j = 0; j < x.rank(); ++j) {

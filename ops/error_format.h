@@ -1,0 +1,75 @@
+#pragma once
+// Messages through fmt, for sluice's own .cpp files. Internal: not installed,
+// so that no public header needs fmt.
+//
+// error_message() of ops/error.h with `expected` and `found` formatted by fmt
+// (strings as they are, numbers in decimal, DType, Shape and Spec as their
+// names), so that a throw site states its four parts and nothing else:
+//   throw ShapeError(error_message("call", "", fmt::format("{} arguments", n), args.size()));
+//     -> "call: expected 3 arguments, found 2"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <fmt/core.h>
+
+#include <sluice/ops/dtype.h>
+#include <sluice/ops/error.h>
+#include <sluice/ops/shape.h>
+
+namespace sluice::detail {
+// Writes a name as it is; no format spec ("{}" only). Not formatter<string_view>:
+// its format() is defined in fmt/format.h, which these .cpp files need not include.
+struct NameFormatter {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <typename Context>
+  static auto write(std::string_view s, Context& ctx) {
+    return std::copy(s.begin(), s.end(), ctx.out());
+  }
+};
+}  // namespace sluice::detail
+
+template <>
+struct fmt::formatter<sluice::DType> : sluice::detail::NameFormatter {
+  template <typename Context>
+  auto format(sluice::DType t, Context& ctx) const {
+    return write(sluice::dtype_name(t), ctx);
+  }
+};
+// "[2][3]"; "" for a scalar.
+template <>
+struct fmt::formatter<sluice::Shape> : sluice::detail::NameFormatter {
+  template <typename Context>
+  auto format(const sluice::Shape& s, Context& ctx) const {
+    return write(s.str(), ctx);
+  }
+};
+// "f32[2][3]"
+template <>
+struct fmt::formatter<sluice::Spec> : sluice::detail::NameFormatter {
+  template <typename Context>
+  auto format(const sluice::Spec& s, Context& ctx) const {
+    return write(s.str(), ctx);
+  }
+};
+
+namespace sluice {
+
+namespace detail {
+inline std::string_view error_text(std::string_view s) { return s; }
+template <typename T>
+requires(!std::is_convertible_v<const T&, std::string_view>) std::string error_text(const T& v) {
+  return fmt::format("{}", v);
+}
+}  // namespace detail
+
+template <typename Expected, typename Found>
+std::string error_message(std::string_view where, std::string_view what, const Expected& expected,
+                          const Found& found) {
+  return error_message(where, what, std::string_view(detail::error_text(expected)),
+                       std::string_view(detail::error_text(found)));
+}
+
+}  // namespace sluice

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include <sluice/io/wire_error.h>
 #include <sluice/ops/error.h>
 #include <sluice/ops/error_format.h>
 
@@ -27,16 +28,6 @@ constexpr DescrEntry kDescrs[] = {
     {DType::F64, "<f8"},  {DType::C64, "<c8"}, {DType::C128, "<c16"},
 };
 
-[[noreturn]] void fail(std::string_view where, std::string_view what) {
-  throw WireError(error_message(where, what, "", ""));
-}
-// "<where>: <what>: expected <expected>, found <found>"
-template <typename Expected, typename Found>
-[[noreturn]] void fail(std::string_view where, std::string_view what, const Expected& expected,
-                       const Found& found) {
-  throw WireError(error_message(where, what, expected, found));
-}
-
 // A tiny parser for the one dict literal numpy writes; it accepts the keys
 // in any order and the whitespace numpy's writers have used over the years.
 struct DictParser {
@@ -56,16 +47,16 @@ struct DictParser {
     return false;
   }
   void expect(char c) {
-    if (!eat(c)) fail(where, "header dict", fmt::format("'{}' at offset {}", c, i), "other text");
+    if (!eat(c)) wire_fail(where, "header dict", fmt::format("'{}' at offset {}", c, i), "other text");
   }
   std::string_view quoted() {
     skip_space();
     if (i >= s.size() || (s[i] != '\'' && s[i] != '"'))
-      fail(where, "header dict", fmt::format("a quoted string at offset {}", i), "other text");
+      wire_fail(where, "header dict", fmt::format("a quoted string at offset {}", i), "other text");
     char q = s[i++];
     size_t start = i;
     while (i < s.size() && s[i] != q) ++i;
-    if (i >= s.size()) fail(where, "header dict: unterminated string");
+    if (i >= s.size()) wire_fail(where, "header dict: unterminated string");
     return s.substr(start, i++ - start);
   }
   std::string_view word() {
@@ -82,11 +73,11 @@ struct DictParser {
       int64_t d = -1;
       auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), d);
       if (ec != std::errc() || d < 0)
-        fail(where, "shape", fmt::format("a non-negative dimension at offset {}", i), "other text");
+        wire_fail(where, "shape", fmt::format("a non-negative dimension at offset {}", i), "other text");
       i = static_cast<size_t>(p - s.data());
       dims.push_back(d);
       if (dims.size() > static_cast<size_t>(kMaxRank))
-        fail(where, "shape", fmt::format("rank <= {}", kMaxRank), "more");
+        wire_fail(where, "shape", fmt::format("rank <= {}", kMaxRank), "more");
       if (!eat(',')) {
         expect(')');
         break;
@@ -101,7 +92,7 @@ struct DictParser {
 std::string descr(DType t) {
   for (const auto& e : kDescrs)
     if (e.dtype == t) return e.descr;
-  fail("npy", "no descr for dtype");
+  wire_fail("npy", "no descr for dtype");
 }
 
 DType dtype_from_descr(std::string_view d, std::string_view where) {
@@ -116,7 +107,7 @@ DType dtype_from_descr(std::string_view d, std::string_view where) {
     if (code == "u1") return DType::U8;
     if (code == "V2") return DType::BF16;
   }
-  fail(where, "descr: expected one of '<f4', '<f8', '<i4', ... (little-endian numeric), found '" + std::string(d) + "'");
+  wire_fail(where, "descr: expected one of '<f4', '<f8', '<i4', ... (little-endian numeric), found '" + std::string(d) + "'");
 }
 
 std::string header(const Spec& spec) {
@@ -141,7 +132,7 @@ std::string header(const Spec& spec) {
 
 Spec parse_header(std::span<const uint8_t> bytes, size_t* header_bytes, std::string_view where, Accept accept) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, kMagicBytes) != 0)
-    fail(where, "", "the .npy magic \\x93NUMPY",
+    wire_fail(where, "", "the .npy magic \\x93NUMPY",
          bytes.size() < kMagicBytes ? fmt::format("a frame of {} bytes", bytes.size()) : "other bytes");
   uint8_t major = bytes[6], minor = bytes[7];
   size_t len = 0, prefix = 0;
@@ -152,11 +143,11 @@ Spec parse_header(std::span<const uint8_t> bytes, size_t* header_bytes, std::str
     len = bytes[8] | (size_t{bytes[9]} << 8) | (size_t{bytes[10]} << 16) | (size_t{bytes[11]} << 24);
     prefix = 12;
   } else {
-    fail(where, "", fmt::format(".npy version 1.0{}", accept == Accept::AnyVersion ? ", 2.0 or 3.0" : ""),
+    wire_fail(where, "", fmt::format(".npy version 1.0{}", accept == Accept::AnyVersion ? ", 2.0 or 3.0" : ""),
          fmt::format("{}.{}", major, minor));
   }
   if (len > bytes.size() - prefix)
-    fail(where, "header", fmt::format("the {} bytes the header claims", len), bytes.size() - prefix);
+    wire_fail(where, "header", fmt::format("the {} bytes the header claims", len), bytes.size() - prefix);
   DictParser p{std::string_view(reinterpret_cast<const char*>(bytes.data() + prefix), len), 0, where};
   std::optional<DType> dtype;
   std::optional<std::vector<int64_t>> dims;
@@ -169,12 +160,12 @@ Spec parse_header(std::span<const uint8_t> bytes, size_t* header_bytes, std::str
       dtype = dtype_from_descr(p.quoted(), where);
     } else if (key == "fortran_order" && !fortran) {
       std::string_view w = p.word();
-      if (w != "False" && w != "True") fail(where, "fortran_order: expected False, found '" + std::string(w) + "'");
+      if (w != "False" && w != "True") wire_fail(where, "fortran_order: expected False, found '" + std::string(w) + "'");
       fortran = w == "True";
     } else if (key == "shape" && !dims) {
       dims = p.shape();
     } else {
-      fail(where, "header dict: expected the keys descr, fortran_order and shape once each, found '" +
+      wire_fail(where, "header dict: expected the keys descr, fortran_order and shape once each, found '" +
                       std::string(key) + "'" + (key == "descr" || key == "fortran_order" || key == "shape" ? " again" : ""));
     }
     if (!p.eat(',')) {
@@ -183,19 +174,19 @@ Spec parse_header(std::span<const uint8_t> bytes, size_t* header_bytes, std::str
     }
   }
   p.skip_space();
-  if (p.i != p.s.size()) fail(where, "header: expected only padding after the dict, found other bytes");
-  if (!dtype || !dims || !fortran) fail(where, "header dict: expected the keys descr, fortran_order and shape");
-  if (*fortran) fail(where, "fortran_order: expected False (C order), found True");
+  if (p.i != p.s.size()) wire_fail(where, "header: expected only padding after the dict, found other bytes");
+  if (!dtype || !dims || !fortran) wire_fail(where, "header dict: expected the keys descr, fortran_order and shape");
+  if (*fortran) wire_fail(where, "fortran_order: expected False (C order), found True");
   // The size in bytes must be representable: a header may claim anything.
   int64_t size = dtype_size(*dtype);
   for (int64_t d : *dims)
     if (__builtin_mul_overflow(size, d, &size))
-      fail(where, "shape: expected a size in bytes below 2^63, found one that overflows");
+      wire_fail(where, "shape: expected a size in bytes below 2^63, found one that overflows");
   *header_bytes = prefix + len;
   try {
     return Spec{*dtype, Shape(*dims)};
   } catch (const Error& e) {
-    fail(where, e.what());
+    wire_fail(where, e.what());
   }
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <sluice/io/npy.h>
+#include <sluice/io/wire_error.h>
 #include <sluice/ops/error.h>
 #include <sluice/ops/error_format.h>
 
@@ -26,16 +27,6 @@ T get(const uint8_t* p) {
   uint64_t v = 0;
   for (size_t i = 0; i < sizeof(T); ++i) v |= uint64_t{p[i]} << (8 * i);
   return static_cast<T>(v);
-}
-
-[[noreturn]] void fail(std::string_view where, std::string_view what) {
-  throw WireError(error_message(where, what, "", ""));
-}
-// "<where>: <what>: expected <expected>, found <found>"
-template <typename Expected, typename Found>
-[[noreturn]] void fail(std::string_view where, std::string_view what, const Expected& expected,
-                       const Found& found) {
-  throw WireError(error_message(where, what, expected, found));
 }
 
 std::array<uint32_t, 256> make_crc_table() {
@@ -92,7 +83,7 @@ Spec parse_npy_header(Bytes bytes, size_t* header_bytes, const Where& where) {
   try {
     spec = npy::parse_header(bytes, header_bytes, "npy header", npy::Accept::Version1);
   } catch (const WireError& e) {
-    fail(where(), e.what());
+    wire_fail(where(), e.what());
   }
   last_header.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(*header_bytes));
   last_spec = spec;
@@ -167,11 +158,11 @@ void write_header(const Header& h, uint8_t* out) {
 
 Header read_header(Bytes f, std::string_view where, bool packed_ok) {
   if (f.size() != kHeaderBytes && !(packed_ok && f.size() > kHeaderBytes))
-    fail(where, "header frame", fmt::format("{} bytes", kHeaderBytes), f.size());
-  if (std::memcmp(f.data(), kMagic, 4) != 0) fail(where, "header frame", "magic SLCE", "other bytes");
-  if (f[4] != kVersion) fail(where, "header frame", "version 1", unsigned{f[4]});
+    wire_fail(where, "header frame", fmt::format("{} bytes", kHeaderBytes), f.size());
+  if (std::memcmp(f.data(), kMagic, 4) != 0) wire_fail(where, "header frame", "magic SLCE", "other bytes");
+  if (f[4] != kVersion) wire_fail(where, "header frame", "version 1", unsigned{f[4]});
   if (f[5] > static_cast<uint8_t>(Kind::Update)) {
-    fail(where, "header frame",
+    wire_fail(where, "header frame",
          "kind 0 to 7 (data, end of stream, error, credit, ack, checkpoint barrier, heartbeat, update)",
          unsigned{f[5]});
   }
@@ -196,7 +187,7 @@ void write_control(const Control& c, uint8_t* out) {
 
 Control read_control(Bytes f, std::string_view where) {
   if (f.size() != kControlBytes)
-    fail(where, "control record", fmt::format("{} bytes", kControlBytes), f.size());
+    wire_fail(where, "control record", fmt::format("{} bytes", kControlBytes), f.size());
   Control c;
   c.session = get<uint64_t>(f.data());
   c.next = get<uint64_t>(f.data() + 8);
@@ -209,27 +200,27 @@ Control read_control(Bytes f, std::string_view where) {
 
 void check_target(Bytes name, std::string_view where) {
   if (name.empty() || name.size() > kMaxTargetBytes)
-    fail(where, "update target", fmt::format("a name of 1 to {} bytes", kMaxTargetBytes), name.size());
-  if (!valid_utf8(name)) fail(where, "update target", "UTF-8 text", "invalid bytes");
+    wire_fail(where, "update target", fmt::format("a name of 1 to {} bytes", kMaxTargetBytes), name.size());
+  if (!valid_utf8(name)) wire_fail(where, "update target", "UTF-8 text", "invalid bytes");
 }
 
 void write_checkpoint(uint64_t checkpoint, uint8_t* out) { put<uint64_t>(out, checkpoint); }
 
 uint64_t read_checkpoint(Bytes f, std::string_view where) {
   if (f.size() != kBarrierBytes)
-    fail(where, "checkpoint barrier",
+    wire_fail(where, "checkpoint barrier",
          fmt::format("a {}-byte checkpoint number after the header", kBarrierBytes),
          fmt::format("{} bytes", f.size()));
   return get<uint64_t>(f.data());
 }
 
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::string_view where) {
-  if (frames.empty()) fail(where, "", "a header frame", "an empty message");
+  if (frames.empty()) wire_fail(where, "", "a header frame", "an empty message");
   // The total first: nothing below may cost more than the bytes received.
   int64_t total = 0;
   for (Bytes f : frames) total += static_cast<int64_t>(f.size());
   if (total > limits.max_message_bytes)
-    fail(where, "message size", fmt::format("at most max_message_bytes = {} bytes", limits.max_message_bytes),
+    wire_fail(where, "message size", fmt::format("at most max_message_bytes = {} bytes", limits.max_message_bytes),
          total);
   Parsed m;
   m.header = read_header(frames[0], where, /*packed_ok=*/true);
@@ -242,28 +233,28 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   // frame never arrives half-read, whatever its sender does.
   const size_t header_frame = header_frame_bytes(h.kind);
   if (frames[0].size() != header_frame && !packed)
-    fail(where, "header frame",
+    wire_fail(where, "header frame",
          fmt::format("{} bytes for kind {}{}{}", header_frame, kind_name(h.kind),
                      h.kind == Kind::Data ? " (flag bit 1, packed, is clear)" : "",
                      h.kind == Kind::Barrier ? " (the header, then its u64 checkpoint number)" : ""),
          frames[0].size());
   if (packed && h.kind != Kind::Data)
-    fail(at(), "flags", "packed (bit 1) only on data messages",
+    wire_fail(at(), "flags", "packed (bit 1) only on data messages",
          fmt::format("it on kind {}", kind_name(h.kind)));
-  if (!(h.flags & kFlagCrc) && h.crc != 0) fail(at(), "crc", "0 when flag bit 0 (crc) is clear", h.crc);
+  if (!(h.flags & kFlagCrc) && h.crc != 0) wire_fail(at(), "crc", "0 when flag bit 0 (crc) is clear", h.crc);
   if (!carries_tensors(h.kind) && h.count != 0)
-    fail(at(), "tensor count", fmt::format("0 for kind {}", kind_name(h.kind)), h.count);
+    wire_fail(at(), "tensor count", fmt::format("0 for kind {}", kind_name(h.kind)), h.count);
   // An update with nothing to apply is no request: a sender's bug, not a no-op.
-  if (h.kind == Kind::Update && h.count == 0) fail(at(), "tensor count", "at least 1 for kind update", 0);
+  if (h.kind == Kind::Update && h.count == 0) wire_fail(at(), "tensor count", "at least 1 for kind update", 0);
   // Compare the claimed count with the frames present before trusting it.
   const size_t first_tensor = first_tensor_frame(h.kind);
   size_t expected = packed                    ? 1
                     : carries_tensors(h.kind) ? first_tensor + 2 * size_t{h.count}
                     : h.kind == Kind::Error   ? 2
                                               : 1;
-  if (frames.size() != expected) fail(where, frames_expected(h, expected, frames.size()));
+  if (frames.size() != expected) wire_fail(where, frames_expected(h, expected, frames.size()));
   if (h.kind == Kind::Error) {
-    if (!valid_utf8(frames[1])) fail(at(), "error message", "UTF-8 text", "invalid bytes");
+    if (!valid_utf8(frames[1])) wire_fail(at(), "error message", "UTF-8 text", "invalid bytes");
     m.error = {reinterpret_cast<const char*>(frames[1].data()), frames[1].size()};
   }
   if (h.kind == Kind::Update) {
@@ -277,7 +268,7 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   // anything is reserved for it.
   Bytes rest = packed ? frames[0].subspan(kHeaderBytes) : Bytes{};
   if (packed && h.count > rest.size() / 64)
-    fail(at(), "packed frame", fmt::format("room for {} tensors of at least 64 bytes each", h.count),
+    wire_fail(at(), "packed frame", fmt::format("room for {} tensors of at least 64 bytes each", h.count),
          fmt::format("{} bytes", rest.size()));
   uint32_t crc = 0;
   m.tensors.reserve(h.count);
@@ -290,7 +281,7 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
       spec = parse_npy_header(rest, &header_bytes, tensor_at);
       const auto bytes = static_cast<uint64_t>(spec.bytes());
       if (bytes > rest.size() - header_bytes)
-        fail(tensor_at(), "packed frame", fmt::format("{} bytes of data for {}", bytes, spec),
+        wire_fail(tensor_at(), "packed frame", fmt::format("{} bytes of data for {}", bytes, spec),
              rest.size() - header_bytes);
       data = rest.subspan(header_bytes, bytes);
       rest = rest.subspan(header_bytes + bytes);
@@ -300,18 +291,18 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
       size_t header_bytes = 0;
       spec = parse_npy_header(header, &header_bytes, tensor_at);
       if (header_bytes != header.size())
-        fail(tensor_at(), "npy header frame", fmt::format("{} bytes", header_bytes), header.size());
+        wire_fail(tensor_at(), "npy header frame", fmt::format("{} bytes", header_bytes), header.size());
       if (static_cast<int64_t>(data.size()) != spec.bytes())
-        fail(tensor_at(), "data frame", fmt::format("{} bytes for {}", spec.bytes(), spec), data.size());
+        wire_fail(tensor_at(), "data frame", fmt::format("{} bytes for {}", spec.bytes(), spec), data.size());
     }
     if (h.flags & kFlagCrc) crc = crc32c(crc, data.data(), data.size());
     m.tensors.push_back({std::move(spec), data});
   }
   if (packed && !rest.empty())
-    fail(at(), "packed frame", fmt::format("nothing after tensor {}", h.count),
+    wire_fail(at(), "packed frame", fmt::format("nothing after tensor {}", h.count),
          fmt::format("{} more bytes", rest.size()));
   if ((h.flags & kFlagCrc) && crc != h.crc)
-    fail(at(), "CRC-32C mismatch", fmt::format("{} (the header's)", h.crc),
+    wire_fail(at(), "CRC-32C mismatch", fmt::format("{} (the header's)", h.crc),
          fmt::format("{} (the data frames')", crc));
   return m;
 }

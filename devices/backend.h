@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <sluice/devices/event.h>
@@ -35,6 +36,9 @@ class Device {
   std::string_view platform() const;
   int id() const { return id_; }
   std::string str() const;
+  // Whether tensors on it live in host memory, readable through
+  // Tensor::data without a copy (the host); a GPU's need to_host or to_vector.
+  bool host_memory() const;
   bool operator==(const Device& o) const { return client_ == o.client_ && id_ == o.id_; }
 
  private:
@@ -44,12 +48,18 @@ class Device {
 
 // ---------------------------------------------------------------- Client
 // One platform's runtime, a singleton per platform, options as in EXLA.
-// An option that does not apply to a platform is ignored for it: the host
-// has no device memory to reserve, a GPU has no host threads to size.
+// An option that does not apply to a platform is ignored for it (and not
+// printed by `sluice devices`): the host has no device memory to reserve, a
+// GPU has no host threads to size.
 struct ClientOptions {
   int default_device_id = 0;
-  bool preallocate = true;        // reserve memory_fraction of device memory up front
-  double memory_fraction = 0.9;   // of device memory the allocator may use
+  // A GPU's memory: preallocate reserves memory_fraction of the device's
+  // memory when the client starts, and the client's allocator hands out
+  // buffers from that block; without it the allocator takes memory from the
+  // device as needed, up to memory_fraction. Either way freed buffers are
+  // kept for reuse, and a request past the limit is a DeviceError.
+  bool preallocate = true;
+  double memory_fraction = 0.9;  // in (0, 1]
 
   // Host threads. sluice is a library: by default it changes no setting of
   // the process it runs in, so the application's own oneTBB and OpenBLAS
@@ -81,12 +91,15 @@ struct ClientOptions {
   bool operator==(const ClientOptions&) const = default;
 };
 
-// What a backend can run: the ops and dtypes it implements.
+// What a backend can run: the ops and dtypes it implements, and pairs of
+// them it declines (an op on operands of that dtype: tanh of c64, say).
 struct Capabilities {
   std::vector<Op> ops;
   std::vector<DType> dtypes;
+  std::vector<std::pair<Op, DType>> declined;
   bool supports(Op op) const;
   bool supports(DType t) const;
+  bool supports(Op op, DType operand) const;  // both listed, the pair not declined
 };
 
 // Thread safety: all members may be called from any thread.
@@ -100,6 +113,8 @@ class Client {
   Device device(int id) const;  // DeviceError for an id out of range
   Device default_device() const { return device(options_.default_device_id); }
   Capabilities capabilities() const;
+  // The options that apply to this platform, as `sluice devices` prints them.
+  std::string options_str() const;
   Backend& backend() const { return *backend_; }
 
  private:
@@ -274,8 +289,12 @@ class Executable {
 };
 
 // Compiles `f` for `device`, or returns the executable compiled before for a
-// structurally equal function on that device.
+// structurally equal function on that device. DeviceError, before anything
+// runs, when the device's backend cannot run some of f (unsupported()).
 Executable compile(const Function& f, Device device = host());
+// What of `f` the device's backend cannot run, one line per reason ("op sort
+// is not implemented on backend cuda"); empty when it runs all of f.
+std::vector<std::string> unsupported(const Function& f, Device device);
 // Whether compile(f, device) would be answered from the cache.
 bool jit_cached(const Function& f, Device device = host());
 

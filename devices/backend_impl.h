@@ -1,9 +1,23 @@
 #pragma once
 // What a backend implements. Callers use backend.h; only backends (cpu/,
 // cuda/) and the devices layer's own glue include this file. A backend is
-// registered once, in registry.cpp; core code never asks which backend it has.
+// registered once, in client.cpp's table; core code never asks which backend
+// it has, only what it can do (capabilities, declines, host_memory).
+//
+// A backend in outline (devices/cpu/ and devices/cuda/ are the two there are):
+//   - memory: allocate, upload, download, copy between its devices; a
+//     Buffer's `memory` keeps its allocation alive, and frees it through the
+//     backend's allocator when the last holder lets go;
+//   - events: every buffer being computed has an Event; work queued on a
+//     device also has a DeviceEvent (below);
+//   - compile: run the graph passes it wants, lower the Function (lowering.h:
+//     liveness, scratch reuse, aliases, donation), turn each lowered step
+//     into what it runs, and run without blocking (ExecutableImpl::run), its
+//     outputs made by run_outputs.h.
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +25,28 @@
 
 namespace sluice {
 
+// ---------------------------------------------------------------- DeviceEvent
+// A point in one device's queue of work, after the work an Event waits for (a
+// CUDA event recorded on a stream). A backend that queues work:
+//   - records one after each piece of work it queues and gives it to the
+//     Event of the buffers that work writes (Event's constructor);
+//   - makes later work of the same device wait for it on the device (a stream
+//     waits on the event), so that a chain of runs never returns to the host;
+//   - sets the Event from a host callback when the device is past it, which
+//     also runs the Event's continuations (a pipeline stage passes its output
+//     on from there; no thread waits).
+// Events of another backend, and host events, are waited for through
+// Event::then: the work is queued once they are set.
+class DeviceEvent {
+ public:
+  virtual ~DeviceEvent() = default;
+  // Where the work was queued.
+  virtual Device device() const = 0;
+  // Whether the device is past it now (never waits).
+  virtual bool query() const = 0;
+};
+
+// ---------------------------------------------------------------- ExecutableImpl
 // A Function compiled by one backend for one device.
 class ExecutableImpl {
  public:
@@ -26,21 +62,46 @@ class ExecutableImpl {
                                      const std::vector<bool>& donated) = 0;
 };
 
+// ---------------------------------------------------------------- Backend
 class Backend {
  public:
   virtual ~Backend() = default;
-  // Number of devices of this platform on this machine.
+  // Number of devices of this platform on this machine; 0: not available.
   virtual int device_count() const = 0;
-  // Ops and dtypes this backend implements; compile rejects the rest.
+  // The ClientOptions that apply to it, as `sluice devices` prints them
+  // ("preallocate true, memory_fraction 0.9"): the others it ignores.
+  virtual std::string options_str(const ClientOptions& options) const = 0;
+
+  // ---- what it runs
+  // Ops and dtypes it implements, and pairs of them it declines anyway;
+  // compile rejects the rest with the reason (executable.cpp).
   virtual Capabilities capabilities() const = 0;
+  // Finer than capabilities(): whether it runs this node (its shapes, its
+  // attributes, its operands' dtypes); nullopt when it does, else why not
+  // ("dot of s8 with more than 2^31 elements"). Asked only for nodes that
+  // capabilities() allows. Default: every such node.
+  virtual std::optional<std::string> declines(const Node& /*node*/) const { return std::nullopt; }
+  // Whether its buffers' data are host addresses the CPU reads and writes
+  // directly (the host): Tensor::data, views of tensors, and pipeline stages
+  // that run a step on the calling thread need it. Default: no.
+  virtual bool host_memory() const { return false; }
+
+  // ---- memory
   // Uninitialised memory for `bytes` on `device`, ready at once.
   virtual BufferPtr allocate(Device device, size_t bytes) = 0;
-  // Host memory to a device buffer, and back; both wait for `src` to be ready.
+  // Host memory to a device buffer, and back; both wait for `src` to be
+  // ready. upload has read all of `src` when it returns (the caller may
+  // reuse it); `dst` may still be being written, its event says when done.
+  // download returns when `dst` holds the data.
   virtual void upload(const void* src, Buffer& dst) = 0;
   virtual void download(const Buffer& src, void* dst) = 0;
-  // A device-to-device copy within this backend's devices.
+  // A device-to-device copy within this backend's devices; `dst` is ready
+  // (or its event set) when the copy is done.
   virtual void copy(const Buffer& src, Buffer& dst) = 0;
-  // Compiles a validated function (every op in capabilities()).
+
+  // ---- compiling
+  // Compiles a validated function (every node allowed by capabilities() and
+  // declines()).
   virtual std::unique_ptr<ExecutableImpl> compile(const Function& f, Device device) = 0;
 };
 

@@ -52,6 +52,9 @@ void check_options(std::string_view platform, const ClientOptions& options) {
     if (value < 0)
       throw ValueError("client " + std::string(platform) + ": ClientOptions::" + name +
                        " expected >= 0 (0: the default), found " + std::to_string(value));
+  if (!(options.memory_fraction > 0 && options.memory_fraction <= 1))
+    throw ValueError(error_message(fmt::format("client {}", platform), "ClientOptions::memory_fraction",
+                                   "a fraction in (0, 1]", options.memory_fraction));
 }
 
 }  // namespace
@@ -59,6 +62,10 @@ void check_options(std::string_view platform, const ClientOptions& options) {
 bool Capabilities::supports(Op op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 bool Capabilities::supports(DType t) const {
   return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
+}
+bool Capabilities::supports(Op op, DType operand) const {
+  return supports(op) && supports(operand) &&
+         std::find(declined.begin(), declined.end(), std::pair{op, operand}) == declined.end();
 }
 
 Client::Client(std::string platform, ClientOptions options, std::unique_ptr<Backend> backend)
@@ -75,6 +82,7 @@ Device Client::device(int id) const {
 }
 
 Capabilities Client::capabilities() const { return backend_->capabilities(); }
+std::string Client::options_str() const { return backend_->options_str(options_); }
 
 namespace {
 
@@ -153,6 +161,7 @@ Client& Device::client() const {
   return *client_;
 }
 Backend& Device::backend() const { return client().backend(); }
+bool Device::host_memory() const { return backend().host_memory(); }
 std::string_view Device::platform() const { return client().platform(); }
 std::string Device::str() const { return fmt::format("{}:{}", platform(), id_); }
 

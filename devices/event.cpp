@@ -6,8 +6,10 @@ namespace sluice {
 
 void Event::wait() const {
   // A short spin catches hand-offs that complete within microseconds without
-  // paying the ~23 us of a parked thread's wake-up.
-  for (int i = 0; i < 2000 && state_.load(std::memory_order_acquire) == kPending; ++i) {
+  // paying the ~23 us of a parked thread's wake-up. Device work takes longer
+  // than that: spinning would only burn a core the host could use.
+  const int spins = device_event_ ? 0 : 2000;
+  for (int i = 0; i < spins && state_.load(std::memory_order_acquire) == kPending; ++i) {
     if (i > 100) std::this_thread::yield();
   }
   int s;

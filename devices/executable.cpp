@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -150,10 +151,34 @@ CompileCache& cache() {
 
 CacheKey key_of(const Function& f, Device device) { return {f.hash(), &device.client(), device.id()}; }
 
-// Every op and dtype of f must be in the backend's capabilities: an op a
-// backend lacks fails here, at compile time, never at run time.
-void check_capabilities(const Function& f, Device device) {
-  Capabilities caps = device.client().capabilities();
+// The dtype an op is asked about: its (selected) operand's; a leaf's own.
+DType operand_dtype(const Node& n) {
+  if (n.operands.empty()) return n.spec.dtype;
+  return n.operands[n.op == Op::Select ? 1 : 0]->spec.dtype;
+}
+
+// Why `backend` cannot run node n, or nothing.
+std::optional<std::string> missing(const Node& n, const Capabilities& caps, const Backend& backend,
+                                   std::string_view platform) {
+  const std::string_view op = op_name(n.op);
+  if (!caps.supports(n.op)) return fmt::format("op {} is not implemented on backend {}", op, platform);
+  // A node with several results has a placeholder spec: its results have theirs.
+  if (!has_several_results(n.op) && !caps.supports(n.spec.dtype))
+    return fmt::format("dtype {} (in op {}) is not supported on backend {}", dtype_name(n.spec.dtype), op, platform);
+  const DType operand = operand_dtype(n);
+  if (!caps.supports(n.op, operand))
+    return fmt::format("op {} on {} operands is not implemented on backend {}", op, dtype_name(operand), platform);
+  if (std::optional<std::string> why = backend.declines(n))
+    return fmt::format("op {} ({}) is not implemented on backend {}: {}", op, n.spec, platform, *why);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> unsupported(const Function& f, Device device) {
+  const Capabilities caps = device.client().capabilities();
+  const Backend& backend = device.backend();
+  std::vector<std::string> found;
   std::vector<const Node*> stack;
   std::unordered_set<const Node*> seen;
   for (const Expr& e : f.outputs()) stack.push_back(e.node().get());
@@ -161,17 +186,26 @@ void check_capabilities(const Function& f, Device device) {
     const Node* n = stack.back();
     stack.pop_back();
     if (!seen.insert(n).second) continue;
-    if (!caps.supports(n->op))
-      throw DeviceError("compile: op " + std::string(op_name(n->op)) + " is not implemented on backend " +
-                        std::string(device.platform()));
-    if (!caps.supports(n->spec.dtype))
-      throw DeviceError("compile: dtype " + std::string(dtype_name(n->spec.dtype)) + " (in op " +
-                        std::string(op_name(n->op)) + ") is not supported on backend " + std::string(device.platform()));
+    if (std::optional<std::string> why = missing(*n, caps, backend, device.platform()))
+      if (std::find(found.begin(), found.end(), *why) == found.end()) found.push_back(std::move(*why));
     for (const NodePtr& o : n->operands) stack.push_back(o.get());
     if (n->attrs.loop)  // a loop's bodies run on the backend too
       for (const Function* body : {&n->attrs.loop->body, &n->attrs.loop->cond})
         for (const Expr& e : body->outputs()) stack.push_back(e.node().get());
   }
+  return found;
+}
+
+namespace {
+
+// Every node of f must be one the backend runs: an op a backend lacks fails
+// here, at compile time, never at run time.
+void check_capabilities(const Function& f, Device device) {
+  const std::vector<std::string> lacking = unsupported(f, device);
+  if (lacking.empty()) return;
+  std::string all;
+  for (const std::string& why : lacking) all += (all.empty() ? "" : "; ") + why;
+  throw DeviceError("compile: " + all);
 }
 
 }  // namespace

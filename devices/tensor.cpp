@@ -38,7 +38,7 @@ void Tensor::check_access(DType t, const char* what, bool any_device) const {
   if (t != spec_.dtype && !(spec_.dtype == DType::Pred && t == DType::U8))
     throw TypeError(std::string(what) + ": expected element type " + std::string(dtype_name(spec_.dtype)) +
                     " of " + spec_.str() + ", found a request for " + std::string(dtype_name(t)));
-  if (!any_device && device().platform() != "host")
+  if (!any_device && !device().host_memory())
     throw DeviceError(std::string(what) + ": expected a host tensor, found one on " + device().str() +
                       " (use to_vector or to_host)");
 }
@@ -57,8 +57,9 @@ void Tensor::wait() const {
 
 const void* Tensor::host_data() const {
   check_live("host_data");
-  if (buffer_->device.platform() != "host")
-    throw DeviceError("host_data: expected a host tensor, found one on " + buffer_->device.str());
+  if (!buffer_->device.host_memory())
+    throw DeviceError("host_data: expected a tensor in host memory, found one on " + buffer_->device.str() +
+                      " (use to_vector or to_host)");
   buffer_->wait();
   return buffer_->data;
 }
@@ -70,7 +71,7 @@ void Tensor::copy_to_host(void* dst) const {
 
 Tensor Tensor::to_host() const {
   check_live("to_host");
-  if (buffer_->device.platform() == "host") return *this;
+  if (buffer_->device == host()) return *this;
   return to(host());
 }
 
@@ -78,14 +79,15 @@ Tensor Tensor::to(Device target) const {
   check_live("to");
   Backend& dst_backend = target.backend();
   BufferPtr out = dst_backend.allocate(target, static_cast<size_t>(spec_.bytes()));
-  if (&buffer_->device.backend() == &dst_backend) {
+  Backend& src_backend = buffer_->device.backend();
+  if (&src_backend == &dst_backend) {
     dst_backend.copy(*buffer_, *out);
-  } else if (buffer_->device.platform() == "host") {
+  } else if (src_backend.host_memory()) {
     dst_backend.upload(host_data(), *out);
-  } else if (target.platform() == "host") {
-    buffer_->device.backend().download(*buffer_, out->data);
+  } else if (dst_backend.host_memory()) {
+    src_backend.download(*buffer_, out->data);
   } else {
-    // Between two accelerators of different platforms: through the host.
+    // Between two devices of different backends: through the host.
     Tensor staged = to(host());
     dst_backend.upload(staged.host_data(), *out);
   }

@@ -79,7 +79,7 @@ std::string Tensor::str() const {
     return spec_.str() + (buffer_->state.load() == Buffer::State::Donated ? " (donated)" : " (deallocated)");
   std::ostringstream head;
   head << spec_.str();
-  if (device().platform() != "host") head << " on " << device().str();
+  if (!(device() == host())) head << " on " << device().str();
   Tensor h = to_host();
   int64_t shown = std::min(spec_.size(), kPrintLimit);
   std::vector<std::string> elements;

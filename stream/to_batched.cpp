@@ -32,7 +32,7 @@ Tensor Batches::operator[](int64_t i) const {
   int64_t first = i * batch_size_;
   int64_t row_bytes = spec.bytes() / batch_size_;
 
-  if (first + batch_size_ <= rows && tensor_.device().platform() == "host") {
+  if (first + batch_size_ <= rows && tensor_.device().host_memory()) {
     // A view: same memory, same readiness as the whole tensor.
     const BufferPtr& whole = tensor_.buffer();
     auto view = std::make_shared<Buffer>();

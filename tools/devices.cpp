@@ -5,6 +5,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <sluice/devices/backend.h>
 #include "tools/commands.h"
@@ -12,22 +13,37 @@
 namespace sluice::tools {
 namespace {
 
+// What a backend lacks of the catalogue: ops, dtypes, and op/dtype pairs it
+// declines ("tanh(c64)"); "nothing" for one that runs all of it.
+std::string lacking(const Capabilities& caps) {
+  std::string ops, dtypes, pairs;
+  for (int i = 0; i < kOpCount; ++i)
+    if (!caps.supports(static_cast<Op>(i))) ops += (ops.empty() ? "" : " ") + std::string(op_name(static_cast<Op>(i)));
+  for (int i = 0; i < kDTypeCount; ++i)
+    if (!caps.supports(static_cast<DType>(i)))
+      dtypes += (dtypes.empty() ? "" : " ") + std::string(dtype_name(static_cast<DType>(i)));
+  for (auto [op, dtype] : caps.declined)
+    pairs += fmt::format("{}{}({})", pairs.empty() ? "" : " ", op_name(op), dtype_name(dtype));
+  std::string s;
+  if (!ops.empty()) s += "\n    ops: " + ops;
+  if (!dtypes.empty()) s += "\n    dtypes: " + dtypes;
+  if (!pairs.empty()) s += "\n    op(operand dtype): " + pairs;
+  return s.empty() ? " nothing" : s;
+}
+
 int list_devices() {
   const std::vector<std::string> here = platforms();
   for (const std::string& platform : here) {
     Client& c = client(platform);
-    const ClientOptions& o = c.options();
-    std::cout << platform << ": " << c.device_count() << (c.device_count() == 1 ? " device" : " devices")
-              << " (default_device_id " << o.default_device_id << ", preallocate "
-              << (o.preallocate ? "true" : "false") << ", memory_fraction " << o.memory_fraction
-              << ", host_threads " << o.host_threads << ", raise_worker_limit "
-              << (o.raise_worker_limit ? "true" : "false") << ", blas_threads " << o.blas_threads << ")\n";
+    std::cout << platform << ": " << c.device_count() << (c.device_count() == 1 ? " device" : " devices") << " ("
+              << c.options_str() << ")\n";
     Capabilities caps = c.capabilities();
     std::string dtypes;
     for (DType t : caps.dtypes) dtypes += (dtypes.empty() ? "" : " ") + std::string(dtype_name(t));
     for (int id = 0; id < c.device_count(); ++id)
-      std::cout << "  " << c.device(id).str() << (id == o.default_device_id ? " (default)" : "") << ": "
+      std::cout << "  " << c.device(id).str() << (id == c.options().default_device_id ? " (default)" : "") << ": "
                 << caps.ops.size() << " ops; dtypes " << dtypes << "\n";
+    std::cout << "  lacks:" << lacking(caps) << "\n";
   }
   for (const char* platform : {"cuda"})
     if (std::find(here.begin(), here.end(), platform) == here.end())

@@ -3,6 +3,7 @@
 
 #include <sluice/devices/cpu/cpu_backend.h>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -21,6 +22,15 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(const ClientOptions& options) { start_thread_pool(options); }
 
   int device_count() const override { return 1; }
+
+  // The host has no device memory: default_device_id (always 0),
+  // preallocate and memory_fraction do not apply to it.
+  std::string options_str(const ClientOptions& o) const override {
+    return fmt::format("host_threads {}, raise_worker_limit {}, blas_threads {}", o.host_threads,
+                       o.raise_worker_limit, o.blas_threads);
+  }
+
+  bool host_memory() const override { return true; }
 
   Capabilities capabilities() const override {
     Capabilities caps;
@@ -58,7 +68,8 @@ class CpuBackend final : public Backend {
     if (auto log = spdlog::get("sluice"))
       log->debug(
           "host: compiled {} steps, {} slots, {} constants, {} bytes of scratch per run, {} elements touched",
-          plan.instructions.size(), plan.slots.size(), plan.constants.size(), plan.arena_bytes, plan.work);
+          plan.instructions.size(), plan.lowered.slots.size(), plan.constants.size(), plan.lowered.scratch_bytes,
+          plan.lowered.work);
     return std::make_unique<CpuExecutable>(f, device, std::move(plan));
   }
 };

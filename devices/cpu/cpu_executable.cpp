@@ -6,8 +6,9 @@
 #include <utility>
 
 #include <sluice/devices/cpu/host_memory.h>
-#include <sluice/devices/cpu/pointers.h>
 #include <sluice/devices/cpu/thread_pool.h>
+#include <sluice/devices/pointers.h>
+#include <sluice/devices/run_outputs.h>
 #include <sluice/ops/error.h>
 #include <sluice/ops/error_format.h>
 
@@ -27,51 +28,20 @@ struct Frame {
   std::vector<std::pair<size_t, void*>> copies;  // (argument, destination): donated arguments outputs show
 };
 
-BufferPtr make_buffer(Device device, void* data, size_t bytes, std::shared_ptr<void> memory, EventPtr ready) {
-  auto b = std::make_shared<Buffer>();
-  b->device = device;
-  b->data = data;
-  b->bytes = bytes;
-  b->memory = std::move(memory);
-  b->ready = std::move(ready);
-  return b;
-}
-
-// Whether no one but this buffer holds its memory: no other tensor, view or
-// run in flight reads it, so a run it is donated to may write over it.
-bool is_exclusive(const Buffer& b) { return b.memory && b.memory.use_count() == 1; }
-
-std::exception_ptr first_error(const std::vector<BufferPtr>& args) {
-  for (const BufferPtr& a : args)
-    if (a->ready)
-      if (std::exception_ptr e = a->ready->error()) return e;
-  return nullptr;
-}
-
 }  // namespace
 
 class CompiledPlan {
  public:
-  explicit CompiledPlan(Plan plan) : plan_(std::move(plan)) {
-    arg_output_.assign(plan_.function.inputs().size(), kNone);
-    for (size_t j = plan_.outputs.size(); j-- > 0;) {
-      const Location& out = plan_.outputs[j];
-      if (out.kind == Location::Kind::Argument) arg_output_[static_cast<size_t>(out.index)] = j;
-    }
-  }
-  static constexpr size_t kNone = ~size_t{0};
+  explicit CompiledPlan(Plan plan) : plan_(std::move(plan)) {}
 
   const Plan& plan() const { return plan_; }
-  bool is_small() const { return plan_.work < kSmallWorkElements; }
-  // The first output showing slot s; the first showing argument k, or kNone.
-  size_t slot_output(size_t s) const { return plan_.slots[s].output; }
-  size_t arg_output(size_t k) const { return arg_output_[k]; }
+  bool is_small() const { return plan_.lowered.work < kSmallWorkElements; }
 
   void execute(const Frame& frame) {
     Arena arena(*this);
     run_plan(plan_, {frame.args.span(), frame.slots.span(), arena.memory.get()});
     for (auto [arg, dst] : frame.copies)
-      std::memcpy(dst, frame.args[arg], static_cast<size_t>(plan_.function.inputs()[arg].bytes()));
+      std::memcpy(dst, frame.args[arg], static_cast<size_t>(plan_.lowered.function.inputs()[arg].bytes()));
   }
 
  private:
@@ -79,7 +49,7 @@ class CompiledPlan {
   // blocks cost page faults on every run.
   struct Arena {
     explicit Arena(CompiledPlan& p) : owner(p) {
-      if (owner.plan_.arena_bytes == 0) return;
+      if (owner.plan_.lowered.scratch_bytes == 0) return;
       {
         std::lock_guard lock(owner.mutex_);
         if (!owner.arenas_.empty()) {
@@ -87,7 +57,7 @@ class CompiledPlan {
           owner.arenas_.pop_back();
         }
       }
-      if (!memory) memory = host_allocate(static_cast<size_t>(owner.plan_.arena_bytes));
+      if (!memory) memory = host_allocate(static_cast<size_t>(owner.plan_.lowered.scratch_bytes));
     }
     ~Arena() {
       if (!memory) return;
@@ -99,7 +69,6 @@ class CompiledPlan {
   };
 
   Plan plan_;
-  std::vector<size_t> arg_output_;
   std::mutex mutex_;  // guards arenas_
   std::vector<std::shared_ptr<void>> arenas_;
 };
@@ -152,86 +121,21 @@ struct PendingRun {
 }  // namespace
 
 CpuExecutable::CpuExecutable(Function f, Device device, Plan plan)
-    : function_(std::move(f)), device_(device), plan_(std::make_shared<CompiledPlan>(std::move(plan))) {
-  for (const Spec& s : function_.output_specs()) output_bytes_.push_back(static_cast<size_t>(s.bytes()));
-}
+    : function_(std::move(f)), device_(device), plan_(std::make_shared<CompiledPlan>(std::move(plan))) {}
 
 CpuExecutable::~CpuExecutable() = default;
 
 std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
                                           const std::vector<bool>& donated) {
-  const Plan& plan = plan_->plan();
-  Frame frame{Pointers<const void*>(args.size()), Pointers<void*>(plan.slots.size()), {}};
+  const LoweredFunction& lowered = plan_->plan().lowered;
   bool waiting = false;
-  for (size_t k = 0; k < args.size(); ++k) {
-    frame.args[k] = args[k]->data;
-    waiting = waiting || !args[k]->is_ready();
-  }
-
-  // The buffers this run writes: one per slot, a donated argument's where the
-  // plan allows it, and a copy of each donated argument an output shows. The
-  // first output showing each holds it; the others share its memory.
-  std::vector<BufferPtr> outputs(plan.outputs.size());
-  for (size_t s = 0; s < plan.slots.size(); ++s) {
-    const size_t j = plan_->slot_output(s);
-    std::shared_ptr<void> memory;
-    void* data = nullptr;
-    for (int64_t d : plan.slots[s].donors) {
-      auto k = static_cast<size_t>(d);
-      if (!donated[k] || !is_exclusive(*args[k])) continue;
-      // The donated buffer is dead: its memory now belongs to the output
-      // alone, so the run this output is donated to next finds it exclusive
-      // even while this one is in flight.
-      memory = std::move(args[k]->memory);
-      data = args[k]->data;
-      break;
-    }
-    if (!memory) {
-      memory = host_allocate(static_cast<size_t>(plan.slots[s].bytes));
-      data = memory.get();
-    }
-    frame.slots[s] = data;
-    outputs[j] = make_buffer(device_, data, output_bytes_[j], std::move(memory), nullptr);
-  }
-  for (size_t k = 0; k < args.size(); ++k) {
-    const size_t j = plan_->arg_output(k);
-    if (!donated[k] || j == CompiledPlan::kNone) continue;
-    std::shared_ptr<void> memory = host_allocate(args[k]->bytes);
-    void* data = memory.get();
-    frame.copies.emplace_back(k, data);
-    outputs[j] = make_buffer(device_, data, output_bytes_[j], std::move(memory), nullptr);
-  }
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    if (outputs[j]) continue;
-    const Location& out = plan.outputs[j];
-    auto i = static_cast<size_t>(out.index);
-    const BufferPtr* shared = nullptr;
-    switch (out.kind) {
-      case Location::Kind::Slot: shared = &outputs[plan_->slot_output(i)]; break;
-      case Location::Kind::Argument: shared = donated[i] ? &outputs[plan_->arg_output(i)] : &args[i]; break;
-      case Location::Kind::Constant:
-        outputs[j] =
-            make_buffer(device_, plan.constants[i].get(), output_bytes_[j], plan.constants[i], nullptr);
-        continue;
-      case Location::Kind::Arena:
-        throw InternalError(error_message("host", fmt::format("output {}", j),
-                                          "a buffer that outlives the run",
-                                          "one planned in a run's scratch memory"));
-    }
-    const Buffer& b = **shared;
-    outputs[j] = make_buffer(device_, b.data, output_bytes_[j], b.memory, b.ready);
-  }
-
-  // Outputs this run computes get its event; those showing a non-donated
-  // argument keep the argument's (set above), constants are ready.
-  auto set_done = [&](const EventPtr& done) {
-    for (size_t j = 0; j < outputs.size(); ++j) {
-      const Location& out = plan.outputs[j];
-      if (out.kind == Location::Kind::Slot ||
-          (out.kind == Location::Kind::Argument && donated[static_cast<size_t>(out.index)]))
-        outputs[j]->ready = done;
-    }
-  };
+  for (const BufferPtr& a : args) waiting = waiting || !a->is_ready();
+  RunOutputs run = make_run_outputs(lowered, device_, args, donated, plan_->plan().constants,
+                                    [](size_t bytes) { return host_allocate(bytes); });
+  Frame frame{Pointers<const void*>(args.size()), std::move(run.slots), std::move(run.copies)};
+  for (size_t k = 0; k < args.size(); ++k) frame.args[k] = args[k]->data;
+  std::vector<BufferPtr>& outputs = run.buffers;
+  auto set_done = [&](const EventPtr& done) { set_run_event(lowered, donated, outputs, done); };
   if (!waiting && (plan_->is_small() || in_tbb_task())) {
     std::exception_ptr error = first_error(args);
     if (!error) {
@@ -244,7 +148,7 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
       failed->set_error(std::move(error));
       set_done(failed);
     }
-    return outputs;
+    return std::move(run.buffers);
   }
 
   auto pending = std::make_shared<PendingRun>();
@@ -265,7 +169,7 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
   pending->waiting.store(static_cast<int>(events.size()) + 1, std::memory_order_relaxed);
   for (const EventPtr& e : events) e->then([pending] { PendingRun::arrive(pending); });
   PendingRun::arrive(pending);
-  return outputs;
+  return std::move(run.buffers);
 }
 
 }  // namespace sluice::cpu

@@ -33,7 +33,6 @@ class CpuExecutable final : public ExecutableImpl {
  private:
   Function function_;
   Device device_;
-  std::vector<size_t> output_bytes_;
   std::shared_ptr<CompiledPlan> plan_;  // shared with runs in flight, which may outlive the executable
 };
 

@@ -22,11 +22,11 @@ CompiledLoop::Body::Body(const Function& f) : plan(make_plan(f)) {
 
 void CompiledLoop::Body::run(std::span<const void* const> args, std::span<void* const> dests, void* arena,
                              Pointers<void*>& slots) const {
-  for (size_t s = 0; s < plan.slots.size(); ++s) slots[s] = dests[plan.slots[s].output];
+  for (size_t s = 0; s < plan.lowered.slots.size(); ++s) slots[s] = dests[plan.lowered.slots[s].output];
   const PlanMemory memory{args, slots.span(), arena};
   run_plan(plan, memory);
   for (size_t j = 0; j < dests.size(); ++j) {
-    const void* value = address(plan, memory, plan.outputs[j]);
+    const void* value = address(plan, memory, plan.lowered.outputs[j]);
     if (value != dests[j] && output_bytes[j] != 0) std::memcpy(dests[j], value, output_bytes[j]);
   }
 }
@@ -50,15 +50,15 @@ CompiledLoop::CompiledLoop(const Node& loop)
     x_row_bytes_.push_back(static_cast<size_t>(params[static_cast<size_t>(j)].bytes()));
   for (size_t j = static_cast<size_t>(carries_); j < body_.output_bytes.size(); ++j)
     y_row_bytes_.push_back(body_.output_bytes[j]);
-  int64_t arena = body_.plan.arena_bytes;
+  int64_t arena = body_.plan.lowered.scratch_bytes;
   if (op_ == Op::WhileLoop) {
     cond_.emplace(attrs.cond);
     pred_offset_ = scratch_bytes_;
     scratch_bytes_ += host_aligned_size(1);
-    arena = std::max(arena, cond_->plan.arena_bytes);
+    arena = std::max(arena, cond_->plan.lowered.scratch_bytes);
     work_ = kSmallWorkElements;
   } else {
-    work_ = body_.plan.work * length_;
+    work_ = body_.plan.lowered.work * length_;
   }
   arena_offset_ = scratch_bytes_;
   scratch_bytes_ += host_aligned_size(arena);
@@ -81,7 +81,7 @@ void CompiledLoop::run_scan(std::span<const void* const> in, std::span<void* con
   }
   Pointers<const void*> args(in.size());  // the carry, one row of each xs, the captured values
   for (size_t i = 0; i < in.size(); ++i) args[i] = in[i];
-  Pointers<void*> dests(k + y_row_bytes_.size()), slots(body_.plan.slots.size());
+  Pointers<void*> dests(k + y_row_bytes_.size()), slots(body_.plan.lowered.slots.size());
   // Steps alternate between the result and the spare buffer: the last one writes the result.
   bool to_result = (length_ - 1) % 2 == 0;
   for (int64_t step = 0; step < length_; ++step) {
@@ -101,7 +101,7 @@ void CompiledLoop::run_while(std::span<const void* const> in, std::span<void* co
   const auto k = static_cast<size_t>(carries_);
   Pointers<const void*> args(in.size());  // the carry, the captured values
   for (size_t i = 0; i < in.size(); ++i) args[i] = in[i];
-  Pointers<void*> dests(k), slots(body_.plan.slots.size()), cond_slots(cond_->plan.slots.size());
+  Pointers<void*> dests(k), slots(body_.plan.lowered.slots.size()), cond_slots(cond_->plan.lowered.slots.size());
   void* const pred[] = {scratch + pred_offset_};
   bool to_result = true;
   for (;;) {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include <sluice/devices/cpu/plan.h>
-#include <sluice/devices/cpu/pointers.h>
+#include <sluice/devices/pointers.h>
 
 namespace sluice::cpu {
 
@@ -45,7 +45,7 @@ class CompiledLoop {
   struct Body {
     explicit Body(const Function& f);
     // Runs the body once on `args`, each output ending in dests[j]; `slots`
-    // (plan.slots.size() of them) is made once per loop run, not per step.
+    // (plan.lowered.slots.size() of them) is made once per loop run, not per step.
     void run(std::span<const void* const> args, std::span<void* const> dests, void* arena,
              Pointers<void*>& slots) const;
     Plan plan;

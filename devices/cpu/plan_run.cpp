@@ -5,7 +5,7 @@
 
 #include <sluice/devices/cpu/loop.h>
 #include <sluice/devices/cpu/plan.h>
-#include <sluice/devices/cpu/pointers.h>
+#include <sluice/devices/pointers.h>
 #include <sluice/ops/error.h>
 
 namespace sluice::cpu {
@@ -42,33 +42,36 @@ namespace {
 
 }  // namespace
 
-void* address(const Plan& plan, const PlanMemory& memory, const Location& where) {
+void* address(const Plan& plan, const PlanMemory& memory, const ValueLocation& where) {
   auto i = static_cast<size_t>(where.index);
   switch (where.kind) {
-    case Location::Kind::Argument: return const_cast<void*>(memory.args[i]);
-    case Location::Kind::Constant: return plan.constants[i].get();
-    case Location::Kind::Arena: return static_cast<uint8_t*>(memory.arena) + where.index;
-    case Location::Kind::Slot: return memory.slots[i];
+    case ValueLocation::Kind::Argument: return const_cast<void*>(memory.args[i]);
+    case ValueLocation::Kind::Constant: return plan.constants[i].get();
+    case ValueLocation::Kind::Scratch: return static_cast<uint8_t*>(memory.arena) + where.index;
+    case ValueLocation::Kind::Slot: return memory.slots[i];
   }
   return nullptr;
 }
 
 void run_plan(const Plan& plan, const PlanMemory& memory) {
-  for (const Instruction& ins : plan.instructions) {
-    Pointers<const void*> in(ins.inputs.size());
-    Pointers<void*> out(ins.outputs.size());
-    for (size_t i = 0; i < ins.inputs.size(); ++i) in[i] = address(plan, memory, ins.inputs[i]);
-    for (size_t i = 0; i < ins.outputs.size(); ++i) out[i] = address(plan, memory, ins.outputs[i]);
+  const std::vector<LoweredStep>& steps = plan.lowered.steps;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const LoweredStep& step = steps[s];
+    const Instruction& ins = plan.instructions[s];
+    Pointers<const void*> in(step.inputs.size());
+    Pointers<void*> out(step.outputs.size());
+    for (size_t i = 0; i < step.inputs.size(); ++i) in[i] = address(plan, memory, step.inputs[i]);
+    for (size_t i = 0; i < step.outputs.size(); ++i) out[i] = address(plan, memory, step.outputs[i]);
     try {
       if (ins.region)
         ins.region->run(in.span(), out.span());
       else if (ins.loop)
         ins.loop->run(in.span(), out.span());
-      else if (has_several_results(ins.node->op))
-        run_node_results(*ins.node, in.span(), out.span());
+      else if (has_several_results(step.node().op))
+        run_node_results(step.node(), in.span(), out.span());
       else
-        run_node(*ins.node, in.span(), out[0]);
-    } catch (...) { rethrow_naming(ins.what); }
+        run_node(step.node(), in.span(), out[0]);
+    } catch (...) { rethrow_naming(step.what); }
   }
 }
 

@@ -36,21 +36,6 @@ std::vector<Device> all_devices() {
   return devices;
 }
 
-// What of `f` the device's backend lacks ("op fft", "dtype c128"); empty: all of it is there.
-std::vector<std::string> unsupported(const Function& f, const Device& device) {
-  Capabilities caps = device.client().capabilities();
-  std::set<std::string> missing;
-  std::unordered_set<const Node*> seen;
-  std::function<void(const Node&)> visit = [&](const Node& n) {
-    if (!seen.insert(&n).second) return;
-    if (!caps.supports(n.op)) missing.insert("op " + std::string(op_name(n.op)));
-    if (!caps.supports(n.spec.dtype)) missing.insert("dtype " + std::string(dtype_name(n.spec.dtype)));
-    for (const NodePtr& operand : n.operands) visit(*operand);
-  };
-  for (const Expr& out : f.outputs()) visit(*out.node());
-  return {missing.begin(), missing.end()};
-}
-
 std::string describe(const Case& c) {
   std::string s = "op " + c.op + ", case '" + c.name + "'";
   for (size_t i = 0; i < c.inputs.size(); ++i)

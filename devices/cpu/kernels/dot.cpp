@@ -94,20 +94,20 @@ void dot_blas_typed(const DotOperands& ops, const void* a, const void* b, T* c) 
   std::unique_ptr<T[]> a_copy, b_copy;
   Gemm g;
   // a: [m][k] (free then contract) is gemm's plain A; [k][m] is A transposed.
-  if (ops.a_layout == Layout::Other) {
+  if (ops.a_layout == DotLayout::Other) {
     a_copy.reset(new T[static_cast<size_t>(d.batch * d.m * d.k)]);
-    ops.permute_a(a, a_copy.get());
+    permute_a(ops, a, a_copy.get());
     a = a_copy.get();
   }
-  g.trans_a = ops.a_layout == Layout::ContractFirst;
+  g.trans_a = ops.a_layout == DotLayout::ContractFirst;
   g.lda = g.trans_a ? d.m : d.k;
   // b: [k][n] (contract then free) is gemm's plain B; [n][k] is B transposed.
-  if (ops.b_layout == Layout::Other) {
+  if (ops.b_layout == DotLayout::Other) {
     b_copy.reset(new T[static_cast<size_t>(d.batch * d.k * d.n)]);
-    ops.permute_b(b, b_copy.get());
+    permute_b(ops, b, b_copy.get());
     b = b_copy.get();
   }
-  g.trans_b = ops.b_layout == Layout::FreeFirst;
+  g.trans_b = ops.b_layout == DotLayout::FreeFirst;
   g.ldb = g.trans_b ? d.k : d.n;
   blas_dot(d, g, static_cast<const T*>(a), static_cast<const T*>(b), c);
 }
@@ -121,17 +121,17 @@ void dot_half(const DotOperands& ops, const void* a, const void* b, void* c, DTy
   DotOperands wide = ops;
   std::unique_ptr<uint16_t[]> a_copy, b_copy;
   const int64_t a_size = d.batch * d.m * d.k, b_size = d.batch * d.k * d.n, c_size = d.batch * d.m * d.n;
-  if (ops.a_layout == Layout::Other) {
+  if (ops.a_layout == DotLayout::Other) {
     a_copy.reset(new uint16_t[static_cast<size_t>(a_size)]);
-    ops.permute_a(a, a_copy.get());
+    permute_a(ops, a, a_copy.get());
     a = a_copy.get();
-    wide.a_layout = Layout::FreeFirst;
+    wide.a_layout = DotLayout::FreeFirst;
   }
-  if (ops.b_layout == Layout::Other) {
+  if (ops.b_layout == DotLayout::Other) {
     b_copy.reset(new uint16_t[static_cast<size_t>(b_size)]);
-    ops.permute_b(b, b_copy.get());
+    permute_b(ops, b, b_copy.get());
     b = b_copy.get();
-    wide.b_layout = Layout::ContractFirst;
+    wide.b_layout = DotLayout::ContractFirst;
   }
   std::unique_ptr<float[]> fa(new float[static_cast<size_t>(a_size)]), fb(new float[static_cast<size_t>(b_size)]),
       fc(new float[static_cast<size_t>(c_size)]);

@@ -48,14 +48,14 @@ template <typename U>
 void dot_loops(const DotOperands& ops, const void* a, const void* b, void* out) {
   const DotShape& d = ops.shape;
   std::unique_ptr<U[]> a_copy, b_copy;
-  if (ops.a_layout != Layout::FreeFirst) {
+  if (ops.a_layout != DotLayout::FreeFirst) {
     a_copy.reset(new U[static_cast<size_t>(d.batch * d.m * d.k)]);
-    ops.permute_a(a, a_copy.get());
+    permute_a(ops, a, a_copy.get());
     a = a_copy.get();
   }
-  if (ops.b_layout != Layout::ContractFirst) {
+  if (ops.b_layout != DotLayout::ContractFirst) {
     b_copy.reset(new U[static_cast<size_t>(d.batch * d.k * d.n)]);
-    ops.permute_b(b, b_copy.get());
+    permute_b(ops, b, b_copy.get());
     b = b_copy.get();
   }
   const U* pa = static_cast<const U*>(a);

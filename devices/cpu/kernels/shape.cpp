@@ -1,27 +1,35 @@
-#include <string>
+// Shape ops on the host: the box copies of devices/shape_copies.h, each
+// moved by copy_box, dynamic starts read from their operands.
+
+#include <algorithm>
 
 #include <sluice/devices/cpu/kernels/kernels.h>
-#include <sluice/devices/cpu/kernels/shape_ops.h>
-#include <sluice/ops/error.h>
+#include <sluice/devices/cpu/kernels/shape_box.h>
+#include <sluice/devices/shape_copies.h>
 
 namespace sluice::cpu {
 
 void run_shape(const Node& node, std::span<const void* const> in, void* out) {
-  switch (node.op) {
-    case Op::Reshape: return run_reshape(node, in, out);
-    case Op::Broadcast: return run_broadcast(node, in, out);
-    case Op::Transpose: return run_transpose(node, in, out);
-    case Op::Pad: return run_pad(node, in, out);
-    case Op::Reverse: return run_reverse(node, in, out);
-    case Op::Slice: return run_slice(node, in, out);
-    case Op::PutSlice: return run_put_slice(node, in, out);
-    case Op::Concatenate: return run_concatenate(node, in, out);
-    default: break;
+  const ShapeCopies plan = shape_copies(node);
+  const size_t size = elem_size(node.spec);
+  int64_t moved = 0;  // the dynamic starts' offset, in elements
+  if (plan.dynamic) {
+    const DynamicStarts& d = *plan.dynamic;
+    for (int j = 0; j < d.rank; ++j)
+      moved += std::clamp<int64_t>(*static_cast<const int64_t*>(in[d.first_operand + static_cast<size_t>(j)]), 0,
+                                   d.max_start[j]) *
+               d.stride[j];
   }
-  throw DeviceError(
-      "run_shape: expected a shape op (reshape, broadcast, transpose, pad, reverse, slice, "
-      "put_slice, concatenate), found " +
-      std::string(op_name(node.op)));
+  for (size_t i = 0; i < plan.copies.size(); ++i) {
+    const BoxCopy& c = plan.copies[i];
+    const void* source = in[static_cast<size_t>(c.source)];
+    if (c.whole && source == out) continue;
+    const bool last = i + 1 == plan.copies.size();
+    const int64_t from = c.source_offset + (last && plan.dynamic && plan.dynamic->on_source ? moved : 0);
+    const int64_t to = c.result_offset + (last && plan.dynamic && !plan.dynamic->on_source ? moved : 0);
+    copy_box(size, static_cast<const std::byte*>(source) + from * static_cast<int64_t>(size),
+             static_cast<std::byte*>(out) + to * static_cast<int64_t>(size), c.box);
+  }
 }
 
 }  // namespace sluice::cpu

@@ -24,30 +24,6 @@ constexpr int64_t kSegment = kGrainElements;
 // the lines of a tile's strided side into one cache set, and fewer fit.
 constexpr int64_t kTile = 16;
 
-// Drops size-1 axes and merges neighbouring axes that are contiguous in both
-// views, so most copies become a few long runs. False when the box is empty.
-bool normalize(Box& box) {
-  Box merged;
-  for (int k = 0; k < box.rank; ++k) {
-    const int64_t dim = box.dims[k];
-    if (dim == 0) return false;
-    if (dim == 1) continue;
-    if (merged.rank > 0) {
-      const int last = merged.rank - 1;
-      if (merged.out_strides[last] == box.out_strides[k] * dim &&
-          merged.in_strides[last] == box.in_strides[k] * dim) {
-        merged.dims[last] *= dim;
-        merged.out_strides[last] = box.out_strides[k];
-        merged.in_strides[last] = box.in_strides[k];
-        continue;
-      }
-    }
-    merged.push(dim, box.out_strides[k], box.in_strides[k]);
-  }
-  box = merged;
-  return true;
-}
-
 // Walks the outer axes of a box in row-major order, keeping both offsets.
 class Walker {
  public:
@@ -205,7 +181,7 @@ int tiled_axis(const Box& box) {
 
 template <typename T>
 void copy_box_of(const void* in, void* out, Box box) {
-  if (!normalize(box)) return;
+  if (!normalize_box(box)) return;
   const auto* src = static_cast<const T*>(in);
   auto* dst = static_cast<T*>(out);
   if (box.rank == 0) {
@@ -228,16 +204,6 @@ void copy_box(size_t elem_size, const void* in, void* out, const Box& box) {
     case 16: return copy_box_of<Bytes16>(in, out, box);
   }
   throw InternalError(error_message("copy_box", "element size", "1, 2, 4, 8 or 16 bytes", elem_size));
-}
-
-std::array<int64_t, kMaxRank> row_major_strides(const Shape& shape) {
-  std::array<int64_t, kMaxRank> strides{};
-  int64_t step = 1;
-  for (int k = shape.rank(); k-- > 0;) {
-    strides[k] = step;
-    step *= shape.dim(k);
-  }
-  return strides;
 }
 
 }  // namespace sluice::cpu

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-namespace sluice::cpu {
+namespace sluice {
 
 template <typename P>
 class Pointers {
@@ -28,4 +28,4 @@ class Pointers {
   size_t n_;
 };
 
-}  // namespace sluice::cpu
+}  // namespace sluice

@@ -8,6 +8,9 @@
 
 #include <sluice/devices/backend_impl.h>
 #include <sluice/devices/cpu/cpu_backend.h>
+#ifdef SLUICE_WITH_CUDA
+#include <sluice/devices/cuda/cuda_backend.h>
+#endif
 #include <sluice/ops/error_format.h>
 
 namespace sluice {
@@ -16,10 +19,17 @@ namespace {
 struct Registration {
   const char* platform;
   std::unique_ptr<Backend> (*make)(const ClientOptions&);  // null result: not available here
+  int (*devices)();  // how many this machine has, without making the client
 };
 
+int one_device() { return 1; }
+
+// The one registration table: a backend built into sluice is one line here.
 constexpr Registration kBackends[] = {
-    {"host", &cpu::make_cpu_backend},
+    {"host", &cpu::make_cpu_backend, &one_device},
+#ifdef SLUICE_WITH_CUDA
+    {"cuda", &cuda::make_cuda_backend, &cuda::cuda_device_count},
+#endif
 };
 
 struct Registry {
@@ -125,14 +135,10 @@ Client& client(std::string_view platform, const ClientOptions& options) {
 
 std::vector<std::string> platforms() {
   std::vector<std::string> out;
-  for (const auto& r : kBackends) {
-    try {
-      client(r.platform);
-      out.emplace_back(r.platform);
-    } catch (const DeviceError&) {
-      // Not on this machine (no GPU, no driver): simply not listed.
-    }
-  }
+  // Asked without making clients: making one reserves its memory, with
+  // options the application may still mean to choose.
+  for (const auto& r : kBackends)
+    if (r.devices() > 0) out.emplace_back(r.platform);
   return out;
 }
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include <sluice/devices/cpu/cpu_executable.h>
-#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/host_memory.h>
 #include <sluice/devices/cpu/plan.h>
 #include <sluice/devices/cpu/thread_pool.h>
 

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <utility>
 
-#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/host_memory.h>
 #include <sluice/devices/cpu/thread_pool.h>
 #include <sluice/devices/pointers.h>
 #include <sluice/devices/run_outputs.h>

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/host_memory.h>
 #include <sluice/devices/cpu/thread_pool.h>
 #include <sluice/ops/loop_attrs.h>
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/host_memory.h>
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/loop.h>
 #include <sluice/ops/error.h>

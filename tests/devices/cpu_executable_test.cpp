@@ -11,7 +11,7 @@
 #include <thread>
 
 #include <sluice/devices/backend.h>
-#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/host_memory.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice {
@@ -294,10 +294,10 @@ TEST(CpuExecutable, MemoryStaysFlatWhenAnAccumulatorIsDonated) {
     const void* acc_data = acc.buffer()->data;
     for (int i = 0; i < 10; ++i) acc = e.run({acc, ones}, {.donate = {0}})[0];
     acc.wait();
-    size_t allocations = cpu::host_memory_stats().system_allocations;
+    size_t allocations = host_memory_stats().system_allocations;
     for (int i = 0; i < 1000; ++i) acc = e.run({acc, ones}, {.donate = {0}})[0];
     std::vector<float> got = acc.to_vector<float>();
-    EXPECT_EQ(cpu::host_memory_stats().system_allocations, allocations)
+    EXPECT_EQ(host_memory_stats().system_allocations, allocations)
         << "n = " << n << ": no allocation per run";
     EXPECT_EQ(acc.buffer()->data, acc_data)
         << "n = " << n << ": every run wrote over the donated accumulator";
@@ -312,9 +312,9 @@ TEST(CpuExecutable, RunsDoNotAllocateOnceWarm) {
   Executable e = compile(trace({f32({n})}, [](Expr x) { return sum(reverse(x * 2.0 + 1.0)); }));
   Tensor x = tensor(std::vector<float>(n, 1.0f), Shape{n});
   for (int i = 0; i < 10; ++i) e.run({x})[0].wait();
-  size_t allocations = cpu::host_memory_stats().system_allocations;
+  size_t allocations = host_memory_stats().system_allocations;
   for (int i = 0; i < 200; ++i) EXPECT_EQ(e.run({x})[0].to_vector<float>()[0], 3.0f * n) << "run " << i;
-  EXPECT_EQ(cpu::host_memory_stats().system_allocations, allocations) << "arenas and outputs come from pools";
+  EXPECT_EQ(host_memory_stats().system_allocations, allocations) << "arenas and outputs come from pools";
 }
 
 TEST(CpuExecutable, ManyThreadsRunOneExecutable) {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include <sluice/devices/cache_path.h>
 #include <sluice/devices/log.h>
 #include <sluice/ops/error_format.h>
 
@@ -33,20 +34,7 @@ struct State {
   std::atomic<bool> write_failed{false};
 };
 
-std::string wisdom_path() {
-  const char* v = std::getenv("SLUICE_FFT_WISDOM");
-  const std::string value = v ? v : "";
-  if (value == "off") return "";
-  if (!value.empty()) return value;
-  // XDG says a relative XDG_CACHE_HOME is to be ignored.
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
-    return std::string(xdg) + "/sluice/fftw-wisdom";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
-    return std::string(home) + "/.cache/sluice/fftw-wisdom";
-  }
-  return "";
-}
+std::string wisdom_path() { return cache_path("SLUICE_FFT_WISDOM", "fftw-wisdom"); }
 
 // Read once, at the first measured plan.
 State& state() {

@@ -1,5 +1,6 @@
 #pragma once
-// Host memory for buffers and per-run arenas: 64-byte aligned (a cache line,
+// Host memory for buffers and per-run arenas, the host backend's and the
+// staging of other backends' transfers: 64-byte aligned (a cache line,
 // and the widest vector load), taken from a pool of freed blocks of the same
 // size class. Fresh allocation of a large block costs about 5x the arithmetic
 // done in it (page faults on first touch); a block that goes back to the pool
@@ -13,7 +14,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace sluice::cpu {
+namespace sluice {
 
 inline constexpr size_t kHostAlignment = 64;
 
@@ -35,4 +36,17 @@ struct HostMemoryStats {
 };
 HostMemoryStats host_memory_stats();
 
-}  // namespace sluice::cpu
+// Host memory a device reads by DMA: a backend that copies from host memory
+// (a GPU) pins the pool's large blocks, so that its copies from them run
+// asynchronously at the bus's speed and need no staging. `pin` is called once
+// for each block of kPinnedBlockBytes or more as the pool hands it out (a
+// block taken earlier is pinned when it is handed out again), `unpin` before
+// a pinned block goes back to the system. Set by the backend, once.
+struct HostPinning {
+  void (*pin)(void* block, size_t bytes) = nullptr;
+  void (*unpin)(void* block) = nullptr;
+};
+inline constexpr size_t kPinnedBlockBytes = size_t{1} << 20;
+void pin_host_memory(HostPinning hooks);
+
+}  // namespace sluice

@@ -1,4 +1,4 @@
-#include <sluice/devices/cpu/host_memory.h>
+#include <sluice/devices/host_memory.h>
 
 #include <tbb/spin_mutex.h>
 
@@ -10,7 +10,7 @@
 #include <new>
 #include <vector>
 
-namespace sluice::cpu {
+namespace sluice {
 namespace {
 
 // Free blocks beyond this stay with the system: the pool exists to recycle a
@@ -40,9 +40,14 @@ SizeClass size_class(size_t bytes) {
   return {kSmallClasses + (k - 10) * 4 + static_cast<int>(quarters) - 1, base + quarters * step};
 }
 
+struct FreeBlock {
+  void* p;
+  bool pinned;
+};
+
 struct Bucket {
   tbb::spin_mutex mutex;  // held for a push or a pop: cheaper than parking
-  std::vector<void*> free;
+  std::vector<FreeBlock> free;
 };
 
 class Pool {
@@ -50,14 +55,24 @@ class Pool {
   std::shared_ptr<void> allocate(size_t bytes) {
     if (bytes > kMaxBlockBytes) throw std::bad_alloc();
     SizeClass c = size_class(bytes);
-    void* p = take(c);
-    if (!p) {
-      p = std::aligned_alloc(kHostAlignment, c.bytes);
-      if (!p) throw std::bad_alloc();
+    FreeBlock b = take(c);
+    if (!b.p) {
+      b.p = std::aligned_alloc(kHostAlignment, c.bytes);
+      if (!b.p) throw std::bad_alloc();
       system_allocations_.fetch_add(1, std::memory_order_relaxed);
       system_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
     }
-    return std::shared_ptr<void>(p, [this, c](void* q) { release(q, c); });
+    const HostPinning hooks = pinning();
+    if (!b.pinned && hooks.pin && c.bytes >= kPinnedBlockBytes) {
+      hooks.pin(b.p, c.bytes);
+      b.pinned = true;
+    }
+    return std::shared_ptr<void>(b.p, [this, c, pinned = b.pinned](void* q) { release({q, pinned}, c); });
+  }
+
+  void set_pinning(HostPinning hooks) {
+    std::lock_guard lock(pinning_mutex_);
+    pinning_ = hooks;
   }
 
   HostMemoryStats stats() const {
@@ -66,17 +81,22 @@ class Pool {
   }
 
  private:
-  void* take(SizeClass c) {
+  HostPinning pinning() {
+    std::lock_guard lock(pinning_mutex_);
+    return pinning_;
+  }
+
+  FreeBlock take(SizeClass c) {
     Bucket& b = buckets_[static_cast<size_t>(c.index)];
     std::lock_guard lock(b.mutex);
-    if (b.free.empty()) return nullptr;
-    void* p = b.free.back();
+    if (b.free.empty()) return {nullptr, false};
+    FreeBlock p = b.free.back();
     b.free.pop_back();
     pooled_bytes_.fetch_sub(c.bytes, std::memory_order_relaxed);
     return p;
   }
 
-  void release(void* p, SizeClass c) {
+  void release(FreeBlock p, SizeClass c) {
     if (pooled_bytes_.fetch_add(c.bytes, std::memory_order_relaxed) + c.bytes <= kMaxPooledBytes) {
       Bucket& b = buckets_[static_cast<size_t>(c.index)];
       std::lock_guard lock(b.mutex);
@@ -85,10 +105,13 @@ class Pool {
     }
     pooled_bytes_.fetch_sub(c.bytes, std::memory_order_relaxed);
     system_bytes_.fetch_sub(c.bytes, std::memory_order_relaxed);
-    std::free(p);
+    if (p.pinned) pinning().unpin(p.p);
+    std::free(p.p);
   }
 
   std::array<Bucket, kClassCount> buckets_;
+  tbb::spin_mutex pinning_mutex_;
+  HostPinning pinning_;
   std::atomic<size_t> system_allocations_{0}, system_bytes_{0}, pooled_bytes_{0};
 };
 
@@ -104,4 +127,6 @@ std::shared_ptr<void> host_allocate(size_t bytes) { return pool().allocate(bytes
 
 HostMemoryStats host_memory_stats() { return pool().stats(); }
 
-}  // namespace sluice::cpu
+void pin_host_memory(HostPinning hooks) { pool().set_pinning(hooks); }
+
+}  // namespace sluice

@@ -1,0 +1,58 @@
+#include <sluice/devices/cuda/cuda_capabilities.h>
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include <sluice/devices/dot_layout.h>
+#include <sluice/ops/error_format.h>
+
+namespace sluice::cuda {
+namespace {
+
+bool runs(OpFamily family) {
+  switch (family) {
+    case OpFamily::Leaf:
+    case OpFamily::Unary:
+    case OpFamily::Binary:
+    case OpFamily::Ternary:
+    case OpFamily::Convert:
+    case OpFamily::Shape:
+    case OpFamily::Reduce:
+    case OpFamily::Dot:
+    case OpFamily::Fft: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Capabilities cuda_capabilities() {
+  Capabilities caps;
+  for (int i = 0; i < kOpCount; ++i)
+    if (runs(op_family(static_cast<Op>(i)))) caps.ops.push_back(static_cast<Op>(i));
+  for (int t = 0; t < kDTypeCount; ++t) caps.dtypes.push_back(static_cast<DType>(t));
+  // Their branch cuts and large arguments want more care than the formulas
+  // of the prelude give: declined rather than inexact.
+  for (Op op : {Op::Asin, Op::Acos, Op::Atan, Op::Asinh, Op::Acosh, Op::Atanh})
+    for (DType t : {DType::C64, DType::C128}) caps.declined.emplace_back(op, t);
+  return caps;
+}
+
+std::optional<std::string> cuda_declines(const Node& node) {
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  if (node.op == Op::Dot && !is_integer(node.spec.dtype)) {
+    const DotShape d = make_dot_operands(node).shape;
+    if (d.m > kIntMax || d.n > kIntMax || d.k > kIntMax || d.batch > kIntMax)
+      return fmt::format("cuBLAS takes matrices of at most 2^31 - 1 rows and columns, found {}x{}x{}", d.m, d.n, d.k);
+  }
+  if (node.op == Op::Fft || node.op == Op::Ifft) {
+    const Shape& x = node.operands[0]->spec.shape;
+    const int64_t n = x.dim(x.rank() - 1);
+    if (n > kIntMax || (n > 0 && x.size() / n > kIntMax))
+      return fmt::format("cuFFT takes at most 2^31 - 1 rows of at most 2^31 - 1 elements, found {}", x);
+  }
+  return std::nullopt;
+}
+
+}  // namespace sluice::cuda

@@ -1,0 +1,20 @@
+#pragma once
+// What the CUDA backend runs: the op catalogue's elementwise, shape,
+// reduction, dot, fft and creation families in every dtype, except complex
+// inverse trigonometric and hyperbolic functions; the other families
+// (windows, cumulative ops, gather and scatter, sort, conv, linear algebra,
+// loops) are declined, so compile fails at once naming the op. No CUDA here:
+// tests read the table where no GPU is.
+
+#include <optional>
+#include <string>
+
+#include <sluice/devices/backend.h>
+
+namespace sluice::cuda {
+
+Capabilities cuda_capabilities();
+// Finer limits than the table: sizes cuBLAS and cuFFT take as 32-bit ints.
+std::optional<std::string> cuda_declines(const Node& node);
+
+}  // namespace sluice::cuda

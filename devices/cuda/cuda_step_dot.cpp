@@ -1,0 +1,133 @@
+// dot: a batched matrix product (devices/dot_layout.h). Floats and complex
+// numbers go to cuBLAS (f16 and bf16 with f32 accumulation, as the host
+// widens them); an operand already a stack of matrices in either orientation
+// is passed as it is, any other is permuted into a temporary by the box-copy
+// kernel first. Integers run a generated kernel that wraps in their type.
+
+#include <cublas_v2.h>
+#include <fmt/format.h>
+
+#include <limits>
+
+#include <sluice/devices/cuda/cuda_check.h>
+#include <sluice/devices/cuda/cuda_steps.h>
+#include <sluice/devices/cuda/kernel_cache.h>
+#include <sluice/devices/dot_layout.h>
+#include <sluice/ops/error.h>
+
+namespace sluice::cuda {
+namespace {
+
+// cuBLAS's data and compute types for a dtype.
+struct BlasTypes {
+  cudaDataType data;
+  cublasComputeType_t compute;
+  bool double_scale;  // alpha and beta are doubles (else floats), complex for complex data
+};
+
+BlasTypes blas_types(DType t) {
+  switch (t) {
+    case DType::F16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F, false};
+    case DType::BF16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, false};
+    case DType::F32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F, false};
+    case DType::F64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F, true};
+    case DType::C64: return {CUDA_C_32F, CUBLAS_COMPUTE_32F, false};
+    case DType::C128: return {CUDA_C_64F, CUBLAS_COMPUTE_64F, true};
+    default: break;
+  }
+  throw InternalError(fmt::format("cuda: dot: no cuBLAS type for {}", dtype_name(t)));
+}
+
+class DotStep final : public CudaStep {
+ public:
+  DotStep(const Node& node, CudaDevice& device) : ops_(make_dot_operands(node)), dtype_(node.spec.dtype) {
+    bytes_ = dtype_size(dtype_);
+    const DotShape& d = ops_.shape;
+    empty_ = node.spec.size() == 0;
+    if (is_integer(dtype_)) {
+      int_kernel_ = load_kernels(int_dot_kernel(dtype_), device.arch()).front();
+      geometry_ = loop_launch(d.batch * d.m * d.n, device.multiprocessors());
+    }
+    if (ops_.a_layout == DotLayout::Other || ops_.b_layout == DotLayout::Other || int_kernel_)
+      load_kernels(box_copy_kernel(bytes_), device.arch());
+  }
+
+  void enqueue(StepContext& ctx, std::span<void* const> in, std::span<void* const> out) const override {
+    const DotShape& d = ops_.shape;
+    if (empty_) return;
+    if (d.k == 0) {
+      check(cudaMemsetAsync(out[0], 0, static_cast<size_t>(d.batch * d.m * d.n * bytes_), ctx.stream),
+            ctx.device.who(), "dot: cudaMemsetAsync");
+      return;
+    }
+    // The integer kernel takes plain layouts only; cuBLAS either orientation.
+    const void* a = in[0];
+    const void* b = in[1];
+    DotLayout a_layout = ops_.a_layout, b_layout = ops_.b_layout;
+    if (a_layout == DotLayout::Other || (int_kernel_ && a_layout != DotLayout::FreeFirst)) {
+      a = permuted(ctx, a, ops_.a_permutation(), d.batch * d.m * d.k);
+      a_layout = DotLayout::FreeFirst;
+    }
+    if (b_layout == DotLayout::Other || (int_kernel_ && b_layout != DotLayout::ContractFirst)) {
+      b = permuted(ctx, b, ops_.b_permutation(), d.batch * d.k * d.n);
+      b_layout = DotLayout::ContractFirst;
+    }
+    if (int_kernel_) {
+      namespace w = dot_words;
+      std::vector<Word> words(w::kWords, 0);
+      words[w::kA] = word(a);
+      words[w::kB] = word(b);
+      words[w::kC] = word(out[0]);
+      words[w::kBatch] = word(d.batch);
+      words[w::kM] = word(d.m);
+      words[w::kN] = word(d.n);
+      words[w::kK] = word(d.k);
+      launch(int_kernel_, geometry_, words, ctx.stream, ctx.device.who(), "dot");
+      return;
+    }
+    gemm(ctx, a, a_layout, b, b_layout, out[0]);
+  }
+
+ private:
+  const void* permuted(StepContext& ctx, const void* x, const Box& box, int64_t elements) const {
+    std::shared_ptr<void> copy = ctx.device.allocate(static_cast<size_t>(elements * bytes_));
+    ctx.keep.push_back(copy);
+    enqueue_box_copy(ctx, bytes_, x, copy.get(), box);
+    return copy.get();
+  }
+
+  // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets b first.
+  // A row-major [m][k] read column-major is A^T as it is (no transpose), a
+  // [k][m] one needs one; likewise b.
+  void gemm(StepContext& ctx, const void* a, DotLayout a_layout, const void* b, DotLayout b_layout, void* c) const {
+    const DotShape& d = ops_.shape;
+    const BlasTypes t = blas_types(dtype_);
+    const bool a_plain = a_layout == DotLayout::FreeFirst, b_plain = b_layout == DotLayout::ContractFirst;
+    const double one[2] = {1, 0}, zero[2] = {0, 0};
+    const float one_f[2] = {1, 0}, zero_f[2] = {0, 0};
+    check_cublas(cublasGemmStridedBatchedEx(
+                     ctx.device.cublas(), b_plain ? CUBLAS_OP_N : CUBLAS_OP_T, a_plain ? CUBLAS_OP_N : CUBLAS_OP_T,
+                     static_cast<int>(d.n), static_cast<int>(d.m), static_cast<int>(d.k),
+                     t.double_scale ? static_cast<const void*>(one) : one_f, b, t.data,
+                     static_cast<int>(b_plain ? d.n : d.k), d.k * d.n, a, t.data, static_cast<int>(a_plain ? d.k : d.m),
+                     d.m * d.k, t.double_scale ? static_cast<const void*>(zero) : zero_f, c, t.data,
+                     static_cast<int>(d.n), d.m * d.n, static_cast<int>(d.batch), t.compute, CUBLAS_GEMM_DEFAULT),
+                 ctx.device.who(), fmt::format("dot: cublasGemmStridedBatchedEx ({}, {}x{}x{}, {} batches)",
+                                               dtype_name(dtype_), d.m, d.n, d.k, d.batch));
+  }
+
+  DotOperands ops_;
+  DType dtype_;
+  int bytes_ = 0;
+  bool empty_ = false;
+  cudaKernel_t int_kernel_ = nullptr;
+  Launch geometry_;
+};
+
+}  // namespace
+
+std::unique_ptr<CudaStep> make_dot_step(const Node& node, CudaDevice& device) {
+  return std::make_unique<DotStep>(node, device);
+}
+
+}  // namespace sluice::cuda

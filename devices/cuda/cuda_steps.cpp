@@ -1,0 +1,24 @@
+#include <sluice/devices/cuda/cuda_steps.h>
+
+#include <string>
+
+#include <sluice/ops/error.h>
+
+namespace sluice::cuda {
+
+std::unique_ptr<CudaStep> make_step(const LoweredStep& step, CudaDevice& device) {
+  if (step.region) return make_region_step(step, device);
+  const Node& node = step.node();
+  switch (op_family(node.op)) {
+    case OpFamily::Leaf: return make_creation_step(node, device);
+    case OpFamily::Shape: return make_shape_step(node, device);
+    case OpFamily::Reduce: return make_reduce_step(node, device);
+    case OpFamily::Dot: return make_dot_step(node, device);
+    case OpFamily::Fft: return make_fft_step(node, device);
+    default: break;
+  }
+  // capabilities() and declines() keep every other op from reaching here.
+  throw InternalError("cuda: no step for op " + std::string(op_name(node.op)) + " (" + step.what + ")");
+}
+
+}  // namespace sluice::cuda

@@ -1,0 +1,50 @@
+#pragma once
+// What the CUDA backend queues for each lowered step: one class per op
+// family (as ggml's backends dispatch), each in a file of its own
+// (cuda_step_<family>.cpp), made once when a function is compiled (kernels
+// compiled, plans made, launches sized) and queued on every run.
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <sluice/devices/cuda/cuda_device.h>
+#include <sluice/devices/lowering.h>
+#include <sluice/devices/shape_copies.h>
+
+namespace sluice::cuda {
+
+// Where one run's step queues its work, and what it must keep alive until
+// the work is done (temporaries it allocates).
+struct StepContext {
+  CudaDevice& device;
+  cudaStream_t stream;
+  std::vector<std::shared_ptr<void>>& keep;
+};
+
+class CudaStep {
+ public:
+  virtual ~CudaStep() = default;
+  // in[i], out[j]: device addresses of the step's inputs and outputs.
+  virtual void enqueue(StepContext& ctx, std::span<void* const> in, std::span<void* const> out) const = 0;
+};
+
+// The step for `step`, its kernels compiled for `device`.
+std::unique_ptr<CudaStep> make_step(const LoweredStep& step, CudaDevice& device);
+
+// One per family, in their files.
+std::unique_ptr<CudaStep> make_region_step(const LoweredStep& step, CudaDevice& device);
+std::unique_ptr<CudaStep> make_shape_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaStep> make_reduce_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaStep> make_creation_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaStep> make_dot_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaStep> make_fft_step(const Node& node, CudaDevice& device);
+
+// Queues the copy of `box` (normalised here) of `elem_bytes` elements from
+// `source` to `result` (device addresses of element 0 of each view), moved by
+// dynamic starts read on the device when `dynamic` is given (its operands'
+// addresses in `starts`).
+void enqueue_box_copy(StepContext& ctx, int elem_bytes, const void* source, void* result, Box box,
+                      const DynamicStarts* dynamic = nullptr, std::span<void* const> starts = {});
+
+}  // namespace sluice::cuda

@@ -1,0 +1,56 @@
+#pragma once
+// How the CUDA backend's generated kernels take their parameters: one
+// struct of 64-bit words (sl::Words<N> in the prelude), which the launcher
+// fills and the kernel reads by index. The word positions of the
+// shape-generic kernels are named here, once, for both sides: the generator
+// writes these numbers into the source, the launcher packs by them.
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include <sluice/ops/shape.h>
+
+namespace sluice::cuda {
+
+using Word = uint64_t;
+
+// Box copies (shape ops, dot's permutations): devices/shape_copies.h's Box,
+// normalised, with the offsets and dynamic starts of one BoxCopy.
+namespace box_words {
+inline constexpr int kSource = 0, kResult = 1, kCount = 2, kRank = 3, kSourceOffset = 4, kResultOffset = 5,
+                     kDynamicRank = 6, kDynamicOnSource = 7, kDims = 8, kResultStrides = kDims + kMaxRank,
+                     kSourceStrides = kResultStrides + kMaxRank, kStarts = kSourceStrides + kMaxRank,
+                     kMaxStart = kStarts + kMaxRank, kDynamicStride = kMaxStart + kMaxRank,
+                     kWords = kDynamicStride + kMaxRank;
+}
+
+// Reductions: the input's kept axes (in the output's order) and reduced axes,
+// each with its dims and its strides in the input; kBlockPerOutput chooses
+// how the kernel shares the work (launch_geometry.h).
+namespace reduce_words {
+inline constexpr int kSource = 0, kResult = 1, kOutputs = 2, kReduced = 3, kKeptRank = 4, kReducedRank = 5,
+                     kBlockPerOutput = 6, kKeptDims = 7, kKeptStrides = kKeptDims + kMaxRank, kReducedDims = kKeptStrides + kMaxRank,
+                     kReducedStrides = kReducedDims + kMaxRank, kWords = kReducedStrides + kMaxRank;
+}
+
+// Integer dot over [batch][m][k] x [batch][k][n].
+namespace dot_words {
+inline constexpr int kA = 0, kB = 1, kC = 2, kBatch = 3, kM = 4, kN = 5, kK = 6, kWords = 7;
+}
+
+// ifft's scaling by 1/n: the data, its complex element count, the scale.
+namespace scale_words {
+inline constexpr int kData = 0, kCount = 1, kScale = 2, kWords = 3;
+}
+
+// A word holding a pointer, a count or the bits of a double.
+inline Word word(const void* p) { return static_cast<Word>(reinterpret_cast<uintptr_t>(p)); }
+inline Word word(int64_t v) { return static_cast<Word>(v); }
+inline Word word_of_double(double v) {
+  Word w;
+  std::memcpy(&w, &v, sizeof w);
+  return w;
+}
+
+}  // namespace sluice::cuda

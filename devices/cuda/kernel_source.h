@@ -1,0 +1,54 @@
+#pragma once
+// The CUDA C++ of every kernel the CUDA backend runs, generated from the
+// lowered function: a fused region becomes one kernel that reads each input
+// once and writes each output once (one pass over memory); shape ops, dot's
+// permutations, reductions, iota and eye, integer dot and ifft's scaling
+// have one generated kernel each (shape-generic where the kernel reads the
+// shape from its parameters, kernel_params.h). Every source starts with the
+// prelude (kernels/prelude.cuh) and is compiled at run time by NVRTC
+// (nvrtc_compiler.h), once per source and GPU architecture.
+// No CUDA here: tests/devices/cuda_kernels_test.cpp generates every variant
+// and compiles it with NVRTC on machines without a GPU.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <sluice/devices/lowering.h>
+#include <sluice/ops/dtype.h>
+
+namespace sluice::cuda {
+
+struct KernelSource {
+  std::string code;                  // the prelude, then the kernels
+  std::vector<std::string> entries;  // names of its __global__ functions (extern "C")
+  // Parameter words after the pointers the launcher puts first (a region's
+  // element count and broadcast maps): they vary with shapes the code does
+  // not, so one compiled kernel serves every shape of the same structure.
+  std::vector<uint64_t> words;
+};
+
+// The prelude's text (embedded at build time).
+const std::string& prelude_source();
+
+// A fused region: a lowered step with `region` set. Its parameter words are
+// the step's inputs (its `reads`), then its outputs (its `writes`), then
+// `words` (the element count, the broadcast maps).
+KernelSource region_kernel(const LoweredStep& step);
+// Box copies of elements of `elem_bytes` (1, 2, 4, 8 or 16): box_words.
+KernelSource box_copy_kernel(int elem_bytes);
+// A reduction node (sum, product, reduce_max/min, argmax/min, all, any),
+// shape-generic: reduce_words.
+KernelSource reduce_kernel(const Node& node);
+// iota or eye, shape fixed in the source; one word: the output.
+KernelSource creation_kernel(const Node& node);
+// dot of integers of `dtype`, wrapping in it: dot_words.
+KernelSource int_dot_kernel(DType dtype);
+// Multiplies c64 or c128 data by a real scale: scale_words.
+KernelSource scale_kernel(DType dtype);
+
+// C++ names of a dtype's storage and compute types in generated code.
+std::string storage_type(DType t);
+std::string compute_type(DType t);
+
+}  // namespace sluice::cuda

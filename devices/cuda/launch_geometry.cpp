@@ -1,0 +1,28 @@
+#include <sluice/devices/cuda/launch_geometry.h>
+
+#include <algorithm>
+
+namespace sluice::cuda {
+
+// CUDA allows 2^31 - 1 blocks along x; a grid-stride loop needs far fewer.
+constexpr int64_t kMaxGrid = (int64_t{1} << 31) - 1;
+
+Launch loop_launch(int64_t n, int multiprocessors, int waves) {
+  const int64_t wanted = (std::max<int64_t>(n, 1) + kBlockThreads - 1) / kBlockThreads;
+  const int64_t cap = std::max<int64_t>(1, int64_t{multiprocessors} * waves);
+  return {static_cast<uint32_t>(std::clamp<int64_t>(wanted, 1, std::min(cap, kMaxGrid))), kBlockThreads};
+}
+
+ReduceLaunch reduce_launch(int64_t outputs, int64_t reduced, bool contiguous, int multiprocessors) {
+  // With a warp or more of elements per result a block shares them well;
+  // below that most of a block's threads would idle.
+  constexpr int64_t kBlockWorthIt = 32;
+  const int64_t busy = int64_t{multiprocessors} * kBlockThreads;  // threads that keep every multiprocessor working
+  if (reduced >= kBlockWorthIt && (contiguous || outputs < busy)) {
+    const int64_t cap = std::max<int64_t>(1, int64_t{multiprocessors} * 64);
+    return {{static_cast<uint32_t>(std::clamp<int64_t>(outputs, 1, std::min(cap, kMaxGrid))), kBlockThreads}, true};
+  }
+  return {loop_launch(outputs, multiprocessors), false};
+}
+
+}  // namespace sluice::cuda

@@ -1,0 +1,36 @@
+#pragma once
+// How many blocks of how many threads a generated kernel runs with: pure
+// arithmetic, no CUDA, so it is unit-tested where no GPU is
+// (tests/devices/cuda_units_test.cpp).
+
+#include <cstdint>
+
+namespace sluice::cuda {
+
+struct Launch {
+  uint32_t grid = 1;   // blocks
+  uint32_t block = 1;  // threads per block
+};
+
+// Threads a block of a generated kernel has: eight warps keep enough loads in
+// flight per multiprocessor for a memory-bound loop, and the reduction
+// kernels' shared arrays are sized for it (kernel_source.cpp).
+inline constexpr uint32_t kBlockThreads = 256;
+
+// A grid-stride loop over `n` items: one item per thread while that keeps
+// the GPU busy, else `waves` blocks per multiprocessor, each thread looping.
+Launch loop_launch(int64_t n, int multiprocessors, int waves = 32);
+
+// A reduction of `outputs` results over `reduced` elements each: a block per
+// result when its elements are many and either lie together in memory (the
+// block's threads read neighbours) or the results are too few to keep the
+// GPU busy a thread each; else a thread per result (neighbouring threads
+// then read neighbouring elements). `contiguous`: the input's innermost axis
+// is among those reduced.
+struct ReduceLaunch {
+  Launch launch;
+  bool block_per_output = false;
+};
+ReduceLaunch reduce_launch(int64_t outputs, int64_t reduced, bool contiguous, int multiprocessors);
+
+}  // namespace sluice::cuda

@@ -1,0 +1,56 @@
+#include <sluice/devices/cuda/nvrtc_compiler.h>
+
+#include <fmt/format.h>
+#include <nvrtc.h>
+
+#include <memory>
+
+#include <sluice/ops/error.h>
+
+namespace sluice::cuda {
+namespace {
+
+void check(nvrtcResult status, const char* what) {
+  if (status != NVRTC_SUCCESS)
+    throw DeviceError(fmt::format("cuda: NVRTC {} failed: {}", what, nvrtcGetErrorString(status)));
+}
+
+// The first lines of a log: a kernel that does not compile says why early.
+std::string head_of(const std::string& log, size_t lines) {
+  size_t at = 0;
+  for (size_t i = 0; i < lines && at != std::string::npos; ++i) at = log.find('\n', at + 1);
+  return at == std::string::npos ? log : log.substr(0, at) + "\n...";
+}
+
+}  // namespace
+
+std::vector<char> nvrtc_compile(const KernelSource& source, int arch) {
+  nvrtcProgram program = nullptr;
+  check(nvrtcCreateProgram(&program, source.code.c_str(), "sluice_kernel.cu", 0, nullptr, nullptr), "nvrtcCreateProgram");
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owner(&program, [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
+  const std::string gpu = fmt::format("--gpu-architecture=sm_{}", arch);
+  const char* options[] = {gpu.c_str(), "--std=c++17", "--device-as-default-execution-space"};
+  const nvrtcResult compiled = nvrtcCompileProgram(program, 3, options);
+  if (compiled != NVRTC_SUCCESS) {
+    size_t size = 0;
+    nvrtcGetProgramLogSize(program, &size);
+    std::string log(size, '\0');
+    if (size) nvrtcGetProgramLog(program, log.data());
+    const std::string entry = source.entries.empty() ? std::string("kernel") : source.entries.front();
+    throw DeviceError(fmt::format("cuda: the generated kernel '{}' did not compile for sm_{}: {}\n{}", entry, arch,
+                                  nvrtcGetErrorString(compiled), head_of(log, 20)));
+  }
+  size_t size = 0;
+  check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+  std::vector<char> cubin(size);
+  check(nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN");
+  return cubin;
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  return fmt::format("{}.{}", major, minor);
+}
+
+}  // namespace sluice::cuda

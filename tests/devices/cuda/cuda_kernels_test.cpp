@@ -1,0 +1,194 @@
+// Every kernel the CUDA backend generates compiles with NVRTC for sm_80 and
+// sm_90, on any machine (NVRTC needs no GPU): each elementwise op in each
+// dtype the backend claims (fused into one region per dtype, so that every
+// op's code is in it), every conversion, every reduction, the shape-copy,
+// creation, integer-dot and scaling kernels. A kernel that does not compile
+// fails here, not on a GPU.
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <sluice/devices/cuda/cuda_capabilities.h>
+#include <sluice/devices/cuda/kernel_source.h>
+#include <sluice/devices/cuda/nvrtc_compiler.h>
+#include <sluice/devices/lowering.h>
+#include <sluice/ops/ops.h>
+#include <sluice/ops/passes/passes.h>
+
+namespace sluice::cuda {
+namespace {
+
+constexpr int kArchitectures[] = {80, 90};
+
+std::vector<DType> all_dtypes() {
+  std::vector<DType> out;
+  for (int t = 0; t < kDTypeCount; ++t) out.push_back(static_cast<DType>(t));
+  return out;
+}
+
+using Unary = std::function<Expr(Expr)>;
+using Binary = std::function<Expr(Expr, Expr)>;
+
+// The catalogue's unary and binary builders, by op.
+std::vector<std::pair<Op, Unary>> unary_ops() {
+  return {
+#define SLUICE_OP(e, name, arity, family, rule, props, grad)
+#define SLUICE_UNARY_OP(e, name, rule, props, grad) {Op::e, [](Expr x) { return sluice::name(x); }},
+#include <sluice/ops/op_list.def>
+  };
+}
+std::vector<std::pair<Op, Binary>> binary_ops() {
+  return {
+#define SLUICE_OP(e, name, arity, family, rule, props, grad)
+#define SLUICE_BINARY_OP(e, name, rule, props, grad) {Op::e, [](Expr x, Expr y) { return sluice::name(x, y); }},
+#include <sluice/ops/op_list.def>
+  };
+}
+
+// Compiles every region of f for every architecture; the number of kernels.
+int compile_regions(const Function& f) {
+  const LoweredFunction lowered = lower(passes::eliminate_common_subexpressions(f), {.alignment = 256});
+  int kernels = 0;
+  for (const LoweredStep& step : lowered.steps) {
+    if (!step.region) continue;
+    const KernelSource source = region_kernel(step);
+    for (int arch : kArchitectures) {
+      EXPECT_NO_THROW(nvrtc_compile(source, arch)) << step.what;
+      ++kernels;
+    }
+  }
+  return kernels;
+}
+
+// One kernel per dtype: every elementwise op the backend claims for that
+// dtype, applied to parameters, in one region (made by hand: independent
+// ops would each be a region of their own, a compile each).
+TEST(CudaKernels, EveryElementwiseOpInEveryDtypeCompiles) {
+  const Capabilities caps = cuda_capabilities();
+  int claimed = 0;
+  for (DType t : all_dtypes()) {
+    const Spec spec{t, Shape{7}};
+    Function f = trace({spec, spec, Spec{DType::Pred, Shape{7}}}, [&](Expr x, Expr y, Expr p) {
+      Tuple out;
+      auto keep = [&](Op op, const std::function<Expr()>& build) {
+        if (!caps.supports(op, t)) return;
+        try {
+          out.push_back(build());
+        } catch (const ShapeError&) {
+        } catch (const TypeError&) {
+          // Not an op of this dtype: its type rule refuses it.
+        }
+      };
+      for (const auto& [op, build] : unary_ops())
+        if (op != Op::StopGradient) keep(op, [&] { return build(x); });
+      for (const auto& [op, build] : binary_ops()) keep(op, [&] { return build(x, y); });
+      keep(Op::Select, [&] { return select(p, x, y); });
+      keep(Op::Clip, [&] { return clip(x, x, y); });
+      for (DType to : all_dtypes()) {
+        keep(Op::AsType, [&] { return as_type(x, to); });
+        if (dtype_bits(to) == dtype_bits(t)) keep(Op::Bitcast, [&] { return bitcast(x, to); });
+      }
+      return out;
+    });
+    LoweredStep region;
+    region.region = true;
+    region.what = fmt::format("every op on {}", dtype_name(t));
+    // Every node the outputs reach, operands first; parameters and
+    // constants are read.
+    std::function<void(const Node*)> visit = [&](const Node* n) {
+      auto listed = [](const std::vector<const Node*>& v, const Node* x) {
+        return std::find(v.begin(), v.end(), x) != v.end();
+      };
+      if (listed(region.nodes, n) || listed(region.reads, n)) return;
+      if (n->op == Op::Parameter || n->op == Op::Constant) {
+        region.reads.push_back(n);
+        return;
+      }
+      for (const NodePtr& o : n->operands) visit(o.get());
+      region.nodes.push_back(n);
+    };
+    for (const Expr& e : f.outputs()) {
+      const Node* n = e.node().get();
+      if (n->op == Op::Parameter) continue;  // as_type to its own dtype is x itself
+      visit(n);
+      if (std::find(region.writes.begin(), region.writes.end(), n) == region.writes.end()) region.writes.push_back(n);
+    }
+    claimed += static_cast<int>(region.nodes.size());
+    const KernelSource source = region_kernel(region);
+    for (int arch : kArchitectures) EXPECT_NO_THROW(nvrtc_compile(source, arch)) << region.what;
+  }
+  EXPECT_GT(claimed, 500) << "every dtype's ops were traced";
+}
+
+// A broadcast load of each kind: a scalar, a row, a column.
+TEST(CudaKernels, BroadcastLoadsCompile) {
+  Function f = trace({f32({}), f32({5}), f32({4, 1}), f16({4, 5})}, [](Expr s, Expr row, Expr column, Expr h) {
+    return tuple(h * s + row * column, as_type(h, DType::F32) - column);
+  });
+  EXPECT_GE(compile_regions(f), 2);
+}
+
+TEST(CudaKernels, ShapeCopiesCompileForEveryElementSize) {
+  for (int bytes : {1, 2, 4, 8, 16})
+    for (int arch : kArchitectures) EXPECT_NO_THROW(nvrtc_compile(box_copy_kernel(bytes), arch)) << bytes << " bytes";
+}
+
+// The node of a function's only output.
+const Node& output_node(const Function& f) { return *f.outputs().front().node(); }
+
+TEST(CudaKernels, EveryReductionInEveryDtypeCompiles) {
+  const std::vector<std::pair<const char*, std::function<Expr(Expr)>>> reductions = {
+      {"sum", [](Expr x) { return sum(x, {.axes = {1}}); }},
+      {"product", [](Expr x) { return product(x, {.axes = {0}}); }},
+      {"reduce_max", [](Expr x) { return reduce_max(x, {.axes = {1}}); }},
+      {"reduce_min", [](Expr x) { return reduce_min(x); }},
+      {"argmax", [](Expr x) { return argmax(x, {.axis = 1}); }},
+      {"argmin", [](Expr x) { return argmin(x, {.tie_break = TieBreak::High}); }},
+      {"all", [](Expr x) { return all(x); }},
+      {"any", [](Expr x) { return any(x, {.axes = {0}}); }},
+  };
+  int compiled = 0;
+  for (DType t : all_dtypes()) {
+    for (const auto& [name, build] : reductions) {
+      Function f;
+      try {
+        f = trace({Spec{t, Shape{3, 4}}}, [&](Expr x) { return build(x); });
+      } catch (const TypeError&) {
+        continue;  // complex numbers have no order
+      }
+      const KernelSource source = reduce_kernel(output_node(f));
+      for (int arch : kArchitectures) {
+        EXPECT_NO_THROW(nvrtc_compile(source, arch)) << name << " of " << dtype_name(t);
+        ++compiled;
+      }
+    }
+  }
+  EXPECT_GT(compiled, 150);
+}
+
+TEST(CudaKernels, CreationDotAndScaleKernelsCompile) {
+  for (DType t : all_dtypes()) {
+    if (t == DType::Pred) continue;
+    const Function iota_f = trace({}, [&](const std::vector<Expr>&) { return iota(Spec{t, Shape{3, 4}}, 1); });
+    const Function eye_f = trace({}, [&](const std::vector<Expr>&) { return eye(Spec{t, Shape{2, 3, 3}}); });
+    for (int arch : kArchitectures) {
+      EXPECT_NO_THROW(nvrtc_compile(creation_kernel(output_node(iota_f)), arch)) << "iota " << dtype_name(t);
+      EXPECT_NO_THROW(nvrtc_compile(creation_kernel(output_node(eye_f)), arch)) << "eye " << dtype_name(t);
+      if (is_integer(t)) {
+        EXPECT_NO_THROW(nvrtc_compile(int_dot_kernel(t), arch)) << "dot " << dtype_name(t);
+      }
+      if (is_complex(t)) {
+        EXPECT_NO_THROW(nvrtc_compile(scale_kernel(t), arch)) << "scale " << dtype_name(t);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice::cuda

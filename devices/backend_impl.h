@@ -89,11 +89,14 @@ class Backend {
   // ---- memory
   // Uninitialised memory for `bytes` on `device`, ready at once.
   virtual BufferPtr allocate(Device device, size_t bytes) = 0;
-  // Host memory to a device buffer, and back; both wait for `src` to be
-  // ready. upload has read all of `src` when it returns (the caller may
-  // reuse it); `dst` may still be being written, its event says when done.
-  // download returns when `dst` holds the data.
-  virtual void upload(const void* src, Buffer& dst) = 0;
+  // Host memory to a device buffer; `dst` may still be being written when
+  // it returns, its event says when done. `src_owner` null: src is the
+  // caller's to reuse, read before upload returns; else it keeps src alive
+  // (a host tensor's memory), and the backend may hold it and read src
+  // until its copy is done, so that the caller does not wait for the copy.
+  virtual void upload(const void* src, Buffer& dst, std::shared_ptr<const void> src_owner) = 0;
+  // A device buffer to host memory, once `src` is ready; returns when `dst`
+  // holds the data.
   virtual void download(const Buffer& src, void* dst) = 0;
   // A device-to-device copy within this backend's devices; `dst` is ready
   // (or its event set) when the copy is done.

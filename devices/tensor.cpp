@@ -83,13 +83,13 @@ Tensor Tensor::to(Device target) const {
   if (&src_backend == &dst_backend) {
     dst_backend.copy(*buffer_, *out);
   } else if (src_backend.host_memory()) {
-    dst_backend.upload(host_data(), *out);
+    dst_backend.upload(host_data(), *out, buffer_->memory);
   } else if (dst_backend.host_memory()) {
     src_backend.download(*buffer_, out->data);
   } else {
     // Between two devices of different backends: through the host.
     Tensor staged = to(host());
-    dst_backend.upload(staged.host_data(), *out);
+    dst_backend.upload(staged.host_data(), *out, staged.buffer()->memory);
   }
   return Tensor(spec_, std::move(out));
 }
@@ -120,7 +120,7 @@ void Tensor::deallocate() {
 Tensor tensor_from_bytes(const Spec& spec, const void* bytes, Device device) {
   Backend& backend = device.backend();
   BufferPtr buffer = backend.allocate(device, static_cast<size_t>(spec.bytes()));
-  if (spec.bytes() > 0) backend.upload(bytes, *buffer);
+  if (spec.bytes() > 0) backend.upload(bytes, *buffer, nullptr);
   return Tensor(spec, std::move(buffer));
 }
 

@@ -3,6 +3,7 @@
 // without one (up to `concurrency` copies at once).
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include <sluice/devices/log.h>
@@ -54,35 +55,69 @@ class StageNode : public PipelineNode {
   bool needs_order() const override { return stateful(); }
   bool reorders() const override { return !options_.ordered; }
 
+  // A stage whose device runs steps on the calling thread (the host) waits
+  // for its outputs in the body, a oneTBB function_node. A device that queues
+  // work (a GPU) only starts the step in the body of an async_node, which
+  // passes the message on from the device's completion callback: no worker
+  // waits while the GPU computes, and the next message's step is queued
+  // behind this one, its accumulator still on the device.
   NodePorts join(NodeContext& ctx) override {
     size_t concurrency = stateful() ? 1 : static_cast<size_t>(options_.concurrency);
-    auto* body = ctx.own(std::make_shared<flow::function_node<Message, Message>>(
-        ctx.graph(), concurrency, [this, &ctx](const Message& in) -> Message {
-          Visit v(counters(), in);
-          Message out{in.seq, {}, in.skipped, in.credit, in.born, in.barrier};
-          // The accumulator as it stands before the barrier's message.
-          if (in.barrier && stateful())
-            ctx.reached(in.barrier, ctx.storing() ? host_copies(acc_) : Tensors{}, {});
-          const Step& step = step_for(in.seq, stateful() ? &acc_ : nullptr);
-          if (!in.skipped) {
+    if (options_.device.host_memory()) {
+      auto* body = ctx.own(std::make_shared<flow::function_node<Message, Message>>(
+          ctx.graph(), concurrency, [this, &ctx](const Message& in) -> Message {
+            Visit v(counters(), in);
+            Message out = start(in, ctx);
+            // Wait here so a failure is this stage's, on this message.
             try {
-              Tensors placed = step.place(in.tensors);
-              Tensors local;
-              Tensors& acc = stateful() ? acc_ : local;
-              out.tensors = step.run(placed, acc);
-              // Wait here so a failure is this stage's, on this message.
               for (const Tensor& t : out.tensors) t.wait();
-              for (const Tensor& t : acc) t.wait();
+              for (const Tensor& t : acc_) t.wait();
             } catch (const std::exception& e) {
-              ctx.fail(in.seq, e.what(), std::current_exception());
-              out.skipped = true;
-              out.tensors.clear();
+              fail(out, e.what(), std::current_exception(), ctx);
             }
+            v.leave(out);
+            return out;
+          }));
+      return {body, body};
+    }
+    using Async = flow::async_node<Message, Message>;
+    auto* body = ctx.own(std::make_shared<Async>(
+        ctx.graph(), concurrency, [this, &ctx](const Message& in, Async::gateway_type& gateway) {
+          auto visit = std::make_shared<Visit>(counters(), in);
+          auto out = std::make_shared<Message>(start(in, ctx));
+          // Every event the message's outputs (and the accumulator) wait on.
+          std::vector<EventPtr> pending;
+          for (const Tensors* ts : {&out->tensors, &acc_})
+            for (const Tensor& t : *ts)
+              if (!t.is_ready() && std::find(pending.begin(), pending.end(), t.buffer()->ready) == pending.end())
+                pending.push_back(t.buffer()->ready);
+          if (pending.empty()) {
+            visit->leave(*out);
+            gateway.try_put(*out);
+            return;
           }
-          v.leave(out);
-          return out;
+          gateway.reserve_wait();
+          auto left = std::make_shared<std::atomic<size_t>>(pending.size());
+          for (const EventPtr& e : pending)
+            e->then([this, &ctx, &gateway, e, out, visit, left] {
+              if (std::exception_ptr error = e->error()) {
+                std::lock_guard lock(failure_mutex_);
+                if (!out->skipped) {
+                  try {
+                    std::rethrow_exception(error);
+                  } catch (const std::exception& ex) {
+                    fail(*out, ex.what(), error, ctx);
+                  }
+                }
+              }
+              if (left->fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+              visit->leave(*out);
+              gateway.try_put(*out);
+              gateway.release_wait();
+            });
         }));
-    return {body, body};
+    // An async_node takes its successors on its output port only.
+    return {body, &flow::output_port<0>(*body)};
   }
 
   bool takes_part() const override { return stateful(); }
@@ -153,6 +188,33 @@ class StageNode : public PipelineNode {
   };
 
   std::string who() const { return "stage '" + name() + "'"; }
+
+  // Starts message `in`: the accumulator as it stands at a barrier, then
+  // the step, whose outputs may still be computing. A step that cannot start
+  // fails the message here.
+  Message start(const Message& in, NodeContext& ctx) {
+    Message out{in.seq, {}, in.skipped, in.credit, in.born, in.barrier};
+    if (in.barrier && stateful()) ctx.reached(in.barrier, ctx.storing() ? host_copies(acc_) : Tensors{}, {});
+    const Step& step = step_for(in.seq, stateful() ? &acc_ : nullptr);
+    if (in.skipped) return out;
+    try {
+      Tensors placed = step.place(in.tensors);
+      Tensors local;
+      Tensors& acc = stateful() ? acc_ : local;
+      out.tensors = step.run(placed, acc);
+    } catch (const std::exception& e) {
+      fail(out, e.what(), std::current_exception(), ctx);
+    }
+    return out;
+  }
+
+  // The message failed here: reported to the pipeline's error policy, and
+  // passed on skipped so that the nodes after it move on.
+  static void fail(Message& out, const std::string& what, std::exception_ptr cause, NodeContext& ctx) {
+    ctx.fail(out.seq, what, std::move(cause));
+    out.skipped = true;
+    out.tensors.clear();
+  }
   bool stateful() const { return !options_.acc.empty(); }
   static std::vector<Spec> specs_of(const Tensors& t) {
     std::vector<Spec> s;
@@ -188,6 +250,7 @@ class StageNode : public PipelineNode {
   std::vector<Version> waiting_;            // updates for the next barrier
   Tensors acc_given_;                       // the newest accumulator value given (options, then updates)
   std::atomic<bool> updated_{false};
+  std::mutex failure_mutex_;  // a message whose outputs fail on several events is failed once
 };
 
 }  // namespace

@@ -48,7 +48,7 @@ class CpuBackend final : public Backend {
     return b;
   }
 
-  void upload(const void* src, Buffer& dst) override {
+  void upload(const void* src, Buffer& dst, std::shared_ptr<const void>) override {
     if (dst.bytes) std::memcpy(dst.data, src, dst.bytes);
   }
 

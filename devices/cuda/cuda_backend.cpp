@@ -2,9 +2,9 @@
 // their own queues (uploads of chunk k+1 overlap the computation of chunk
 // k), functions compiled by CudaExecutable.
 //
-// Host memory that sluice allocates in large blocks is pinned once a CUDA
-// client exists (devices/host_memory.h), so uploads from it run at the
-// bus's speed without staging; other host memory is staged by the driver.
+// Host memory that sluice allocates in large blocks is pinned once a GPU is
+// used (devices/host_memory.h), so uploads from it run at the bus's speed
+// without staging; other host memory is staged by the driver.
 
 #include <sluice/devices/cuda/cuda_backend.h>
 
@@ -50,12 +50,6 @@ class CudaBackend final : public Backend {
       cudaSetDevice(i);
       if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) cudaGetLastError();
     }
-    pin_host_memory({[](void* p, size_t bytes) {
-                       if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess) cudaGetLastError();
-                     },
-                     [](void* p) {
-                       if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
-                     }});
   }
 
   int device_count() const override { return count_; }
@@ -78,7 +72,7 @@ class CudaBackend final : public Backend {
     return b;
   }
 
-  void upload(const void* src, Buffer& dst) override {
+  void upload(const void* src, Buffer& dst, std::shared_ptr<const void> src_owner) override {
     if (dst.bytes == 0) return;
     CudaDevice& d = of(dst.device);
     d.activate();
@@ -86,11 +80,14 @@ class CudaBackend final : public Backend {
     const bool pinned = dst.bytes >= kPinnedCheckBytes && is_pinned(src);
     check(cudaMemcpyAsync(dst.data, src, dst.bytes, cudaMemcpyHostToDevice, q.stream()), d.who(),
           fmt::format("uploading {} bytes", dst.bytes));
-    dst.ready = q.record({dst.memory});
-    // From pinned memory the copy reads the caller's bytes while it runs:
-    // it must be done before they are handed back (the device's compute
-    // queue goes on meanwhile). Pageable memory is already staged.
-    if (pinned) dst.ready->wait();
+    // From pinned memory the copy reads src while it runs (pageable memory
+    // is staged by the driver before the call returns): src's owner is held
+    // until the copy is done, or, when the caller owns src, the copy is
+    // waited for. Either way the device's compute queue goes on meanwhile.
+    std::vector<std::shared_ptr<void>> keep{dst.memory};
+    if (pinned && src_owner) keep.push_back(std::const_pointer_cast<void>(src_owner));
+    dst.ready = q.record(std::move(keep));
+    if (pinned && !src_owner) dst.ready->wait();
   }
 
   void download(const Buffer& src, void* dst) override {
@@ -134,7 +131,17 @@ class CudaBackend final : public Backend {
   CudaDevice& of(Device device) {
     std::lock_guard lock(mutex_);
     CudaDevice*& d = devices_.at(static_cast<size_t>(device.id()));
-    if (!d) d = new CudaDevice(device, device.id(), options_);
+    if (!d) {
+      d = new CudaDevice(device, device.id(), options_);
+      // From the first GPU used on: a process whose client is made but whose
+      // GPUs are never used pins nothing (pinning makes a CUDA context).
+      pin_host_memory({[](void* p, size_t bytes) {
+                         if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess) cudaGetLastError();
+                       },
+                       [](void* p) {
+                         if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+                       }});
+    }
     return *d;
   }
 

@@ -46,7 +46,7 @@ class DotStep final : public CudaStep {
     empty_ = node.spec.size() == 0;
     if (is_integer(dtype_)) {
       int_kernel_ = load_kernels(int_dot_kernel(dtype_), device.arch()).front();
-      geometry_ = loop_launch(d.batch * d.m * d.n, device.multiprocessors());
+      geometry_ = loop_launch(d.batch * d.m * d.n);
     }
     if (ops_.a_layout == DotLayout::Other || ops_.b_layout == DotLayout::Other || int_kernel_)
       load_kernels(box_copy_kernel(bytes_), device.arch());

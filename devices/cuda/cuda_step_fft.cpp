@@ -24,7 +24,7 @@ class FftStep final : public CudaStep {
     device.fft_plan(n_, rows_, double_);
     if (inverse_) {
       scale_ = load_kernels(scale_kernel(x.dtype), device.arch()).front();
-      geometry_ = loop_launch(count_, device.multiprocessors());
+      geometry_ = loop_launch(count_);
     }
   }
 

@@ -15,7 +15,7 @@ int64_t now_ns() {
 
 Device device_or_host(std::string_view platform) {
   for (const std::string& p : platforms())
-    if (p == platform) return client(p).default_device();
+    if (p == platform) return p == "host" ? host() : client(p, {.preallocate = false}).default_device();
   return host();
 }
 

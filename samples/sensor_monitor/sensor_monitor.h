@@ -60,7 +60,8 @@ std::vector<Spec> feature_spec(const Config& c);
 // detector -> monitor: {fault scores f32[W] (probabilities), labels, born}
 std::vector<Spec> score_spec(const Config& c);
 // The default device of `platform` ("cuda", "host") when this machine has
-// it, else the host.
+// it, else the host. A GPU's client takes memory as it needs it
+// (preallocate off): the demo's processes share the GPU.
 Device device_or_host(std::string_view platform);
 // Nanoseconds of the steady clock, the clock `born` is read from: on Linux
 // it is one clock for every process of the machine.

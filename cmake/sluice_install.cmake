@@ -31,7 +31,7 @@ set(pc_dependencies libzmq libsodium cpp-httplib fftw3 fftw3f openblas lapacke s
 list(JOIN pc_dependencies " " pc_dependencies)
 set(pc_libraries "-ldnnl ${OpenMP_CXX_FLAGS} -pthread")
 if(SLUICE_WITH_CUDA)
-  string(APPEND pc_libraries " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lnvrtc -lcublas -lcufft -ldl -lrt")
+  string(APPEND pc_libraries " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt")
 endif()
 if(BUILD_SHARED_LIBS)
   set(SLUICE_PC_REQUIRES tbb)

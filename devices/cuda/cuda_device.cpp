@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <sluice/devices/cuda/cuda_check.h>
+#include <sluice/devices/cuda/cuda_libraries.h>
 #include <sluice/ops/error.h>
 
 namespace sluice::cuda {
@@ -52,8 +53,8 @@ CudaDevice::CudaDevice(Device device, int ordinal, const ClientOptions& options)
 }
 
 CudaDevice::~CudaDevice() {
-  for (auto& [key, plan] : fft_plans_) cufftDestroy(plan);
-  if (cublas_) cublasDestroy(cublas_);
+  for (auto& [key, plan] : fft_plans_) cufft_library().destroy(plan);
+  if (cublas_) cublas_library().destroy(cublas_);
 }
 
 void CudaDevice::activate() const { check(cudaSetDevice(ordinal_), who_, "cudaSetDevice"); }
@@ -66,8 +67,8 @@ std::shared_ptr<void> CudaDevice::allocate(size_t bytes) {
 
 cublasHandle_t CudaDevice::cublas() {
   if (!cublas_) {
-    check_cublas(cublasCreate(&cublas_), who_, "cublasCreate");
-    check_cublas(cublasSetStream(cublas_, compute_->stream()), who_, "cublasSetStream");
+    check_cublas(cublas_library().create(&cublas_), who_, "cublasCreate");
+    check_cublas(cublas_library().set_stream(cublas_, compute_->stream()), who_, "cublasSetStream");
   }
   return cublas_;
 }
@@ -79,10 +80,10 @@ cufftHandle CudaDevice::fft_plan(int64_t n, int64_t rows, bool double_precision)
     throw DeviceError(fmt::format("{}: fft of {} rows of length {}: cuFFT plans take 32-bit sizes", who_, rows, n));
   cufftHandle plan = 0;
   int length = static_cast<int>(n);
-  check_cufft(cufftPlanMany(&plan, 1, &length, nullptr, 1, length, nullptr, 1, length,
-                            double_precision ? CUFFT_Z2Z : CUFFT_C2C, static_cast<int>(rows)),
+  check_cufft(cufft_library().plan_many(&plan, 1, &length, nullptr, 1, length, nullptr, 1, length,
+                                        double_precision ? CUFFT_Z2Z : CUFFT_C2C, static_cast<int>(rows)),
               who_, fmt::format("cufftPlanMany (length {}, {} rows)", n, rows));
-  check_cufft(cufftSetStream(plan, compute_->stream()), who_, "cufftSetStream");
+  check_cufft(cufft_library().set_stream(plan, compute_->stream()), who_, "cufftSetStream");
   fft_plans_.emplace(key, plan);
   return plan;
 }

@@ -11,7 +11,7 @@ class CreationStep final : public CudaStep {
   CreationStep(const Node& node, CudaDevice& device)
       : what_(op_name(node.op)),
         kernel_(load_kernels(creation_kernel(node), device.arch()).front()),
-        geometry_(loop_launch(node.spec.size())),
+        geometry_(loop_launch(node.spec.size(), device.multiprocessors())),
         empty_(node.spec.size() == 0) {}
 
   void enqueue(StepContext& ctx, std::span<void* const>, std::span<void* const> out) const override {

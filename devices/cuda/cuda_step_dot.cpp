@@ -10,6 +10,7 @@
 #include <limits>
 
 #include <sluice/devices/cuda/cuda_check.h>
+#include <sluice/devices/cuda/cuda_libraries.h>
 #include <sluice/devices/cuda/cuda_steps.h>
 #include <sluice/devices/cuda/kernel_cache.h>
 #include <sluice/devices/dot_layout.h>
@@ -46,7 +47,7 @@ class DotStep final : public CudaStep {
     empty_ = node.spec.size() == 0;
     if (is_integer(dtype_)) {
       int_kernel_ = load_kernels(int_dot_kernel(dtype_), device.arch()).front();
-      geometry_ = loop_launch(d.batch * d.m * d.n);
+      geometry_ = loop_launch(d.batch * d.m * d.n, device.multiprocessors());
     }
     if (ops_.a_layout == DotLayout::Other || ops_.b_layout == DotLayout::Other || int_kernel_)
       load_kernels(box_copy_kernel(bytes_), device.arch());
@@ -105,7 +106,7 @@ class DotStep final : public CudaStep {
     const bool a_plain = a_layout == DotLayout::FreeFirst, b_plain = b_layout == DotLayout::ContractFirst;
     const double one[2] = {1, 0}, zero[2] = {0, 0};
     const float one_f[2] = {1, 0}, zero_f[2] = {0, 0};
-    check_cublas(cublasGemmStridedBatchedEx(
+    check_cublas(cublas_library().gemm_strided_batched_ex(
                      ctx.device.cublas(), b_plain ? CUBLAS_OP_N : CUBLAS_OP_T, a_plain ? CUBLAS_OP_N : CUBLAS_OP_T,
                      static_cast<int>(d.n), static_cast<int>(d.m), static_cast<int>(d.k),
                      t.double_scale ? static_cast<const void*>(one) : one_f, b, t.data,

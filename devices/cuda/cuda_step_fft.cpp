@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <sluice/devices/cuda/cuda_check.h>
+#include <sluice/devices/cuda/cuda_libraries.h>
 #include <sluice/devices/cuda/cuda_steps.h>
 #include <sluice/devices/cuda/kernel_cache.h>
 
@@ -24,7 +25,7 @@ class FftStep final : public CudaStep {
     device.fft_plan(n_, rows_, double_);
     if (inverse_) {
       scale_ = load_kernels(scale_kernel(x.dtype), device.arch()).front();
-      geometry_ = loop_launch(count_);
+      geometry_ = loop_launch(count_, device.multiprocessors());
     }
   }
 
@@ -34,11 +35,11 @@ class FftStep final : public CudaStep {
     const int direction = inverse_ ? CUFFT_INVERSE : CUFFT_FORWARD;
     const std::string what = fmt::format("{} of {} rows of length {}", inverse_ ? "ifft" : "fft", rows_, n_);
     if (double_)
-      check_cufft(cufftExecZ2Z(plan, static_cast<cufftDoubleComplex*>(in[0]), static_cast<cufftDoubleComplex*>(out[0]),
+      check_cufft(cufft_library().exec_z2z(plan, static_cast<cufftDoubleComplex*>(in[0]), static_cast<cufftDoubleComplex*>(out[0]),
                                direction),
                   ctx.device.who(), what);
     else
-      check_cufft(cufftExecC2C(plan, static_cast<cufftComplex*>(in[0]), static_cast<cufftComplex*>(out[0]), direction),
+      check_cufft(cufft_library().exec_c2c(plan, static_cast<cufftComplex*>(in[0]), static_cast<cufftComplex*>(out[0]), direction),
                   ctx.device.who(), what);
     if (!inverse_) return;
     namespace w = scale_words;

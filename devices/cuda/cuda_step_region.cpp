@@ -10,7 +10,7 @@ class RegionStep final : public CudaStep {
  public:
   RegionStep(const LoweredStep& step, CudaDevice& device)
       : what_(step.what),
-        geometry_(loop_launch(step.nodes.front()->spec.size())),
+        geometry_(loop_launch(step.nodes.front()->spec.size(), device.multiprocessors())),
         empty_(step.nodes.front()->spec.size() == 0) {
     KernelSource source = region_kernel(step);
     kernel_ = load_kernels(source, device.arch()).front();

@@ -34,7 +34,7 @@ void enqueue_box_copy(StepContext& ctx, int elem_bytes, const void* source, void
     }
   }
   const cudaKernel_t kernel = load_kernels(box_copy_kernel(elem_bytes), ctx.device.arch()).front();
-  launch(kernel, loop_launch(count), words, ctx.stream, ctx.device.who(),
+  launch(kernel, loop_launch(count, ctx.device.multiprocessors()), words, ctx.stream, ctx.device.who(),
          fmt::format("a copy of {}-byte elements", elem_bytes));
 }
 

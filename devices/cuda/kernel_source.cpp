@@ -43,6 +43,25 @@ std::string head(const std::string& name, int words) {
 const char* const kGridLoop =
     "  for (sl::i64 i = (sl::i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (sl::i64)gridDim.x * blockDim.x) "
     "{\n";
+// A region's loop: four elements per round with no bound check between
+// them, so that each thread has four loads in flight (its inputs are
+// read-only: the compiler issues the next elements' loads before this one's
+// stores). With a check per element (#pragma unroll) every load waited for
+// its branch, one load in flight, and a fused chain ran at 0.79 of a copy.
+std::string region_loop(const std::string& body) {
+  return "  const sl::i64 stride = (sl::i64)gridDim.x * blockDim.x;\n"
+         "  sl::i64 at = (sl::i64)blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  auto element = [&](const sl::i64 i) {\n" +
+         body +
+         "  };\n"
+         "  for (; at + 3 * stride < n; at += 4 * stride) {\n"
+         "    element(at);\n"
+         "    element(at + stride);\n"
+         "    element(at + 2 * stride);\n"
+         "    element(at + 3 * stride);\n"
+         "  }\n"
+         "  for (; at < n; at += stride) element(at);\n";
+}
 
 std::string pointer(const std::string& type, int word, bool writable) {
   return fmt::format("(({}{}*)a.w[{}])", writable ? "" : "const ", type, word);
@@ -70,6 +89,24 @@ std::string op_expression(const Node& n, const std::vector<std::string>& args) {
   for (size_t k = 0; k < args.size(); ++k) call += (k ? ", " : "") + args[k];
   call += ")";
   return op_has(n.op, kExact) ? call : rounded(to, call);
+}
+
+// The storage value of one element's bytes, as an expression of its bits.
+std::string literal(DType t, const std::vector<uint8_t>& bytes) {
+  auto bits = [&](size_t at, size_t size) {
+    uint64_t v = 0;
+    for (size_t k = size; k-- > 0;) v = v << 8 | bytes[at + k];
+    return v;
+  };
+  switch (dtype_size(t)) {
+    case 1: return fmt::format("sl::bitcast<{}>((sl::u8){:#x})", storage_type(t), bits(0, 1));
+    case 2: return fmt::format("sl::bitcast<{}>((sl::u16){:#x})", storage_type(t), bits(0, 2));
+    case 4: return fmt::format("sl::bitcast<{}>((sl::u32){:#x}u)", storage_type(t), bits(0, 4));
+    case 8: return fmt::format("sl::bitcast<{}>((sl::u64){:#x}ull)", storage_type(t), bits(0, 8));
+    case 16:
+      return fmt::format("sl::mk(sl::double_of({:#x}ull), sl::double_of({:#x}ull))", bits(0, 8), bits(8, 8));
+  }
+  throw InternalError(error_message("cuda: fused region", "constant", "an element of 1 to 16 bytes", dtype_size(t)));
 }
 
 class RegionWriter {
@@ -106,7 +143,7 @@ class RegionWriter {
     }
     const int words = pointers() + static_cast<int>(words_.size());
     std::string code = prelude_source() + head("region", words) + "  const sl::i64* p = (const sl::i64*)a.w;\n" +
-                       fmt::format("  const sl::i64 n = p[{}];\n", pointers()) + kGridLoop + body + "  }\n}\n";
+                       fmt::format("  const sl::i64 n = p[{}];\n", pointers()) + before_ + region_loop(body) + "}\n";
     return {std::move(code), {"region"}, std::move(words_)};
   }
 
@@ -121,7 +158,8 @@ class RegionWriter {
                                         "a region input or an earlier node of the region", "neither"));
     const std::string v = fmt::format("x{}", in->second);
     body += fmt::format("    const {} {} = {};\n", compute_type(operand.spec.dtype), v,
-                        load(operand.spec.dtype, pointer(storage_type(operand.spec.dtype), in->second, false) + "[i]"));
+                        load(operand.spec.dtype, fmt::format("sl::ld({} + i)", pointer(storage_type(operand.spec.dtype),
+                                                                                      in->second, false))));
     value_[&operand] = v;
     return v;
   }
@@ -139,17 +177,26 @@ class RegionWriter {
                                         std::string(op_name(x.op))));
     const BroadcastMap map = make_broadcast_map(x.spec.shape, shape_, b.attrs.axes);
     if (map.identity()) return value_of(x, body);
-    std::string index = "0";
-    if (x.spec.size() > 1) {
-      const int at = pointers() + static_cast<int>(words_.size());
-      const auto rank = static_cast<int>(map.dims.size());
-      for (int64_t d : map.dims) words_.push_back(static_cast<uint64_t>(d));
-      for (int64_t s : map.strides) words_.push_back(static_cast<uint64_t>(s));
-      index = fmt::format("sl::offset_of(i, {}, p + {}, p + {})", rank, at, at + rank);
-    }
     const std::string v = fmt::format("b{}", next_++);
-    body += fmt::format("    const {} {} = {};\n", compute_type(x.spec.dtype), v,
-                        load(x.spec.dtype, pointer(storage_type(x.spec.dtype), in->second, false) + "[" + index + "]"));
+    const std::string type = compute_type(x.spec.dtype);
+    if (x.spec.size() == 1) {
+      // A scalar: loaded once per thread, before the loop; a constant's
+      // value is written into the kernel.
+      const std::string value = x.op == Op::Constant && x.attrs.literal
+                                    ? literal(x.spec.dtype, x.attrs.literal->bytes)
+                                    : fmt::format("sl::ld({})", pointer(storage_type(x.spec.dtype), in->second, false));
+      before_ += fmt::format("  const {} {} = {};\n", type, v, load(x.spec.dtype, value));
+      return v;
+    }
+    const int at = pointers() + static_cast<int>(words_.size());
+    const auto rank = static_cast<int>(map.dims.size());
+    for (int64_t d : map.dims) words_.push_back(static_cast<uint64_t>(d));
+    for (int64_t s : map.strides) words_.push_back(static_cast<uint64_t>(s));
+    const std::string index = fmt::format("sl::offset_of(i, {}, p + {}, p + {})", rank, at, at + rank);
+    body += fmt::format("    const {} {} = {};\n", type, v,
+                        load(x.spec.dtype, fmt::format("sl::ld({} + {})", pointer(storage_type(x.spec.dtype), in->second,
+                                                                              false),
+                                                         index)));
     return v;
   }
 
@@ -158,6 +205,7 @@ class RegionWriter {
   std::unordered_map<const Node*, int> input_;
   std::unordered_map<const Node*, std::string> value_;
   std::vector<uint64_t> words_;  // after the pointers: n, then each broadcast map's dims and strides
+  std::string before_;            // what each thread computes once, before its loop
   int next_ = 0;
 };
 

@@ -7,9 +7,10 @@ namespace sluice::cuda {
 // CUDA allows 2^31 - 1 blocks along x; a grid-stride loop needs far fewer.
 constexpr int64_t kMaxGrid = (int64_t{1} << 31) - 1;
 
-Launch loop_launch(int64_t n) {
+Launch loop_launch(int64_t n, int multiprocessors, int blocks_per_sm) {
   const int64_t wanted = (std::max<int64_t>(n, 1) + kBlockThreads - 1) / kBlockThreads;
-  return {static_cast<uint32_t>(std::clamp<int64_t>(wanted, 1, kMaxGrid)), kBlockThreads};
+  const int64_t cap = std::clamp<int64_t>(int64_t{multiprocessors} * blocks_per_sm, 1, kMaxGrid);
+  return {static_cast<uint32_t>(std::clamp<int64_t>(wanted, 1, cap)), kBlockThreads};
 }
 
 ReduceLaunch reduce_launch(int64_t outputs, int64_t reduced, bool contiguous, int multiprocessors) {
@@ -21,7 +22,7 @@ ReduceLaunch reduce_launch(int64_t outputs, int64_t reduced, bool contiguous, in
     const int64_t cap = std::max<int64_t>(1, int64_t{multiprocessors} * 64);
     return {{static_cast<uint32_t>(std::clamp<int64_t>(outputs, 1, std::min(cap, kMaxGrid))), kBlockThreads}, true};
   }
-  return {loop_launch(outputs), false};
+  return {loop_launch(outputs, multiprocessors), false};
 }
 
 }  // namespace sluice::cuda

@@ -1,10 +1,10 @@
 #include <sluice/devices/cuda/nvrtc_compiler.h>
 
 #include <fmt/format.h>
-#include <nvrtc.h>
 
 #include <memory>
 
+#include <sluice/devices/cuda/cuda_libraries.h>
 #include <sluice/ops/error.h>
 
 namespace sluice::cuda {
@@ -12,7 +12,7 @@ namespace {
 
 void check(nvrtcResult status, const char* what) {
   if (status != NVRTC_SUCCESS)
-    throw DeviceError(fmt::format("cuda: NVRTC {} failed: {}", what, nvrtcGetErrorString(status)));
+    throw DeviceError(fmt::format("cuda: NVRTC {} failed: {}", what, nvrtc_library().get_error_string(status)));
 }
 
 // The first lines of a log: a kernel that does not compile says why early.
@@ -25,31 +25,34 @@ std::string head_of(const std::string& log, size_t lines) {
 }  // namespace
 
 std::vector<char> nvrtc_compile(const KernelSource& source, int arch) {
+  const NvrtcLibrary& nvrtc = nvrtc_library();
   nvrtcProgram program = nullptr;
-  check(nvrtcCreateProgram(&program, source.code.c_str(), "sluice_kernel.cu", 0, nullptr, nullptr), "nvrtcCreateProgram");
-  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owner(&program, [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
+  check(nvrtc.create_program(&program, source.code.c_str(), "sluice_kernel.cu", 0, nullptr, nullptr),
+        "nvrtcCreateProgram");
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owner(
+      &program, [](nvrtcProgram* p) { nvrtc_library().destroy_program(p); });
   const std::string gpu = fmt::format("--gpu-architecture=sm_{}", arch);
   const char* options[] = {gpu.c_str(), "--std=c++17", "--device-as-default-execution-space"};
-  const nvrtcResult compiled = nvrtcCompileProgram(program, 3, options);
+  const nvrtcResult compiled = nvrtc.compile_program(program, 3, options);
   if (compiled != NVRTC_SUCCESS) {
     size_t size = 0;
-    nvrtcGetProgramLogSize(program, &size);
+    nvrtc.get_program_log_size(program, &size);
     std::string log(size, '\0');
-    if (size) nvrtcGetProgramLog(program, log.data());
+    if (size) nvrtc.get_program_log(program, log.data());
     const std::string entry = source.entries.empty() ? std::string("kernel") : source.entries.front();
     throw DeviceError(fmt::format("cuda: the generated kernel '{}' did not compile for sm_{}: {}\n{}", entry, arch,
-                                  nvrtcGetErrorString(compiled), head_of(log, 20)));
+                                  nvrtc.get_error_string(compiled), head_of(log, 20)));
   }
   size_t size = 0;
-  check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+  check(nvrtc.get_cubin_size(program, &size), "nvrtcGetCUBINSize");
   std::vector<char> cubin(size);
-  check(nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN");
+  check(nvrtc.get_cubin(program, cubin.data()), "nvrtcGetCUBIN");
   return cubin;
 }
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  check(nvrtc_library().version(&major, &minor), "nvrtcVersion");
   return fmt::format("{}.{}", major, minor);
 }
 

@@ -645,6 +645,27 @@ template <int N> struct Words { u64 w[N]; };
 // Sixteen bytes moved as one element (c128, in shape copies).
 struct b16 { u64 lo, hi; };
 
+// An element of a kernel's input, through the read-only data cache: the
+// inputs of a region are never written by it at another element, so the
+// compiler may load ahead of the stores of earlier elements.
+template <class T> SL_FN T ld(const T* p) {
+#ifdef __CUDACC_RTC__
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+#ifdef __CUDACC_RTC__
+template <> SL_FN c64 ld(const c64* p) {
+  const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+  return mk(v.x, v.y);
+}
+template <> SL_FN c128 ld(const c128* p) {
+  const double2 v = __ldg(reinterpret_cast<const double2*>(p));
+  return mk(v.x, v.y);
+}
+#endif
+
 // The bits of x read as To (of the same size).
 template <class To, class From> SL_FN To bitcast(From x) {
 #ifdef __CUDACC_RTC__

@@ -139,13 +139,13 @@ TEST(CudaAllocator, FreeingWhatItDidNotHandOutIsAnError) {
   EXPECT_THROW(a.free(p), DeviceError) << "a double free";
 }
 
-TEST(CudaLaunchGeometry, LoopsRunAThreadPerItemUpToTheGridLimit) {
-  const Launch small = loop_launch(1000);
+TEST(CudaLaunchGeometry, LoopsRunAThreadPerItemUpToTwoWavesOfBlocks) {
+  const Launch small = loop_launch(1000, 132);
   EXPECT_EQ(small.block, kBlockThreads);
   EXPECT_EQ(small.grid, 4u) << "a thread per item";
-  EXPECT_EQ(loop_launch(0).grid, 1u) << "an empty loop still launches a valid grid";
-  EXPECT_EQ(loop_launch(int64_t{1} << 28).grid, (1u << 28) / kBlockThreads);
-  EXPECT_EQ(loop_launch(int64_t{1} << 42).grid, 2147483647u) << "CUDA's grid limit; the threads loop for the rest";
+  EXPECT_EQ(loop_launch(0, 132).grid, 1u) << "an empty loop still launches a valid grid";
+  EXPECT_EQ(loop_launch(int64_t{1} << 28, 132).grid, 132u * 16u) << "16 blocks per multiprocessor, threads looping";
+  EXPECT_EQ(loop_launch(int64_t{1} << 40, 2'000'000'000).grid, 2147483647u) << "CUDA's grid limit";
 }
 
 TEST(CudaLaunchGeometry, ReductionsPickABlockOrAThreadPerResult) {
@@ -155,7 +155,7 @@ TEST(CudaLaunchGeometry, ReductionsPickABlockOrAThreadPerResult) {
   // Few elements per result: a thread each.
   const ReduceLaunch few = reduce_launch(1 << 20, 8, true, 132);
   EXPECT_FALSE(few.block_per_output);
-  EXPECT_EQ(few.launch.grid, 4096u);
+  EXPECT_EQ(few.launch.grid, 132u * 16u);
   // Strided elements (a reduction over the outer axis) with results enough
   // to keep the GPU busy: a thread each, so neighbouring threads read
   // neighbouring elements.

@@ -270,7 +270,7 @@ template <class F> SL_FN F times_ratio(F x, F d, F c, F r) {
   F p = x * d;
   return fabs_(p) >= flt<F>::min_normal() ? p / c : x / c * d;
 }
-template <class F> SL_FN cx<F> divide(cx<F> a, cx<F> b) {
+template <class F> SL_CALL cx<F> divide(cx<F> a, cx<F> b) {
   if (fabs_(b.re) >= fabs_(b.im)) {
     if (b.re == 0) return mk(a.re / fabs_(b.re), a.im / fabs_(b.re));
     F r = b.im / b.re, den = b.re + b.im * r;
@@ -514,12 +514,14 @@ SL_FN double erf_inv(double x) {
   return y;
 }
 
-// ---- complex math, with the host's formulas where they guard an edge
+// ---- complex math, with the host's formulas where they guard an edge.
+// Not inlined: each is compiled once per kernel however often a region calls
+// it (a region's loop calls its element four times and more).
 // The special values follow C99's Annex G (as glibc's cexp, csinh, ... and
 // so the host backend and numpy): a zero or infinite part does not turn the
 // other into NaN through 0 * inf.
 template <class F> SL_FN bool finite(F x) { return x - x == 0; }
-template <class F> SL_FN cx<F> exp(cx<F> z) {
+template <class F> SL_CALL cx<F> exp(cx<F> z) {
   if (z.im == 0) return mk(exp(z.re), z.im);
   if (!finite(z.im)) {
     if (z.re == flt<F>::inf()) return mk(z.re, z.im - z.im);
@@ -533,7 +535,7 @@ template <class F> SL_FN cx<F> exp(cx<F> z) {
   return mk(e * cos(z.im), e * sin(z.im));
 }
 // Near 0 without cancelling: e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y/2).
-template <class F> SL_FN cx<F> expm1(cx<F> z) {
+template <class F> SL_CALL cx<F> expm1(cx<F> z) {
   if (z.im == 0) return mk(expm1(z.re), z.im);
   if (z.re > log(flt<F>::max())) {
     F h = exp(z.re / 2);
@@ -542,16 +544,16 @@ template <class F> SL_FN cx<F> expm1(cx<F> z) {
   F s = sin(z.im / 2);
   return mk(expm1(z.re) * cos(z.im) - 2 * s * s, exp(z.re) * sin(z.im));
 }
-template <class F> SL_FN cx<F> log(cx<F> z) { return mk(log(abs(z)), atan2(z.im, z.re)); }
+template <class F> SL_CALL cx<F> log(cx<F> z) { return mk(log(abs(z)), atan2(z.im, z.re)); }
 // log(1 + z): |1 + z|^2 = 1 + (2x + x^2 + y^2), unless that may overflow.
-template <class F> SL_FN cx<F> log1p(cx<F> z) {
+template <class F> SL_CALL cx<F> log1p(cx<F> z) {
   const F big = sqrt(flt<F>::max()) / 2;
   if (fabs_(z.re) > big || fabs_(z.im) > big) return mk(log(abs(mk(1 + z.re, z.im))), atan2(z.im, 1 + z.re));
   return mk(F(0.5) * log1p(z.re * (2 + z.re) + z.im * z.im), atan2(z.im, 1 + z.re));
 }
 // The principal root, by Kahan's formula: t = sqrt((|x| + |z|) / 2), scaled
 // where |z| could overflow.
-template <class F> SL_FN cx<F> sqrt(cx<F> z) {
+template <class F> SL_CALL cx<F> sqrt(cx<F> z) {
   F x = z.re, y = z.im;
   if (x == 0 && y == 0) return mk(F(0), y);
   if (is_infinity(y)) return mk(flt<F>::inf(), y);
@@ -572,15 +574,15 @@ template <class F> SL_FN cx<F> sqrt(cx<F> z) {
   if (x >= 0) return mk(t * scale, y / (2 * t) * scale);
   return mk(fabs_(y) / (2 * t) * scale, copysign_(t, y) * scale);
 }
-template <class F> SL_FN cx<F> rsqrt(cx<F> z) { return divide(mk(F(1), F(0)), sqrt(z)); }
-template <class F> SL_FN cx<F> sinh(cx<F> z) {
+template <class F> SL_CALL cx<F> rsqrt(cx<F> z) { return divide(mk(F(1), F(0)), sqrt(z)); }
+template <class F> SL_CALL cx<F> sinh(cx<F> z) {
   const F x = z.re, y = z.im;
   if (y == 0) return mk(sinh(x), y);
   if (x == 0) return mk(x, sin(y));
   if (!finite(x) && x == x && !finite(y)) return mk(x, y - y);
   return mk(sinh(x) * cos(y), cosh(x) * sin(y));
 }
-template <class F> SL_FN cx<F> cosh(cx<F> z) {
+template <class F> SL_CALL cx<F> cosh(cx<F> z) {
   const F x = z.re, y = z.im;
   if (y == 0) return mk(cosh(x), copysign_(F(0), x) * copysign_(F(1), y));
   if (x == 0) return mk(cos(y), finite(y) ? x * sin(y) : x);
@@ -588,15 +590,15 @@ template <class F> SL_FN cx<F> cosh(cx<F> z) {
   return mk(cosh(x) * cos(y), sinh(x) * sin(y));
 }
 // sin z = -i sinh(i z), cos z = cosh(i z): their special values follow.
-template <class F> SL_FN cx<F> sin(cx<F> z) {
+template <class F> SL_CALL cx<F> sin(cx<F> z) {
   const cx<F> w = sinh(mk(-z.im, z.re));
   return mk(w.im, -w.re);
 }
-template <class F> SL_FN cx<F> cos(cx<F> z) { return cosh(mk(-z.im, z.re)); }
+template <class F> SL_CALL cx<F> cos(cx<F> z) { return cosh(mk(-z.im, z.re)); }
 // Kahan's tanh: t = tan y, b = 1 + t^2, s = sinh x, r = sqrt(1 + s^2):
 // tanh z = (r s b + i t) / (1 + b s^2); for large |x|, sign(x) + i 4 sin y
 // cos y e^-2|x|.
-template <class F> SL_FN cx<F> tanh(cx<F> z) {
+template <class F> SL_CALL cx<F> tanh(cx<F> z) {
   F x = z.re, y = z.im;
   if (x != x) return mk(x, y == 0 ? y : x);
   if (!finite(y)) {
@@ -612,19 +614,19 @@ template <class F> SL_FN cx<F> tanh(cx<F> z) {
   return mk(b * r * s / d, t / d);
 }
 // tan z = -i tanh(i z).
-template <class F> SL_FN cx<F> tan(cx<F> z) {
+template <class F> SL_CALL cx<F> tan(cx<F> z) {
   cx<F> w = tanh(mk(-z.im, z.re));
   return mk(w.im, -w.re);
 }
 // 1 / (1 + e^-z); where |e^z| is below F's precision that is e^z, which
 // does not overflow where e^-z would.
-template <class F> SL_FN cx<F> sigmoid(cx<F> z) {
+template <class F> SL_CALL cx<F> sigmoid(cx<F> z) {
   if (z.re < -F(flt<F>::digits) * F(0.6931471805599453) - 1) return exp(z);
   cx<F> e = exp(mk(-z.re, -z.im));
   return divide(mk(F(1), F(0)), mk(1 + e.re, e.im));
 }
 // z / |z|, and 0 for 0; subnormal parts scaled up exactly first.
-template <class F> SL_FN cx<F> sign(cx<F> z) {
+template <class F> SL_CALL cx<F> sign(cx<F> z) {
   if (fabs_(z.re) < flt<F>::min_normal() && fabs_(z.im) < flt<F>::min_normal()) {
     const F scale = F(u64(1) << (flt<F>::digits - 1)) * F(2);
     z = mk(z.re * scale, z.im * scale);
@@ -633,7 +635,7 @@ template <class F> SL_FN cx<F> sign(cx<F> z) {
   return r == 0 ? mk(F(0), F(0)) : mk(z.re / r, z.im / r);
 }
 // As numpy: z^0 is 1, 0^w is 0 for Re(w) > 0; otherwise exp(w log z).
-template <class F> SL_FN cx<F> pow(cx<F> z, cx<F> w) {
+template <class F> SL_CALL cx<F> pow(cx<F> z, cx<F> w) {
   if (w.re == 0 && w.im == 0) return mk(F(1), F(0));
   if (z.re == 0 && z.im == 0 && w.re > 0) return mk(F(0), F(0));
   return exp(multiply(w, log(z)));

@@ -104,9 +104,13 @@ elseif(STEP STREQUAL "shared")
   set(shared ${WORK_DIR}/shared)
   file(REMOVE_RECURSE ${shared})
   cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
+  # Unoptimized (-O0, no debug information): what this checks is how the
+  # libraries are built, named, installed and linked, not their speed, and
+  # optimizing every kernel again would take most of the suite's time.
   run("configuring sluice with BUILD_SHARED_LIBS=ON" ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${shared}/build
       -G ${GENERATOR} -DBUILD_SHARED_LIBS=ON -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF
-      -DSLUICE_BUILD_PROGRAMS=OFF -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+      -DSLUICE_BUILD_PROGRAMS=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0
+      -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
       -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER} -DCMAKE_CXX_FLAGS=${CXX_FLAGS}
       -DCMAKE_SHARED_LINKER_FLAGS=${LINKER_FLAGS})
   run("building the shared libraries" ${CMAKE_COMMAND} --build ${shared}/build -j ${cores})

@@ -2,15 +2,22 @@
 // bench_zmq_ipc_peer, sends; this one receives and times. Three senders:
 //   reliable  a sluice Channel as a user gets it by default (reliable
 //             delivery: credit, acknowledgements, heartbeats; a tensor below
-//             pack_below travels packed in one frame);
+//             pack_below travels packed in one frame; on this host, in
+//             shared memory, copied there from the tensor's own);
+//   shared    the same, the tensor in shared memory already (as a pipeline
+//             stage's outputs are for a same-host edge): nothing is copied;
 //   plain     a sluice Channel with Delivery::Plain (raw ZeroMQ PUSH/PULL
 //             carrying the wire format, packed the same way);
 //   raw       raw libzmq PUSH/PULL sending the tensor's bytes as one frame.
 // Rows (ratio = baseline time / sluice time, higher is better):
 //   zmq_ipc_1MiB       1 MiB f32 tensors, reliable against raw
 //   zmq_ipc_64B        64-byte f32 tensors, reliable against raw
-//   reliable_ipc_1MiB  1 MiB f32 tensors, reliable against plain: what reliability costs
+//   reliable_ipc_1MiB  1 MiB f32 tensors, reliable against plain: what
+//                      reliability costs (both in frames: the receiver declines shared memory)
 //   reliable_ipc_64B   64-byte f32 tensors, reliable against plain
+//   shm_ipc_16MiB      16 MiB f32 tensors, shared against raw; both receivers
+//                      read a float of every 4 KiB page of each tensor
+//   shm_ipc_64KiB      64 KiB f32 tensors, the same
 //   curve_tcp_1MiB     1 MiB f32 tensors over tcp loopback, reliable with
 //                      CurveZMQ against reliable without: what encryption costs
 // and, not a row, zmq_ipc_64B_plain: plain against raw, to tell the
@@ -139,6 +146,22 @@ class Receiver {
   virtual ~Receiver() = default;
   // Seconds per message over `count` - 1 messages; the first one's data in *first.
   virtual double trial(long count, std::vector<float>* first = nullptr) = 0;
+  // Reads a float of every page of each tensor received, as a consumer
+  // would at the least: the memory is there, mapped, not merely named.
+  void touch_pages() { touch_ = true; }
+
+ protected:
+  void touch(const void* data, size_t bytes) {
+    if (!touch_) return;
+    const auto* f = static_cast<const volatile float*>(data);
+    float sum = 0;
+    for (size_t i = 0; i < bytes / sizeof(float); i += 4096 / sizeof(float)) sum += f[i];
+    sink_ = sum;
+  }
+
+ private:
+  bool touch_ = false;
+  volatile float sink_ = 0;
 };
 
 // The receiving end through sluice: a Channel with the sender's delivery.
@@ -183,6 +206,7 @@ class SluiceReceiver : public Receiver {
     std::optional<wire::Message> m = pull_.recv(kTimeout);
     if (!m || m->tensors.size() != 1 || m->tensors[0].spec().bytes() != static_cast<int64_t>(bytes_))
       throw std::runtime_error(mode_ + ": a message is missing or wrong");
+    touch(m->tensors[0].host_data(), bytes_);
     return m->tensors[0];
   }
 
@@ -235,6 +259,7 @@ class RawReceiver : public Receiver {
     if (got != static_cast<int>(bytes_))
       throw std::runtime_error("raw: expected a message of " + std::to_string(bytes_) + " bytes, found " +
                                std::to_string(got));
+    touch(zmq_msg_data(&msg_), bytes_);
   }
 
   std::string endpoint_;
@@ -328,9 +353,16 @@ void BM_zmq_ipc_64B_plain(benchmark::State& state) {
 }
 BENCHMARK(BM_zmq_ipc_64B_plain)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// Frames, both: what the reliable protocol costs, not what shared memory saves.
+ChannelOptions in_frames() {
+  ChannelOptions o;
+  o.shared_memory = false;
+  return o;
+}
+
 void BM_reliable_ipc_1MiB(benchmark::State& state) {
   run_benchmark(state, [&] {
-    SluiceReceiver reliable(k1MiB, Delivery::Reliable);
+    SluiceReceiver reliable(k1MiB, "reliable", "@" + ipc_endpoint("reliable", k1MiB), in_frames());
     SluiceReceiver plain(k1MiB, Delivery::Plain);
     compare(state, "reliable_ipc_1MiB", reliable, plain, kCount1MiB, 0.9);
   });
@@ -339,23 +371,41 @@ BENCHMARK(BM_reliable_ipc_1MiB)->Iterations(15)->UseManualTime()->Unit(benchmark
 
 void BM_reliable_ipc_64B(benchmark::State& state) {
   run_benchmark(state, [&] {
-    SluiceReceiver reliable(64, Delivery::Reliable);
+    SluiceReceiver reliable(64, "reliable", "@" + ipc_endpoint("reliable", 64), in_frames());
     SluiceReceiver plain(64, Delivery::Plain);
     compare(state, "reliable_ipc_64B", reliable, plain, kCount64B, 0.7);
   });
 }
 BENCHMARK(BM_reliable_ipc_64B)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
-// Both ends default channels (reliable) over tcp loopback, one pair with
-// CurveZMQ (the sender's key allowed by the receiver), one without.
+// A same-host channel: the sender's tensor in shared memory, the receiver
+// reading it in place, against raw libzmq moving the same bytes.
+void shared_against_raw(benchmark::State& state, const std::string& name, size_t bytes, long count, double goal) {
+  run_benchmark(state, [&] {
+    SluiceReceiver shared(bytes, "shared", "@" + ipc_endpoint("shared", bytes), {});
+    RawReceiver raw(bytes);
+    shared.touch_pages();
+    raw.touch_pages();
+    compare(state, name, shared, raw, count, goal);
+  });
+}
+
+void BM_shm_ipc_16MiB(benchmark::State& state) { shared_against_raw(state, "shm_ipc_16MiB", size_t{16} << 20, 100, 4); }
+BENCHMARK(BM_shm_ipc_16MiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_shm_ipc_64KiB(benchmark::State& state) { shared_against_raw(state, "shm_ipc_64KiB", size_t{64} << 10, 20000, 2); }
+BENCHMARK(BM_shm_ipc_64KiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Both ends default channels (reliable, in frames) over tcp loopback, one
+// pair with CurveZMQ (the sender's key allowed by the receiver), one without.
 void BM_curve_tcp_1MiB(benchmark::State& state) {
   run_benchmark(state, [&] {
     CurveKeys keys;
-    ChannelOptions secure;
+    ChannelOptions secure = in_frames();
     secure.curve = {.secret = keys.path("server_secret"), .server = "", .allow = keys.path("allow")};
     SluiceReceiver curve(k1MiB, "reliable", "@tcp://127.0.0.1:*", secure,
                          {keys.path("client_secret"), keys.path("server")});
-    SluiceReceiver plaintext(k1MiB, "reliable", "@tcp://127.0.0.1:*", {});
+    SluiceReceiver plaintext(k1MiB, "reliable", "@tcp://127.0.0.1:*", in_frames());
     compare(state, "curve_tcp_1MiB", curve, plaintext, kCount1MiB, 0.25);
   });
 }

@@ -1,11 +1,14 @@
 // The sending process of bench_zmq_ipc, which starts it once per trial:
-//   bench_zmq_ipc_peer reliable|plain|raw ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]
+//   bench_zmq_ipc_peer reliable|shared|plain|raw ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]
 // connects to ENDPOINT and sends COUNT messages of one f32 tensor of BYTES
 // bytes (ramp values), then an end marker:
 //   reliable  through a Channel with default options, as a user gets it
 //             (reliable; a small tensor packed in one frame); end of stream
 //             at the end, then flush: exits once the receiver acknowledged
 //             everything, with no word on ACK_ENDPOINT;
+//   shared    as reliable, the tensor in shared memory (Tensor::to_shared),
+//             where a pipeline stage writes its outputs for a same-host
+//             edge: a receiver on this host reads it in place;
 //   plain     through a Channel with Delivery::Plain (raw ZeroMQ PUSH, the
 //             same packing); end of stream at the end;
 //   raw       the tensor's bytes as one libzmq frame (lent without a copy from
@@ -108,7 +111,7 @@ int send_plain(const std::string& endpoint, const sluice::Tensor& t, long count,
 int main(int argc, char** argv) {
   if (argc != 6 && argc != 8) {
     std::fprintf(stderr,
-                 "usage: bench_zmq_ipc_peer reliable|plain|raw ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]\n");
+                 "usage: bench_zmq_ipc_peer reliable|shared|plain|raw ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]\n");
     return 2;
   }
   const std::string mode = argv[1], endpoint = argv[2];
@@ -120,10 +123,12 @@ int main(int argc, char** argv) {
     sluice::CurveOptions curve;
     if (argc == 8) curve = {.secret = argv[6], .server = argv[7], .allow = ""};
     if (mode == "reliable") return send_reliable(endpoint, t, count, curve);
+    if (mode == "shared") return send_reliable(endpoint, t.to_shared(), count, curve);
     Acknowledgement ack(argv[5]);
     if (mode == "plain") return send_plain(endpoint, t, count, ack);
     if (mode != "raw") {
-      std::fprintf(stderr, "bench_zmq_ipc_peer: mode: expected reliable, plain or raw, found %s\n", mode.c_str());
+      std::fprintf(stderr, "bench_zmq_ipc_peer: mode: expected reliable, shared, plain or raw, found %s\n",
+                   mode.c_str());
       return 2;
     }
     return send_raw(endpoint,

@@ -156,6 +156,25 @@ struct Buffer {
 };
 using BufferPtr = std::shared_ptr<Buffer>;
 
+// ---------------------------------------------------------------- pointers
+enum class PointerMode : uint8_t {
+  Local,  // an address in this process
+  Ipc,    // a handle another process of this host opens (shared memory)
+};
+struct PointerOptions {
+  PointerMode mode = PointerMode::Local;
+  bool require_shared = false;  // ipc: fail rather than copy a tensor that is not in shared memory
+};
+// Where a tensor's data is: what to_pointer gives and from_pointer takes.
+struct TensorPointer {
+  PointerMode mode = PointerMode::Local;
+  Device device;               // Local: where `address` is; Ipc: the host
+  void* address = nullptr;     // Local: the data
+  std::string handle;          // Ipc: "sluice-shm:1:pid=...", printable, for any process of this host
+  size_t bytes = 0;            // of the data
+  std::shared_ptr<void> owner; // keeps the memory alive (null for memory the caller keeps alive)
+};
+
 // ---------------------------------------------------------------- Tensor
 // A value: a Spec and a buffer on one device, possibly still being computed.
 // Copies share the buffer. Reading data waits for it; passing it to another
@@ -213,6 +232,21 @@ class Tensor {
   const void* host_data() const;
   void copy_to_host(void* dst) const;
 
+  // Nx.Backend's to_pointer: the tensor's memory for a library in this
+  // process (PointerMode::Local: its address on its device) or for another
+  // process of this host (PointerMode::Ipc: a handle that from_pointer
+  // there maps, the same memory and no copy; host tensors only). Waits
+  // until the tensor is computed. An ipc handle names shared memory
+  // (devices/shared_memory.h documents its text, for other languages): a
+  // tensor already in it (to_shared, outputs of a run with
+  // OutputMemory::Shared, tensors a same-host channel received) is shared
+  // as it is; any other is copied into it once, unless `require_shared`,
+  // which makes that a DeviceError. The result's `owner` keeps the memory
+  // alive: hold it while another process may still open the handle.
+  TensorPointer to_pointer(const PointerOptions& options = {}) const;
+  // A host copy in shared memory; this tensor when its memory is shared already.
+  Tensor to_shared() const;
+
   // Nx's inspect format: "f32[2][3]\n[\n  [1.0, 2.0, 3.0],\n ...]", elided when large.
   std::string str() const;
 
@@ -254,6 +288,16 @@ Tensor scalar(T value, Device device = host()) { return tensor(std::vector<T>{va
 // Wraps host memory without copying; `owner` keeps it alive as long as any
 // tensor uses it (pass a no-op owner for memory that outlives the tensor).
 Tensor wrap_host(const Spec& spec, void* data, std::shared_ptr<void> owner);
+// Nx.Backend's from_pointer: a tensor of `spec` over memory to_pointer
+// described, without copying it. Local: `address` on `device` (pointer.owner
+// kept alive with the tensor; null: the caller keeps the memory alive as
+// long as the tensor lives). Ipc: the handle, mapped into this process and
+// kept mapped while the tensor lives, on the host. Writes through the tensor's
+// memory (to_pointer of it, Local) are seen by every process mapping it.
+// ValueError for a malformed handle or fewer bytes than the spec needs;
+// DeviceError when the handle cannot be opened (its process gone, another
+// user's memory, a slot handed out again since).
+Tensor from_pointer(const TensorPointer& pointer, const Spec& spec);
 Tensor zeros(const Spec& spec, Device device = host());
 Tensor ones(const Spec& spec, Device device = host());
 // The device is not optional here: `iota(spec)` is the traced op of
@@ -263,10 +307,20 @@ Tensor iota(const Spec& spec, Device device);
 // ---------------------------------------------------------------- Executable
 class ExecutableImpl;
 
+// Where a run on the host puts its outputs.
+enum class OutputMemory : uint8_t {
+  Default,  // the backend's own memory
+  // Shared memory (Tensor::to_pointer): outputs that will cross to another
+  // process of this host are then written once, by the kernels, and read
+  // there in place. Devices that are not the host ignore it.
+  Shared,
+};
+
 struct RunOptions {
   // Arguments whose buffers the run may reuse for outputs; they are invalid
   // afterwards (using them throws DeviceError saying they were donated).
   std::vector<size_t> donate{};
+  OutputMemory output_memory = OutputMemory::Default;
 };
 
 // A Function compiled for one device.

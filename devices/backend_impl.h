@@ -57,9 +57,11 @@ class ExecutableImpl {
   // Starts the computation on already validated arguments and returns the
   // outputs, whose buffers' events are set when done (or failed with the
   // error). `donated[i]` says argument i's buffer may be reused for an output.
-  // Must not block on pending arguments: chain on their events instead.
-  virtual std::vector<BufferPtr> run(const std::vector<BufferPtr>& args,
-                                     const std::vector<bool>& donated) = 0;
+  // A backend with host memory puts fresh outputs where `output_memory`
+  // says; others ignore it. Must not block on pending arguments: chain on
+  // their events instead.
+  virtual std::vector<BufferPtr> run(const std::vector<BufferPtr>& args, const std::vector<bool>& donated,
+                                     OutputMemory output_memory) = 0;
 };
 
 // ---------------------------------------------------------------- Backend

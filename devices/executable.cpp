@@ -108,7 +108,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args, const RunOp
                                       "one donated or deallocated by another thread"));
   }
 
-  std::vector<BufferPtr> out = state_->impl->run(buffers, donated);
+  std::vector<BufferPtr> out = state_->impl->run(buffers, donated, options.output_memory);
   std::vector<Tensor> result;
   result.reserve(out.size());
   for (size_t i = 0; i < out.size(); ++i) result.emplace_back(state_->outputs[i], std::move(out[i]));

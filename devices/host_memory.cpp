@@ -123,6 +123,8 @@ Pool& pool() {
 
 }  // namespace
 
+size_t host_block_bytes(size_t bytes) { return size_class(bytes).bytes; }
+
 std::shared_ptr<void> host_allocate(size_t bytes) { return pool().allocate(bytes); }
 
 HostMemoryStats host_memory_stats() { return pool().stats(); }

@@ -25,6 +25,11 @@ inline int64_t host_aligned_size(int64_t bytes) {
   return std::max<int64_t>(a, (bytes + a - 1) / a * a);
 }
 
+// The bytes of the block host_allocate hands out for `bytes`: multiples of
+// 64 up to 1 KiB, then four classes per power of two, so that a block is at
+// most 25% larger than asked for (the shared-memory pool uses the same classes).
+size_t host_block_bytes(size_t bytes);
+
 // A block of at least `bytes` (at least one cache line, even for 0), aligned
 // to kHostAlignment. It returns to the pool when the last owner lets go.
 std::shared_ptr<void> host_allocate(size_t bytes);

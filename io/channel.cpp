@@ -138,6 +138,9 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
   }
   c.endpoint = address;
   validate(c.options, pattern, "channel " + address);
+  // Within one process (inproc) frames lend the tensors' memory already;
+  // and a CRC is of bytes on a wire, which shared memory does not cross.
+  if (address.starts_with("inproc://") || c.options.crc) c.options.shared_memory = false;
   check_tcp_port(address);
   const bool reliable = is_reliable(c.options, pattern);
   try {
@@ -318,7 +321,10 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
       throw WireError(c.where + ": receive failed: " + e.what());
     }
     try {
-      wire::Message m = channel_detail::decode_incoming(in, 0, c.options.max_message_bytes, max_frames, c.where);
+      static const wire::MapShared plain = channel_detail::refuse_shared(
+          "shared-memory references on a plain channel (it cannot tell the sender when it has read them)");
+      wire::Message m =
+          channel_detail::decode_incoming(in, 0, c.options.max_message_bytes, max_frames, c.where, plain);
       if (wire::is_control(m.header.kind))
         throw WireError(
             error_message(fmt::format("{}: seq {}", c.where, m.header.seq), "kind",
@@ -367,7 +373,7 @@ void Channel::set_acknowledge(Acknowledge acknowledge) {
 void Channel::commit(uint64_t peer, uint64_t seq) {
   if (!impl_->receiver) return;
   check_commits(*impl_);
-  if (peer != 0) impl_->receiver->acks()->push(peer, seq, /*commit=*/true);
+  if (peer != 0) impl_->receiver->acks()->push(peer, seq, channel_detail::AckQueue::What::Commit);
 }
 
 std::function<void(uint64_t, uint64_t)> Channel::committer() {
@@ -375,7 +381,7 @@ std::function<void(uint64_t, uint64_t)> Channel::committer() {
   check_commits(*impl_);
   std::weak_ptr<channel_detail::AckQueue> queue = impl_->receiver->acks();
   return [queue](uint64_t peer, uint64_t seq) {
-    if (auto q = queue.lock(); q && peer != 0) q->push(peer, seq, /*commit=*/true);
+    if (auto q = queue.lock(); q && peer != 0) q->push(peer, seq, channel_detail::AckQueue::What::Commit);
   };
 }
 
@@ -422,6 +428,7 @@ ChannelCounters Channel::counters() const {
     n.duplicates = c.receiver->duplicates();
     n.peers_lost = c.receiver->peers_lost();
     n.refusals = c.receiver->refusals_sent();
+    n.shared = c.receiver->shared();
   }
   if (c.sender) {
     n.resent = c.sender->resent();
@@ -429,6 +436,7 @@ ChannelCounters Channel::counters() const {
     n.unacknowledged = c.sender->unacknowledged();
     n.credit = c.sender->credit();
     n.refusals = c.sender->refusals_received();
+    n.shared = c.sender->shared();
   }
   return n;
 }

@@ -130,6 +130,21 @@ struct ChannelOptions {
   // acknowledged so that the sender forgets it. Off: each session is a
   // stream of its own, taken from the oldest message it keeps.
   bool continue_streams = false;
+  // Same-host shared memory (reliable push and pull; WIRE_FORMAT.md,
+  // "Shared memory"). A sender offers it; a receiver that can map the
+  // sender's memory (the same host, the same user, the sender's /proc
+  // visible) takes it. Tensors then stay where the sender wrote them and the
+  // receiver reads them in place: a tensor in shared memory already (a
+  // pipeline stage's outputs for such an edge, Tensor::to_shared) is not
+  // copied at all, any other is copied once, into shared memory. The
+  // sender's memory is reused only once the receiver has acknowledged the
+  // message and let go of its tensors, which bounds the memory in use by the
+  // credit. Tensors travel in frames, copied, when it is off on either end,
+  // the peer is on another host or a plain ZeroMQ peer, the endpoint is
+  // inproc (frames lend the tensors' memory in one process already), `crc`
+  // is set (a CRC is of bytes that travel), or the message is small enough
+  // to travel packed (pack_below).
+  bool shared_memory = true;
   CurveOptions curve{};
 };
 
@@ -148,6 +163,9 @@ struct ChannelCounters {
   // Refusals of messages (Channel::refuse): receiving, those this channel
   // made; sending, those its receiver sent back (refusals() lists them).
   uint64_t refusals = 0;
+  // Data and updates that went (sending) or came (receiving) as
+  // shared-memory references, not copied frames.
+  uint64_t shared = 0;
 };
 
 // A message a reliable sender's receiver refused (Channel::refuse): its

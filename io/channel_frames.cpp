@@ -42,8 +42,12 @@ bool read_multipart(zmq::socket_t& socket, Incoming& in, int64_t max_bytes, size
   }
 }
 
+wire::MapShared refuse_shared(const std::string& why) {
+  return [why](const SharedHandle&) -> std::shared_ptr<void> { throw WireError(why); };
+}
+
 wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes, size_t max_frames,
-                              const std::string& where) {
+                              const std::string& where, const wire::MapShared& map) {
   if (in.total > max_bytes)
     throw WireError(error_message(where, "message size",
                                   fmt::format("at most max_message_bytes = {} bytes", max_bytes), in.total));
@@ -57,7 +61,7 @@ wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes
     zmq::message_t& p = (*in.parts)[i];
     frames.push_back({{static_cast<const uint8_t*>(p.data()), p.size()}, std::shared_ptr<void>(in.parts, &p)});
   }
-  return wire::decode(std::move(frames), {.max_message_bytes = max_bytes}, where);
+  return wire::decode(std::move(frames), {.max_message_bytes = max_bytes}, where, map);
 }
 
 bool write_frames(zmq::socket_t& socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,

@@ -19,6 +19,7 @@
 
 #include <zmq.hpp>
 
+#include <sluice/devices/shared_memory.h>
 #include <sluice/io/channel.h>
 
 namespace sluice::channel_detail {
@@ -36,9 +37,14 @@ struct Incoming {
 // Reads one message without waiting; false when none is there. Frames past
 // `max_bytes` (or past max_frames) are read and dropped, never kept.
 bool read_multipart(zmq::socket_t& socket, Incoming& in, int64_t max_bytes, size_t max_frames);
-// The message in in.parts[skip...] (skip 1 on a ROUTER: its routing id).
+// The message in in.parts[skip...] (skip 1 on a ROUTER: its routing id);
+// `map` opens its shared-memory references.
 wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes, size_t max_frames,
-                              const std::string& where);
+                              const std::string& where, const wire::MapShared& map);
+// A MapShared that refuses every reference, saying `why`: for those who
+// must not read shared memory (a plain channel cannot tell the sender when
+// it has finished with it, a reliable one takes it only where it agreed to).
+wire::MapShared refuse_shared(const std::string& why);
 // Writes `frames` as one message, after `routing_id` when given (a ROUTER
 // addressing a peer). `dont_wait`: false when ZeroMQ has no room (nothing
 // written) or, on a ROUTER, no such peer. Frames of 1 KiB and more are lent,
@@ -104,14 +110,20 @@ class ReliableSender {
   uint64_t rejected() const { return published_.rejected.load(); }
   uint64_t refusals_received() const { return published_.refusals.load(); }
   uint64_t credit() const { return published_.credit.load(); }
+  uint64_t shared() const { return published_.shared.load(); }
   std::vector<Refusal> refusals() const;
 
  private:
   struct Kept {
     uint64_t seq;
-    std::vector<wire::Frame> frames;
-    uint64_t bytes;
+    wire::Message message;            // encoded again when the receiver changes (data, updates)
+    std::vector<wire::Frame> frames;  // as last encoded
+    uint64_t bytes;                   // of the message in frames (what credit counts)
+    bool shared = false;              // frames are shared-memory references
   };
+  // Its frames in the form the receiver takes (shared-memory references or
+  // frames of its own), encoding it again when that is not the form it has.
+  const std::vector<wire::Frame>& frames_for_receiver(Kept& k);
   // Reads what the receiver sent, beats, and sends what the credit allows;
   // waits up to `wait` for the receiver when there is nothing to read.
   // Called with mutex_ held.
@@ -159,14 +171,28 @@ class ReliableSender {
   static constexpr std::chrono::microseconds kServiceInterval{100};
   bool heard_ = false;
   bool declared_dead_ = false;
-  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0;
+  // Shared memory: the probe this sender's heartbeats offer (8 bytes
+  // holding its session, which a receiver reads to prove it maps this
+  // process's memory), and whether the receiver takes references.
+  std::shared_ptr<void> probe_;
+  std::optional<SharedHandle> probe_handle_;
+  bool share_ = false;
+  // Messages acknowledged whose tensors a receiver still views (its records
+  // list them): their frames keep the shared memory from reuse until a
+  // record of that receiver no longer lists them.
+  struct Lent {
+    uint64_t receiver;
+    std::vector<wire::Frame> frames;
+  };
+  std::map<uint64_t, Lent> lent_;
+  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0, shared_ = 0;
   // What the receiver refused: the last kMaxRefusalsKept, once per seq;
   // refusals_received_ counts every one recorded.
   static constexpr size_t kMaxRefusalsKept = 1024;
   std::deque<Refusal> refusals_;
   uint64_t refusals_received_ = 0;
   struct Published {
-    std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0};
+    std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0}, shared{0};
   };
   Published published_;
   std::thread pacemaker_;
@@ -175,15 +201,19 @@ class ReliableSender {
 // Acknowledgements (and commits) from any thread, taken by the receiving
 // thread; it outlives the channel so that late callbacks find it.
 struct AckQueue {
+  enum class What : uint8_t {
+    Done,     // the owner has finished with message seq
+    Commit,   // Acknowledge::Checkpoint: every message up to seq is committed
+    Release,  // the tensors of shared message seq are gone: its memory may be reused
+  };
   struct Entry {
     uint64_t peer = 0;
     uint64_t seq = 0;
-    // Acknowledge::Checkpoint: every message up to seq is committed, not only seq finished.
-    bool commit = false;
+    What what = What::Done;
   };
   AckQueue();
   ~AckQueue();
-  void push(uint64_t peer, uint64_t seq, bool commit = false);
+  void push(uint64_t peer, uint64_t seq, What what = What::Done);
   std::vector<Entry> take();
   std::mutex mutex;
   std::vector<Entry> pending;
@@ -208,6 +238,7 @@ class ReliableReceiver {
   uint64_t duplicates() const { return duplicates_; }
   uint64_t peers_lost() const { return peers_lost_; }
   uint64_t rejected() const { return rejected_; }
+  uint64_t shared() const { return shared_; }
   const std::string& last_rejection() const { return last_rejection_; }
 
  private:
@@ -235,10 +266,27 @@ class ReliableReceiver {
     // first: each goes before any record, so before the acknowledgement
     // that covers its seq.
     std::deque<std::vector<wire::Frame>> refusals;
+    // Shared memory: whether this receiver takes the sender's references
+    // (decided once, at its first heartbeat, by reading its probe), the
+    // sender's segments mapped so far, and the messages whose tensors still
+    // view them with their bytes (leases): every record lists them, and the
+    // sender reuses the memory of a message acknowledged only once it is
+    // not listed, so never while a tensor here reads it.
+    enum class Share : uint8_t { Unknown, Yes, No } share = Share::Unknown;
+    SharedMappings mappings;
+    std::map<uint64_t, uint64_t> leased;
+    uint64_t leased_bytes = 0;
+    bool leases_changed = false;  // since the last record
   };
   bool checkpoints() const { return options_.acknowledge == Acknowledge::Checkpoint; }
   // What a record tells the sender it may forget: every seq below.
   uint64_t acknowledgement(const Peer& p) const { return checkpoints() ? p.committed : p.acked; }
+  // Whether `p` offers shared memory this receiver can map: its probe holds its session.
+  bool takes_shared(const wire::Message& heartbeat) const;
+  // A shared message taken: its tensors hold a lease that tells this
+  // receiver when they are gone, or, when the sender's memory held here
+  // is half the credit already, they become copies and it is free at once.
+  void lease(Peer& p, wire::Message& m);
   // Sends the acknowledgements due: a batch's worth (an eighth of the
   // credit) per sender, or with flush_all everything done with; commits at once.
   void take_acks(bool flush_all);
@@ -282,7 +330,7 @@ class ReliableReceiver {
   std::optional<std::pair<uint64_t, uint64_t>> handed_;  // OnNextRecv: the last message recv returned
   // Per stream id, the next seq to take (continue_streams, resume_stream).
   std::unordered_map<uint64_t, uint64_t> streams_;
-  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0;
+  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0;
   std::string last_rejection_;
 };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include <sluice/devices/log.h>
 #include <sluice/io/channel_impl.h>
@@ -27,13 +28,13 @@ AckQueue::AckQueue() : wake_fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
 
 AckQueue::~AckQueue() { ::close(wake_fd); }
 
-void AckQueue::push(uint64_t peer, uint64_t seq, bool commit) {
+void AckQueue::push(uint64_t peer, uint64_t seq, What what) {
   bool wake = false;
   {
     std::lock_guard lock(mutex);
     if (closed) return;
     wake = pending.empty();
-    pending.push_back({peer, seq, commit});
+    pending.push_back({peer, seq, what});
   }
   // One wake-up per batch: the receiving thread takes them all at once.
   if (wake) {
@@ -163,6 +164,10 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
   }
   wire::Message m;
   m.header = {kind, 0, p.stream_id, acknowledgement(p), 0, 0};
+  if (p.share == Peer::Share::Yes) {
+    m.shared = true;
+    for (const auto& [seq, bytes] : p.leased) m.leases.push_back(seq);
+  }
   // Checkpoint: what the owner finished and has not committed stays with
   // the sender (it is sent again if this receiver restarts), and the grant
   // makes room for it, so that the window of messages not yet finished
@@ -178,6 +183,7 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
     // No room, or the sender is gone: the next beat says it all again.
     if (write_frames(socket_, wire::encode(m), &p.routing_id, /*dont_wait=*/true)) {
       p.last_sent = now;
+      p.leases_changed = false;
       p.acked_sent = acknowledgement(p);
       p.finished_sent = p.acked;
     } else {
@@ -297,10 +303,22 @@ void ReliableReceiver::take_acks(bool flush_all) {
     handed_.reset();
   }
   for (const AckQueue::Entry& e : acks_->take()) {
-    if (!e.commit) {
-      mark_done(e.peer, e.seq);
-    } else if (auto it = peers_.find(e.peer); it != peers_.end()) {
-      commit_below(it->second, e.seq == UINT64_MAX ? e.seq : e.seq + 1);
+    switch (e.what) {
+      case AckQueue::What::Done: mark_done(e.peer, e.seq); break;
+      case AckQueue::What::Commit:
+        if (auto it = peers_.find(e.peer); it != peers_.end())
+          commit_below(it->second, e.seq == UINT64_MAX ? e.seq : e.seq + 1);
+        break;
+      case AckQueue::What::Release:
+        if (auto it = peers_.find(e.peer); it != peers_.end()) {
+          Peer& p = it->second;
+          auto lease = p.leased.find(e.seq);
+          if (lease == p.leased.end()) break;
+          p.leased_bytes -= lease->second;
+          p.leased.erase(lease);
+          p.leases_changed = true;
+        }
+        break;
     }
   }
   // Batched: an ack per message would double the messages on the wire.
@@ -311,7 +329,9 @@ void ReliableReceiver::take_acks(bool flush_all) {
   for (auto& [session, p] : peers_) {
     const bool acknowledges = acknowledgement(p) > p.acked_sent;
     const uint64_t finished = p.acked - p.finished_sent;  // Checkpoint: credit it frees
-    if ((checkpoints() && acknowledges) || (finished > 0 && (flush_all || finished >= batch)))
+    // Leases let go of go when the socket is quiet, if nothing else goes before.
+    const bool released = p.leases_changed && flush_all;
+    if ((checkpoints() && acknowledges) || (finished > 0 && (flush_all || finished >= batch)) || released)
       send_control(p, acknowledges ? wire::Kind::Ack : wire::Kind::Credit, now);
   }
 }
@@ -324,6 +344,7 @@ void ReliableReceiver::beat(Clock::time_point now) {
       // It may only be idle (a sender beats from inside its calls): its
       // state stays, so that it is known when it speaks again.
       p.alive = false;
+      p.mappings.clear();  // tensors that view its memory keep their own mapping
       ++peers_lost_;
       logger().info("{}: sender {:016x} (stream {}) silent for {} ms", where_, session, p.stream_id,
                     ms(now - p.last_heard).count());
@@ -345,7 +366,13 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
   const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
   wire::Message m;
   try {
-    m = decode_incoming(in, 1, options_.max_message_bytes, max_frames, where_);
+    const auto known = peers_.find(session);
+    const wire::MapShared map = [&](const SharedHandle& h) -> std::shared_ptr<void> {
+      if (known == peers_.end() || known->second.share != Peer::Share::Yes)
+        throw WireError("a shared-memory reference from a sender this receiver did not agree to take them from");
+      return known->second.mappings.map(h);
+    };
+    m = decode_incoming(in, 1, options_.max_message_bytes, max_frames, where_, map);
   } catch (const WireError& e) {
     reject(e.what());
     // A malformed message still takes its place in the stream, or the
@@ -374,6 +401,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     p.stream_id = h.stream_id;
     p.last_heard = now;
     p.alive = true;
+    if (p.share == Peer::Share::Unknown) p.share = takes_shared(m) ? Peer::Share::Yes : Peer::Share::No;
     p.confirmed = std::max(p.confirmed, h.seq);
     if (h.seq > p.expected) {
       // Done with before, here or by a receiver before: the sender forgot them.
@@ -436,9 +464,62 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     skip(p, h.seq);
     return std::nullopt;
   }
-  take(p, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
+  // What it weighs for credit is what its frames would hold: the data a
+  // reference names counts as the sender counts it.
+  uint64_t bytes = static_cast<uint64_t>(in.total) - (*in.parts)[0].size();
+  if (m.shared)
+    for (const Tensor& t : m.tensors) bytes += static_cast<uint64_t>(t.spec().bytes()) - wire::kSharedRefBytes;
+  take(p, bytes);
   m.peer = session;
+  if (m.shared) lease(p, m);
   return m;
+}
+
+bool ReliableReceiver::takes_shared(const wire::Message& heartbeat) const {
+  if (!options_.shared_memory || !heartbeat.probe) return false;
+  const uint64_t session = heartbeat.control.session;
+  try {
+    if (heartbeat.probe->bytes < sizeof session)
+      throw WireError(error_message("probe", "bytes", sizeof session, heartbeat.probe->bytes));
+    const std::shared_ptr<void> probe = map_shared(*heartbeat.probe);
+    uint64_t found = 0;
+    std::memcpy(&found, probe.get(), sizeof found);
+    if (found != session)
+      throw WireError(error_message("probe", "session", fmt::format("{:016x}", session), fmt::format("{:016x}", found)));
+    logger().debug("{}: sender {:016x} shares its memory", where_, session);
+    return true;
+  } catch (const Error& e) {
+    logger().info("{}: sender {:016x} offers shared memory this process cannot map; it sends copies: {}", where_,
+                  session, e.what());
+    return false;
+  }
+}
+
+void ReliableReceiver::lease(Peer& p, wire::Message& m) {
+  ++shared_;
+  uint64_t bytes = 0;
+  for (const Tensor& t : m.tensors) bytes += static_cast<uint64_t>(t.spec().bytes());
+  const uint64_t max_leases = std::min<uint64_t>(wire::kMaxLeases, std::max<uint64_t>(1, options_.credit_messages / 2));
+  if (p.leased.size() >= max_leases || (!p.leased.empty() && p.leased_bytes + bytes > options_.credit_bytes / 2)) {
+    // An owner that keeps what it receives would have the sender keep as
+    // much: past half the credit, copies, and the sender's memory is free.
+    for (Tensor& t : m.tensors) t = tensor_from_bytes(t.spec(), t.host_data());
+    return;
+  }
+  struct Held {
+    std::shared_ptr<void> mapping, lease;
+  };
+  const uint64_t session = m.peer, seq = m.header.seq;
+  std::weak_ptr<AckQueue> queue = acks_;
+  const std::shared_ptr<void> lease(nullptr, [queue, session, seq](void*) {
+    if (auto q = queue.lock()) q->push(session, seq, AckQueue::What::Release);
+  });
+  p.leased.emplace(seq, bytes);
+  p.leased_bytes += bytes;
+  for (Tensor& t : m.tensors) {
+    Buffer& b = *t.buffer();  // decode made it: no one else holds it yet
+    b.memory = std::shared_ptr<void>(std::make_shared<Held>(Held{std::move(b.memory), lease}), b.data);
+  }
 }
 
 std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds timeout) {

@@ -3,6 +3,7 @@
 // it costs no hand-off; the pacemaker does the rest while the caller is away.
 
 #include <algorithm>
+#include <cstring>
 
 #include <sluice/devices/log.h>
 #include <sluice/io/channel_impl.h>
@@ -35,7 +36,17 @@ ReliableSender::ReliableSender(zmq::socket_t& socket, const ChannelOptions& opti
       opened_(Clock::now()),
       last_heard_(opened_),
       last_sent_(opened_ - options.heartbeat_interval),
-      pacemaker_([this] { pace(); }) {}
+      pacemaker_([this] { pace(); }) {
+  if (!options.shared_memory) return;
+  try {
+    probe_ = shared_allocate(sizeof session_);
+    std::memcpy(probe_.get(), &session_, sizeof session_);
+    probe_handle_ = find_shared(probe_.get(), sizeof session_);
+  } catch (const Error& e) {
+    logger().info("{}: no shared memory offered to receivers: {}", where_, e.what());
+    probe_.reset();
+  }
+}
 
 ReliableSender::~ReliableSender() {
   {
@@ -78,6 +89,7 @@ void ReliableSender::publish() {
   published_.peers_lost.store(peers_lost_);
   published_.rejected.store(rejected_);
   published_.refusals.store(refusals_received_);
+  published_.shared.store(shared_);
   // The room room_for() sees, in messages.
   const uint64_t finished = receiver_ == 0 ? 0 : grant_.credit_messages - base_messages_;
   const uint64_t room = saturating_add(options_.credit_messages, finished);
@@ -130,6 +142,9 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
                                   wire::kind_name(m.header.kind)));
   std::unique_lock lock(mutex_);
   m.header.seq = next_seq_;
+  // In frames of its own first (cheap: they lend the tensors' memory), which
+  // also says what it weighs; a receiver that shares memory is sent
+  // references instead, made when it goes (frames_for_receiver).
   std::vector<wire::Frame> frames = wire::encode(m, encode_);
   const uint64_t bytes = bytes_of(frames);
   if (static_cast<int64_t>(bytes) > options_.max_message_bytes)
@@ -154,7 +169,7 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
     if (now >= deadline) return false;
     service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
   }
-  unacked_.push_back({next_seq_++, std::move(frames), bytes});
+  unacked_.push_back({next_seq_++, std::move(m), std::move(frames), bytes, false});
   unacked_bytes_ += bytes;
   transmit(now);
   publish();
@@ -200,7 +215,8 @@ void ReliableSender::service(std::chrono::milliseconds wait) {
     if (got) {
       read_any = true;
       try {
-        wire::Message m = decode_incoming(in, 0, kControlLimit, 4, where_);
+        static const wire::MapShared none = refuse_shared("shared-memory references from a receiver");
+        wire::Message m = decode_incoming(in, 0, kControlLimit, 4, where_, none);
         if (m.header.kind == wire::Kind::Error) {
           record_refusal(m);
           continue;
@@ -243,6 +259,7 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
                       fmt::format("session {}, credit {} messages", c.session, c.credit_messages)));
   last_heard_ = now;
   heard_ = true;
+  share_ = probe_ && m.shared;
   if (declared_dead_) {
     declared_dead_ = false;
     logger().info("{}: the receiver is back", where_);
@@ -278,12 +295,19 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
   // heartbeat tells the receiver it arrived (one closing waits for that).
   const uint64_t before = oldest();
   while (!unacked_.empty() && unacked_.front().seq < m.header.seq) {
-    unacked_bytes_ -= unacked_.front().bytes;
+    Kept& k = unacked_.front();
+    unacked_bytes_ -= k.bytes;
     if (sent_ > 0) {
       --sent_;
-      sent_bytes_ -= unacked_.front().bytes;
+      sent_bytes_ -= k.bytes;
     }
+    if (k.shared) lent_.emplace(k.seq, Lent{c.session, std::move(k.frames)});
     unacked_.pop_front();
+  }
+  // What this receiver lent and no longer lists: its tensors are gone.
+  for (auto it = lent_.begin(); it != lent_.end() && it->first < m.header.seq;) {
+    const bool listed = std::binary_search(m.leases.begin(), m.leases.end(), it->first);
+    it = it->second.receiver == c.session && !listed ? lent_.erase(it) : std::next(it);
   }
   if (oldest() != before) send_heartbeat(now);
 }
@@ -315,15 +339,29 @@ void ReliableSender::transmit(Clock::time_point now) {
           fmt::format("at most {} bytes (the receiver's max_message_bytes)", grant_.max_message_bytes),
           unacked_[sent_].bytes));
     try {
-      if (!write_frames(socket_, unacked_[sent_].frames, nullptr, /*dont_wait=*/true)) return;
+      if (!write_frames(socket_, frames_for_receiver(unacked_[sent_]), nullptr, /*dont_wait=*/true)) return;
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) return;
       throw WireError(fmt::format("{}: send of seq {} failed: {}", where_, unacked_[sent_].seq, e.what()));
     }
     sent_bytes_ += unacked_[sent_].bytes;
+    if (unacked_[sent_].shared) ++shared_;
     ++sent_;
     last_sent_ = now;
   }
+}
+
+const std::vector<wire::Frame>& ReliableSender::frames_for_receiver(Kept& k) {
+  // A message small enough to travel packed travels packed: for a few
+  // bytes one frame costs less than a slot of shared memory and its lease.
+  const bool share = share_ && wire::carries_tensors(k.message.header.kind) && k.bytes >= encode_.pack_below;
+  if (share != k.shared) {
+    wire::EncodeOptions options = encode_;
+    options.shared = share;
+    k.frames = wire::encode(k.message, options);
+    k.shared = share;
+  }
+  return k.frames;
 }
 
 void ReliableSender::send_heartbeat(Clock::time_point now) {
@@ -331,6 +369,7 @@ void ReliableSender::send_heartbeat(Clock::time_point now) {
   hb.header = {wire::Kind::Heartbeat, 0, stream_id_.value_or(0), oldest(), 0, 0};
   hb.control.session = session_;
   hb.control.next = oldest() + sent_;
+  hb.probe = probe_handle_;
   try {
     // No room (no connection yet): the next beat tries again.
     if (write_frames(socket_, wire::encode(hb), nullptr, /*dont_wait=*/true)) last_sent_ = now;

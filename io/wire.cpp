@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 
+#include <sluice/devices/shared_memory.h>
 #include <sluice/io/npy.h>
 #include <sluice/ops/error_format.h>
 
@@ -66,8 +67,32 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   h.count = static_cast<uint32_t>(m.tensors.size());
   h.flags = options.crc ? kFlagCrc : 0;
   h.crc = 0;
-  if (is_control(h.kind))
-    return one_frame<kControlBytes>(h, [&](uint8_t* out) { write_control(m.control, out); });
+  if (is_control(h.kind)) {
+    if (m.probe && h.kind == Kind::Heartbeat) h.flags |= kFlagShareOffer;
+    if (m.shared) {
+      if (m.leases.size() > kMaxLeases)
+        throw WireError(error_message(fmt::format("encode: seq {}", h.seq), "leases",
+                                      fmt::format("at most {}", kMaxLeases), m.leases.size()));
+      h.flags |= kFlagShared;
+      h.count = static_cast<uint32_t>(m.leases.size());
+    }
+    if (!(h.flags & (kFlagShared | kFlagShareOffer)))
+      return one_frame<kControlBytes>(h, [&](uint8_t* out) { write_control(m.control, out); });
+    auto bytes = std::make_shared<std::vector<uint8_t>>(header_frame_bytes(h));
+    write_header(h, bytes->data());
+    uint8_t* out = bytes->data() + kHeaderBytes;
+    write_control(m.control, out);
+    out += kControlBytes;
+    if (h.flags & kFlagShareOffer) {
+      write_shared_ref(*m.probe, out);
+      out += kSharedRefBytes;
+    }
+    for (uint64_t seq : m.leases) {
+      for (int b = 0; b < 8; ++b) out[b] = static_cast<uint8_t>(seq >> (8 * b));
+      out += 8;
+    }
+    return {{bytes->data(), bytes->size(), bytes}};
+  }
   if (h.kind == Kind::Barrier)
     return one_frame<kBarrierBytes>(h, [&](uint8_t* out) { write_checkpoint(m.checkpoint, out); });
   std::vector<Frame> frames;
@@ -75,10 +100,11 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   host.reserve(m.tensors.size());
   size_t packed_bytes = kHeaderBytes;
   for (const Tensor& given : m.tensors) {
-    host.push_back(given.to_host());
+    host.push_back(options.shared ? given.to_shared() : given.to_host());
     packed_bytes += npy_header(host.back().spec())->size() + static_cast<size_t>(host.back().spec().bytes());
   }
-  if (h.kind == Kind::Data && packed_bytes < options.pack_below) {
+  if (options.shared) h.flags |= kFlagShared;
+  if (h.kind == Kind::Data && packed_bytes < options.pack_below && !options.shared) {
     // One frame: the header, then each tensor as an .npy file.
     h.flags |= kFlagPacked;
     auto bytes = std::make_shared<std::string>(packed_bytes, '\0');
@@ -107,8 +133,20 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
     auto npy = npy_header(t.spec());
     frames.push_back({npy->data(), npy->size(), npy});
     const auto bytes = static_cast<size_t>(t.spec().bytes());
-    // The frame shares the buffer's ownership: no copy of the data.
+    // The frame shares the buffer's ownership: no copy of the data. A
+    // reference keeps the shared memory from going back to the pool (and
+    // another tensor being written there) while the message is kept.
     std::shared_ptr<const void> keep(t.buffer(), t.host_data());
+    if (options.shared) {
+      const std::optional<SharedHandle> handle = find_shared(t.host_data(), bytes);
+      if (!handle) throw InternalError("encode: a tensor to_shared made is not in shared memory");
+      auto ref = std::make_shared<std::pair<std::array<uint8_t, kSharedRefBytes>, std::shared_ptr<const void>>>();
+      write_shared_ref(*handle, ref->first.data());
+      ref->second = std::move(keep);
+      frames.push_back({ref->first.data(), kSharedRefBytes, ref});
+      if (options.crc) h.crc = crc32c(h.crc, ref->first.data(), kSharedRefBytes);
+      continue;
+    }
     frames.push_back({t.host_data(), bytes, std::move(keep)});
     if (options.crc) h.crc = crc32c(h.crc, t.host_data(), bytes);
   }
@@ -116,7 +154,8 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   return frames;
 }
 
-Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, std::string_view where) {
+Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, std::string_view where,
+               const MapShared& map) {
   std::vector<Bytes> views;
   views.reserve(frames.size());
   for (const ReceivedFrame& f : frames) views.push_back(f.bytes);
@@ -127,11 +166,28 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
   m.target = parsed.target;
   m.control = parsed.control;
   m.checkpoint = parsed.checkpoint;
+  m.shared = (parsed.header.flags & kFlagShared) != 0;
+  m.probe = parsed.probe;
+  m.leases = std::move(parsed.leases);
   m.tensors.reserve(parsed.tensors.size());
   const bool packed = (parsed.header.flags & kFlagPacked) != 0;
   const size_t first_data = first_tensor_frame(parsed.header.kind) + 1;
   for (size_t i = 0; i < parsed.tensors.size(); ++i) {
     const TensorView& v = parsed.tensors[i];
+    if (v.shared) {
+      std::shared_ptr<void> memory;
+      try {
+        memory = map ? map(*v.shared) : map_shared(*v.shared);
+      } catch (const Error& e) {
+        throw WireError(fmt::format("{}: seq {}, tensor {}: {}", where, parsed.header.seq, i, e.what()));
+      }
+      void* data = memory.get();
+      if (reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0)
+        m.tensors.push_back(wrap_host(v.spec, data, std::move(memory)));
+      else
+        m.tensors.push_back(tensor_from_bytes(v.spec, data));
+      continue;
+    }
     const ReceivedFrame& frame = packed ? frames[0] : frames[first_data + 2 * i];
     void* data = const_cast<uint8_t*>(v.data.data());
     bool aligned = reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0;

@@ -8,12 +8,16 @@
 // Encoding never copies tensor data: data frames point into the tensors'
 // buffers and keep them alive. Decoding is strict (wire::parse) and never
 // allocates what a header merely claims; a data frame becomes a tensor
-// without a copy when its address suits the element type.
+// without a copy when its address suits the element type. Between processes
+// of one host a message may carry shared-memory references instead of data
+// (kFlagShared): its tensors are then views of the sender's memory.
 //
 // Thread safety: encode and decode may be called from any thread.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,6 +51,14 @@ struct Message {
   // Received on a reliable channel: the session of the sending channel,
   // which Channel::ack takes back (0 otherwise).
   uint64_t peer = 0;
+  // Same-host shared memory. A sender's heartbeat offers it by naming its
+  // `probe` (kFlagShareOffer); a receiver's control message takes it
+  // (`shared`, kFlagShared) and lists the messages whose tensors it still
+  // holds (`leases`, at most kMaxLeases). Data or an update received with
+  // `shared`: its tensors view the sender's shared memory.
+  bool shared = false;
+  std::optional<SharedHandle> probe;
+  std::vector<uint64_t> leases;
 };
 
 struct EncodeOptions {
@@ -56,7 +68,15 @@ struct EncodeOptions {
   // one ZeroMQ frame costs less than three for small tensors, and copying
   // a few hundred bytes less than lending them. 0: never packed.
   size_t pack_below = 0;
+  // Data and updates go as shared-memory references, for a receiver on this
+  // host that takes them: a tensor in shared memory as it is, any other
+  // copied into it first. Never packed.
+  bool shared = false;
 };
+
+// Maps the memory a reference names (devices/shared_memory.h's map_shared,
+// or a receiver's own SharedMappings); throws when it cannot.
+using MapShared = std::function<std::shared_ptr<void>(const SharedHandle&)>;
 
 // The frames of `message` (tensors not on the host are copied there first).
 // WireError for a kind above update, tensors in a message that is not data
@@ -64,7 +84,10 @@ struct EncodeOptions {
 // tensors or whose target is not 1 to kMaxTargetBytes bytes of UTF-8. An
 // update is never packed: its target's frame comes between header and tensors.
 std::vector<Frame> encode(const Message& message, const EncodeOptions& options = {});
-// Throws WireError naming `where` (an endpoint) and what was wrong.
-Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");
+// Throws WireError naming `where` (an endpoint) and what was wrong, a
+// shared-memory reference that `map` cannot open included (empty `map`:
+// map_shared).
+Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits = {}, std::string_view where = "wire",
+               const MapShared& map = {});
 
 }  // namespace sluice::wire

@@ -204,6 +204,22 @@ void check_target(Bytes name, std::string_view where) {
   if (!valid_utf8(name)) wire_fail(where, "update target", "UTF-8 text", "invalid bytes");
 }
 
+void write_shared_ref(const SharedHandle& h, uint8_t* out) {
+  put<uint32_t>(out, h.pid);
+  put<uint32_t>(out + 4, h.fd);
+  put<uint64_t>(out + 8, h.segment);
+  put<uint64_t>(out + 16, h.offset);
+  put<uint64_t>(out + 24, h.bytes);
+  put<uint64_t>(out + 32, h.generation);
+}
+
+SharedHandle read_shared_ref(Bytes f, std::string_view where) {
+  if (f.size() != kSharedRefBytes)
+    wire_fail(where, "shared-memory reference", fmt::format("{} bytes", kSharedRefBytes), f.size());
+  return {get<uint32_t>(f.data()),       get<uint32_t>(f.data() + 4),  get<uint64_t>(f.data() + 8),
+          get<uint64_t>(f.data() + 16), get<uint64_t>(f.data() + 24), get<uint64_t>(f.data() + 32)};
+}
+
 void write_checkpoint(uint64_t checkpoint, uint8_t* out) { put<uint64_t>(out, checkpoint); }
 
 uint64_t read_checkpoint(Bytes f, std::string_view where) {
@@ -226,12 +242,13 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   m.header = read_header(frames[0], where, /*packed_ok=*/true);
   const Header& h = m.header;
   const bool packed = (h.flags & kFlagPacked) != 0;
+  const bool shared = (h.flags & kFlagShared) != 0;
   // Built only on failure: the common path must not format strings.
   auto at = [&] { return fmt::format("{}: seq {}", where, h.seq); };
   // A control message is one frame, its header then its record, and so is
   // a barrier, its header then its checkpoint number: a message of one
   // frame never arrives half-read, whatever its sender does.
-  const size_t header_frame = header_frame_bytes(h.kind);
+  const size_t header_frame = header_frame_bytes(h);
   if (frames[0].size() != header_frame && !packed)
     wire_fail(where, "header frame",
          fmt::format("{} bytes for kind {}{}{}", header_frame, kind_name(h.kind),
@@ -241,8 +258,15 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   if (packed && h.kind != Kind::Data)
     wire_fail(at(), "flags", "packed (bit 1) only on data messages",
          fmt::format("it on kind {}", kind_name(h.kind)));
+  if (shared && (packed || !(carries_tensors(h.kind) || is_control(h.kind))))
+    wire_fail(at(), "flags", "shared (bit 2) only on data, updates and control messages, never packed",
+              fmt::format("it on kind {}{}", kind_name(h.kind), packed ? ", packed" : ""));
+  if ((h.flags & kFlagShareOffer) && h.kind != Kind::Heartbeat)
+    wire_fail(at(), "flags", "share offer (bit 3) only on heartbeats", fmt::format("it on kind {}", kind_name(h.kind)));
+  if (shared && is_control(h.kind) && h.count > kMaxLeases)
+    wire_fail(at(), "lease count", fmt::format("at most {}", kMaxLeases), h.count);
   if (!(h.flags & kFlagCrc) && h.crc != 0) wire_fail(at(), "crc", "0 when flag bit 0 (crc) is clear", h.crc);
-  if (!carries_tensors(h.kind) && h.count != 0)
+  if (!carries_tensors(h.kind) && h.count != 0 && !(shared && is_control(h.kind)))
     wire_fail(at(), "tensor count", fmt::format("0 for kind {}", kind_name(h.kind)), h.count);
   // An update with nothing to apply is no request: a sender's bug, not a no-op.
   if (h.kind == Kind::Update && h.count == 0) wire_fail(at(), "tensor count", "at least 1 for kind update", 0);
@@ -261,7 +285,16 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
     check_target(frames[1], at());
     m.target = {reinterpret_cast<const char*>(frames[1].data()), frames[1].size()};
   }
-  if (is_control(h.kind)) m.control = read_control(frames[0].subspan(kHeaderBytes), at());
+  if (is_control(h.kind)) m.control = read_control(frames[0].subspan(kHeaderBytes, kControlBytes), at());
+  size_t after = kHeaderBytes + kControlBytes;
+  if (h.kind == Kind::Heartbeat && (h.flags & kFlagShareOffer)) {
+    m.probe = read_shared_ref(frames[0].subspan(after, kSharedRefBytes), at());
+    after += kSharedRefBytes;
+  }
+  if (is_control(h.kind) && shared) {
+    m.leases.resize(h.count);  // at most kMaxLeases, and the frame's size was checked against it
+    for (uint32_t i = 0; i < h.count; ++i) m.leases[i] = get<uint64_t>(frames[0].data() + after + 8 * size_t{i});
+  }
   if (h.kind == Kind::Barrier) m.checkpoint = read_checkpoint(frames[0].subspan(kHeaderBytes), at());
   // A packed message's tensors follow the header in its one frame; each
   // needs at least a 64-byte .npy header, which bounds the count before
@@ -271,8 +304,9 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
     wire_fail(at(), "packed frame", fmt::format("room for {} tensors of at least 64 bytes each", h.count),
          fmt::format("{} bytes", rest.size()));
   uint32_t crc = 0;
-  m.tensors.reserve(h.count);
-  for (uint32_t i = 0; i < h.count; ++i) {
+  const uint32_t tensors = carries_tensors(h.kind) ? h.count : 0;  // a control's count is its leases
+  m.tensors.reserve(tensors);
+  for (uint32_t i = 0; i < tensors; ++i) {
     auto tensor_at = [&] { return fmt::format("{}, tensor {}", at(), i); };
     Bytes header, data;
     Spec spec;
@@ -292,11 +326,18 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
       spec = parse_npy_header(header, &header_bytes, tensor_at);
       if (header_bytes != header.size())
         wire_fail(tensor_at(), "npy header frame", fmt::format("{} bytes", header_bytes), header.size());
-      if (static_cast<int64_t>(data.size()) != spec.bytes())
+      if (!shared && static_cast<int64_t>(data.size()) != spec.bytes())
         wire_fail(tensor_at(), "data frame", fmt::format("{} bytes for {}", spec.bytes(), spec), data.size());
     }
+    std::optional<SharedHandle> ref;
+    if (shared) {
+      ref = read_shared_ref(data, tensor_at());
+      if (static_cast<int64_t>(ref->bytes) != spec.bytes())
+        wire_fail(tensor_at(), "shared-memory reference", fmt::format("{} bytes for {}", spec.bytes(), spec),
+                  fmt::format("{} bytes", ref->bytes));
+    }
     if (h.flags & kFlagCrc) crc = crc32c(crc, data.data(), data.size());
-    m.tensors.push_back({std::move(spec), data});
+    m.tensors.push_back({std::move(spec), data, ref});
   }
   if (packed && !rest.empty())
     wire_fail(at(), "packed frame", fmt::format("nothing after tensor {}", h.count),

@@ -2,16 +2,19 @@
 // The bytes of the wire format, version 1 (io/WIRE_FORMAT.md specifies it):
 // the 32-byte header frame, the CRC-32C, and parse(), which validates a
 // received message's frames without making tensors. Depends on ops/shape.h
-// alone, so that the fuzzer (fuzz/) builds it without the devices layer.
+// alone (and the SharedHandle struct), so that the fuzzer (fuzz/) builds it
+// without the devices layer.
 // Most code wants io/wire.h, which turns parsed frames into tensors.
 //
 // Thread safety: everything here is a pure function of its arguments.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include <sluice/devices/shared_memory.h>
 #include <sluice/ops/shape.h>
 
 namespace sluice::wire {
@@ -40,7 +43,22 @@ enum class Kind : uint8_t {
 enum Flags : uint16_t {
   kFlagCrc = 1 << 0,     // `crc` holds the CRC-32C of the data frames
   kFlagPacked = 1 << 1,  // one frame: header, then each tensor's .npy header and data
+  // Same-host shared memory (WIRE_FORMAT.md, "Shared memory"). On data and
+  // updates: each tensor's data frame is a shared-memory reference
+  // (kSharedRefBytes), the data staying where the sender wrote it. On a
+  // receiver's control message: it takes references, and `count` u64 seqs
+  // follow its record, the messages whose tensors it still holds (leases).
+  kFlagShared = 1 << 2,
+  // On a sender's heartbeat: it offers shared memory; a reference to its
+  // probe (8 bytes holding its session) follows the control record.
+  kFlagShareOffer = 1 << 3,
 };
+// A shared-memory reference: pid u32, fd u32, then segment, offset, bytes
+// and generation as u64, little-endian (devices/shared_memory.h).
+inline constexpr size_t kSharedRefBytes = 40;
+// The most leases one control message lists: a receiver holding more copies
+// what it receives instead (and a sender reads a control message in 4 KiB).
+inline constexpr uint32_t kMaxLeases = 256;
 
 // The record a control message (credit, ack, heartbeat) carries after its
 // header, in the same frame: where its writer stands, in six little-endian u64 (WIRE_FORMAT.md,
@@ -82,7 +100,8 @@ using Bytes = std::span<const uint8_t>;
 // One tensor of a parsed message: its spec and its data frame's bytes.
 struct TensorView {
   Spec spec;
-  Bytes data;
+  Bytes data;  // the data, or the reference's 40 bytes when shared is set
+  std::optional<SharedHandle> shared;  // kFlagShared: where the data is
 };
 
 // A validated message: views into the frames it was parsed from.
@@ -93,6 +112,8 @@ struct Parsed {
   std::string_view target;          // Update: the name of what it updates
   Control control;                  // Credit, Ack, Heartbeat
   uint64_t checkpoint = 0;          // Barrier: the checkpoint it closes
+  std::optional<SharedHandle> probe;  // a sender's heartbeat offering shared memory: its probe
+  std::vector<uint64_t> leases;       // a receiver's control message taking shared memory
 };
 
 // True for the kinds of the reliable protocol's control messages.
@@ -103,9 +124,14 @@ inline bool carries_tensors(Kind kind) { return kind == Kind::Data || kind == Ki
 // target name comes first.
 inline size_t first_tensor_frame(Kind kind) { return kind == Kind::Update ? 2 : 1; }
 // The bytes of a header frame that is not packed: the header, and the
-// record a control message or a barrier carries after it.
-inline size_t header_frame_bytes(Kind kind) {
-  return kHeaderBytes + (is_control(kind) ? kControlBytes : kind == Kind::Barrier ? kBarrierBytes : 0);
+// record a control message or a barrier carries after it (then a
+// heartbeat's probe reference, a receiver's leases).
+inline size_t header_frame_bytes(const Header& h) {
+  const bool control = is_control(h.kind);
+  const bool offer = h.kind == Kind::Heartbeat && (h.flags & kFlagShareOffer);
+  const bool leases = control && (h.flags & kFlagShared);
+  return kHeaderBytes + (control ? kControlBytes : h.kind == Kind::Barrier ? kBarrierBytes : 0) +
+         (offer ? kSharedRefBytes : 0) + (leases ? 8 * size_t{h.count} : 0);
 }
 
 // Validates every frame of one message: the header (magic, version, kind,
@@ -130,6 +156,10 @@ Header read_header(Bytes frame, std::string_view where, bool packed_ok = false);
 // The control record's 48 bytes.
 void write_control(const Control& c, uint8_t* out);
 Control read_control(Bytes frame, std::string_view where);
+
+// A shared-memory reference's 40 bytes.
+void write_shared_ref(const SharedHandle& h, uint8_t* out);
+SharedHandle read_shared_ref(Bytes frame, std::string_view where);
 
 // A barrier's checkpoint number: 8 bytes, little-endian.
 void write_checkpoint(uint64_t checkpoint, uint8_t* out);

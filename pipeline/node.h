@@ -125,6 +125,10 @@ class NodeContext {
   // Where this run's numbers start (a restored run's position): a message's
   // number for the world outside the run is seq + seq_offset().
   virtual uint64_t seq_offset() const = 0;
+  // Where a node that computes puts its outputs: shared memory when they
+  // cross to another process of this host (a partitioned edge over ipc),
+  // so that the kernels write them once and that process reads them in place.
+  virtual OutputMemory output_memory() const = 0;
 
   // ---- for sources
   // This source's credit, flipped off by the pipeline when the run stops.

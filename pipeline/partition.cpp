@@ -100,8 +100,13 @@ void Pipeline::Impl::partition() {
         o.finish_timeout = po.peer_timeout;
         if (place.curve())
           o.channel.curve = {.secret = here.curve_secret, .server = place.at(to).curve_public};
-        int sink = add_slot(sink_node(edge, sinks::zmq(place.connect_endpoint(to, k, edge), o)));
+        const std::string endpoint = place.connect_endpoint(to, k, edge);
+        int sink = add_slot(sink_node(edge, sinks::zmq(endpoint, o)));
         link(at[static_cast<size_t>(a)], sink);
+        // ipc is this host: the channel shares the producer's memory, which
+        // its outputs are then written in (ChannelOptions::shared_memory).
+        if (endpoint.find("ipc://") != std::string::npos)
+          slot(at[static_cast<size_t>(a)]).output_memory = OutputMemory::Shared;
       }
       if (to == me) {
         ZmqSourceOptions o;

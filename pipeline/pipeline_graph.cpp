@@ -40,6 +40,7 @@ class RunContext : public NodeContext {
   }
   size_t capacity() const override { return impl_.options.capacity; }
   uint64_t seq_offset() const override { return impl_.slot(index_).seq_offset; }
+  OutputMemory output_memory() const override { return impl_.slot(index_).output_memory; }
 
   std::shared_ptr<Credit> credit() override {
     auto c = std::make_shared<Credit>();

@@ -201,7 +201,7 @@ class StageNode : public PipelineNode {
       Tensors placed = step.place(in.tensors);
       Tensors local;
       Tensors& acc = stateful() ? acc_ : local;
-      out.tensors = step.run(placed, acc);
+      out.tensors = step.run(placed, acc, ctx.output_memory());
     } catch (const std::exception& e) {
       fail(out, e.what(), std::current_exception(), ctx);
     }

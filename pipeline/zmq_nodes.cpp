@@ -184,6 +184,7 @@ std::map<std::string, double> ZmqSource::figures() const {
   return {{"channel_peers_lost", static_cast<double>(c.peers_lost)},
           {"channel_duplicates", static_cast<double>(c.duplicates)},
           {"channel_rejected", static_cast<double>(c.rejected)},
+          {"channel_shared", static_cast<double>(c.shared)},
           {"channel_in_pipeline", static_cast<double>(in_pipeline_->load())}};
 }
 
@@ -327,7 +328,8 @@ std::map<std::string, double> ZmqSink::figures() const {
   return {{"channel_credit", static_cast<double>(c.credit)},
           {"channel_unacknowledged", static_cast<double>(c.unacknowledged)},
           {"channel_resent", static_cast<double>(c.resent)},
-          {"channel_peers_lost", static_cast<double>(c.peers_lost)}};
+          {"channel_peers_lost", static_cast<double>(c.peers_lost)},
+          {"channel_shared", static_cast<double>(c.shared)}};
 }
 
 bool ZmqSink::send_or_cancelled(const wire::Message& m) {

@@ -66,14 +66,14 @@ Tensors Step::place(const Tensors& chunk) const {
   return placed;
 }
 
-Tensors Step::run(const Tensors& placed_chunk, Tensors& acc) const {
-  if (acc_count_ == 0) return exe_.run(placed_chunk);
+Tensors Step::run(const Tensors& placed_chunk, Tensors& acc, OutputMemory output_memory) const {
+  if (acc_count_ == 0) return exe_.run(placed_chunk, {.output_memory = output_memory});
   Tensors args;
   args.reserve(placed_chunk.size() + acc_count_);
   args.insert(args.end(), placed_chunk.begin(), placed_chunk.end());
   args.insert(args.end(), acc.begin(), acc.end());
   // The accumulator is donated: a step allocates nothing for state.
-  RunOptions options;
+  RunOptions options{.output_memory = output_memory};
   for (size_t i = 0; i < acc_count_; ++i) options.donate.push_back(placed_chunk.size() + i);
   Tensors out = exe_.run(args, options);
   acc.assign(out.end() - static_cast<std::ptrdiff_t>(acc_count_), out.end());

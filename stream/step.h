@@ -28,7 +28,7 @@ class Step {
   Tensors place(const Tensors& chunk) const;
   // Starts the computation of one chunk: donates `acc`, replaces it with the
   // new accumulator, and returns the outputs (both may still be computing).
-  Tensors run(const Tensors& placed_chunk, Tensors& acc) const;
+  Tensors run(const Tensors& placed_chunk, Tensors& acc, OutputMemory output_memory = OutputMemory::Default) const;
   // A copy of acc_init on this step's device: the caller's tensors stay valid.
   Tensors initial_acc(const Tensors& acc_init) const;
 

@@ -9,6 +9,7 @@
 #include <sluice/devices/cpu/thread_pool.h>
 #include <sluice/devices/pointers.h>
 #include <sluice/devices/run_outputs.h>
+#include <sluice/devices/shared_memory.h>
 #include <sluice/ops/error.h>
 #include <sluice/ops/error_format.h>
 
@@ -126,12 +127,12 @@ CpuExecutable::CpuExecutable(Function f, Device device, Plan plan)
 CpuExecutable::~CpuExecutable() = default;
 
 std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
-                                          const std::vector<bool>& donated) {
+                                          const std::vector<bool>& donated, OutputMemory output_memory) {
   const LoweredFunction& lowered = plan_->plan().lowered;
   bool waiting = false;
   for (const BufferPtr& a : args) waiting = waiting || !a->is_ready();
   RunOutputs run = make_run_outputs(lowered, device_, args, donated, plan_->plan().constants,
-                                    [](size_t bytes) { return host_allocate(bytes); });
+                                    output_memory == OutputMemory::Shared ? shared_allocate : host_allocate);
   Frame frame{Pointers<const void*>(args.size()), std::move(run.slots), std::move(run.copies)};
   for (size_t k = 0; k < args.size(); ++k) frame.args[k] = args[k]->data;
   std::vector<BufferPtr>& outputs = run.buffers;

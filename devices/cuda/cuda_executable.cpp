@@ -48,7 +48,8 @@ CudaExecutable::CudaExecutable(Function f, CudaDevice& device)
   }
 }
 
-std::vector<BufferPtr> CudaExecutable::run(const std::vector<BufferPtr>& args, const std::vector<bool>& donated) {
+std::vector<BufferPtr> CudaExecutable::run(const std::vector<BufferPtr>& args, const std::vector<bool>& donated,
+                                           OutputMemory /*output_memory: device memory only*/) {
   device_.activate();
   RunOutputs run = make_run_outputs(lowered_, device_.device(), args, donated, constants_,
                                     [this](size_t bytes) { return device_.allocate(bytes); });

@@ -48,14 +48,25 @@ an error reply raises WireError with the server's text.
 Plain mode is send() and recv() on a pyzmq PUSH or PULL socket (anything
 with send_multipart and recv_multipart), for peers that speak plain ZeroMQ.
 
+Shared memory: a ReliableReceiver on the same host as a sluice sender
+(shared_memory=True, the default) maps the sender's shared memory and
+returns arrays that view it in place, no copy; the sender reuses that
+memory only once every array of the message (and every view of one) is
+gone, so keep them no longer than needed, or copy them. open_shared(handle)
+maps a handle a sluice process printed (Tensor::to_pointer, mode ipc).
+
 Decoded arrays are read-only views of the received frames (no copy).
 bf16 travels as the void type '<V2': view such an array as np.uint16, or as
 ml_dtypes.bfloat16 where that is installed.
 """
 
+import ctypes
 import io
+import mmap
+import os
 import struct
 import time
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -75,6 +86,9 @@ CREDIT, ACK, BARRIER, HEARTBEAT = 3, 4, 5, 6
 UPDATE = 7
 FLAG_CRC = 1 << 0
 FLAG_PACKED = 1 << 1
+FLAG_SHARED = 1 << 2  # data frames are shared-memory references; a receiver's leases (WIRE_FORMAT.md, "Shared memory")
+FLAG_SHARE_OFFER = 1 << 3  # a sender's heartbeat offering shared memory: its probe follows the record
+MAX_LEASES = 256
 MAX_RANK = 16
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
 MAX_TARGET_BYTES = 1024   # an update's target name: 1 to this many bytes of UTF-8
@@ -87,6 +101,12 @@ _HEADER = struct.Struct("<4sBBHQQII")
 _CONTROL = struct.Struct("<6Q")
 # A barrier's checkpoint number, after its header in the same frame.
 _CHECKPOINT = struct.Struct("<Q")
+# A shared-memory reference: pid, fd, segment id, offset, bytes, generation.
+_SHARED_REF = struct.Struct("<IIQQQQ")
+# A shared-memory segment's first bytes: magic, version, slots, id, slot bytes, data offset;
+# the slots' u64 generations start at byte 64 (devices/shared_memory.h).
+_SEGMENT = struct.Struct("<8sIIQQQ")
+_SEGMENT_MAGIC = b"SLUICESM"
 _MAGIC = b"SLCE"
 _NPY_MAGIC = b"\x93NUMPY"
 _KIND_NAMES = {DATA: "data", END_OF_STREAM: "end of stream", ERROR: "error",
@@ -120,6 +140,112 @@ class Message(NamedTuple):
     control: Control = Control()  # CREDIT, ACK, HEARTBEAT
     checkpoint: int = 0  # BARRIER: the number of the checkpoint it closes
     target: str = ""     # UPDATE: the name of what its arrays are applied to
+    probe: "SharedRef" = None  # HEARTBEAT of a sender offering shared memory: its probe
+    leases: tuple = ()   # a receiver's control message: seqs whose arrays still view the sender's memory
+
+
+class SharedRef(NamedTuple):
+    """Where shared memory is: a slot of a segment that process pid holds open as fd."""
+    pid: int
+    fd: int
+    segment: int
+    offset: int
+    bytes: int
+    generation: int
+
+    def __str__(self):
+        return (f"sluice-shm:1:pid={self.pid}:fd={self.fd}:segment={self.segment:016x}:offset={self.offset}"
+                f":bytes={self.bytes}:generation={self.generation}")
+
+    @classmethod
+    def parse(cls, text):
+        """A handle as Tensor::to_pointer prints it; WireError when it is not one."""
+        names = ("pid", "fd", "segment", "offset", "bytes", "generation")
+        parts = text.split(":")
+        if len(parts) != 8 or parts[:2] != ["sluice-shm", "1"]:
+            raise WireError(f"shared memory handle: expected sluice-shm:1:pid=...:generation=..., found {text!r}")
+        values = []
+        for name, part in zip(names, parts[2:]):
+            key, _, value = part.partition("=")
+            try:
+                if key != name:
+                    raise ValueError
+                values.append(int(value, 16 if name == "segment" else 10))
+            except ValueError:
+                raise WireError(f"shared memory handle: expected {name}=..., found {part!r}") from None
+        return cls(*values)
+
+
+class SharedMappings:
+    """Segments of other processes mapped once each (mapping is what costs), and views of them."""
+
+    def __init__(self):
+        self.segments = {}  # (pid, fd, segment id) -> mmap
+
+    def _segment(self, ref):
+        key = (ref.pid, ref.fd, ref.segment)
+        if key in self.segments:
+            return self.segments[key]
+        where = f"shared memory {ref}"
+        path = f"/proc/{ref.pid}/fd/{ref.fd}"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except OSError as e:
+            raise WireError(f"{where}: {path}: expected a descriptor of a live process of this user, "
+                            f"found {e.strerror}") from None
+        try:
+            st = os.fstat(fd)
+            if st.st_uid != os.geteuid():
+                raise WireError(f"{where}: owner: expected uid {os.geteuid()}, found uid {st.st_uid}")
+            if st.st_size < 4096:
+                raise WireError(f"{where}: expected a sluice segment (a file of at least one page), "
+                                f"found {st.st_size} bytes")
+            m = mmap.mmap(fd, st.st_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+        magic, version, _, segment_id, _, _ = _SEGMENT.unpack_from(m, 0)
+        if magic != _SEGMENT_MAGIC or version != 1:
+            raise WireError(f"{where}: segment: expected magic SLUICESM, version 1, found other bytes")
+        if segment_id != ref.segment:
+            raise WireError(f"{where}: segment id: expected {ref.segment:016x}, found {segment_id:016x}")
+        self.segments[key] = m
+        return m
+
+    def view(self, ref):
+        """The ref's bytes, checked against the segment's header: a writable ctypes array, which
+        numpy arrays made from it keep alive (a weakref.finalize on it runs once they are all gone)."""
+        m = self._segment(ref)
+        where = f"shared memory {ref}"
+        _, _, slots, _, slot_bytes, first = _SEGMENT.unpack_from(m, 0)
+        if not (0 < slots <= (4096 - 64) // 8 and slot_bytes > 0 and 4096 <= first <= len(m)
+                and slot_bytes <= (len(m) - first) // slots):
+            raise WireError(f"{where}: segment header: expected slots that fit its {len(m)} bytes")
+        if not first <= ref.offset < first + slots * slot_bytes:
+            raise WireError(f"{where}: offset: expected in [{first}, {first + slots * slot_bytes}), found {ref.offset}")
+        slot = (ref.offset - first) // slot_bytes
+        if ref.bytes > first + (slot + 1) * slot_bytes - ref.offset:
+            raise WireError(f"{where}: bytes: expected at most the end of slot {slot}, found {ref.bytes}")
+        (generation,) = struct.unpack_from("<Q", m, 64 + 8 * slot)
+        if generation != ref.generation:
+            raise WireError(f"{where}: generation: expected {ref.generation}, found {generation} "
+                            f"(the slot was handed out again: the handle is stale)")
+        return (ctypes.c_char * ref.bytes).from_buffer(m, ref.offset)
+
+    def clear(self):
+        self.segments.clear()
+
+
+def open_shared(handle, dtype, shape):
+    """A numpy array viewing the shared memory a sluice handle names (Tensor::to_pointer with
+    mode ipc prints one), writable, no copy: writes are seen by every process mapping it."""
+    ref = handle if isinstance(handle, SharedRef) else SharedRef.parse(handle)
+    dtype = np.dtype(dtype)
+    want = dtype.itemsize * int(np.prod(shape, dtype=object))
+    if want > ref.bytes:
+        raise WireError(f"shared memory {ref}: bytes: expected at least {want} for {dtype}{list(shape)}, "
+                        f"found {ref.bytes}")
+    view = SharedMappings().view(ref._replace(bytes=want))
+    return np.frombuffer(view, dtype=dtype).reshape(shape)
 
 
 class Refusal(NamedTuple):
@@ -237,9 +363,13 @@ def encode_update(target, arrays, seq=0, stream_id=0, crc=False):
     return [_HEADER.pack(_MAGIC, VERSION, UPDATE, flags, stream_id, seq, len(frames) // 2, checksum), name] + frames
 
 
-def encode_control(kind, control, seq, stream_id=0):
-    """The one frame of a credit, ack or heartbeat message: its header, then its record."""
-    return [_HEADER.pack(_MAGIC, VERSION, kind, 0, stream_id, seq, 0, 0) + _CONTROL.pack(*control)]
+def encode_control(kind, control, seq, stream_id=0, leases=None):
+    """The one frame of a credit, ack or heartbeat message: its header, then its record (then, from a
+    receiver taking shared memory, the seqs whose arrays still view the sender's memory)."""
+    if leases is None:
+        return [_HEADER.pack(_MAGIC, VERSION, kind, 0, stream_id, seq, 0, 0) + _CONTROL.pack(*control)]
+    header = _HEADER.pack(_MAGIC, VERSION, kind, FLAG_SHARED, stream_id, seq, len(leases), 0)
+    return [header + _CONTROL.pack(*control) + struct.pack(f"<{len(leases)}Q", *leases)]
 
 
 def encode_end_of_stream(seq, stream_id=0):
@@ -289,8 +419,10 @@ def _parse_npy_header(frame, where, whole=True):
     return shape, dtype, 10 + length
 
 
-def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
-    """A Message from a list of frames (bytes-like or zmq.Frame); WireError when malformed."""
+def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", map_shared=None):
+    """A Message from a list of frames (bytes-like or zmq.Frame); WireError when malformed.
+    map_shared(ref) gives the memoryview a shared-memory reference names (a ReliableReceiver's
+    SharedMappings.view); without it such a message is refused."""
     frames = [_bytes_of(f) for f in frames]
     if not frames:
         raise WireError(f"{where}: expected a header frame, found an empty message")
@@ -309,8 +441,15 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
         raise WireError(f"{where}: header frame: expected kind 0 to 7 (data, end of stream, error, credit, "
                         f"ack, checkpoint barrier, heartbeat, update), found {kind}")
     packed = bool(flags & FLAG_PACKED)
+    shared = bool(flags & FLAG_SHARED)
     control_kind = kind in (CREDIT, ACK, HEARTBEAT)
     header_frame = _HEADER.size + (_CONTROL.size if control_kind else _CHECKPOINT.size if kind == BARRIER else 0)
+    if kind == HEARTBEAT and flags & FLAG_SHARE_OFFER:
+        header_frame += _SHARED_REF.size  # a sender's offer: its probe
+    if control_kind and shared:
+        if count > MAX_LEASES:
+            raise WireError(f"{where}: seq {seq}: lease count: expected at most {MAX_LEASES}, found {count}")
+        header_frame += 8 * count  # a receiver's leases
     if len(frames[0]) != header_frame and not packed:
         what = " (the header, then its u64 checkpoint number)" if kind == BARRIER else ""
         raise WireError(f"{where}: header frame: expected {header_frame} bytes for kind {_KIND_NAMES[kind]}{what}, "
@@ -318,14 +457,21 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
     at = f"{where}: seq {seq}"
     if packed and kind != DATA:
         raise WireError(f"{at}: flags: expected packed (bit 1) only on data messages, found it on kind {kind}")
+    if shared and (packed or kind not in (DATA, UPDATE, CREDIT, ACK, HEARTBEAT)):
+        raise WireError(f"{at}: flags: expected shared (bit 2) only on data, updates and control messages, "
+                        f"never packed, found it on kind {_KIND_NAMES[kind]}")
+    if flags & FLAG_SHARE_OFFER and kind != HEARTBEAT:
+        raise WireError(f"{at}: flags: expected share offer (bit 3) only on heartbeats, found it on kind "
+                        f"{_KIND_NAMES[kind]}")
     if not flags & FLAG_CRC and crc != 0:
         raise WireError(f"{at}: crc: expected 0 when flag bit 0 (crc) is clear, found {crc}")
-    if kind not in (DATA, UPDATE) and count != 0:
+    if kind not in (DATA, UPDATE) and count != 0 and not (control_kind and shared):
         raise WireError(f"{at}: tensor count: expected 0 for kind {_KIND_NAMES[kind]}, found {count}")
     if kind == UPDATE and count == 0:
         raise WireError(f"{at}: tensor count: expected at least 1 for kind update, found 0")
     first = 2 if kind == UPDATE else 1  # the frame of tensor 0's .npy header: an update's target comes first
     expected = 1 if packed else first + 2 * count if kind in (DATA, UPDATE) else 2 if kind == ERROR else 1
+    tensors = count if kind in (DATA, UPDATE) else 0  # a control's count is its leases
     if len(frames) != expected:
         raise WireError(f"{at}: expected {expected} frames, found {len(frames)}")
     error, control, target = "", Control(), ""
@@ -336,14 +482,21 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
             raise WireError(f"{at}: error message: expected UTF-8 text, found invalid bytes") from None
     if kind == UPDATE:
         target = _check_target(frames[1], at).decode("utf-8")
+    probe, leases = None, ()
     if control_kind:
-        control = Control(*_CONTROL.unpack(frames[0][_HEADER.size:]))
+        after = _HEADER.size + _CONTROL.size
+        control = Control(*_CONTROL.unpack(frames[0][_HEADER.size:after]))
+        if kind == HEARTBEAT and flags & FLAG_SHARE_OFFER:
+            probe = SharedRef(*_SHARED_REF.unpack(frames[0][after:after + _SHARED_REF.size]))
+            after += _SHARED_REF.size
+        if shared:
+            leases = struct.unpack_from(f"<{count}Q", frames[0], after)
     checkpoint = _CHECKPOINT.unpack(frames[0][_HEADER.size:])[0] if kind == BARRIER else 0
     rest = frames[0][_HEADER.size:] if packed else None
-    if packed and count > len(rest) // 64:
+    if packed and tensors > len(rest) // 64:
         raise WireError(f"{at}: packed frame: expected room for {count} tensors, found {len(rest)} bytes")
     arrays, checksum = [], 0
-    for i in range(count):
+    for i in range(tensors):
         if packed:
             shape, dtype, header_bytes = _parse_npy_header(rest, f"{at}, tensor {i}", whole=False)
             want = dtype.itemsize * int(np.prod(shape, dtype=object))
@@ -355,16 +508,26 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire"):
             shape, dtype, _ = _parse_npy_header(frames[first + 2 * i], f"{at}, tensor {i}")
             data = frames[first + 1 + 2 * i]
             want = dtype.itemsize * int(np.prod(shape, dtype=object))
-            if len(data) != want:
+            if not shared and len(data) != want:
                 raise WireError(f"{at}, tensor {i}: data frame: expected {want} bytes, found {len(data)}")
         if flags & FLAG_CRC:
             checksum = crc32c(data, checksum)
+        if shared:
+            if len(data) != _SHARED_REF.size:
+                raise WireError(f"{at}, tensor {i}: shared-memory reference: expected {_SHARED_REF.size} bytes, "
+                                f"found {len(data)}")
+            ref = SharedRef(*_SHARED_REF.unpack(data))
+            if ref.bytes != want:
+                raise WireError(f"{at}, tensor {i}: shared-memory reference: expected {want} bytes, found {ref.bytes}")
+            if map_shared is None:
+                raise WireError(f"{at}, tensor {i}: a shared-memory reference, which only a ReliableReceiver takes")
+            data = map_shared(ref)
         arrays.append(np.frombuffer(data, dtype=dtype).reshape(shape))
     if packed and len(rest):
         raise WireError(f"{at}: packed frame: expected nothing after tensor {count}, found {len(rest)} more bytes")
     if flags & FLAG_CRC and checksum != crc:
         raise WireError(f"{at}: CRC-32C mismatch: the header says {crc}, the data frames give {checksum}")
-    return Message(kind, stream_id, seq, arrays, error, flags, control, checkpoint, target)
+    return Message(kind, stream_id, seq, arrays, error, flags, control, checkpoint, target, probe, leases)
 
 
 def send(socket, arrays, seq=0, stream_id=0, crc=False):
@@ -696,6 +859,10 @@ class _Peer:
         self.expected = self.acked = self.acked_sent = start
         self.done, self.rewind, self.rewound, self.last_sent = set(), 0, 0.0, 0.0
         self.confirmed = 0  # what the sender's last heartbeat says it has had acknowledged
+        # Shared memory: whether this receiver takes the sender's references (None: not decided
+        # yet), its segments mapped, and the seqs whose arrays still view them (arrays left), which
+        # every record lists: the sender reuses a message's memory once it is acked and not listed.
+        self.share, self.mappings, self.leased, self.leases_changed = None, SharedMappings(), {}, False
 
 
 class ReliableReceiver:
@@ -705,9 +872,11 @@ class ReliableReceiver:
 
     def __init__(self, endpoint, credit_messages=1000, credit_bytes=256 << 20,
                  max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, heartbeat_interval=0.5, context=None,
-                 curve_secret=None, curve_allow=None):
+                 curve_secret=None, curve_allow=None, shared_memory=True):
         """curve_secret and curve_allow: CurveZMQ over tcp, with this receiver's secret
-        certificate and a directory of the allowed senders' public certificates."""
+        certificate and a directory of the allowed senders' public certificates. shared_memory:
+        take a same-host sluice sender's shared memory in place (arrays view it, no copy)."""
+        self.shared_memory, self.shared = shared_memory, 0
         zmq = _zmq()
         self.session = _new_session()
         self.credit_messages, self.credit_bytes = credit_messages, credit_bytes
@@ -731,10 +900,12 @@ class ReliableReceiver:
         record = Control(self.session, peer.expected, self.credit_messages, self.credit_bytes,
                          self.max_message_bytes, peer.rewind)
         try:
-            self.socket.send_multipart([peer.routing_id] + encode_control(kind, record, peer.acked, peer.stream_id),
-                                       flags=zmq.DONTWAIT)
+            frames = encode_control(kind, record, peer.acked, peer.stream_id,
+                                    leases=sorted(peer.leased) if peer.share else None)
+            self.socket.send_multipart([peer.routing_id] + frames, flags=zmq.DONTWAIT)
             peer.last_sent = time.monotonic()
             peer.acked_sent = max(peer.acked_sent, peer.acked)
+            peer.leases_changed = False
         except (zmq.Again, zmq.ZMQError):
             pass  # the next heartbeat says it again
 
@@ -759,19 +930,60 @@ class ReliableReceiver:
         for p in self.peers.values():
             if p.acked > p.acked_sent and (flush or p.acked - p.acked_sent >= batch or p.acked == p.expected):
                 self._control(p, ACK)
+            elif p.leases_changed and flush:
+                self._control(p, CREDIT)
+
+    def _takes_shared(self, m):
+        """Whether this receiver maps the memory of the sender whose heartbeat m offers it."""
+        if not self.shared_memory or m.probe is None:
+            return False
+        try:
+            (session,) = struct.unpack("<Q", bytes(SharedMappings().view(m.probe._replace(bytes=8))))
+            return session == m.control.session
+        except (WireError, OSError, ValueError):
+            return False  # another host, user or process namespace: the sender sends copies
+
+    def _lease(self, p, m, views):
+        """The arrays of a shared message view the sender's memory, which it reuses once they are
+        gone (the records list the seq until then). Past half the credit held so, they are copies."""
+        self.shared += 1
+        if len(p.leased) >= min(MAX_LEASES, max(1, self.credit_messages // 2)) or not m.arrays:
+            return m._replace(arrays=[a.copy() for a in m.arrays])
+        seq = m.seq
+        p.leased[seq] = len(views)
+
+        def release():
+            left = p.leased.get(seq, 0) - 1
+            if left > 0:
+                p.leased[seq] = left
+            else:
+                p.leased.pop(seq, None)
+                p.leases_changed = True
+        for v in views:
+            weakref.finalize(v, release)
+        return m
 
     def _accept(self, frames):
         routing_id = bytes(frames[0])
         if len(routing_id) != 9 or routing_id[:1] != b"S":
             return None  # not a sluice sender
+        p = self.peers.get(routing_id)
+        views = []  # of the sender's shared memory, which its arrays keep alive
+
+        def map_shared(ref):
+            if p is None or not p.share:
+                raise WireError(f"{self.where}: a shared-memory reference from a sender not agreed to share")
+            views.append(p.mappings.view(ref))
+            return views[-1]
         try:
-            m = decode(frames[1:], self.max_message_bytes, self.where)
+            m = decode(frames[1:], self.max_message_bytes, self.where, map_shared)
         except WireError:
             return None
-        p = self.peers.get(routing_id)
         if m.kind == HEARTBEAT:
             if p is None:
                 p = self.peers[routing_id] = _Peer(routing_id, m.stream_id, m.seq)
+            if p.share is None:
+                p.share = self._takes_shared(m)
             p.confirmed = max(p.confirmed, m.seq)
             if m.seq > p.expected:
                 p.expected = p.acked = m.seq
@@ -794,7 +1006,7 @@ class ReliableReceiver:
             return None
         p.expected += 1
         self.handed = (routing_id, m.seq)
-        return m
+        return self._lease(p, m, views) if m.flags & FLAG_SHARED else m
 
     def refuse(self, message, why):
         """Tells the sender of message, the last one recv returned (the only one not yet

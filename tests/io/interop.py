@@ -12,6 +12,10 @@
                                     exactly the update of "missing" (seq 2), saying REFUSAL
     interop.py consume-updates ENDPOINT   bind, receive what produce-updates sends (from C++), check it, refuse
                                     the update of "missing" saying REFUSAL, exit 0
+    interop.py consume-shared ENDPOINT N SHARED   bind, receive N messages from a sluice sender on this host
+                                    (wire_peer shm-send) with shared_memory SHARED (0 or 1), check each came
+                                    as shared-memory references exactly when SHARED, that an array kept all
+                                    along is never overwritten, and print the SHA-256 of every array's bytes
     interop.py selftest             sluice_wire alone: round trips, packed, control, barrier and update messages,
                                     malformed ones, and a reliable sender and receiver in one process
 
@@ -151,6 +155,29 @@ def consume_updates(endpoint):
         return m
     check_update_stream(next_message, lambda m: inp.refuse(m, REFUSAL))
     inp.close()
+
+
+def consume_shared(endpoint, n, shared):
+    import hashlib
+    r = sluice_wire.ReliableReceiver("@" + endpoint, shared_memory=shared)
+    digest, kept, count = hashlib.sha256(), None, 0
+    while True:
+        m = r.recv(timeout=TIMEOUT_MS / 1000)
+        assert m is not None, f"nothing for {TIMEOUT_MS} ms after {count} messages"
+        if m.kind == sluice_wire.END_OF_STREAM:
+            break
+        assert m.kind == sluice_wire.DATA, m
+        assert bool(m.flags & sluice_wire.FLAG_SHARED) == shared, f"message {count}: flags {m.flags}"
+        for a in m.arrays:
+            digest.update(a.tobytes())
+        if count == 5:
+            kept = (m.arrays[0], m.arrays[0].tobytes())  # a view held: its memory is never reused meanwhile
+        count += 1
+    assert count == n, f"{count} messages, expected {n}"
+    assert kept[0].tobytes() == kept[1], "an array kept was overwritten"
+    assert r.shared == (n if shared else 0), f"{r.shared} messages shared"
+    r.close()
+    print(digest.hexdigest(), flush=True)
 
 
 def reliable_selftest():
@@ -300,6 +327,8 @@ if __name__ == "__main__":
             produce_updates(sys.argv[2])
         elif sys.argv[1] == "consume-updates":
             consume_updates(sys.argv[2])
+        elif sys.argv[1] == "consume-shared":
+            consume_shared(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1")
         else:
             selftest()
     except (AssertionError, sluice_wire.WireError, zmq.ZMQError) as e:

@@ -10,12 +10,27 @@
 //     LOG (a line "life" first), sleeps per message; exits 0 at the end of
 //     stream with all COUNT taken in order, 3 when a message arrives out of
 //     order or twice in this life, 1 on any error.
+//   wire_peer shm-serve INDEX SEED [--uid=N]
+//     (as user N, when given) puts test::random_tensor(round_trip_specs()[INDEX],
+//     SEED) in shared memory, prints its ipc handle on a line, and waits
+//     to be killed (at most 120 s).
+//   wire_peer shm-open HANDLES SEED [--write=1] [--hold=1]
+//     for each line "INDEX HANDLE" of the file HANDLES: from_pointer, and
+//     exit 4 unless the tensor is random_tensor(spec, SEED) bit for bit;
+//     --write: then writes 0xA5 over each through its view; prints "mapped",
+//     and with --hold waits to be killed (at most 120 s).
+//   wire_peer shm-send ENDPOINT COUNT [--floats=N] [--peer-timeout-ms=N]
+//     a reliable channel to ENDPOINT sends COUNT test::peer_message tensors
+//     written in shared memory (Tensor::to_shared), then the end of stream;
+//     flushes, prints how many went as shared references, exits 0.
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <map>
@@ -118,6 +133,61 @@ int receive(const Args& a) {
   }
 }
 
+[[noreturn]] void wait_to_be_killed() {
+  std::this_thread::sleep_for(std::chrono::seconds(120));
+  std::exit(5);
+}
+
+int shm_serve(const Args& a) {
+  if (a.flags.count("uid") && ::setuid(static_cast<uid_t>(a.flag("uid", 0))) != 0)
+    throw std::runtime_error("setuid failed");
+  const Spec spec = test::round_trip_specs().at(std::stoul(a.positional.at(1)));
+  Tensor t = test::random_tensor(spec, static_cast<uint32_t>(std::stoul(a.positional.at(2)))).to_shared();
+  TensorPointer p = t.to_pointer({.mode = PointerMode::Ipc, .require_shared = true});
+  std::printf("%s\n", p.handle.c_str());
+  std::fflush(stdout);
+  wait_to_be_killed();
+}
+
+int shm_open(const Args& a) {
+  std::ifstream in(a.positional.at(1));
+  const auto seed = static_cast<uint32_t>(std::stoul(a.positional.at(2)));
+  std::vector<Tensor> views;
+  size_t index;
+  std::string handle;
+  while (in >> index >> handle) {
+    const Spec spec = test::round_trip_specs().at(index);
+    Tensor t = from_pointer({.mode = PointerMode::Ipc, .handle = handle}, spec);
+    if (!test::identical(t, test::random_tensor(spec, seed))) {
+      std::fprintf(stderr, "wire_peer: %s: bits differ\n", spec.str().c_str());
+      return 4;
+    }
+    if (a.flag("write", 0)) std::memset(t.to_pointer().address, 0xA5, static_cast<size_t>(spec.bytes()));
+    views.push_back(t);
+  }
+  std::printf("mapped %zu\n", views.size());
+  std::fflush(stdout);
+  if (a.flag("hold", 0)) wait_to_be_killed();
+  return 0;
+}
+
+int shm_send(const Args& a) {
+  const uint64_t count = std::stoull(a.positional.at(2));
+  const int64_t floats = a.flag("floats", 16);
+  ChannelOptions options;
+  options.peer_timeout = std::chrono::milliseconds(a.flag("peer-timeout-ms", 60000));
+  Channel out(Pattern::Push, ">" + a.positional.at(1), options);
+  for (uint64_t i = 0; i < count; ++i) {
+    std::vector<Tensor> m = test::peer_message(i, floats);
+    m[0] = m[0].to_shared();
+    out.send(m, i);
+  }
+  out.send_end_of_stream(count);
+  out.flush(options.peer_timeout);
+  std::printf("shared %llu\n", static_cast<unsigned long long>(out.counters().shared));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,12 +196,17 @@ int main(int argc, char** argv) {
   try {
     if (mode == "produce" && a.positional.size() == 3) return produce(a);
     if (mode == "receive" && a.positional.size() == 4) return receive(a);
+    if (mode == "shm-serve" && a.positional.size() == 3) return shm_serve(a);
+    if (mode == "shm-open" && a.positional.size() == 3) return shm_open(a);
+    if (mode == "shm-send" && a.positional.size() == 3) return shm_send(a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wire_peer: %s\n", e.what());
     return 1;
   }
   std::fprintf(stderr,
                "usage: wire_peer produce ENDPOINT COUNT [--floats=N] [--capacity=N] [--credit-bytes=N] "
-               "[--peer-timeout-ms=N]\n       wire_peer receive ENDPOINT COUNT LOG [--floats=N] [--hwm=N] [--sleep-us=N]\n");
+               "[--peer-timeout-ms=N]\n       wire_peer receive ENDPOINT COUNT LOG [--floats=N] [--hwm=N] [--sleep-us=N]\n"
+               "       wire_peer shm-serve INDEX SEED [--uid=N]\n       wire_peer shm-open HANDLES SEED [--write=1] "
+               "[--hold=1]\n       wire_peer shm-send ENDPOINT COUNT [--floats=N] [--peer-timeout-ms=N]\n");
   return 2;
 }

@@ -163,14 +163,14 @@ TEST(PipelineMetrics, ZeroMqSinksAndSourcesReportTheirChannels) {
   // Mid-run, from this thread: the channels' counters as figures.
   std::map<std::string, double> sink_figures = sending.metrics().at(1).figures;
   for (const char* name :
-       {"channel_credit", "channel_unacknowledged", "channel_resent", "channel_peers_lost"})
+       {"channel_credit", "channel_unacknowledged", "channel_resent", "channel_peers_lost", "channel_shared"})
     EXPECT_TRUE(sink_figures.contains(name)) << name;
   sending.wait();
   PipelineResult r = receiving.wait();
   EXPECT_EQ(r.metrics_of("drop").messages_in, 30u);
   const std::map<std::string, double>& source_figures = r.metrics_of("in").figures;
   for (const char* name :
-       {"channel_peers_lost", "channel_duplicates", "channel_rejected", "channel_in_pipeline"})
+       {"channel_peers_lost", "channel_duplicates", "channel_rejected", "channel_shared", "channel_in_pipeline"})
     EXPECT_TRUE(source_figures.contains(name)) << name;
   EXPECT_EQ(source_figures.at("channel_in_pipeline"), 0);
   const std::map<std::string, double> after = sending.metrics().at(1).figures;

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   app.add_option("--role", role, "this process; default: the launcher's rank");
   app.add_option("--out", out, "where the results' bytes go")->required();
   app.add_option("--messages", messages)->capture_default_str();
+  int64_t width = 64;
+  app.add_option("--width", width, "floats per message")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     PipelineOptions options;
@@ -37,8 +39,13 @@ int main(int argc, char** argv) {
                            .meet_timeout = std::chrono::seconds(60),
                            .peer_timeout = std::chrono::seconds(30)};
     }
-    testing::PartitionedPipeline built = testing::partitioned_pipeline(options, messages);
-    built.pipeline->run();
+    testing::PartitionedPipeline built = testing::partitioned_pipeline(options, messages, width);
+    PipelineResult result = built.pipeline->run();
+    // Messages its edges to other processes of this host sent or took in shared memory.
+    double shared = 0;
+    for (const NodeMetrics& m : result.metrics)
+      if (auto it = m.figures.find("channel_shared"); it != m.figures.end()) shared += it->second;
+    if (!options.partition.process.empty()) std::cout << "shared " << shared << std::endl;
     if (options.partition.process.empty() || options.partition.process == "c") {
       std::ofstream file(out, std::ios::binary);
       const std::string bytes = testing::result_bytes(*built.results);

@@ -1,0 +1,76 @@
+// Tensor::to_pointer, to_shared and from_pointer: a tensor's memory handed to
+// code in this process or mapped by another one (devices/shared_memory.h).
+
+#include <cstring>
+
+#include <sluice/devices/backend_impl.h>
+#include <sluice/devices/shared_memory.h>
+#include <sluice/ops/error_format.h>
+
+namespace sluice {
+
+Tensor Tensor::to_shared() const {
+  check_live("to_shared");
+  const auto bytes = static_cast<size_t>(spec_.bytes());
+  if (buffer_->device.host_memory()) {
+    buffer_->wait();
+    if (find_shared(buffer_->data, bytes)) return *this;
+  }
+  std::shared_ptr<void> memory = shared_allocate(bytes);
+  copy_to_host(memory.get());
+  auto buffer = std::make_shared<Buffer>();
+  buffer->device = host();
+  buffer->data = memory.get();
+  buffer->bytes = bytes;
+  buffer->memory = std::move(memory);
+  return Tensor(spec_, std::move(buffer));
+}
+
+TensorPointer Tensor::to_pointer(const PointerOptions& options) const {
+  check_live("to_pointer");
+  buffer_->wait();
+  const auto bytes = static_cast<size_t>(spec_.bytes());
+  if (options.mode == PointerMode::Local)
+    return {PointerMode::Local, buffer_->device, buffer_->data, "", bytes, buffer_->memory};
+  if (!buffer_->device.host_memory())
+    throw DeviceError(error_message("to_pointer", "mode ipc", "a tensor in host memory",
+                                    fmt::format("one on {} (CUDA IPC handles are not implemented: "
+                                                "to_host first)",
+                                                buffer_->device.str())));
+  if (options.require_shared && !find_shared(buffer_->data, bytes))
+    throw DeviceError(error_message("to_pointer", "mode ipc with require_shared",
+                                    "a tensor in shared memory (to_shared, OutputMemory::Shared)",
+                                    fmt::format("a {} tensor in private memory", spec_)));
+  const Tensor shared = to_shared();
+  const std::optional<SharedHandle> handle = find_shared(shared.buffer()->data, bytes);
+  if (!handle) throw InternalError("to_pointer: a tensor to_shared made is not in shared memory");
+  return {PointerMode::Ipc, host(), nullptr, handle->str(), bytes, shared.buffer()->memory};
+}
+
+Tensor from_pointer(const TensorPointer& pointer, const Spec& spec) {
+  const auto needed = static_cast<size_t>(spec.bytes());
+  auto buffer = std::make_shared<Buffer>();
+  buffer->bytes = needed;
+  if (pointer.mode == PointerMode::Local) {
+    if (!pointer.address && needed > 0)
+      throw ValueError(error_message("from_pointer", "address", fmt::format("the data of {}", spec), "null"));
+    if (pointer.bytes != 0 && pointer.bytes < needed)
+      throw ValueError(error_message("from_pointer", "bytes", fmt::format("at least {} for {}", needed, spec),
+                                     pointer.bytes));
+    buffer->device = pointer.device;
+    buffer->data = pointer.address;
+    buffer->memory = pointer.owner;
+    buffer->device.backend();  // DeviceError for a default-constructed device, before the tensor exists
+    return Tensor(spec, std::move(buffer));
+  }
+  const SharedHandle handle = SharedHandle::parse(pointer.handle);
+  if (handle.bytes < needed)
+    throw ValueError(error_message("from_pointer", "handle", fmt::format("at least {} bytes for {}", needed, spec),
+                                   fmt::format("{} bytes", handle.bytes)));
+  buffer->memory = map_shared(handle);
+  buffer->device = host();
+  buffer->data = buffer->memory.get();
+  return Tensor(spec, std::move(buffer));
+}
+
+}  // namespace sluice

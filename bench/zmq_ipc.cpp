@@ -86,7 +86,7 @@ class Peer {
  public:
   Peer(const std::string& mode, const std::string& endpoint, size_t bytes, long count,
        const std::vector<std::string>& extra_args = {})
-      : ack_endpoint_(ipc_endpoint("ack", 0)), needs_word_(mode != "reliable") {
+      : ack_endpoint_(ipc_endpoint("ack", 0)), needs_word_(mode != "reliable" && mode != "shared") {
     ack_ = zmq_socket(ack_context(), ZMQ_PUSH);
     int linger_ms = 0;  // the word is for a live peer; a dead one never takes it
     zmq_setsockopt(ack_, ZMQ_LINGER, &linger_ms, sizeof linger_ms);

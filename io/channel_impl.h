@@ -177,14 +177,12 @@ class ReliableSender {
   std::shared_ptr<void> probe_;
   std::optional<SharedHandle> probe_handle_;
   bool share_ = false;
-  // Messages acknowledged whose tensors a receiver still views (its records
-  // list them): their frames keep the shared memory from reuse until a
-  // record of that receiver no longer lists them.
-  struct Lent {
-    uint64_t receiver;
-    std::vector<wire::Frame> frames;
-  };
-  std::map<uint64_t, Lent> lent_;
+  // Messages whose tensors a receiver may still view, by (seq, receiver):
+  // acknowledged by it and listed in its records, or sent to a receiver
+  // that went away (it may live on, holding them). Their frames keep the
+  // shared memory from reuse until a record of that receiver no longer
+  // lists them, which for a receiver gone is never (at most its credit).
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<wire::Frame>> lent_;
   uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0, shared_ = 0;
   // What the receiver refused: the last kMaxRefusalsKept, once per seq;
   // refusals_received_ counts every one recorded.

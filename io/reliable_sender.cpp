@@ -269,6 +269,10 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     // everything unacknowledged goes to it again, after a heartbeat saying
     // where the stream stands.
     if (receiver_ != 0) logger().info("{}: a new receiver; sending {} message(s) again", where_, unacked_.size());
+    // What went to the one before as references it may still view, alive
+    // with its channel closed: kept from reuse for good.
+    for (size_t i = 0; i < sent_; ++i)
+      if (unacked_[i].shared) lent_.emplace(std::pair{unacked_[i].seq, receiver_}, unacked_[i].frames);
     resent_ += sent_;
     receiver_ = c.session;
     rewind_seen_ = c.rewind;
@@ -301,13 +305,14 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
       --sent_;
       sent_bytes_ -= k.bytes;
     }
-    if (k.shared) lent_.emplace(k.seq, Lent{c.session, std::move(k.frames)});
+    if (k.shared) lent_.emplace(std::pair{k.seq, c.session}, std::move(k.frames));
     unacked_.pop_front();
   }
   // What this receiver lent and no longer lists: its tensors are gone.
-  for (auto it = lent_.begin(); it != lent_.end() && it->first < m.header.seq;) {
-    const bool listed = std::binary_search(m.leases.begin(), m.leases.end(), it->first);
-    it = it->second.receiver == c.session && !listed ? lent_.erase(it) : std::next(it);
+  for (auto it = lent_.begin(); it != lent_.end() && it->first.first < m.header.seq;) {
+    const auto [seq, receiver] = it->first;
+    const bool listed = std::binary_search(m.leases.begin(), m.leases.end(), seq);
+    it = receiver == c.session && !listed ? lent_.erase(it) : std::next(it);
   }
   if (oldest() != before) send_heartbeat(now);
 }

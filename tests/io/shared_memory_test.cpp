@@ -273,6 +273,42 @@ TEST(SharedChannel, ASlowReceiverHoldsTheSenderToItsCreditAndNothingIsOverwritte
     EXPECT_TRUE(test::identical(kept[i][0], test::peer_message(i, 4096)[0])) << "message " << i << " overwritten";
 }
 
+// A receiver that takes messages, keeps their tensors and closes its channel
+// without acknowledging them: a new receiver is sent them again and lets
+// go at once, and the sender goes on, its slots reused; never those the
+// first one still views.
+TEST(SharedChannel, TensorsKeptPastTheirChannelAreNeverOverwritten) {
+  test::TempDir dir;
+  ChannelOptions manual;
+  manual.acknowledge = Acknowledge::Manual;
+  manual.credit_messages = 16;
+  ChannelOptions sending;
+  sending.credit_messages = 16;
+  Channel out(Pattern::Push, ">" + dir.ipc("kept"), sending);
+  std::vector<std::vector<Tensor>> kept;
+  {
+    Channel first(Pattern::Pull, "@" + dir.ipc("kept"), manual);
+    for (uint64_t i = 0; i < 5; ++i) out.send(message(i, false), i);
+    for (uint64_t i = 0; i < 5; ++i) {
+      wire::Message m = test::next_message(first, "message " + std::to_string(i));
+      ASSERT_TRUE(m.shared);
+      kept.push_back(m.tensors);
+    }
+  }  // closed, nothing acknowledged, the tensors kept
+  Channel second(Pattern::Pull, "@" + dir.ipc("kept"));
+  Sending sender([&] {
+    for (uint64_t i = 5; i < 200; ++i) out.send(message(i, false), i);
+    out.flush(milliseconds(20000));
+  });
+  for (uint64_t i = 0; i < 200; ++i) {
+    wire::Message m = test::next_message(second, "message " + std::to_string(i));
+    ASSERT_TRUE(test::identical(m.tensors[0], test::peer_message(i, 4096)[0])) << "message " << i;
+  }
+  ASSERT_EQ(sender.finish(second), "");
+  for (uint64_t i = 0; i < 5; ++i)
+    EXPECT_TRUE(test::identical(kept[i][0], test::peer_message(i, 4096)[0])) << "message " << i << " overwritten";
+}
+
 TEST(SharedChannel, TheSenderKilledMidStreamLeavesReceivedTensorsWhole) {
   const std::set<std::string> shm_before = dev_shm();
   test::TempDir dir;

@@ -191,6 +191,7 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
       c.socket.bind(address);
       // Name the address bound in messages (the port of tcp://host:*).
       c.endpoint = c.socket.get(zmq::sockopt::last_endpoint);
+      if (c.endpoint.rfind("ipc://", 0) == 0) c.ipc_path = c.endpoint.substr(6);
     } else {
       c.socket.connect(address);
     }
@@ -204,6 +205,20 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     c.sender = std::make_unique<channel_detail::ReliableSender>(c.socket, c.options, c.where);
   if (reliable && pattern == Pattern::Pull)
     c.receiver = std::make_unique<channel_detail::ReliableReceiver>(c.socket, c.options, c.where);
+}
+
+Channel::Impl::~Impl() {
+  sender.reset();
+  receiver.reset();
+  curve.reset();
+  socket.close();
+  if (ipc_path.empty()) return;
+  // ZeroMQ leaves the file; a closed listener refuses connections. The
+  // listener closes within microseconds of the socket; the bound keeps a
+  // wedged I/O thread from hanging the caller.
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (ipc_path_in_use(ipc_path) && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 Channel::~Channel() = default;

@@ -337,10 +337,16 @@ class ReliableReceiver {
 namespace sluice {
 
 struct Channel::Impl {
+  // Closes the socket and, for an ipc path it bound, waits (bounded) until
+  // ZeroMQ's I/O thread has closed the listener too: ZeroMQ closes sockets
+  // asynchronously, and a channel made next on the same path would find it
+  // still taken.
+  ~Impl();
   Pattern pattern;
   std::string endpoint;
   std::string where;  // "channel ENDPOINT", as errors name it: made once, not per message
   std::string bound;  // the address bound or connected to, read once (the socket may be busy later)
+  std::string ipc_path;  // the Unix socket path bound, if any
   ChannelOptions options;
   zmq::socket_t socket;
   uint64_t rejected = 0;

@@ -20,6 +20,18 @@ std::chrono::milliseconds ms(Clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
+// The header of a message read by a ROUTER (frame 0: the routing id), or
+// nullopt when it has none that reads.
+std::optional<wire::Header> header_of(const Incoming& in) {
+  if (in.parts->size() < 2) return std::nullopt;
+  const zmq::message_t& f = (*in.parts)[1];
+  try {
+    return wire::read_header({static_cast<const uint8_t*>(f.data()), f.size()}, "", /*packed_ok=*/true);
+  } catch (const WireError&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 AckQueue::AckQueue() : wake_fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
@@ -363,6 +375,21 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     reject(where_ + ": a peer without a sluice sender's routing id (a plain push? set delivery = Plain on both ends)");
     return std::nullopt;
   }
+  if (!peers_.contains(session)) {
+    // A sender this receiver has not met: it restarted, or this receiver did
+    // and the sender's socket still held what it had sent to the one before
+    // (shared-memory references among it, agreed with that one). Only a
+    // heartbeat, which meets it, is read; anything else gets credit, which
+    // makes it say where its stream stands and send again from there.
+    const std::optional<wire::Header> h = header_of(in);
+    if (h && h->kind != wire::Kind::Heartbeat && !wire::is_control(h->kind)) {
+      Peer p;
+      p.routing_id = routing_id_of(session);
+      p.stream_id = h->stream_id;
+      send_control(p, wire::Kind::Credit, now);
+      return std::nullopt;
+    }
+  }
   const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
   wire::Message m;
   try {
@@ -378,16 +405,10 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     // A malformed message still takes its place in the stream, or the
     // sender would send it again for ever.
     auto it = peers_.find(session);
-    if (it != peers_.end() && in.parts->size() > 1) {
-      try {
-        const zmq::message_t& f = (*in.parts)[1];
-        wire::Header h = wire::read_header({static_cast<const uint8_t*>(f.data()), f.size()}, where_, true);
-        if (h.seq == it->second.expected) {
-          take(it->second, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
-          mark_done(session, h.seq);
-        }
-      } catch (const WireError&) {
-      }
+    const std::optional<wire::Header> h = header_of(in);
+    if (it != peers_.end() && h && h->seq == it->second.expected) {
+      take(it->second, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
+      mark_done(session, h->seq);
     }
     return std::nullopt;
   }
@@ -427,17 +448,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
                          wire::kind_name(h.kind)));
     return std::nullopt;
   }
-  if (it == peers_.end()) {
-    // Data from a sender this receiver has not met (it restarted): grant
-    // credit, which makes the sender say where its stream stands and send
-    // again from there.
-    Peer p;
-    p.routing_id = routing_id_of(session);
-    p.stream_id = h.stream_id;
-    send_control(p, wire::Kind::Credit, now);
-    return std::nullopt;
-  }
-  Peer& p = it->second;
+  Peer& p = it->second;  // met: by a heartbeat, the only message read from a sender not met
   p.last_heard = now;
   p.alive = true;
   if (h.seq < p.expected) {

@@ -139,6 +139,12 @@ TEST(ReliableFaults, ReceiverKilledTenTimesLosesNothing) {
   ASSERT_FALSE(endpoint.empty());
   test::Child sender({SLUICE_WIRE_PEER, "produce", endpoint, std::to_string(kCount), "--peer-timeout-ms=30000"});
   for (int kill = 0; kill < 10; ++kill) {
+    // Killed 150 ms into its life, once it has begun it (a loaded machine
+    // may take longer than that to start a process).
+    const auto deadline = std::chrono::steady_clock::now() + milliseconds(20000);
+    while (lives_in(log).size() < static_cast<size_t>(kill) + 1 && std::chrono::steady_clock::now() < deadline &&
+           !receiver->exited())
+      std::this_thread::sleep_for(milliseconds(5));
     std::this_thread::sleep_for(milliseconds(150));
     ASSERT_FALSE(receiver->exited()) << "the receiver ended before kill " << kill;
     receiver->signal(SIGKILL);

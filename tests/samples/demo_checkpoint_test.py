@@ -67,21 +67,28 @@ with tempfile.TemporaryDirectory() as tmp:
     demo = subprocess.Popen([sluice, *COMMON, "--checkpoint-dir", faulty_dir], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     kills = 0
-    seen = set()
+    killed = set()
+    before = None  # the newest checkpoint once the last killed process was gone
     while kills < KILLS:
         assert time.monotonic() - start < DEADLINE, f"only {kills} kills before the deadline"
         assert demo.poll() is None, f"the demo ended after {kills} kills:\n{demo.communicate()[1]}"
         pid = compute_pid(demo.pid)
         chk = newest_checkpoint(faulty_dir) if os.path.isdir(faulty_dir) else None
-        # Each kill comes after a new checkpoint, mid-stream, in a compute
-        # process not killed before.
-        if pid is None or pid in seen or chk is None or chk in seen:
+        # Each kill comes mid-stream, in a compute process not killed before,
+        # once that process has stored a checkpoint of its own (so it has
+        # resumed from the one before): a checkpoint newer than the newest
+        # there was when the process before it was gone.
+        if pid is None or pid in killed or chk is None or (before is not None and chk <= before):
             time.sleep(0.02)
             continue
         time.sleep(0.05)
         os.kill(pid, signal.SIGKILL)
-        seen.update({pid, chk})
+        killed.add(pid)
         kills += 1
+        while compute_pid(demo.pid) == pid:  # until the parent has reaped it
+            assert time.monotonic() - start < DEADLINE, f"compute {pid} still there after SIGKILL"
+            time.sleep(0.01)
+        before = newest_checkpoint(faulty_dir)
     out, err = demo.communicate(timeout=DEADLINE)
     assert demo.returncode == 0, f"the demo with {KILLS} kills exited {demo.returncode}:\n{out}\n{err}"
     assert f"compute exited 0 (restarted {KILLS} times)" in out, out

@@ -24,6 +24,26 @@ def framed(frames, limit_byte=15):
     return out
 
 
+# Same-host shared memory (io/WIRE_FORMAT.md, "Shared memory"), which the
+# Python helper reads but does not write: the documented layouts spelled out.
+HEADER = struct.Struct("<4sBBHQQII")
+CONTROL = struct.Struct("<6Q")
+SHARED_REF = struct.Struct("<IIQQQQ")  # pid, fd, segment, offset, bytes, generation
+
+
+def shared_data(array, seq):
+    """A data message whose tensor is a reference to shared memory."""
+    header = HEADER.pack(b"SLCE", sluice_wire.VERSION, sluice_wire.DATA, sluice_wire.FLAG_SHARED, 0, seq, 1, 0)
+    return [header, sluice_wire.npy_header(array), SHARED_REF.pack(4321, 7, 0x5EED5EED5EED5EED, 4096, array.nbytes, 3)]
+
+
+def offering_heartbeat(seq):
+    """A sender's heartbeat offering shared memory: its probe follows the record."""
+    header = HEADER.pack(b"SLCE", sluice_wire.VERSION, sluice_wire.HEARTBEAT, sluice_wire.FLAG_SHARE_OFFER, 0, seq,
+                         0, 0)
+    return [header + CONTROL.pack(3, 9, 0, 0, 0, 0) + SHARED_REF.pack(4321, 5, 0x5EED5EED5EED5EED, 64, 8, 1)]
+
+
 def main(directory):
     os.makedirs(directory, exist_ok=True)
     seeds = {
@@ -41,6 +61,11 @@ def main(directory):
                                              seq=7),
         "heartbeat": sluice_wire.encode_control(sluice_wire.HEARTBEAT, sluice_wire.Control(3, 9), seq=8),
         "barrier": sluice_wire.encode_barrier(12, seq=10, stream_id=2),
+        "shared_f32_2x3": shared_data(np.arange(6, dtype=np.float32).reshape(2, 3), seq=13),
+        "heartbeat_offering_shared_memory": offering_heartbeat(seq=14),
+        "credit_with_leases": sluice_wire.encode_control(sluice_wire.CREDIT,
+                                                         sluice_wire.Control(1, 20, 16, 1 << 20, 1 << 30, 0),
+                                                         seq=15, leases=[12, 17, 19]),
         "update_two_tensors": sluice_wire.encode_update("scale", [np.ones((2, 2), np.float32),
                                                                   np.arange(3, dtype=np.int64)],
                                                         seq=11, stream_id=2, crc=True),

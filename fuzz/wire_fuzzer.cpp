@@ -56,14 +56,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       check(m.target.empty());
     }
-    // A control message is its header and its record, one frame.
-    check(!wire::is_control(m.header.kind) || frames[0].size() == wire::kHeaderBytes + wire::kControlBytes);
-    // A barrier is its header and its checkpoint number, one frame.
-    check(m.header.kind != wire::Kind::Barrier ||
-          frames[0].size() == wire::kHeaderBytes + wire::kBarrierBytes);
+    // A control message is its header and its record, one frame, then a
+    // heartbeat's probe reference when it offers shared memory and the
+    // leases of a receiver that takes it; a barrier is its header and its
+    // checkpoint number.
+    const bool control = wire::is_control(m.header.kind);
+    if (control || m.header.kind == wire::Kind::Barrier)
+      check(frames[0].size() == wire::header_frame_bytes(m.header));
     check(m.header.kind == wire::Kind::Barrier || m.checkpoint == 0);
+    const bool shared = (m.header.flags & wire::kFlagShared) != 0;
+    check(m.leases.size() == (control && shared ? m.header.count : 0) && m.leases.size() <= wire::kMaxLeases);
+    check(m.probe.has_value() ==
+          (m.header.kind == wire::Kind::Heartbeat && (m.header.flags & wire::kFlagShareOffer) != 0));
     for (const wire::TensorView& t : m.tensors) {
-      check(static_cast<int64_t>(t.data.size()) == t.spec.bytes());
+      // The data, or a reference to it where the sender shares memory.
+      check(t.shared.has_value() == (shared && !packed));
+      check(static_cast<int64_t>(t.data.size()) == (t.shared ? int64_t{wire::kSharedRefBytes} : t.spec.bytes()));
+      check(!t.shared || static_cast<int64_t>(t.shared->bytes) == t.spec.bytes());
       // What a writer makes of an accepted spec reads back as the same spec.
       std::string header = npy::header(t.spec);
       size_t header_bytes = 0;

@@ -35,17 +35,20 @@ ReliableSender::ReliableSender(zmq::socket_t& socket, const ChannelOptions& opti
       next_seq_(options.first_seq),
       opened_(Clock::now()),
       last_heard_(opened_),
-      last_sent_(opened_ - options.heartbeat_interval),
-      pacemaker_([this] { pace(); }) {
-  if (!options.shared_memory) return;
-  try {
-    probe_ = shared_allocate(sizeof session_);
-    std::memcpy(probe_.get(), &session_, sizeof session_);
-    probe_handle_ = find_shared(probe_.get(), sizeof session_);
-  } catch (const Error& e) {
-    logger().info("{}: no shared memory offered to receivers: {}", where_, e.what());
-    probe_.reset();
+      last_sent_(opened_ - options.heartbeat_interval) {
+  if (options.shared_memory) {
+    try {
+      probe_ = shared_allocate(sizeof session_);
+      std::memcpy(probe_.get(), &session_, sizeof session_);
+      probe_handle_ = find_shared(probe_.get(), sizeof session_);
+    } catch (const Error& e) {
+      logger().info("{}: no shared memory offered to receivers: {}", where_, e.what());
+      probe_.reset();
+    }
   }
+  // Last: its first hello offers the probe, and a receiver decides on the
+  // first heartbeat it gets whether it takes references.
+  pacemaker_ = std::thread([this] { pace(); });
 }
 
 ReliableSender::~ReliableSender() {

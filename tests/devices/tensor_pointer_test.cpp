@@ -2,8 +2,6 @@
 // behind ipc handles (devices/shared_memory.h). Across processes:
 // tests/io/shared_memory_test.cpp.
 
-#include <cstring>
-#include <random>
 
 #include <gtest/gtest.h>
 
@@ -12,59 +10,40 @@
 #include <sluice/ops/error.h>
 #include <sluice/ops/ops.h>
 
+#include "tests/devices/tensor_bytes.h"
+
 namespace sluice {
 namespace {
 
-std::vector<Spec> every_dtype_and_rank() {
-  const std::vector<Shape> shapes = {Shape{}, Shape{5}, Shape{3, 4}, Shape{2, 3, 2}, Shape{2, 1, 3, 2},
-                                     Shape{0}, Shape{2, 0, 4}, Shape{1, 2, 0, 3}};
-  std::vector<Spec> out;
-  for (int t = 0; t < kDTypeCount; ++t)
-    for (const Shape& s : shapes) out.push_back({static_cast<DType>(t), s});
-  return out;
-}
-
-Tensor bytes_tensor(const Spec& spec, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> bytes(static_cast<size_t>(spec.bytes()));
-  for (uint8_t& b : bytes) b = static_cast<uint8_t>(spec.dtype == DType::Pred ? rng() & 1 : rng());
-  return tensor_from_bytes(spec, bytes.data());
-}
-
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.spec() == b.spec() &&
-         std::memcmp(a.host_data(), b.host_data(), static_cast<size_t>(a.spec().bytes())) == 0;
-}
-
 TEST(TensorPointer, LocalIsTheTensorsOwnMemory) {
-  for (const Spec& spec : every_dtype_and_rank()) {
+  for (const Spec& spec : test::round_trip_specs()) {
     SCOPED_TRACE(spec.str());
-    Tensor t = bytes_tensor(spec, 7);
+    Tensor t = test::random_tensor(spec, 7);
     TensorPointer p = t.to_pointer();
     EXPECT_EQ(p.mode, PointerMode::Local);
     EXPECT_EQ(p.address, t.host_data());
     EXPECT_EQ(p.bytes, static_cast<size_t>(spec.bytes()));
     Tensor back = from_pointer(p, spec);
     EXPECT_EQ(back.host_data(), t.host_data()) << "from_pointer copied";
-    EXPECT_TRUE(same_bytes(back, t));
+    EXPECT_TRUE(test::identical(back, t));
   }
 }
 
 TEST(TensorPointer, IpcRoundTripsEveryDtypeAndRank) {
-  for (const Spec& spec : every_dtype_and_rank()) {
+  for (const Spec& spec : test::round_trip_specs()) {
     SCOPED_TRACE(spec.str());
-    Tensor t = bytes_tensor(spec, 11);
+    Tensor t = test::random_tensor(spec, 11);
     TensorPointer p = t.to_pointer({.mode = PointerMode::Ipc});
     EXPECT_EQ(p.mode, PointerMode::Ipc);
     EXPECT_TRUE(p.handle.starts_with("sluice-shm:1:pid=")) << p.handle;
     Tensor back = from_pointer(p, spec);
-    EXPECT_TRUE(same_bytes(back, t));
+    EXPECT_TRUE(test::identical(back, t));
   }
 }
 
 TEST(TensorPointer, IpcSharesATensorInSharedMemoryWithoutCopying) {
   const Spec spec{DType::F32, Shape{1024}};
-  Tensor shared = bytes_tensor(spec, 3).to_shared();
+  Tensor shared = test::random_tensor(spec, 3).to_shared();
   EXPECT_EQ(shared.to_shared().host_data(), shared.host_data()) << "to_shared of a shared tensor copied it";
   TensorPointer p = shared.to_pointer({.mode = PointerMode::Ipc, .require_shared = true});
   Tensor view = from_pointer(p, spec);
@@ -72,18 +51,18 @@ TEST(TensorPointer, IpcSharesATensorInSharedMemoryWithoutCopying) {
   auto* data = static_cast<float*>(view.to_pointer().address);
   data[17] = 42.5f;
   EXPECT_EQ(shared.data<float>()[17], 42.5f);
-  EXPECT_THROW(bytes_tensor(spec, 3).to_pointer({.mode = PointerMode::Ipc, .require_shared = true}), DeviceError);
+  EXPECT_THROW(test::random_tensor(spec, 3).to_pointer({.mode = PointerMode::Ipc, .require_shared = true}), DeviceError);
 }
 
 TEST(TensorPointer, OutputsOfARunInSharedMemory) {
   Function f = trace({Spec{DType::F32, Shape{256}}}, [](Expr x) { return x * 2.0; });
   Executable exe = compile(f);
-  Tensor in = bytes_tensor({DType::F32, Shape{256}}, 5);
+  Tensor in = test::random_tensor({DType::F32, Shape{256}}, 5);
   Tensor shared = exe.run({in}, {.output_memory = OutputMemory::Shared})[0];
   Tensor plain = exe.run({in})[0];
   EXPECT_TRUE(find_shared(shared.host_data(), 1024).has_value());
   EXPECT_FALSE(find_shared(plain.host_data(), 1024).has_value());
-  EXPECT_TRUE(same_bytes(shared, plain));
+  EXPECT_TRUE(test::identical(shared, plain));
   EXPECT_NO_THROW(shared.to_pointer({.mode = PointerMode::Ipc, .require_shared = true}));
 }
 
@@ -132,7 +111,7 @@ TEST(TensorPointer, StaleAndWrongHandlesAreRefused) {
 TEST(TensorPointer, DeviceTensorsHaveNoIpcHandle) {
   for (const std::string& platform : platforms()) {
     if (platform == "host") continue;
-    Tensor t = bytes_tensor({DType::F32, Shape{4}}, 1).to(client(platform).default_device());
+    Tensor t = test::random_tensor({DType::F32, Shape{4}}, 1).to(client(platform).default_device());
     EXPECT_THROW(t.to_pointer({.mode = PointerMode::Ipc}), DeviceError);
     EXPECT_NE(t.to_pointer().address, nullptr);
   }

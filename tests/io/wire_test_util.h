@@ -1,7 +1,8 @@
 #pragma once
-// What the io tests share: tensors of every dtype and rank, frames as
-// strings, the catalogue of malformed messages, temporary directories and
-// child processes that never outlive a failing test.
+// What the io tests share: tensors of every dtype and rank (from
+// tests/devices/tensor_bytes.h), frames as strings, the catalogue of
+// malformed messages, temporary directories and child processes that never
+// outlive a failing test.
 
 #include <sys/types.h>
 
@@ -19,14 +20,9 @@
 #include <sluice/io/wire.h>
 #include <sluice/pipeline/zmq_nodes.h>
 
-namespace sluice::test {
+#include "tests/devices/tensor_bytes.h"
 
-// Every dtype at ranks 0 to 4, and empty tensors of ranks 1 to 4.
-std::vector<Spec> round_trip_specs();
-// A tensor of `spec` filled with bytes from `seed` (pred: 0 or 1).
-Tensor random_tensor(const Spec& spec, uint32_t seed);
-// Same spec and the same bytes (NaN payloads included).
-bool identical(const Tensor& a, const Tensor& b);
+namespace sluice::test {
 
 // Message i of the two-process test: f32[16] of arbitrary bit patterns
 // (NaN payloads, subnormals, infinities) and i as an s64 scalar.

@@ -35,7 +35,7 @@ def report(sluice, work, content, name):
         with open(log, "w") as f:
             f.write(content)
     out = os.path.join(work, name + ".html")
-    p = subprocess.run([sluice, "report", log, "-o", out], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sluice, "report", log, "-o", out], capture_output=True, text=True, timeout=20)
     page = open(out).read() if os.path.exists(out) else None
     return p.returncode, p.stderr, page, log
 
@@ -78,6 +78,21 @@ def main():
         status, err, _, log = report(sluice, work, '{"t": 1.7e9, "type": "metrics", "nodes": []}\n' * 2 + "[1, 2]\n",
                                      "not_an_object")
         expect("a line that is JSON but not an object is an error", status == 1 and f"{log}:3:" in err, err)
+
+        # Times no clock gives, but a log can hold: the axes' ticks must
+        # still end (adding a step of 2e17 to 1e18 once changed nothing).
+        for name, times in (("extreme_times", (-1e18, 0, 64, 128)), ("one_huge_time", (1e18, 1e18, 1e18, 1e18)),
+                            ("beyond_double_steps", (1e18, 1e18 + 256, 1e18 + 512, 1e18 + 1024))):
+            content = "".join(json.dumps({"t": t, "process": "a", "type": "metrics", "nodes": [
+                {"name": "square", "kind": "stage", "messages_in": i, "messages_out": i, "errors": 0,
+                 "queue_depth": 1, "latency_p50_us": 1.0, "latency_p99_us": 2.0, "messages_out_per_s": 1.0}]}) + "\n"
+                for i, t in enumerate(times))
+            try:
+                status, err, page, _ = report(sluice, work, content, name)
+                expect(f"times {times} give a page", status == 0 and page and "Throughput" in page,
+                       f"status {status}: {err}")
+            except subprocess.TimeoutExpired:
+                expect(f"times {times} give a page", False, "sluice report ran past 60 s")
 
         log = os.path.join(work, "stages_only.jsonl")
         p = subprocess.run([sluice, "report", log, "-o", os.path.join(work, "no", "such", "dir.html")],

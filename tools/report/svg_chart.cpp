@@ -36,13 +36,19 @@ std::string tick_label(double v, double step) {
   return buf;
 }
 
+// hi, or past lo by a width that lo + width can hold when the span is
+// empty (lo + 1 is lo past 2^53).
+double widened(double lo, double hi) { return hi > lo ? hi : lo + std::max(1.0, std::abs(lo) * 1e-9); }
+
 // Ticks at 1, 2 or 5 times a power of ten, about `count` of them over [lo, hi].
 struct Ticks {
   double lo, hi, step;
 };
 Ticks nice_ticks(double lo, double hi, int count) {
-  if (!(hi > lo)) hi = lo + 1;
+  // A span that is not finite has no step: tick_values then draws none.
+  hi = widened(lo, hi);
   double raw = (hi - lo) / count;
+  if (!std::isfinite(raw) || !(raw > 0)) return {lo, hi, std::numeric_limits<double>::infinity()};
   double power = std::pow(10, std::floor(std::log10(raw)));
   double step = power;
   for (double m : {1.0, 2.0, 5.0, 10.0})
@@ -51,6 +57,19 @@ Ticks nice_ticks(double lo, double hi, int count) {
       break;
     }
   return {std::floor(lo / step) * step, std::ceil(hi / step) * step, step};
+}
+
+// The multiples of `step` in [lo, hi], by count rather than by adding
+// `step` until hi: at 1e18 a step of 1 adds nothing, and the loop would
+// never end. At most kMaxTicks; none when the step is not finite.
+std::vector<double> tick_values(double lo, double hi, double step) {
+  constexpr double kMaxTicks = 64;
+  std::vector<double> values;
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(step) || !(step > 0)) return values;
+  const double first = std::ceil(lo / step - 1e-9), last = std::floor(hi / step + 1e-6);
+  if (!(last >= first) || last - first >= kMaxTicks) return values;
+  for (int k = 0; k <= static_cast<int>(last - first); ++k) values.push_back((first + k) * step);
+  return values;
 }
 
 struct Frame {
@@ -68,14 +87,13 @@ std::string open_svg(const std::string& title) {
 // Grid, ticks and axis labels.
 std::string axes_of(const Frame& f, const std::string& x_label, const std::string& y_label) {
   std::string s = "<g class=\"axes\">\n";
-  for (double v = f.y.lo; v <= f.y.hi + f.y.step * 1e-6; v += f.y.step) {
+  for (double v : tick_values(f.y.lo, f.y.hi, f.y.step)) {
     s += "<line class=\"grid\" x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotW) + "\" y1=\"" +
          num(f.sy(v)) + "\" y2=\"" + num(f.sy(v)) + "\"/>";
     s += "<text class=\"tick\" x=\"" + num(kLeft - 6) + "\" y=\"" + num(f.sy(v) + 4) +
          "\" text-anchor=\"end\">" + tick_label(v, f.y.step) + "</text>\n";
   }
-  for (double v = std::ceil(f.x.lo / f.x.step - 1e-9) * f.x.step; v <= f.x.hi + f.x.step * 1e-6;
-       v += f.x.step) {
+  for (double v : tick_values(f.x.lo, f.x.hi, f.x.step)) {
     s += "<line class=\"tickmark\" x1=\"" + num(f.sx(v)) + "\" x2=\"" + num(f.sx(v)) + "\" y1=\"" +
          num(kTop + kPlotH) + "\" y2=\"" + num(kTop + kPlotH + 5) + "\"/>";
     s += "<text class=\"tick\" x=\"" + num(f.sx(v)) + "\" y=\"" + num(kTop + kPlotH + 18) +
@@ -136,7 +154,7 @@ std::string line_chart(const ChartAxes& axes, const std::vector<LineSeries>& ser
   if (axes.y_min) y_lo = *axes.y_min;
   if (axes.y_max) y_hi = *axes.y_max;
   // x spans the data exactly (time has no natural zero to round to); y is rounded out to its ticks.
-  if (!(x_hi > x_lo)) x_hi = x_lo + 1;
+  x_hi = widened(x_lo, x_hi);
   Frame f{{x_lo, x_hi, nice_ticks(x_lo, x_hi, 8).step}, nice_ticks(y_lo, y_hi, 5)};
   if (axes.y_min && axes.y_max) f.y = {*axes.y_min, *axes.y_max, nice_ticks(y_lo, y_hi, 5).step};
 
@@ -193,7 +211,7 @@ std::string heatmap(const HeatmapData& h) {
   const double map_h = kPlotH - strip_h - (strip_h > 0 ? 6 : 0);
   Frame f{nice_ticks(h.x.front(), h.x_end, 8), {0, static_cast<double>(rows), 1}};
   f.x.lo = h.x.front();
-  f.x.hi = h.x_end > h.x.front() ? h.x_end : h.x.front() + 1;
+  f.x.hi = widened(f.x.lo, h.x_end);
   f.x.step = nice_ticks(f.x.lo, f.x.hi, 8).step;
 
   std::string s = open_svg(h.title);
@@ -205,7 +223,7 @@ std::string heatmap(const HeatmapData& h) {
     s += "<text class=\"tick\" x=\"" + num(kLeft - 6) + "\" y=\"" +
          num(kTop + map_h - (r + 0.5) * cell_h + 4) + "\" text-anchor=\"end\">" + std::to_string(r) +
          "</text>\n";
-  for (double v = std::ceil(f.x.lo / f.x.step) * f.x.step; v <= f.x.hi + f.x.step * 1e-6; v += f.x.step)
+  for (double v : tick_values(f.x.lo, f.x.hi, f.x.step))
     s += "<text class=\"tick\" x=\"" + num(f.sx(v)) + "\" y=\"" + num(kTop + kPlotH + 18) +
          "\" text-anchor=\"middle\">" + tick_label(v, f.x.step) + "</text>\n";
   s += "<text class=\"label\" x=\"" + num(kLeft + kPlotW / 2) + "\" y=\"" + num(kHeight - 8) +

@@ -24,6 +24,8 @@ namespace {
 constexpr char kMagic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'M'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kPage = 4096;
+// What a segment is sealed against, once made at its size.
+constexpr int kSizeSeals = F_SEAL_SHRINK | F_SEAL_GROW;
 // A segment holds about this much, in up to kMaxSlots slots: one file
 // descriptor and one mapping serve many small tensors, and a large one has
 // a segment to itself.
@@ -131,13 +133,17 @@ class Pool {
       throw DeviceError(error_message("shared memory", call, fmt::format("a segment of {} bytes", size),
                                       std::strerror(e)));
     };
-    const int fd = ::memfd_create("sluice", MFD_CLOEXEC);
+    const int fd = ::memfd_create("sluice", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return fail("memfd_create", fd);
     if (::fchmod(fd, 0600) != 0) return fail("fchmod", fd);
     // fallocate reserves the pages now: a full memory fails here with an
     // error, not later with a SIGBUS when a kernel writes a slot.
     if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fail("ftruncate", fd);
     if (::fallocate(fd, 0, 0, static_cast<off_t>(size)) != 0) return fail("fallocate", fd);
+    // Sealed at its size: a process of this user that opens the segment
+    // cannot shrink it under a reader, who would die of SIGBUS on the pages
+    // cut off (readers check the seals before they map: open_segment).
+    if (::fcntl(fd, F_ADD_SEALS, kSizeSeals | F_SEAL_SEAL) != 0) return fail("fcntl(F_ADD_SEALS)", fd);
     void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) return fail("mmap", fd);
     auto* h = static_cast<SegmentHeader*>(base);
@@ -241,6 +247,15 @@ std::shared_ptr<Mapping> open_segment(const SharedHandle& h) {
              fmt::format("uid {}", st.st_uid));
     refuse(h, path, "a sluice segment (a file of at least one page)",
            fmt::format("{} bytes{}", st.st_size, S_ISREG(st.st_mode) ? "" : ", not a regular file"));
+  }
+  // A segment's size cannot change while it is mapped, or the pages cut
+  // off would be a SIGBUS where a tensor is read.
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & kSizeSeals) != kSizeSeals) {
+    const int e = errno;
+    ::close(fd);
+    refuse(h, "seals", "a segment sealed against shrinking and growing (F_SEAL_SHRINK | F_SEAL_GROW)",
+           seals < 0 ? std::string(std::strerror(e)) : fmt::format("seals {:#x}", seals));
   }
   const auto size = static_cast<size_t>(st.st_size);
   void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

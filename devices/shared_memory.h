@@ -20,7 +20,9 @@
 //   sluice-shm:1:pid=4242:fd=17:segment=9f3c...e1:offset=4096:bytes=65536:generation=3
 // (segment in 16 hex digits, the rest decimal). Any language opens it the
 // same way: open /proc/PID/fd/FD read-write, check that the file belongs to
-// this user and that its first page has the magic and the segment id, check
+// this user, that it is sealed against shrinking and growing (F_GET_SEALS
+// has F_SEAL_SHRINK and F_SEAL_GROW: a segment cut short under a mapping
+// is a SIGBUS in the reader) and that its first page has the magic and the segment id, check
 // the generation of the slot holding OFFSET, and map BYTES at OFFSET
 // (io/python/sluice_wire.py's open_shared does it with mmap and numpy).
 //

@@ -61,6 +61,7 @@ ml_dtypes.bfloat16 where that is installed.
 """
 
 import ctypes
+import fcntl
 import io
 import mmap
 import os
@@ -107,6 +108,9 @@ _SHARED_REF = struct.Struct("<IIQQQQ")
 # the slots' u64 generations start at byte 64 (devices/shared_memory.h).
 _SEGMENT = struct.Struct("<8sIIQQQ")
 _SEGMENT_MAGIC = b"SLUICESM"
+# fcntl's names where Python has them (3.9+ on Linux), else Linux's numbers.
+_F_GET_SEALS = getattr(fcntl, "F_GET_SEALS", 1034)
+_SIZE_SEALS = getattr(fcntl, "F_SEAL_SHRINK", 0x0002) | getattr(fcntl, "F_SEAL_GROW", 0x0004)
 _MAGIC = b"SLCE"
 _NPY_MAGIC = b"\x93NUMPY"
 _KIND_NAMES = {DATA: "data", END_OF_STREAM: "end of stream", ERROR: "error",
@@ -197,6 +201,11 @@ class SharedMappings:
             st = os.fstat(fd)
             if st.st_uid != os.geteuid():
                 raise WireError(f"{where}: owner: expected uid {os.geteuid()}, found uid {st.st_uid}")
+            # Sealed at its size, or a process that shrinks it kills this one with SIGBUS.
+            seals = fcntl.fcntl(fd, _F_GET_SEALS)
+            if seals & _SIZE_SEALS != _SIZE_SEALS:
+                raise WireError(f"{where}: seals: expected a segment sealed against shrinking and growing "
+                                f"(F_SEAL_SHRINK | F_SEAL_GROW), found seals {seals:#x}")
             if st.st_size < 4096:
                 raise WireError(f"{where}: expected a sluice segment (a file of at least one page), "
                                 f"found {st.st_size} bytes")

@@ -2,6 +2,14 @@
 // behind ipc handles (devices/shared_memory.h). Across processes:
 // tests/io/shared_memory_test.cpp.
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -106,6 +114,43 @@ TEST(TensorPointer, StaleAndWrongHandlesAreRefused) {
   } catch (const DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("stale"), std::string::npos) << e.what();
   }
+}
+
+// A process of this user may open a segment (that is how it maps it), so
+// it could cut it short under a reader, which would die of SIGBUS: segments
+// are sealed at their size, and a handle to an unsealed file is refused.
+TEST(TensorPointer, SegmentsCannotBeResizedAndUnsealedOnesAreRefused) {
+  std::shared_ptr<void> block = shared_allocate(4096);
+  SharedHandle h = *find_shared(block.get(), 4096);
+  const std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path;
+  struct stat st {};
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  EXPECT_NE(::ftruncate(fd, 0), 0) << "a segment was shrunk to nothing";
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_NE(::ftruncate(fd, st.st_size * 2), 0) << "a segment grew";
+  EXPECT_NE(::fcntl(fd, F_ADD_SEALS, 0), 0) << "seals can be changed still (F_SEAL_SEAL missing)";
+
+  // The same first page in a memfd left unsealed: a forgery by a process
+  // that could shrink it later.
+  const int forged = ::memfd_create("forged", MFD_CLOEXEC);
+  ASSERT_GE(forged, 0);
+  ASSERT_EQ(::ftruncate(forged, st.st_size), 0);
+  std::vector<char> page(4096);
+  ASSERT_EQ(::pread(fd, page.data(), page.size(), 0), static_cast<ssize_t>(page.size()));
+  ASSERT_EQ(::pwrite(forged, page.data(), page.size(), 0), static_cast<ssize_t>(page.size()));
+  SharedHandle unsealed = h;
+  unsealed.fd = static_cast<uint32_t>(forged);
+  try {
+    map_shared(unsealed);
+    ADD_FAILURE() << "an unsealed segment was mapped";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("seals"), std::string::npos) << e.what();
+  }
+  ::close(forged);
+  ::close(fd);
+  EXPECT_NO_THROW(map_shared(h)) << "the real segment stays usable";
 }
 
 TEST(TensorPointer, DeviceTensorsHaveNoIpcHandle) {

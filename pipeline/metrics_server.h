@@ -1,6 +1,10 @@
 #pragma once
 // Serves a running pipeline's metrics over HTTP (PipelineOptions::metrics_port):
 // GET /metrics in Prometheus' text format, GET /metrics.json as JSON.
+// No client can hold it: each connection has 2 s, from its connection, to
+// send its request and take the answer (a client that trickles its bytes
+// is cut off), four are answered at once and sixteen more wait, any beyond
+// are answered 503, and close() cuts every client off.
 // Internal: cpp-httplib stays in metrics_server.cpp.
 
 #include <functional>
@@ -24,10 +28,10 @@ class MetricsServer {
 
   // Serves on a thread of its own until close().
   void start();
-  // Closes the port: nothing more is taken. What is being answered may
-  // still call the pages until stop().
+  // Closes the port and cuts off every client: nothing more is taken. An
+  // answer in progress may still call the pages until stop().
   void close();
-  // close(), then waits for the answer in progress, if any.
+  // close(), then waits for the serving threads, which no client holds.
   void stop();
   int port() const;
 

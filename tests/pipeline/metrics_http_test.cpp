@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include <sluice/pipeline/pipeline.h>
 #include "tests/pipeline/slow_counter.h"
@@ -44,8 +46,8 @@ double sample(const std::string& text, const std::string& series) {
 // A source, a stage and a sink, slow enough (about 1.5 s) to scrape mid-run.
 struct SlowPipeline {
   Pipeline p;
-  explicit SlowPipeline(PipelineOptions o) : p(o) {
-    auto src = p.source("numbers", slow_counter(300, milliseconds(5)));
+  explicit SlowPipeline(PipelineOptions o, int64_t messages = 300) : p(o) {
+    auto src = p.source("numbers", slow_counter(messages, milliseconds(5)));
     auto sq = p.stage("square", [](Expr x) { return x * x; }, {.input = {s64()}});
     auto sink = p.sink("drop", [](const Tensor&) {});
     p.connect(src, sq);
@@ -98,6 +100,100 @@ TEST(MetricsHttp, ServesPrometheusTextAndJsonWhileRunning) {
   PipelineResult r = s.p.wait();
   EXPECT_EQ(r.metrics_of("drop").messages_in, 300u);
   EXPECT_EQ(get(port, "/metrics").status, 0) << "no longer served once wait() returned";
+}
+
+// A client that connects and sends its request a byte every 300 ms
+// (slowloris), for as long as the server keeps it: how long it was kept, in
+// ms, once the server cut it off (or -1 when `stop` came first).
+int64_t trickle(int port, const std::atomic<bool>& stop) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const auto start = std::chrono::steady_clock::now();
+  int64_t kept = -1;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(4096, 'a');
+    for (size_t i = 0; i < request.size() && !stop.load(); ++i) {
+      if (send(fd, &request[i], 1, MSG_NOSIGNAL) != 1) break;
+      std::this_thread::sleep_for(milliseconds(300));
+      char c;
+      if (recv(fd, &c, 1, MSG_DONTWAIT) == 0) break;  // the server closed it
+    }
+    if (!stop.load())
+      kept = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start).count();
+  }
+  close(fd);
+  return kept;
+}
+
+// One slow client held the server's one thread: no scrape was answered and
+// the run could not end while it trickled.
+TEST(MetricsHttp, SlowClientsHoldNeitherScrapesNorTheEndOfTheRun) {
+  SlowPipeline s({.metrics_port = -1});
+  s.p.start();
+  const int port = s.p.metrics_port();
+  ASSERT_GT(port, 0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> slow;
+  std::vector<int64_t> kept(3, -1);
+  for (size_t i = 0; i < kept.size(); ++i)
+    slow.emplace_back([&, i] {
+      // Each connects again once cut off: a client that never gives up.
+      while (!stop.load()) {
+        const int64_t k = trickle(port, stop);
+        if (k >= 0) kept[i] = k;
+      }
+    });
+  std::this_thread::sleep_for(milliseconds(200));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(get(port, "/metrics").status, 200) << "scrape " << i << " with three slow clients connected";
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  const auto before = std::chrono::steady_clock::now();
+  s.p.wait();  // the source ends after about 1.5 s; the slow clients go on
+  const auto waited = std::chrono::steady_clock::now() - before;
+  EXPECT_LT(waited, std::chrono::seconds(10)) << "the run's end waited on slow clients";
+  // By now each had time to be cut off at least once (2 s a connection).
+  std::this_thread::sleep_for(milliseconds(2600));
+  stop.store(true);
+  for (std::thread& t : slow) t.join();
+  for (size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_GE(kept[i], 0) << "slow client " << i << " was never cut off";
+    EXPECT_LT(kept[i], 6000) << "slow client " << i << " was kept " << kept[i] << " ms";
+  }
+}
+
+// More connections than it answers and queues together: those beyond are
+// turned away at once, and it answers again once they are gone.
+TEST(MetricsHttp, AFloodOfIdleConnectionsIsBoundedAndPasses) {
+  SlowPipeline s({.metrics_port = -1}, /*messages=*/1000000);  // until cancelled
+  s.p.start();
+  const int port = s.p.metrics_port();
+  std::vector<int> idle;
+  for (int i = 0; i < 24; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    idle.push_back(fd);
+  }
+  // Four are turned away; those held and queued are cut off within 2 s a
+  // round of four.
+  bool answered = false;
+  for (int i = 0; i < 60 && !answered; ++i) {
+    answered = get(port, "/metrics").status == 200;
+    if (!answered) std::this_thread::sleep_for(milliseconds(250));
+  }
+  EXPECT_TRUE(answered) << "never answered again after 24 idle connections";
+  s.p.cancel();
+  const auto before = std::chrono::steady_clock::now();
+  s.p.wait();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(5));
+  for (int fd : idle) close(fd);
 }
 
 TEST(MetricsHttp, APortInUseIsAPipelineErrorNamingIt) {

@@ -112,6 +112,13 @@ void validate(const ChannelOptions& o, Pattern pattern, const std::string& where
   if (o.send_high_water_mark < 0 || o.recv_high_water_mark < 0)
     fail("high-water marks", "0 (none) or more",
          fmt::format("{} and {}", o.send_high_water_mark, o.recv_high_water_mark));
+  // An allow-list without this side's key would let every plaintext peer
+  // in, and a server key without it would send in plaintext: never taken
+  // for CurveZMQ.
+  if (o.curve.secret.empty() && (!o.curve.allow.empty() || !o.curve.server.empty()))
+    throw ConfigError(error_message(where, "curve", "a secret certificate beside the allow directory or server",
+                                    o.curve.allow.empty() ? "server '" + o.curve.server + "' and no secret"
+                                                          : "allow '" + o.curve.allow + "' and no secret"));
   if (!is_reliable(o, pattern)) return;
   if (o.credit_messages == 0 || o.credit_bytes == 0)
     fail("credit", "at least 1 message and 1 byte",

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <sluice/devices/log.h>
 #include <sluice/ops/error.h>
 
 namespace sluice::curve {
@@ -84,7 +85,15 @@ KeyPair load(const std::string& path) {
   if (keys.public_key.empty())
     throw WireError("certificate " + path + ": expected a curve section with a public-key, found none");
   check_key(keys.public_key, "public-key", path);
-  if (!keys.secret_key.empty()) check_key(keys.secret_key, "secret-key", path);
+  if (!keys.secret_key.empty()) {
+    check_key(keys.secret_key, "secret-key", path);
+    // As ssh does for a private key: whoever else can read it can be this side.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0)
+      logger().warn("certificate {}: a secret key that other users can read or write (mode {:04o}, expected 0600): "
+                    "anyone who reads it can pose as this side (chmod 600 {})",
+                    path, st.st_mode & 07777, path);
+  }
   return keys;
 }
 

@@ -72,10 +72,13 @@ Command add_send_command(CLI::App& app) {
   cmd->add_flag("--crc", o->crc, "send a CRC-32C of each message's data");
   cmd->add_flag("--plain", o->plain,
                 "plain ZeroMQ for a raw PULL peer: nothing is acknowledged, so a loss goes unnoticed");
-  cmd->add_option("--curve-secret", o->curve.secret, "CurveZMQ: this sender's secret certificate (sluice keygen)")
+  // Each needs the other: a server key without this side's would send in plaintext.
+  CLI::Option* secret = cmd->add_option("--curve-secret", o->curve.secret, "CurveZMQ: this sender's secret certificate (sluice keygen)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--curve-server", o->curve.server, "CurveZMQ: the receiver's public certificate")
+  CLI::Option* server = cmd->add_option("--curve-server", o->curve.server, "CurveZMQ: the receiver's public certificate")
       ->check(CLI::ExistingFile);
+  secret->needs(server);
+  server->needs(secret);
   cmd->add_option("--timeout", o->timeout,
                   "seconds to wait for a receiver that is absent or silent (plain: to deliver after the last send)")
       ->check(CLI::Range(0.0, 3600.0))

@@ -66,11 +66,14 @@ Command add_update_command(CLI::App& app) {
   cmd->add_option("files", o->files, "the new accumulator: one .npy file per tensor, in order")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--curve-secret", o->curve.secret,
+  // Each needs the other: a server key without this side's would send in plaintext.
+  CLI::Option* secret = cmd->add_option("--curve-secret", o->curve.secret,
                   "CurveZMQ: this sender's secret certificate (sluice keygen)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--curve-server", o->curve.server, "CurveZMQ: the receiver's public certificate")
+  CLI::Option* server = cmd->add_option("--curve-server", o->curve.server, "CurveZMQ: the receiver's public certificate")
       ->check(CLI::ExistingFile);
+  secret->needs(server);
+  server->needs(secret);
   cmd->add_option("--timeout", o->timeout, "seconds to wait for the pipeline to take the update")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();

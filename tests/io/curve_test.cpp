@@ -7,9 +7,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
+#include <spdlog/sinks/ostream_sink.h>
+
 #include <sluice/io/channel.h>
+#include <sluice/devices/log.h>
 #include <sluice/io/curve.h>
 #include "tests/io/wire_test_util.h"
 
@@ -32,6 +36,25 @@ TEST(Curve, CertificatesRoundTripWithTheSecretFileKeptPrivate) {
   struct stat st {};
   ASSERT_EQ(stat((dir.path() + "/peer_secret").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "the secret certificate is readable by its owner alone";
+}
+
+// A secret certificate others can read is used, as ssh would not, but with
+// a warning that names the file and its mode.
+TEST(Curve, ASecretKeyOthersCanReadIsWarnedAbout) {
+  test::TempDir dir;
+  curve::save(dir.path() + "/peer", curve::generate());
+  const std::string secret = dir.path() + "/peer_secret";
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  logger().sinks().push_back(sink);
+  curve::load(secret);
+  EXPECT_EQ(log.str().find("other users can read"), std::string::npos) << "mode 0600 warned about: " << log.str();
+  ASSERT_EQ(chmod(secret.c_str(), 0644), 0);
+  curve::load(secret);
+  logger().sinks().pop_back();
+  EXPECT_NE(log.str().find("other users can read"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find(secret), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("0644"), std::string::npos) << log.str();
 }
 
 TEST(Curve, MalformedCertificatesAreWireErrorsNamingTheFile) {
@@ -108,6 +131,20 @@ TEST_F(CurveChannels, ASenderWithAnUnknownKeyIsRefusedAndCounted) {
 }
 
 TEST_F(CurveChannels, APlaintextSenderIsRefusedAndCounted) { expect_refused({}); }
+
+// An allow-list without this side's secret once made a plaintext receiver
+// that took every sender; a server key without one, a plaintext sender.
+TEST_F(CurveChannels, CurveOptionsWithoutASecretAreConfigErrors) {
+  for (auto [pattern, options] : {std::pair{Pattern::Pull, CurveOptions{.allow = path("allow")}},
+                                  std::pair{Pattern::Push, CurveOptions{.server = path("server")}}}) {
+    try {
+      Channel c(pattern, pattern == Pattern::Pull ? "@tcp://127.0.0.1:*" : ">tcp://127.0.0.1:1", {.curve = options});
+      ADD_FAILURE() << "a channel with curve options and no secret was made";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("no secret"), std::string::npos) << e.what();
+    }
+  }
+}
 
 }  // namespace
 }  // namespace sluice

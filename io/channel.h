@@ -69,6 +69,9 @@ enum class Acknowledge : uint8_t {
   // to the sender every message up to a seq (once a checkpoint holding
   // them is durable). The sender keeps what is not committed and sends it
   // again to a receiver that restarts: the replay a restored checkpoint needs.
+  // Streams are then taken whole, from seq 0 or from where resume_stream
+  // puts them: a sender that no longer keeps what comes there (it was
+  // committed by a checkpoint the owner no longer has) is a loss recv reports.
   Checkpoint,
 };
 
@@ -113,7 +116,9 @@ struct ChannelOptions {
   std::chrono::milliseconds heartbeat_interval{500};
   int missed_heartbeats = 6;
   // How long a sender waits for a dead or absent receiver to come (back)
-  // before it fails, naming how many messages were not delivered.
+  // before it fails, naming how many messages were not delivered; and how
+  // long a receiver waits for a sender that went silent mid-stream (dead,
+  // without its end of stream) before recv fails, naming what it took.
   std::chrono::milliseconds peer_timeout{60000};
   Acknowledge acknowledge = Acknowledge::OnNextRecv;
   // Sending: the seq of the first message; a reliable channel numbers its
@@ -225,7 +230,11 @@ class Channel {
   // The next well-formed message (data, end of stream, error, checkpoint
   // barrier or update), waiting up to `timeout` (negative: forever);
   // nullopt on timeout. A malformed message is counted, logged (warn) with
-  // the endpoint and the reason, and skipped. Reliable: each message comes
+  // the endpoint and the reason, and skipped. Reliable: WireError when a
+  // stream was lost, once, naming the sender, the stream and the messages:
+  // a sender silent past peer_timeout without its end of stream, or
+  // (Acknowledge::Checkpoint) a sender that no longer keeps the messages
+  // where its stream stands here; recv may be called again after it. Reliable: each message comes
   // once, in order, per sender; control messages are handled inside. A
   // barrier or an update is acknowledged like any other message (at the
   // next recv, or by ack).

@@ -260,6 +260,13 @@ class ReliableReceiver {
     uint64_t rewind = 0;
     Clock::time_point rewound{}, last_heard{}, last_sent{};
     bool alive = true;
+    // Where its stream stood when it was met, how far its heartbeats say it
+    // has sent, and whether its first message was placed in its stream
+    // (checked against where the stream stands: a gap is a loss).
+    uint64_t first = 0, announced = 0;
+    bool placed = false;
+    bool ended = false;     // its end of stream was taken
+    bool reported = false;  // silent past peer_timeout without its end: told to the owner
     // Refusals (error records) not yet written to the sender, oldest
     // first: each goes before any record, so before the acknowledgement
     // that covers its seq.
@@ -306,7 +313,16 @@ class ReliableReceiver {
   void finish_below(Peer& p, uint64_t seq);
   // Checkpoint: every message below `seq` (at most `expected`) is committed, and so finished.
   void commit_below(Peer& p, uint64_t seq);
+  // Sends heartbeats, finds senders silent too long (dead, then lost: lost_).
   void beat(Clock::time_point now);
+  // WireError naming every loss found since the last call, if any.
+  void throw_losses();
+  // Whether a later session of p's stream took it on (continue_streams).
+  bool continued(const Peer& p) const;
+  // Where stream `stream_id` stands for a session's first message: from
+  // resume_stream or an earlier session, else (Checkpoint: streams are
+  // taken whole) 0; nullopt: anywhere.
+  std::optional<uint64_t> floor_of(uint64_t stream_id) const;
   void send_control(Peer& p, wire::Kind kind, Clock::time_point now);
   // Writes p's pending refusals in order; false when one could not go yet
   // (no room, the sender not connected): it stays, and so must any record.
@@ -329,6 +345,10 @@ class ReliableReceiver {
   // Per stream id, the next seq to take (continue_streams, resume_stream).
   std::unordered_map<uint64_t, uint64_t> streams_;
   uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0;
+  // Losses found and not yet told: recv throws them, one WireError for all.
+  std::vector<std::string> lost_;
+  // A message taken as a loss before it was found: recv returns it after the loss's WireError.
+  std::optional<wire::Message> after_loss_;
   std::string last_rejection_;
 };
 

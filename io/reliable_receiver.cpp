@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <sluice/devices/log.h>
 #include <sluice/io/channel_impl.h>
@@ -270,7 +271,7 @@ ReliableReceiver::Peer& ReliableReceiver::meet(uint64_t session, const wire::Hea
   p.routing_id = routing_id_of(session);
   p.stream_id = h.stream_id;
   // It keeps everything from h.seq on; every message before was done with.
-  p.expected = p.acked = p.committed = p.acked_sent = p.finished_sent = h.seq;
+  p.expected = p.acked = p.committed = p.acked_sent = p.finished_sent = p.first = p.announced = h.seq;
   // Where its stream stood (a session before, a checkpoint) applies as its
   // messages come: see accept.
   logger().debug("{}: sender {:016x} (stream {}) starts at seq {}", where_, session, h.stream_id, h.seq);
@@ -348,9 +349,40 @@ void ReliableReceiver::take_acks(bool flush_all) {
   }
 }
 
+bool ReliableReceiver::continued(const Peer& p) const {
+  if (!options_.continue_streams) return false;
+  for (const auto& [session, q] : peers_)
+    if (&q != &p && q.stream_id == p.stream_id && q.last_heard > p.last_heard) return true;
+  return false;
+}
+
+std::optional<uint64_t> ReliableReceiver::floor_of(uint64_t stream_id) const {
+  if (auto it = streams_.find(stream_id); it != streams_.end()) return it->second;
+  if (checkpoints()) return 0;
+  return std::nullopt;
+}
+
 void ReliableReceiver::beat(Clock::time_point now) {
   const auto dead_after = options_.heartbeat_interval * options_.missed_heartbeats;
   for (auto& [session, p] : peers_) {
+    // A sender that went silent mid-stream and stayed away past
+    // peer_timeout (as long as a sender waits for its receiver) is not
+    // coming back: its stream ended without its end, and the owner is told.
+    const bool started = p.expected > p.first || p.announced > p.expected;
+    if (!p.alive && !p.ended && !p.reported && started && now - p.last_heard > dead_after + options_.peer_timeout &&
+        !continued(p)) {
+      p.reported = true;
+      const uint64_t unreceived = p.announced > p.expected ? p.announced - p.expected : 0;
+      lost_.push_back(fmt::format(
+          "{}: sender {:016x} (stream {}) silent for {} ms without its end of stream; its stream ended "
+          "incomplete: {} message(s) taken{}{}",
+          where_, session, p.stream_id, ms(now - p.last_heard).count(), p.expected - p.first,
+          p.expected > p.first ? fmt::format(" (seq {}..{})", p.first, p.expected - 1) : "",
+          unreceived > 0 ? fmt::format(", {} more it sent never arrived (seq {}..{})", unreceived, p.expected,
+                                       p.announced - 1)
+                         : ""));
+      logger().error("{}", lost_.back());
+    }
     if (now - p.last_sent >= options_.heartbeat_interval) send_control(p, wire::Kind::Heartbeat, now);
     if (p.alive && now - p.last_heard > dead_after) {
       // It may only be idle (a sender beats from inside its calls): its
@@ -358,10 +390,23 @@ void ReliableReceiver::beat(Clock::time_point now) {
       p.alive = false;
       p.mappings.clear();  // tensors that view its memory keep their own mapping
       ++peers_lost_;
-      logger().info("{}: sender {:016x} (stream {}) silent for {} ms", where_, session, p.stream_id,
-                    ms(now - p.last_heard).count());
+      // Worth a warning only while its stream has no one else to go on.
+      const bool orphaned = !p.ended && !continued(p);
+      logger().log(orphaned ? spdlog::level::warn : spdlog::level::info, "{}: sender {:016x} (stream {}) silent for {} ms{}",
+                   where_, session, p.stream_id, ms(now - p.last_heard).count(),
+                   orphaned ? fmt::format(" without its end of stream; waiting up to {} ms for it to come back",
+                                          options_.peer_timeout.count())
+                            : "");
     }
   }
+}
+
+void ReliableReceiver::throw_losses() {
+  if (lost_.empty()) return;
+  std::string what;
+  for (const std::string& l : lost_) what += (what.empty() ? "" : "; ") + l;
+  lost_.clear();
+  throw WireError(what);
 }
 
 void ReliableReceiver::keep_alive() {
@@ -424,6 +469,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     p.alive = true;
     if (p.share == Peer::Share::Unknown) p.share = takes_shared(m) ? Peer::Share::Yes : Peer::Share::No;
     p.confirmed = std::max(p.confirmed, h.seq);
+    p.announced = std::max(p.announced, m.control.next);
     if (h.seq > p.expected) {
       // Done with before, here or by a receiver before: the sender forgot them.
       p.expected = h.seq;
@@ -468,13 +514,29 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
   // what it sends below that was taken already. Checked on each message, not
   // when the session is met: a sender's first heartbeat may not name its
   // stream yet (it learns it from its first message).
-  if (auto floor = streams_.find(h.stream_id); floor != streams_.end() && floor->second > h.seq) {
+  const std::optional<uint64_t> floor = floor_of(h.stream_id);
+  if (floor && *floor > h.seq) {
     p.stream_id = h.stream_id;
-    skip_to(p, floor->second);
+    skip_to(p, *floor);
     ++duplicates_;
     skip(p, h.seq);
     return std::nullopt;
   }
+  if (!p.placed && floor && *floor < h.seq) {
+    // The sender no longer keeps what its stream had before this (it was
+    // acknowledged, or committed by a checkpoint this receiver no longer
+    // has), and this receiver never took it: lost, and said so once. The
+    // stream goes on from here.
+    lost_.push_back(error_message(
+        fmt::format("{}: stream {}", where_, h.stream_id), "",
+        fmt::format("its messages from seq {} (where it stands here)", *floor),
+        fmt::format("a sender that keeps them only from seq {}: {} message(s) lost (seq {}..{})", h.seq,
+                    h.seq - *floor, *floor, h.seq - 1)));
+    logger().error("{}", lost_.back());
+    streams_[h.stream_id] = h.seq;
+  }
+  p.placed = true;
+  if (h.kind == wire::Kind::EndOfStream) p.ended = true;
   // What it weighs for credit is what its frames would hold: the data a
   // reference names counts as the sender counts it.
   uint64_t bytes = static_cast<uint64_t>(in.total) - (*in.parts)[0].size();
@@ -534,6 +596,12 @@ void ReliableReceiver::lease(Peer& p, wire::Message& m) {
 }
 
 std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds timeout) {
+  throw_losses();
+  if (after_loss_) {
+    std::optional<wire::Message> m = std::exchange(after_loss_, std::nullopt);
+    if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m->peer, m->header.seq};
+    return m;
+  }
   take_acks(/*flush_all=*/false);
   const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
   std::optional<Clock::time_point> deadline, quiet_since;
@@ -548,8 +616,14 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
     }
     const Clock::time_point now = Clock::now();
     if (got) {
+      // A loss found on a message taken is said first; the message, the
+      // owner's already, comes with the next recv.
       std::optional<wire::Message> m = accept(in, now);
-      if (!m) continue;
+      if (m && !lost_.empty()) after_loss_ = std::exchange(m, std::nullopt);
+      if (!m) {
+        throw_losses();
+        continue;
+      }
       if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m->peer, m->header.seq};
       return m;
     }
@@ -562,6 +636,7 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
     const bool quiet = now - *quiet_since >= kAckDelay;
     take_acks(/*flush_all=*/quiet);
     beat(now);
+    throw_losses();
     auto wait = quiet ? options_.heartbeat_interval : std::chrono::duration_cast<std::chrono::milliseconds>(kAckDelay);
     if (timeout.count() >= 0) {
       if (!deadline) deadline = now + timeout;

@@ -25,6 +25,7 @@ struct CatOptions {
   std::string pattern = "pull";
   int64_t count = 0;    // data messages to print; 0: until end of stream
   double timeout = -1;  // seconds to wait for a message; negative: forever
+  double peer_timeout = 60;  // seconds a sender silent mid-stream has to come back
   bool plain = false;
   CurveOptions curve;
 };
@@ -50,7 +51,9 @@ int cat(const CatOptions& o) {
   // Reliable (pull): each message is acknowledged once its line is printed
   // (at the next receive, or as the channel closes after the last).
   Channel channel(o.pattern == "sub" ? Pattern::Sub : Pattern::Pull, o.endpoint,
-                  {.delivery = o.plain ? Delivery::Plain : Delivery::Reliable, .curve = o.curve});
+                  {.delivery = o.plain ? Delivery::Plain : Delivery::Reliable,
+                   .peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.peer_timeout * 1000)),
+                   .curve = o.curve});
   const auto timeout = o.timeout < 0 ? std::chrono::milliseconds(-1)
                                      : std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
   for (int64_t printed = 0; o.count == 0 || printed < o.count;) {
@@ -91,14 +94,25 @@ Command add_cat_command(CLI::App& app) {
       ->check(CLI::IsMember({"pull", "sub"}))
       ->capture_default_str();
   cmd->add_flag("--plain", o->plain, "plain ZeroMQ, for a raw PUSH or PUB peer (sub is always plain)");
-  cmd->add_option("--curve-secret", o->curve.secret, "CurveZMQ: this receiver's secret certificate (sluice keygen)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--curve-allow", o->curve.allow, "CurveZMQ: a directory of the allowed senders' public certificates")
-      ->check(CLI::ExistingDirectory);
+  // Each needs the other: an allow-list without a key would admit plaintext senders.
+  CLI::Option* secret =
+      cmd->add_option("--curve-secret", o->curve.secret, "CurveZMQ: this receiver's secret certificate (sluice keygen)")
+          ->check(CLI::ExistingFile);
+  CLI::Option* allow =
+      cmd->add_option("--curve-allow", o->curve.allow,
+                      "CurveZMQ: a directory of the allowed senders' public certificates (needs --curve-secret)")
+          ->check(CLI::ExistingDirectory);
+  secret->needs(allow);
+  allow->needs(secret);
   cmd->add_option("-n,--count", o->count, "stop after this many data messages (default: at end of stream)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--timeout", o->timeout, "give up (status 1) after this many seconds without a message")
       ->check(CLI::Range(0.001, 1e6));
+  cmd->add_option("--peer-timeout", o->peer_timeout,
+                  "fail (status 1) when a sender that went silent mid-stream, without its end of stream, has not "
+                  "come back within this many seconds")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   return {cmd, [o] { return cat(*o); }};
 }
 

@@ -169,6 +169,10 @@ TEST_P(CheckpointCredit, CommitsEveryFiftyDoNotStallAndARestartedReceiverGetsWha
 
   std::unique_ptr<Channel> restarted = rebind(endpoint, checkpoint_receiving(credit));
   Channel& second = *restarted;
+  // Restored from the checkpoint of the last commit, it says where its
+  // stream stands (a receiver that does not takes the stream from seq 0,
+  // and reports 0..249 lost).
+  second.resume_stream(0, kLastCommit + 1);
   wire::Message m = next(second, "the first message after the restart");
   EXPECT_EQ(m.header.seq, kLastCommit + 1) << "the replay starts after the last commit";
   second.commit(m.peer, 10);  // below what is acknowledged: a no-op
@@ -191,6 +195,35 @@ INSTANTIATE_TEST_SUITE_P(MessagesOrBytes, CheckpointCredit,
                          [](const auto& param_info) {
                            return param_info.param.messages == 4 ? "FourMessages" : "FourMessagesOfBytes";
                          });
+
+// A receiver that commits through seq 49 and goes; the next one is not
+// told where the stream stands (its owner's checkpoints are gone): it
+// takes the stream from seq 0, finds a sender that kept only from 50, and
+// says so once, naming the range, before it takes the rest.
+TEST(Checkpoint, AReceiverThatCannotCoverWhatItsSenderForgotSaysWhatWasLost) {
+  test::TempDir dir;
+  const std::string endpoint = dir.ipc("forgot");
+  const ChannelOptions receiving = checkpoint_receiving({1000, uint64_t{256} << 20});
+  auto first = std::make_unique<Channel>(Pattern::Pull, "@" + endpoint, receiving);
+  Channel out(Pattern::Push, ">" + endpoint, {.heartbeat_interval = milliseconds(100)});
+  for (uint64_t i = 0; i < 100; ++i) out.send({scalar(static_cast<int64_t>(i))}, i);
+  for (uint64_t i = 0; i < 100; ++i) {
+    wire::Message m = next(*first, "message " + std::to_string(i));
+    first->ack(m);
+    if (i == 49) first->commit(m.peer, m.header.seq);
+  }
+  ASSERT_TRUE(eventually([&] { return out.counters().unacknowledged == 50; })) << "the commit never reached it";
+  first.reset();
+
+  std::unique_ptr<Channel> second = rebind(endpoint, receiving);
+  try {
+    second->recv(kWait);
+    FAIL() << "a stream taken from seq 50 without a word";
+  } catch (const WireError& e) {
+    EXPECT_NE(std::string(e.what()).find("50 message(s) lost (seq 0..49)"), std::string::npos) << e.what();
+  }
+  for (int64_t i = 50; i < 100; ++i) EXPECT_EQ(value_of(next(*second, "message " + std::to_string(i))), i);
+}
 
 // An owner that learns how to acknowledge only when its run starts sets
 // it before the first recv; after that it is refused.

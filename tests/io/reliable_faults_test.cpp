@@ -217,6 +217,62 @@ TEST(ReliableFaults, SenderFailsWithTheCountPastItsWait) {
   EXPECT_NE(said.find("not delivered"), std::string::npos) << "the error names what was lost: " << said;
 }
 
+// A sender SIGKILLed mid-stream: its receiver declares it dead past its
+// peer_timeout, as a sender does a silent receiver, and recv fails naming
+// the stream and how much it took (it once waited for ever).
+TEST(ReliableFaults, ASenderKilledMidStreamFailsItsReceiverNamingWhatItTook) {
+  test::TempDir dir;
+  Channel in(Pattern::Pull, dir.ipc("orphaned"), {.peer_timeout = milliseconds(1000)});
+  test::Child sender({SLUICE_WIRE_PEER, "produce", in.bound_endpoint(), "100000000"});
+  uint64_t taken = 0;
+  while (taken < 200) {
+    ASSERT_TRUE(in.recv(milliseconds(20000))) << "nothing from the sender after " << taken;
+    ++taken;
+  }
+  sender.signal(SIGKILL);
+  sender.wait(milliseconds(5000));
+  const auto killed = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    // What was on its way when it died arrives first.
+    while (std::optional<wire::Message> m = in.recv(milliseconds(30000))) ++taken;
+    FAIL() << "recv timed out after 30 s: the dead sender was never declared";
+  } catch (const WireError& e) {
+    error = e.what();
+  }
+  const auto took = std::chrono::steady_clock::now() - killed;
+  // Declared dead after 6 beats of 500 ms, then peer_timeout.
+  EXPECT_LT(took, milliseconds(15000));
+  EXPECT_GE(took, milliseconds(3000)) << "declared dead before its missed heartbeats";
+  EXPECT_NE(error.find("without its end of stream"), std::string::npos) << error;
+  EXPECT_NE(error.find(std::to_string(taken) + " message(s) taken (seq 0.." + std::to_string(taken - 1) + ")"),
+            std::string::npos)
+      << "expected " << taken << " taken in: " << error;
+  // Said once: the channel goes on.
+  EXPECT_FALSE(in.recv(milliseconds(100)));
+}
+
+// `sluice cat`, as a user runs it, once waited silently for ever after its
+// sender was killed: now it exits 1 naming what it got.
+TEST(ReliableFaults, SluiceCatExitsNonZeroWhenItsSenderDiesMidStream) {
+  test::TempDir dir;
+  const std::string endpoint = dir.ipc("cat");
+  const std::string out = dir.path() + "/cat.out";
+  test::Child cat({SLUICE_CLI, "cat", endpoint, "--peer-timeout", "1"}, {}, out);
+  test::Child sender({SLUICE_WIRE_PEER, "produce", endpoint, "100000000"});
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(20000);
+  while (read_file(out).find("seq 100:") == std::string::npos && std::chrono::steady_clock::now() < deadline &&
+         !cat.exited())
+    std::this_thread::sleep_for(milliseconds(10));
+  ASSERT_NE(read_file(out).find("seq 100:"), std::string::npos) << "cat printed no messages: " << read_file(out);
+  sender.signal(SIGKILL);
+  sender.wait(milliseconds(5000));
+  EXPECT_EQ(cat.wait(milliseconds(30000)), 1) << read_file(out);
+  const std::string said = read_file(out);
+  EXPECT_NE(said.find("without its end of stream"), std::string::npos) << said;
+  EXPECT_NE(said.find("message(s) taken"), std::string::npos) << said;
+}
+
 // Two network namespaces joined by a veth pair; the link goes down for 5 s
 // mid-stream and comes back: nothing lost, nothing twice.
 TEST(ReliableFaults, NetworkCutBetweenTwoHostsLosesNothing) {

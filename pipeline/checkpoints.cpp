@@ -127,22 +127,30 @@ void CheckpointCoordinator::store_loop() {
     Pending p = std::move(to_store_.front().first);
     to_store_.pop_front();
     lock.unlock();
-    store(std::move(p));
+    store(std::move(p), /*final=*/false);
     lock.lock();
   }
 }
 
-void CheckpointCoordinator::store(Pending p) {
-  int64_t bytes = -1;
+void CheckpointCoordinator::store(Pending p, bool final) {
+  int64_t bytes = -1, oldest = 0;
   try {
     bytes = store_->write(p.checkpoint);
-  } catch (const Error& e) { logger().error("checkpoint {} not stored: {}", p.checkpoint.number, e.what()); }
+    oldest = final ? p.checkpoint.number : store_->numbers().front();
+  } catch (const std::exception& e) {
+    logger().error("checkpoint {} not stored: {}", p.checkpoint.number, e.what());
+    bytes = -1;
+  }
   if (bytes >= 0) {
-    // Two-phase commit's second phase: what came before the barrier is
-    // safe, so sources may forget it and sinks publish it.
+    // Two-phase commit's second phase: sinks publish what came before the
+    // barrier. Sources may forget only what came before the oldest
+    // checkpoint kept: a restore passes over damaged newer ones to an older
+    // one, and must find everything after it still there to replay. The
+    // final checkpoint ends the run, and with it every replay.
     for (const Member& n : nodes_) {
       try {
         n.node->commit(p.checkpoint.number);
+        n.node->replay_from(oldest);
       } catch (const std::exception& e) {
         logger().error("checkpoint {}: {} '{}' failed to commit: {}", p.checkpoint.number, n.node->kind(),
                        n.node->name(), e.what());
@@ -179,7 +187,7 @@ void CheckpointCoordinator::final_checkpoint(std::map<std::string, Tensors> accu
     std::string state = n.node->checkpoint_state(p.checkpoint.number);
     if (!state.empty()) p.checkpoint.states[n.node->name()] = std::move(state);
   }
-  store(std::move(p));
+  store(std::move(p), /*final=*/true);
 }
 
 CheckpointMetrics CheckpointCoordinator::metrics() const {

@@ -95,8 +95,9 @@ class CheckpointCoordinator {
   };
   void complete_if_done(int64_t number);
   void store_loop();
-  // Writes one checkpoint, commits it, counts it. Without the mutex.
-  void store(Pending p);
+  // Writes one checkpoint, commits it (`final`: the run's last, after which
+  // nothing is replayed), counts it. Without the mutex.
+  void store(Pending p, bool final);
 
   const PipelineOptions options_;
   std::vector<Member> nodes_;

@@ -112,7 +112,11 @@ class NodeContext {
   // and under ErrorPolicy::Stop the run stops. `cause`, what was thrown,
   // is kept as the run's PipelineError's cause() when it is the first.
   virtual void fail(uint64_t seq, const std::string& what, std::exception_ptr cause = nullptr) = 0;
-  // The run is stopping (cancelled, or failed under ErrorPolicy::Stop).
+  // This node cannot go on (a source whose data was lost on the way): the
+  // run stops whatever its error policy, and wait() throws a PipelineError
+  // naming the node and `what`. Any thread.
+  virtual void abort(const std::string& what) = 0;
+  // The run is stopping (cancelled, failed under ErrorPolicy::Stop, or aborted).
   virtual bool stopping() const = 0;
   // Runs `fn` once every edge exists: a message put into the graph before
   // would be dropped. Sources start here.
@@ -207,6 +211,9 @@ class PipelineNode {
   virtual std::string checkpoint_state(int64_t /*number*/) { return {}; }
   // Checkpoint `number` is stored.
   virtual void commit(int64_t /*number*/) {}
+  // No restore goes back before checkpoint `number` (the oldest one the
+  // store keeps): a source may forget what came before its barrier.
+  virtual void replay_from(int64_t /*number*/) {}
   // Restoring: checked before anything changes, CheckpointError when `c`
   // does not fit this node (`at` says where); the source's position in `c`.
   virtual void check(const Checkpoint& /*c*/, const std::string& /*at*/) const {}

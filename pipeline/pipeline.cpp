@@ -50,7 +50,7 @@ NodeId Pipeline::Impl::add(std::unique_ptr<PipelineNode> node, std::string proce
   for (const Slot& s : slots)
     if (s.node->name() == name) throw PipelineError("pipeline: a node named '" + name + "' already exists");
   slots.push_back(Slot{.node = std::move(node), .process = std::move(process)});
-  return {static_cast<int>(slots.size()) - 1};
+  return {static_cast<int>(slots.size()) - 1, id};
 }
 
 NodeId Pipeline::add(std::unique_ptr<PipelineNode> node, NodeOptions options) {
@@ -66,6 +66,17 @@ NodeId Pipeline::source(std::string name, std::shared_ptr<Source> source, NodeOp
 NodeId Pipeline::add_stage(std::string name, std::function<Function(const std::vector<Spec>&)> tracer,
                            StageOptions options) {
   std::string process = options.process;
+  // Whatever the user's function throws while traced (now, or when the
+  // run resolves the inputs) is the stage's error, its cause kept.
+  tracer = [who = "stage '" + name + "'", tracer = std::move(tracer)](const std::vector<Spec>& params) {
+    try {
+      return tracer(params);
+    } catch (const PipelineError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw PipelineError(fmt::format("{}: tracing its function failed: {}", who, e.what()), std::current_exception());
+    }
+  };
   // A negative size goes to the batched kind too, which refuses it.
   bool batched = options.batch.size != 0;
   return impl_->add(batched ? batched_stage_node(std::move(name), std::move(tracer), std::move(options))
@@ -80,8 +91,12 @@ NodeId Pipeline::sink(std::string name, std::shared_ptr<Sink> sink, NodeOptions 
 
 void Pipeline::connect(NodeId from, NodeId to) {
   Impl& m = *impl_;
-  auto valid = [&](NodeId id) { return id.index >= 0 && id.index < static_cast<int>(m.slots.size()); };
-  if (!valid(from) || !valid(to)) throw PipelineError("connect: expected node ids returned by this pipeline");
+  for (NodeId id : {from, to})
+    if (id.pipeline != m.id || id.index < 0 || id.index >= static_cast<int>(m.slots.size()))
+      throw PipelineError(error_message(
+          "connect", "node id", "one this pipeline returned",
+          id.pipeline == m.id || id.pipeline == 0 ? fmt::format("index {}, which it has not", id.index)
+                                                  : "one of another pipeline"));
   if (m.started) throw PipelineError("connect: the pipeline has started; build it before running it");
   Impl::Slot& a = m.slot(from.index);
   Impl::Slot& b = m.slot(to.index);
@@ -331,7 +346,7 @@ PipelineResult Pipeline::wait() {
   // is why the run was cancelled, so it is what is thrown.
   m.stop_run_log(/*last=*/true);
   if (m.run_log_failure) std::rethrow_exception(m.run_log_failure);
-  if (!m.first_error.empty() && m.options.on_error == ErrorPolicy::Stop)
+  if (!m.first_error.empty() && (m.fatal || m.options.on_error == ErrorPolicy::Stop))
     throw PipelineError(m.first_error, m.first_cause);
   return result;
 }
@@ -374,6 +389,22 @@ void Pipeline::Impl::report_error(int node, uint64_t seq, const std::string& wha
       first_cause = std::move(cause);
     }
     if (options.on_error == ErrorPolicy::Stop && !stopping) stopping = stop = true;
+  }
+  if (stop) stop_sources();
+}
+
+void Pipeline::Impl::abort(int node, const std::string& what) {
+  std::string message = fmt::format("{} cannot go on: {}", describe(node), what);
+  logger().error("{}", message);
+  bool stop = false;
+  {
+    std::lock_guard lock(mutex);
+    if (!fatal) {
+      first_error = std::move(message);
+      first_cause = nullptr;
+      fatal = true;
+    }
+    if (!stopping) stopping = stop = true;
   }
   if (stop) stop_sources();
 }

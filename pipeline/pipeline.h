@@ -165,8 +165,10 @@ struct NodeOptions {
   std::string process{};  // the process that runs it (PartitionOptions); empty: unpartitioned
 };
 
+// A node of one pipeline, as add, source, stage and sink return it.
 struct NodeId {
   int index = -1;
+  uint64_t pipeline = 0;  // which pipeline made it: another's is refused
 };
 
 class RunLog;        // pipeline/run_log.h

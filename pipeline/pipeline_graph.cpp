@@ -23,6 +23,7 @@ class RunContext : public NodeContext {
     impl_.slot(index_).node->counters().errors.fetch_add(1, std::memory_order_relaxed);
     impl_.report_error(index_, seq + seq_offset(), what, std::move(cause));
   }
+  void abort(const std::string& what) override { impl_.abort(index_, what); }
   bool stopping() const override {
     std::lock_guard lock(impl_.mutex);
     return impl_.stopping;

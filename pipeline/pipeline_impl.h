@@ -38,6 +38,13 @@ struct Pipeline::Impl {
   };
 
   PipelineOptions options;
+  // This pipeline's number, in every NodeId it gives: one of another
+  // pipeline (whose index may well exist here) is refused.
+  const uint64_t id = next_id();
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> ids{1};
+    return ids.fetch_add(1);
+  }
   std::vector<Slot> slots;
 
   // ---- the run
@@ -96,6 +103,7 @@ struct Pipeline::Impl {
   bool stopping = false;
   std::string first_error;
   std::exception_ptr first_cause;  // what the node that failed first threw
+  bool fatal = false;              // first_error ends the run whatever the error policy (abort)
   bool cancelled = false;
 
   Slot& slot(int index) { return slots[static_cast<size_t>(index)]; }
@@ -113,6 +121,8 @@ struct Pipeline::Impl {
   void update(const std::string& stage, StageUpdate change);
   void build_graph();
   void report_error(int node, uint64_t seq, const std::string& what, std::exception_ptr cause = nullptr);
+  // Node `node` cannot go on (NodeContext::abort): the run stops and wait() throws `what`.
+  void abort(int node, const std::string& what);
   void launch();
   void stop_sources();
   void drain();

@@ -46,6 +46,7 @@ class PushSourceNode : public SourceNode {
       entry->try_put(m);
     };
     w.closed = ctx.hold_open();
+    w.abort = [&ctx](const std::string& what) { ctx.abort(what); };
     w.update = [&ctx](const std::string& stage, Tensors acc) { ctx.update(stage, {.acc = std::move(acc)}); };
     ctx.at_start([push = push_, w = std::move(w)]() mutable { push->wire(std::move(w)); });
     return {nullptr, entry};

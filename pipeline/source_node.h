@@ -21,7 +21,7 @@ class SourceNode : public PipelineNode {
   bool replays() const override { return source_->replayable(); }
   void checkpointing(bool stored) override { source_->checkpointing(stored); }
   std::string checkpoint_state(int64_t number) override { return source_->checkpoint_state(number); }
-  void commit(int64_t number) override { source_->commit(number); }
+  void replay_from(int64_t number) override { source_->forget_before(number); }
   void check(const Checkpoint& c, const std::string& at) const override {
     if (!c.positions.contains(name()))
       throw CheckpointError(at + "source '" + name() +

@@ -1,5 +1,6 @@
 #include <sluice/pipeline/sources.h>
 
+#include <sluice/devices/log.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {
@@ -72,6 +73,17 @@ void PushSource::request_update(const std::string& stage, Tensors acc) {
 void PushSource::push_barrier(int64_t number, std::string state) {
   std::lock_guard lock(mutex_);
   barrier_ = ForwardedBarrier{number, std::move(state)};
+}
+
+void PushSource::fail(const std::string& what) {
+  std::function<void(const std::string&)> abort;
+  {
+    std::lock_guard lock(mutex_);
+    if (wiring_) abort = wiring_->abort;
+  }
+  if (abort) abort(what);
+  else logger().error("push source: {} (the pipeline was not running)", what);
+  close();
 }
 
 void PushSource::close() {

@@ -43,12 +43,15 @@ class Source {
   // besides the position (usually nothing).
   virtual std::string checkpoint_state(int64_t /*number*/) { return {}; }
   // Before the run: whether the pipeline stores checkpoints, and so will
-  // call commit(). A source that keeps what it might replay keeps it until
-  // then; otherwise it lets each message go once the pipeline is done with it.
+  // call forget_before(). A source that keeps what it might replay keeps it
+  // until then; otherwise it lets each message go once the pipeline is done with it.
   virtual void checkpointing(bool /*stored*/) {}
-  // Checkpoint `number` is stored: what came before its barrier need never
-  // be replayed (a ZeroMQ source lets its sender forget it). Any thread.
-  virtual void commit(int64_t /*number*/) {}
+  // No restore goes back before checkpoint `number`, the oldest one the
+  // store keeps (a restore passes over damaged newer ones to it) or the
+  // run's final one: what came before its barrier need never be replayed
+  // (a ZeroMQ source lets its sender forget it). Increasing numbers, a
+  // number repeated or from an earlier run possibly. Any thread.
+  virtual void forget_before(int64_t /*number*/) {}
 
   // Figures of its own next to its node's metrics, by name (a ZeroMQ
   // source's channel counters). Any thread, while the pipeline runs.
@@ -92,6 +95,10 @@ class PushSource : public Source {
   // (nothing pushed, `done` not called) when there was none.
   bool push_for(const Tensors& tensors, std::chrono::milliseconds timeout, OnDone done = {});
   void close();
+  // The source cannot go on: what it was to deliver was lost (`what` says
+  // which). The run stops, whatever its error policy, and wait() throws a
+  // PipelineError naming this source and `what`; the source is closed.
+  void fail(const std::string& what);
 
   // Wired by the pipeline when it starts: where pushes go, and how credit is taken.
   struct ForwardedBarrier {
@@ -106,6 +113,7 @@ class PushSource : public Source {
     std::function<std::optional<bool>(std::chrono::milliseconds)> take_credit;
     std::function<void()> closed;
     std::function<void(const std::string& stage, Tensors acc)> update;
+    std::function<void(const std::string& what)> abort;
   };
   void wire(Wiring w);
   void unwire();

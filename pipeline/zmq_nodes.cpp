@@ -160,12 +160,15 @@ void ZmqSource::resume(uint64_t, const std::string& state) {
   resumed_ = true;
 }
 
-void ZmqSource::commit(int64_t number) {
+void ZmqSource::forget_before(int64_t number) {
   std::map<uint64_t, uint64_t> upto;
   {
     std::lock_guard lock(mutex_);
-    auto it = barriers_.find(number);
-    if (it == barriers_.end()) return;
+    // Its barrier, or the last one before it: a checkpoint of an earlier
+    // run has none here, and this run's barriers after it are kept.
+    auto it = barriers_.upper_bound(number);
+    if (it == barriers_.begin()) return;
+    --it;
     upto = std::move(it->second);
     barriers_.erase(barriers_.begin(), std::next(it));
     for (const auto& [peer, seq] : upto) committed_[peer] = std::max(committed_[peer], seq + 1);
@@ -294,7 +297,9 @@ void ZmqSource::receive() {
   } catch (const PipelineError&) {
     return;  // the pipeline stopped (cancelled, or an error under ErrorPolicy::Stop): nothing more to deliver
   } catch (const std::exception& e) {
-    logger().error("source zmq {}: receiving stopped: {}", channel_.endpoint(), e.what());
+    // What was to come cannot (a stream cut short, messages a sender no
+    // longer keeps): the run must not end as if its input had.
+    fail(fmt::format("source zmq {}: receiving stopped: {}", channel_.endpoint(), e.what()));
   }
   close();
   // The senders wait for the acknowledgement of what is still in the

@@ -44,9 +44,13 @@ struct ZmqSourceOptions {
 // pipeline. Checkpoints (README, "Checkpoints"): a barrier from the sender
 // becomes this pipeline's barrier (when it has no interval of its own);
 // while the pipeline stores checkpoints, what it received is acknowledged to
-// the sender only once a checkpoint after it is stored, so that the sender
-// replays it to a process restored from that checkpoint, and restoring
-// resumes each stream at the sequence number after the checkpoint's. An
+// the sender only once the oldest checkpoint the store keeps is after it,
+// so that the sender replays it to a process restored from any checkpoint
+// kept (a restore passes over damaged newer ones), and restoring resumes
+// each stream at the sequence number after the checkpoint's. A stream is
+// then taken whole: from seq 0, or from the checkpoint's position; a sender
+// that no longer keeps what comes there (committed by checkpoints this
+// process no longer has) fails the run, naming the messages lost. An
 // update message (`sluice update`) asks the pipeline to replace a stage's
 // accumulator at its next barrier; a refusal goes back to its sender. A malformed message, a message of other
 // specs, or an error message from a peer is counted, logged with the endpoint and the reason, and skipped:
@@ -90,7 +94,7 @@ class ZmqSource : public PushSource {
   void resume(uint64_t position, const std::string& state) override;
   void checkpointing(bool stored) override;  // the pipeline starts: receiving begins
   std::string checkpoint_state(int64_t number) override;
-  void commit(int64_t number) override;
+  void forget_before(int64_t number) override;
 
  private:
   void receive();  // the receiving thread

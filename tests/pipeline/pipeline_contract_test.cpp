@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <stdexcept>
 #include <thread>
 
 #include <sluice/pipeline/pipeline.h>
@@ -216,6 +217,54 @@ TEST(PipelineContract, SpecMismatchFailsAtConnectNamingBoth) {
     std::string m = e.what();
     EXPECT_NE(m.find("'floats' produces {f32[3]}"), std::string::npos) << m;
     EXPECT_NE(m.find("'ints' expects {s32[3]}"), std::string::npos) << m;
+  }
+}
+
+// A node id of another pipeline once connected whatever node of this one
+// had its index.
+TEST(PipelineContract, ConnectRefusesNodeIdsOfAnotherPipeline) {
+  Pipeline p, other;
+  auto src = p.source("numbers", counter(3));
+  auto sink = p.sink("drop", [](const Tensors&) {});
+  auto foreign = other.sink("drop", [](const Tensors&) {});
+  ASSERT_EQ(foreign.index, 0) << "an index this pipeline has too";
+  try {
+    p.connect(src, foreign);
+    FAIL() << "expected PipelineError";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("another pipeline"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(p.connect(NodeId{}, sink), PipelineError) << "a node id made by no pipeline";
+  EXPECT_NO_THROW(p.connect(src, sink));
+}
+
+// A function that throws while it is traced (here, a user's own check)
+// once escaped as that exception: the stage's PipelineError, the cause kept.
+TEST(PipelineContract, AStageThatThrowsWhileTracedIsAPipelineErrorNamingIt) {
+  auto throws = [](Expr x) -> Expr {
+    if (x.spec().shape.rank() != 1) throw std::runtime_error("expected a vector");
+    return x;
+  };
+  Pipeline p;
+  try {
+    p.stage("picky", throws, {.input = {s64()}});
+    FAIL() << "expected PipelineError";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("stage 'picky'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected a vector"), std::string::npos) << e.what();
+    EXPECT_THROW(std::rethrow_exception(e.cause()), std::runtime_error);
+  }
+  // Traced only when the run resolves its inputs.
+  Pipeline q;
+  auto src = q.source("numbers", counter(3));
+  auto st = q.stage("picky", throws);
+  q.connect(src, st);
+  q.connect(st, q.sink("drop", [](const Tensors&) {}));
+  try {
+    q.run();
+    FAIL() << "expected PipelineError";
+  } catch (const PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("stage 'picky'"), std::string::npos) << e.what();
   }
 }
 

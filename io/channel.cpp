@@ -5,6 +5,7 @@
 #include <sluice/io/channel.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include <sys/socket.h>
@@ -17,7 +18,7 @@
 
 namespace sluice {
 
-zmq::context_t& channel_detail::channel_context() {
+zmq::context_t& channel_context() {
   static zmq::context_t ctx(1);
   return ctx;
 }
@@ -25,8 +26,6 @@ zmq::context_t& channel_detail::channel_context() {
 namespace {
 
 using channel_detail::Clock;
-
-zmq::context_t& context() { return channel_detail::channel_context(); }
 
 bool receives(Pattern p) { return p == Pattern::Pull || p == Pattern::Sub || p == Pattern::Pair; }
 
@@ -85,9 +84,16 @@ bool ipc_path_in_use(const std::string& path) {
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) return false;
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.data(), path.size());
+  // "@name" is Linux's abstract namespace (as ZeroMQ reads it): a name that
+  // starts with a NUL byte and is as long as it is, no file on disk.
+  socklen_t length = sizeof addr;
+  if (path[0] == '@') {
+    addr.sun_path[0] = '\0';
+    length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
+  }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
-  bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), length) == 0;
   ::close(fd);
   return live;
 }
@@ -119,6 +125,9 @@ void validate(const ChannelOptions& o, Pattern pattern, const std::string& where
     throw ConfigError(error_message(where, "curve", "a secret certificate beside the allow directory or server",
                                     o.curve.allow.empty() ? "server '" + o.curve.server + "' and no secret"
                                                           : "allow '" + o.curve.allow + "' and no secret"));
+  if (!o.curve.secret.empty() && receives(pattern) && o.curve.allow.empty())
+    throw ConfigError(error_message(where, "curve", "an allow directory of the senders' public certificates",
+                                    "a secret and none"));
   if (!is_reliable(o, pattern)) return;
   if (o.credit_messages == 0 || o.credit_bytes == 0)
     fail("credit", "at least 1 message and 1 byte",
@@ -151,7 +160,7 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
   check_tcp_port(address);
   const bool reliable = is_reliable(c.options, pattern);
   try {
-    c.socket = zmq::socket_t(context(), socket_type_of(pattern, reliable));
+    c.socket = zmq::socket_t(channel_context(), socket_type_of(pattern, reliable));
     c.socket.set(zmq::sockopt::rcvhwm, c.options.recv_high_water_mark);
     c.socket.set(zmq::sockopt::linger, static_cast<int>(c.options.linger.count()));
     // No single frame may exceed the limit: ZeroMQ drops such a peer before
@@ -180,10 +189,15 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     }
     if (!c.options.curve.secret.empty()) {
       if (receives(pattern))
-        c.curve = std::make_unique<channel_detail::CurveServer>(c.socket, c.options.curve, "channel " + address);
+        c.curve = std::make_unique<CurveServer>(c.socket.handle(), c.options.curve.secret,
+                                                certificates_in(c.options.curve.allow, "channel " + address),
+                                                "channel " + address);
       else
-        channel_detail::configure_curve_client(c.socket, c.options.curve, "channel " + address);
+        configure_curve_client(c.socket.handle(), c.options.curve, "channel " + address);
     }
+    // Before it connects: a receiver that refuses it is named, not waited for.
+    if (reliable && pattern == Pattern::Push)
+      c.handshakes = std::make_unique<HandshakeWatch>(c.socket.handle(), "channel " + address);
     if (pattern == Pattern::Sub) {
       if (c.options.subscribe.empty()) c.socket.set(zmq::sockopt::subscribe, "");
       for (uint64_t id : c.options.subscribe)
@@ -209,7 +223,7 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
   c.where = "channel " + c.endpoint;
   // Last: a reliable sender's pacemaker uses the socket from now on.
   if (reliable && pattern == Pattern::Push)
-    c.sender = std::make_unique<channel_detail::ReliableSender>(c.socket, c.options, c.where);
+    c.sender = std::make_unique<channel_detail::ReliableSender>(c.socket, c.options, c.where, c.handshakes.get());
   if (reliable && pattern == Pattern::Pull)
     c.receiver = std::make_unique<channel_detail::ReliableReceiver>(c.socket, c.options, c.where);
 }
@@ -218,6 +232,7 @@ Channel::Impl::~Impl() {
   sender.reset();
   receiver.reset();
   curve.reset();
+  handshakes.reset();
   socket.close();
   if (ipc_path.empty()) return;
   // ZeroMQ leaves the file; a closed listener refuses connections. The
@@ -319,6 +334,8 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
   if (!receives(c.pattern))
     throw WireError(c.where + ": recv: a " + std::string(pattern_name(c.pattern)) + " channel only sends");
+  // Peers refused since the last recv are logged as they are read.
+  if (c.curve) c.curve->handshakes().failed();
   if (c.receiver) return c.receiver->recv(timeout);
   std::optional<Clock::time_point> deadline;  // read from the clock only when waiting
   // Every valid tensor costs a header frame of at least 64 bytes, so the
@@ -445,7 +462,8 @@ ChannelCounters Channel::counters() const {
   Impl& c = *impl_;
   ChannelCounters n;
   n.rejected = rejected();
-  if (c.curve) n.refused = c.curve->refused(c.where);
+  if (c.curve) n.refused = c.curve->handshakes().failed();
+  if (c.handshakes) n.refused = c.handshakes->count();
   if (c.receiver) {
     n.duplicates = c.receiver->duplicates();
     n.peers_lost = c.receiver->peers_lost();
@@ -465,6 +483,6 @@ ChannelCounters Channel::counters() const {
 
 const std::string& Channel::endpoint() const { return impl_->endpoint; }
 std::string Channel::bound_endpoint() const { return impl_->bound; }
-void* Channel::zmq_context() { return context().handle(); }
+void* Channel::zmq_context() { return channel_context().handle(); }
 
 }  // namespace sluice

@@ -164,7 +164,9 @@ struct ChannelCounters {
   // what its receiver grants for messages finished and not committed, less
   // what it keeps unacknowledged).
   uint64_t credit = 0;
-  uint64_t refused = 0;         // receiving with CurveZMQ: peers refused at the handshake (unknown key, plaintext)
+  // Handshakes that failed: receiving with CurveZMQ, peers refused (an
+  // unknown key, a plaintext peer); sending reliably, refusals by the receiver.
+  uint64_t refused = 0;
   // Refusals of messages (Channel::refuse): receiving, those this channel
   // made; sending, those its receiver sent back (refusals() lists them).
   uint64_t refusals = 0;

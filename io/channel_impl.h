@@ -21,6 +21,7 @@
 
 #include <sluice/devices/shared_memory.h>
 #include <sluice/io/channel.h>
+#include <sluice/io/curve_socket.h>
 
 namespace sluice::channel_detail {
 
@@ -56,28 +57,6 @@ bool write_frames(zmq::socket_t& socket, const std::vector<wire::Frame>& frames,
 // to `wait` (negative: forever). EINTR counts as woken.
 void wait_readable(zmq::socket_t& socket, int extra_fd, std::chrono::milliseconds wait);
 
-// The ZeroMQ context every channel's socket lives in.
-zmq::context_t& channel_context();
-
-// CurveZMQ server side of a receiving channel (channel_curve.cpp): its key,
-// its allow-list registered with the process's ZAP handler under a domain
-// of its own, and a monitor counting the peers refused at the handshake.
-class CurveServer {
- public:
-  CurveServer(zmq::socket_t& socket, const CurveOptions& options, const std::string& where);
-  ~CurveServer();
-  CurveServer(const CurveServer&) = delete;
-  CurveServer& operator=(const CurveServer&) = delete;
-  uint64_t refused(const std::string& where);  // reads the monitor's new events first
-
- private:
-  std::string domain_;
-  zmq::socket_t monitor_;
-  uint64_t refused_ = 0;
-};
-// CurveZMQ client side of a sending channel: its key pair and the server's key.
-void configure_curve_client(zmq::socket_t& socket, const CurveOptions& options, const std::string& where);
-
 // A reliable sender's routing id: 'S' and its session, 8 bytes little-endian.
 std::string routing_id_of(uint64_t session);
 // 0 when `id` is not one.
@@ -94,7 +73,9 @@ uint64_t new_session();
 // threads at once.
 class ReliableSender {
  public:
-  ReliableSender(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where);
+  // `handshakes`: the socket's failed handshakes (the channel's, outliving the sender).
+  ReliableSender(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where,
+                 HandshakeWatch* handshakes);
   ~ReliableSender();
   // Numbers `m` and keeps it, waiting while the sender already keeps its
   // own credit's worth (and what its receiver grants for messages finished
@@ -135,7 +116,8 @@ class ReliableSender {
   void send_heartbeat(Clock::time_point now);
   bool alive(Clock::time_point now) const;
   bool room_for(uint64_t bytes) const;
-  // WireError when no receiver was heard for peer_timeout: what is kept is
+  // WireError when no receiver was heard for peer_timeout, or one refused
+  // this sender at the handshake before any was heard: what is kept is
   // then not delivered.
   void check_receiver(Clock::time_point now, size_t waiting) const;
   uint64_t oldest() const { return unacked_.empty() ? next_seq_ : unacked_.front().seq; }
@@ -147,6 +129,7 @@ class ReliableSender {
   zmq::socket_t& socket_;
   const ChannelOptions& options_;
   const std::string& where_;
+  HandshakeWatch* const handshakes_;  // read with mutex_ held
   const wire::EncodeOptions encode_;
   const uint64_t session_;
   mutable std::mutex mutex_;  // guards the socket and everything below
@@ -371,7 +354,11 @@ struct Channel::Impl {
   zmq::socket_t socket;
   uint64_t rejected = 0;
   std::string last_rejection;
-  std::unique_ptr<channel_detail::CurveServer> curve;  // declared after the socket: closed before it
+  // Declared after the socket: closed before it. A receiver's CurveZMQ
+  // server; a reliable sender's watch on its handshakes (a receiver that
+  // refuses it is named in its errors).
+  std::unique_ptr<CurveServer> curve;
+  std::unique_ptr<HandshakeWatch> handshakes;
   std::unique_ptr<channel_detail::ReliableSender> sender;
   std::unique_ptr<channel_detail::ReliableReceiver> receiver;
 };

@@ -26,10 +26,12 @@ uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UI
 
 }  // namespace
 
-ReliableSender::ReliableSender(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where)
+ReliableSender::ReliableSender(zmq::socket_t& socket, const ChannelOptions& options, const std::string& where,
+                               HandshakeWatch* handshakes)
     : socket_(socket),
       options_(options),
       where_(where),
+      handshakes_(handshakes),
       encode_{.crc = options.crc, .pack_below = options.pack_below},
       session_(new_session()),
       next_seq_(options.first_seq),
@@ -120,14 +122,20 @@ bool ReliableSender::room_for(uint64_t bytes) const {
 
 void ReliableSender::check_receiver(Clock::time_point now, size_t waiting) const {
   if (alive(now)) return;
+  // A receiver that refused this sender at the handshake (its key, or its
+  // lack of one) will not take it: said at once, not as a silence later.
+  const bool refused = !heard_ && handshakes_ && handshakes_->failed() > 0;
   // Dead since the last beat it missed; absent since the channel opened.
   const Clock::time_point since =
       heard_ ? last_heard_ + options_.heartbeat_interval * options_.missed_heartbeats : opened_;
-  if (now - since < options_.peer_timeout) return;
+  if (!refused && now - since < options_.peer_timeout) return;
   const size_t lost = unacked_.size() + waiting;
   std::string range =
       unacked_.empty() ? std::string()
                        : fmt::format(" (seq {} to {})", unacked_.front().seq, unacked_.back().seq + waiting);
+  if (refused)
+    throw WireError(fmt::format("{}: the receiver {} at the handshake, {} time(s): {} message(s) not delivered{}",
+                                where_, handshakes_->last_reason(), handshakes_->count(), lost, range));
   throw WireError(fmt::format("{}: {} for {} ms (peer_timeout {} ms): {} message(s) not delivered{}", where_,
                               heard_ ? "the receiver went silent" : "no receiver answered",
                               ms(now - since).count(), options_.peer_timeout.count(), lost, range));

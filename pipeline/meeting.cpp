@@ -10,6 +10,7 @@
 #include <zmq.hpp>
 
 #include <sluice/devices/log.h>
+#include <sluice/io/curve_socket.h>
 #include <sluice/ops/error.h>
 #include <sluice/ops/error_format.h>
 
@@ -48,8 +49,9 @@ std::string difference(const std::string& process, const std::string& theirs, co
 }  // namespace
 
 struct Meeting::Host {
-  zmq::context_t context;
-  zmq::socket_t socket{context, zmq::socket_type::router};
+  // In the channels' context, where the ZAP handler of CurveZMQ answers.
+  zmq::socket_t socket{channel_context(), zmq::socket_type::router};
+  std::unique_ptr<CurveServer> curve;  // with the placement's keys: the edges' peers only
   std::atomic<bool> stop{false};
   std::thread latecomers;
 };
@@ -58,19 +60,31 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
                  std::chrono::milliseconds timeout) {
   const std::string& host = placement.processes.at(0).name;
   if (me != host) {
-    // A guest: one question, one answer.
+    // A guest: one question, one answer. With the placement's keys, over
+    // CurveZMQ as the edges are: the meeting says what every process runs.
     const std::string endpoint = bare(placement.connect_endpoint(host, 0, "meet"));
-    zmq::context_t context;
-    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    const std::string where = "process '" + me + "': the meeting at " + endpoint;
+    zmq::socket_t socket(channel_context(), zmq::socket_type::dealer);
     socket.set(zmq::sockopt::linger, 0);
+    if (placement.curve())
+      configure_curve_client(socket.handle(),
+                             {.secret = placement.at(me).curve_secret, .server = placement.at(host).curve_public},
+                             where);
+    HandshakeWatch handshakes(socket.handle(), where);
     socket.connect(endpoint);
     socket.send(zmq::buffer(me), zmq::send_flags::sndmore);
     socket.send(zmq::buffer(description));
-    // Longer than the host waits, so that its verdict on who is missing comes first.
+    // Longer than the host waits, so that its verdict on who is missing
+    // comes first; a refusal at the handshake ends it at once.
+    const auto deadline = std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5);
     zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, timeout + std::chrono::seconds(5)) == 0)
-      throw PipelineError("process '" + me + "': no answer from process '" + host + "' at " + endpoint +
-                          " within " + seconds(timeout + std::chrono::seconds(5)) + " (is it running?)");
+    while (zmq::poll(&item, 1, std::chrono::milliseconds(100)) == 0) {
+      if (handshakes.failed() > 0)
+        throw PipelineError(where + ": process '" + host + "' " + handshakes.last_reason() + " at the handshake");
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw PipelineError("process '" + me + "': no answer from process '" + host + "' at " + endpoint +
+                            " within " + seconds(timeout + std::chrono::seconds(5)) + " (is it running?)");
+    }
     zmq::message_t verdict;
     (void)socket.recv(verdict);
     if (verdict.size() > 0) throw PipelineError(verdict.to_string());
@@ -82,13 +96,22 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
   zmq::socket_t& socket = host_->socket;
   const std::string endpoint = bare(placement.bind_endpoint(host, 0, "meet"));
   socket.set(zmq::sockopt::linger, 2000);  // the verdicts go out before it closes
+  if (placement.curve()) {
+    std::vector<std::string> guests;
+    for (const ProcessPlace& p : placement.processes)
+      if (p.name != host) guests.push_back(p.curve_public);
+    host_->curve = std::make_unique<CurveServer>(socket.handle(), placement.at(host).curve_secret, guests,
+                                                 "the meeting at " + endpoint);
+  }
   socket.bind(endpoint);
   struct Guest {
     zmq::message_t id;
     std::string description;
   };
   // One question: [id][process][description].
-  auto ask = [&socket](std::chrono::milliseconds wait) -> std::optional<std::pair<std::string, Guest>> {
+  CurveServer* curve = host_->curve.get();
+  auto ask = [&socket, curve](std::chrono::milliseconds wait) -> std::optional<std::pair<std::string, Guest>> {
+    if (curve) curve->handshakes().failed();  // logs the peers refused since
     zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
     if (zmq::poll(&item, 1, wait) == 0) return std::nullopt;
     std::vector<zmq::message_t> parts;

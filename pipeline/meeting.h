@@ -8,7 +8,9 @@
 // with one verdict, so that a process built from another version of the
 // program, or a process missing, fails the run in every process with the
 // same message. The host goes on answering latecomers (a process restarted
-// from a checkpoint) for as long as it runs.
+// from a checkpoint) for as long as it runs. With the placement's
+// CurveZMQ keys the meeting is secured as the edges are: the host lets in
+// the placement's processes only, and a guest refused says so at once.
 
 #include <chrono>
 #include <memory>

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include <sluice/devices/log.h>
 #include <sluice/io/channel.h>
+#include <sluice/io/curve_socket.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/pipeline/metrics.h>
 
@@ -44,7 +46,7 @@ std::string zmq_error() { return zmq_strerror(zmq_errno()); }
 // A socket of the channels' context (so inproc:// endpoints reach them),
 // bound or connected; WireError naming `who` when that fails.
 void* open_socket(int type, const std::string& address, bool bind, int64_t max_message_bytes, int linger,
-                  const std::string& who) {
+                  const std::string& who, const std::function<void(void*)>& secure) {
   void* socket = zmq_socket(Channel::zmq_context(), type);
   if (socket == nullptr) throw WireError(who + ": socket: " + zmq_error());
   const int on = 1;
@@ -52,6 +54,14 @@ void* open_socket(int type, const std::string& address, bool bind, int64_t max_m
             zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &max_message_bytes, sizeof max_message_bytes) == 0;
   // A reply to a client that is gone fails instead of vanishing unseen.
   if (ok && type == ZMQ_ROUTER) ok = zmq_setsockopt(socket, ZMQ_ROUTER_MANDATORY, &on, sizeof on) == 0;
+  if (ok) {
+    try {
+      secure(socket);  // CurveZMQ, and the watch on handshakes, before any peer comes
+    } catch (...) {
+      zmq_close(socket);
+      throw;
+    }
+  }
   if (ok) ok = (bind ? zmq_bind(socket, address.c_str()) : zmq_connect(socket, address.c_str())) == 0;
   if (!ok) {
     std::string why = zmq_error();
@@ -281,8 +291,20 @@ ServingEndpoint::ServingEndpoint(const std::string& endpoint, std::vector<Spec> 
     throw PipelineError(
         "serving " + address +
         ": options: expected poll_interval > 0, drain_timeout >= 0 and max_message_bytes > 0");
+  if (options_.curve.secret.empty() != options_.curve.allow.empty() || !options_.curve.server.empty())
+    throw ConfigError(error_message("serving " + address, "curve", "a secret certificate and an allow directory",
+                                    options_.curve.secret.empty() ? "an allow directory and no secret"
+                                    : options_.curve.allow.empty() ? "a secret and no allow directory"
+                                                                   : "a server certificate (a client's)"));
   // Linger: answers queued when the endpoint stops still reach their clients.
-  void* socket = open_socket(ZMQ_ROUTER, address, bind, options_.max_message_bytes, 1000, "serving");
+  void* socket = open_socket(ZMQ_ROUTER, address, bind, options_.max_message_bytes, 1000, "serving",
+                             [&](void* s) {
+                               if (!options_.curve.secret.empty())
+                                 curve_ = std::make_shared<CurveServer>(
+                                     s, options_.curve.secret,
+                                     certificates_in(options_.curve.allow, "serving " + address),
+                                     "serving " + address);
+                             });
   bound_endpoint_ = last_endpoint(socket);
   try {
     state_ = std::make_shared<State>("serving " + (bound_endpoint_.empty() ? address : bound_endpoint_),
@@ -320,6 +342,7 @@ ServingMetrics ServingEndpoint::metrics() const {
   m.queue_wait_p99_us = s.queue_wait.percentile(0.99);
   m.latency_p50_us = s.latency.percentile(0.5);
   m.latency_p99_us = s.latency.percentile(0.99);
+  m.refused = curve_ ? curve_->handshakes().count() : 0;
   return m;
 }
 
@@ -445,6 +468,7 @@ void ServingEndpoint::serve(void* socket) {
         drain_deadline = Clock::now() + options_.drain_timeout;
       }
       if (drain_deadline && (s.in_flight.load() == 0 || Clock::now() >= *drain_deadline)) break;
+      if (curve_) curve_->handshakes().failed();  // logs the clients refused since
       zmq_pollitem_t items[] = {{socket, 0, ZMQ_POLLIN, 0}, {nullptr, s.wake_fd, ZMQ_POLLIN, 0}};
       if (zmq_poll(items, 2, static_cast<long>(options_.poll_interval.count())) < 0 && zmq_errno() != EINTR)
         throw WireError("poll failed: " + zmq_error());
@@ -485,11 +509,21 @@ void ServingEndpoint::serve(void* socket) {
   zmq_close(socket);
 }
 
-ServingClient::ServingClient(const std::string& endpoint) {
+ServingClient::ServingClient(const std::string& endpoint, ServingClientOptions options) {
   auto [address, bind] = parse_endpoint(endpoint, false, "serving client");
   endpoint_ = address;
+  const CurveOptions& curve = options.curve;
+  if (curve.secret.empty() != curve.server.empty() || !curve.allow.empty())
+    throw ConfigError(error_message("serving client " + address, "curve",
+                                    "a secret certificate and the server's public one",
+                                    curve.secret.empty() ? "a server certificate and no secret"
+                                    : curve.server.empty() ? "a secret and no server certificate"
+                                                           : "an allow directory (a server's)"));
   // Linger 0: a client that is gone wants no replies.
-  socket_ = open_socket(ZMQ_DEALER, address, bind, int64_t{1} << 30, 0, "serving client");
+  socket_ = open_socket(ZMQ_DEALER, address, bind, int64_t{1} << 30, 0, "serving client", [&](void* s) {
+    if (!curve.secret.empty()) configure_curve_client(s, curve, "serving client " + address);
+    handshakes_ = std::make_shared<HandshakeWatch>(s, "serving client " + address);
+  });
   if (bind) endpoint_ = last_endpoint(socket_);
 }
 
@@ -528,8 +562,10 @@ Tensors ServingClient::call(const Tensors& request, std::chrono::milliseconds ti
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     std::optional<wire::Message> m = receive(std::max(left, std::chrono::milliseconds(0)));
     if (!m)
-      throw PipelineError(
-          error_message(who, "", fmt::format("a reply within {} ms", timeout.count()), "none"));
+      throw PipelineError(error_message(
+          who, "", fmt::format("a reply within {} ms", timeout.count()),
+          handshakes_->failed() > 0 ? "none: the endpoint " + handshakes_->last_reason() + " at the handshake"
+                                    : std::string("none")));
     if (m->header.seq != seq) continue;  // a late reply to an earlier request
     if (m->header.kind == wire::Kind::Error) throw PipelineError(who + ": error reply: " + m->error);
     if (m->header.kind != wire::Kind::Data)

@@ -32,11 +32,15 @@
 #include <thread>
 #include <vector>
 
+#include <sluice/io/channel.h>
 #include <sluice/io/wire.h>
 #include <sluice/pipeline/sinks.h>
 #include <sluice/pipeline/sources.h>
 
 namespace sluice {
+
+class CurveServer;     // io/curve_socket.h
+class HandshakeWatch;  // io/curve_socket.h
 
 struct ServingOptions {
   // How often the socket thread, while nothing arrives or the pipeline is
@@ -48,6 +52,17 @@ struct ServingOptions {
   // How long stop() waits for the requests in the pipeline to be answered
   // before it answers them with an error itself.
   std::chrono::milliseconds drain_timeout{5000};
+  // CurveZMQ with the channels' keys (secret and allow, as a receiving
+  // channel's): clients whose public certificate is in `allow` only;
+  // plaintext and unknown clients are refused at the handshake, logged and
+  // counted (ServingMetrics::refused).
+  CurveOptions curve{};
+};
+
+struct ServingClientOptions {
+  // CurveZMQ (secret and server, as a sending channel's): a refusal by the
+  // endpoint is named in the error of the call it stalls.
+  CurveOptions curve{};
 };
 
 // Read at any time; requests == replies + errors + undelivered + in_flight.
@@ -58,6 +73,7 @@ struct ServingMetrics {
   uint64_t rejected = 0;     // malformed or of other specs: answered at once, never pushed
   uint64_t undelivered = 0;  // answers ZeroMQ could not hand on (the client gone, or its queue full)
   uint64_t in_flight = 0;    // received and not answered yet
+  uint64_t refused = 0;      // clients refused at a CurveZMQ handshake
   // From a request's arrival to the pipeline taking it (queue_wait), and
   // to its answer being sent (latency; requests that reached the pipeline).
   double queue_wait_p50_us = 0, queue_wait_p99_us = 0;
@@ -69,7 +85,6 @@ struct ServingMetrics {
 // of its own, started at construction, does all the socket's I/O; replies
 // reach it through a queue. While the pipeline is full it stops reading,
 // so ZeroMQ queues and then the clients wait. It serves one pipeline run.
-// CurveZMQ is not offered: io's CurveZMQ server helpers are internal to io.
 // Thread safety: every member may be called from any thread.
 class ServingEndpoint {
  public:
@@ -107,6 +122,7 @@ class ServingEndpoint {
   std::shared_ptr<PushSource> requests_;
   std::shared_ptr<Sink> replies_;
   std::string bound_endpoint_;
+  std::shared_ptr<CurveServer> curve_;  // with options_.curve; its watch read by the socket thread
   std::atomic<bool> stopping_{false};
   std::mutex stop_mutex_;  // stop() from several threads joins once
   std::thread thread_;
@@ -117,7 +133,7 @@ class ServingEndpoint {
 // thread-safe): give each thread a client of its own.
 class ServingClient {
  public:
-  explicit ServingClient(const std::string& endpoint);
+  explicit ServingClient(const std::string& endpoint, ServingClientOptions options = {});
   ~ServingClient();
   ServingClient(const ServingClient&) = delete;
   ServingClient& operator=(const ServingClient&) = delete;
@@ -138,6 +154,7 @@ class ServingClient {
  private:
   std::string endpoint_;
   void* socket_ = nullptr;
+  std::shared_ptr<HandshakeWatch> handshakes_;  // a refusal names the call it stalls
   uint64_t next_seq_ = 0;
 };
 

@@ -8,8 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <future>
 #include <thread>
+
+#include <fmt/core.h>
+
+#include <sluice/io/curve.h>
 
 #include "tests/pipeline/partitioned_pipeline.h"
 #include "tests/pipeline/temp_dir.h"
@@ -131,6 +136,61 @@ TEST(Partition, APlacementThatDoesNotFitThePipelineFailsNamingIt) {
   } catch (const PipelineError& e) {
     EXPECT_THAT(e.what(), HasSubstr("sink 'out': expected the process that runs it"));
   }
+}
+
+// The placement's CurveZMQ keys secure the meeting as they do the edges:
+// three processes over CurveZMQ give the one-process results, and a
+// process whose key the others do not have is refused at the meeting,
+// says so at once, and the others fail naming it missing. (The meeting once
+// ran in plaintext whatever the edges did.)
+TEST(Partition, CurveKeysSecureTheMeetingAndTheEdges) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/keys");
+  std::filesystem::create_directories(dir.path() + "/strangers");
+  for (const char* name : {"a", "b", "c"}) curve::save(dir.path() + "/keys/" + name, curve::generate());
+  curve::save(dir.path() + "/strangers/b", curve::generate());
+  auto placement_with = [&](const std::string& b_keys) {
+    std::string text = R"({"processes": [)";
+    for (const std::string name : {"a", "b", "c"}) {
+      const std::string keys = name == "b" ? b_keys : dir.path() + "/keys/" + name;
+      text += (name == "a" ? "" : ", ") + fmt::format(R"({{"name": "{}", "ipc": "{}", "curve_secret": "{}_secret", "curve_public": "{}"}})",
+                                                      name, dir.path(), keys, keys);
+    }
+    return parse_placement(text + "]}", "test");
+  };
+
+  const Placement placement = placement_with(dir.path() + "/keys/b");
+  ASSERT_TRUE(placement.curve());
+  auto whole = partitioned_pipeline({}, kMessages);
+  whole.pipeline->run();
+  auto a = std::async(std::launch::async, [&] { return run_process("a", placement); });
+  auto b = std::async(std::launch::async, [&] { return run_process("b", placement); });
+  EXPECT_TRUE(run_process("c", placement) == result_bytes(*whole.results)) << "the results over CurveZMQ differ";
+  EXPECT_TRUE(a.get().empty());
+  EXPECT_TRUE(b.get().empty());
+
+  const Placement stranger = placement_with(dir.path() + "/strangers/b");
+  auto failing = [&](const std::string& me, const Placement& p) {
+    return std::async(std::launch::async, [&, me] {
+      PipelineOptions o = in_process(me, p);
+      o.partition.meet_timeout = std::chrono::milliseconds(2000);
+      try {
+        partitioned_pipeline(o, 10).pipeline->run();
+      } catch (const PipelineError& e) { return std::string(e.what()); }
+      return std::string("no error");
+    });
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto refused = failing("b", stranger);
+  auto host = failing("a", placement);
+  auto other = failing("c", placement);
+  ASSERT_EQ(refused.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_THAT(refused.get(), HasSubstr("refused: unknown key"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "the refusal was waited out";
+  ASSERT_EQ(host.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_THAT(host.get(), HasSubstr("process(es) 'b' did not come"));
+  ASSERT_EQ(other.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_THAT(other.get(), HasSubstr("process(es) 'b' did not come"));
 }
 
 TEST(Partition, AProcessThatNeverComesFailsTheOthersWithinTheTimeout) {

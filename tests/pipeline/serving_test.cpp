@@ -10,12 +10,14 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include <sluice/io/channel.h>
+#include <sluice/io/curve.h>
 #include <sluice/pipeline/pipeline.h>
 #include "tests/io/wire_test_util.h"
 
@@ -204,6 +206,46 @@ TEST(Serving, ManyClientsEachGetTheirOwnAnswers) {
   PipelineResult r = p.wait();
   EXPECT_FALSE(limit.fired());
   EXPECT_EQ(r.metrics_of("affine").messages_out, 1600u);
+}
+
+// CurveZMQ with the channels' keys: an allowed client is served; a
+// plaintext client and one with an unknown key are refused at the
+// handshake, counted, and each call says so instead of only timing out.
+// (The endpoint once offered no CurveZMQ at all.)
+TEST(Serving, CurveZMQLetsInTheAllowedClientsOnly) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/allow");
+  curve::save(dir.path() + "/server", curve::generate());
+  curve::save(dir.path() + "/allow/client", curve::generate());
+  curve::save(dir.path() + "/stranger", curve::generate());
+  Pipeline p;
+  auto server = affine_server(p, {.curve = {.secret = dir.path() + "/server_secret", .allow = dir.path() + "/allow"}});
+  p.start();
+  RunLimit limit(p, kRunLimit);
+  ServingClient allowed(server->bound_endpoint(),
+                        {.curve = {.secret = dir.path() + "/allow/client_secret", .server = dir.path() + "/server"}});
+  EXPECT_EQ(values(allowed.call(request_of(1.5), kCallTimeout)), answer_to(1.5));
+  for (const auto& [name, options] :
+       {std::pair{std::string("plaintext"), ServingClientOptions{}},
+        std::pair{std::string("unknown key"),
+                  ServingClientOptions{.curve = {.secret = dir.path() + "/stranger_secret",
+                                                 .server = dir.path() + "/server"}}}}) {
+    ServingClient client(server->bound_endpoint(), options);
+    try {
+      client.call(request_of(2.5), milliseconds(2000));
+      ADD_FAILURE() << "a " << name << " client was answered";
+    } catch (const PipelineError& e) {
+      EXPECT_NE(std::string(e.what()).find("refused: " + name), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GE(server->metrics().refused, 2u);
+  EXPECT_EQ(server->metrics().requests, 1u) << "a refused client's request reached the endpoint";
+  EXPECT_THROW(serving::endpoint("@tcp://127.0.0.1:*", {f64({2})}, {.curve = {.allow = dir.path() + "/allow"}}),
+               ConfigError)
+      << "an allow-list without a secret would serve plaintext";
+  server->stop();
+  p.wait();
+  EXPECT_FALSE(limit.fired());
 }
 
 TEST(Serving, ReqAndDealerClientsAreBothServed) {

@@ -40,6 +40,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -132,9 +133,6 @@ int run_role(const DemoOptions& o, const Placement& placement, const Role& role)
   sm::Config c = config_of(o);
   const std::string& me = role.process;
   const bool checkpoints = !o.checkpoint_dir.empty();
-  // A restored compute process must round as the one before it did
-  // (devices/cpu/kernels/fft.cpp); a choice of the user's stands.
-  if (checkpoints) setenv("SLUICE_FFT_PLANS", "estimate", /*overwrite=*/0);
   PipelineOptions options = sm::pipeline_options(c);
   options.partition = {.process = me, .placement = placement, .peer_timeout = kPeerTimeout};
   if (o.metrics_port > 0) options.metrics_port = o.metrics_port + placement.rank_of(me);
@@ -153,20 +151,16 @@ int run_role(const DemoOptions& o, const Placement& placement, const Role& role)
     std::cerr << fmt::format(
         "compute: {} checkpoints stored, the last ({}) {} bytes in {:.1f} ms, aligned in {:.1f} ms\n",
         m.completed, m.last_number, m.last_bytes, m.last_duration_s * 1e3, m.last_alignment_s * 1e3);
-  // The default placement's directory under a launcher goes with the last process out.
-  for (const ProcessPlace& place : placement.processes) {
-    std::error_code ignored;
-    if (!place.ipc_dir.empty() && placement.source == kLauncherDefault)
-      std::filesystem::remove(place.ipc_dir, ignored);
-  }
   if (me == "sink") return finish(monitor->summary(), c);
   return cancel_on_signal.fired() ? kExitInterrupted : kExitOk;
 }
 
-// All three on this host over ipc, in `dir`, in rank order.
-std::string local_placement_text(const std::string& dir) {
+// All three on this host over ipc, in rank order, their sockets named
+// `name` in the abstract namespace (Linux): nothing on disk, so nothing left
+// behind however a process ends, SIGKILL of the parent or of a rank included.
+std::string local_placement_text(const std::string& name) {
   std::string text;
-  for (const std::string& p : sm::kProcesses) text += (text.empty() ? "" : ",") + p + "=ipc://" + dir;
+  for (const std::string& p : sm::kProcesses) text += (text.empty() ? "" : ",") + p + "=ipc://@" + name;
   return text;
 }
 
@@ -178,8 +172,7 @@ std::optional<std::pair<Placement, Role>> own_part(const DemoOptions& o) {
   std::optional<Placement> placement = find_placement(o.placement);
   // Ranks started together on one host without a placement share their launcher's process.
   if (!placement)
-    placement = parse_placement(local_placement_text(fmt::format("/tmp/sluice-demo-{}", getppid())),
-                                kLauncherDefault);
+    placement = parse_placement(local_placement_text(fmt::format("sluice-demo-{}", getppid())), kLauncherDefault);
   std::optional<Role> role = find_role(*placement, o.role);
   if (!role) return std::nullopt;
   if (o.role.empty() && world && *world != static_cast<int>(sm::kProcesses.size()))
@@ -191,8 +184,8 @@ std::optional<std::pair<Placement, Role>> own_part(const DemoOptions& o) {
 }
 
 int run_processes(const DemoOptions& o, const std::string& self) {
-  TempDir dir("sluice-demo");
-  const std::string placement = local_placement_text(dir.path());
+  const std::string sockets = fmt::format("sluice-demo-{}-{:08x}", getpid(), std::random_device{}());
+  const std::string placement = local_placement_text(sockets);
   std::vector<std::string> common = {self,         "demo",
                                      "--channels", fmt::format("{}", o.channels),
                                      "--seconds",  fmt::format("{}", o.seconds),
@@ -209,8 +202,8 @@ int run_processes(const DemoOptions& o, const std::string& self) {
     return args;
   };
   std::cout
-      << "sluice demo: one pipeline as three processes (source, compute, sink), joined by ZeroMQ over ipc in "
-      << dir.path() << "\n"
+      << "sluice demo: one pipeline as three processes (source, compute, sink), joined by ZeroMQ over ipc (@"
+      << sockets << "/...)\n"
       << std::flush;
   // The receivers bind; the order they start in does not matter to ZeroMQ.
   ProcessGroup group;
@@ -218,8 +211,7 @@ int run_processes(const DemoOptions& o, const std::string& self) {
   group.start("compute", role("compute"), /*restart_when_killed=*/!o.checkpoint_dir.empty());
   group.start("source", role("source"));
   // A stalled run is ended: generous, since the stages compile before data flows.
-  // Ctrl-C or SIGTERM here stops the children in order, and the temporary
-  // directory goes with this function.
+  // Ctrl-C or SIGTERM here stops the children in order.
   StopSignals signals;
   std::vector<ProcessGroup::Exit> exits = group.wait(o.seconds + 120, [&] { return signals.requested(); });
   int status = kExitOk;

@@ -59,20 +59,6 @@ void exit_with_parent() {
   if (fmt::format("{}", getppid()) != parent) std::_Exit(kExitOrphaned);
 }
 
-TempDir::TempDir(const std::string& prefix) {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
-  if (!mkdtemp(pattern.data()))
-    throw ConfigError("temporary directory: expected to create " + pattern + ", found " +
-                      std::strerror(errno));
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 ProcessGroup::~ProcessGroup() {
   for (Child& c : children_)
     if (c.running) {

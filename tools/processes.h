@@ -17,20 +17,6 @@ std::string self_path();
 // parent dies (PR_SET_PDEATHSIG), and exit at once if it already has.
 void exit_with_parent();
 
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents
-// when this object goes.
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix);
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // Processes that only make sense together: when one fails, or all run past
 // the deadline, the others are stopped, since a peer waiting on a dead one
 // would wait forever. Thread safety: one thread uses a group.

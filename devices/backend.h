@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <span>
@@ -116,6 +117,11 @@ class Client {
   // The options that apply to this platform, as `sluice devices` prints them.
   std::string options_str() const;
   Backend& backend() const { return *backend_; }
+  // The plans its results depend on and use_plans takes (Backend::plans):
+  // what checkpoints store, so that a restored process computes bit for
+  // bit as the one that stored them. Empty where there are none.
+  std::string plans() const;
+  void use_plans(const std::string& text);
 
  private:
   std::string platform_;
@@ -134,6 +140,13 @@ Client& client(std::string_view platform);
 Client& client(std::string_view platform, const ClientOptions& options);
 // Platforms available on this machine, "host" always among them.
 std::vector<std::string> platforms();
+// The plans (Client::plans) of every client made so far that has any, by
+// platform: what a checkpoint stores.
+std::map<std::string, std::string> plans_in_use();
+// Gives each platform's client its plans (Client::use_plans), making the
+// client where it is not made yet. DeviceError for a platform not
+// available here.
+void use_plans(const std::map<std::string, std::string>& plans);
 // The default device of the first available platform in `preference`
 // (like EXLA.set_as_nx_default); with no argument, the host.
 Device default_device(std::initializer_list<std::string_view> preference = {"host"});

@@ -87,6 +87,17 @@ class Backend {
   // directly (the host): Tensor::data, views of tensors, and pipeline stages
   // that run a step on the calling thread need it. Default: no.
   virtual bool host_memory() const { return false; }
+  // What results depend on besides the computation and its inputs: choices
+  // this process made that another may make differently (the host's
+  // measured FFTW plans), as text. A process restored from a checkpoint
+  // takes the plans of the one that stored it (use_plans, before it
+  // computes anything), and so computes bit for bit as it would have.
+  // Default: none (empty).
+  virtual std::string plans() const { return {}; }
+  // Makes `text` (plans() of another process of this platform) the plans
+  // this process uses from now on. ConfigError when it cannot read them.
+  // Default: nothing to take.
+  virtual void use_plans(const std::string& /*text*/) {}
 
   // ---- memory
   // Uninitialised memory for `bytes` on `device`, ready at once.

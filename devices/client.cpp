@@ -93,6 +93,8 @@ Device Client::device(int id) const {
 
 Capabilities Client::capabilities() const { return backend_->capabilities(); }
 std::string Client::options_str() const { return backend_->options_str(options_); }
+std::string Client::plans() const { return backend_->plans(); }
+void Client::use_plans(const std::string& text) { backend_->use_plans(text); }
 
 namespace {
 
@@ -140,6 +142,23 @@ std::vector<std::string> platforms() {
   for (const auto& r : kBackends)
     if (r.devices() > 0) out.emplace_back(r.platform);
   return out;
+}
+
+std::map<std::string, std::string> plans_in_use() {
+  std::vector<Client*> made;
+  {
+    Registry& reg = registry();
+    std::lock_guard lock(reg.mutex);
+    for (const auto& [platform, c] : reg.clients) made.push_back(c.get());
+  }
+  std::map<std::string, std::string> out;
+  for (Client* c : made)
+    if (std::string text = c->plans(); !text.empty()) out.emplace(std::string(c->platform()), std::move(text));
+  return out;
+}
+
+void use_plans(const std::map<std::string, std::string>& plans) {
+  for (const auto& [platform, text] : plans) client(platform).use_plans(text);
 }
 
 Device default_device(std::initializer_list<std::string_view> preference) {

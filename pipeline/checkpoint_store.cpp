@@ -89,8 +89,10 @@ std::optional<std::vector<uint8_t>> read_exactly(const fs::path& path, int64_t b
   return data;
 }
 
-// One tensor file of a manifest, checked against its size, hash and spec.
-std::optional<Tensor> load_tensor(const fs::path& dir, const nlohmann::json& entry, std::string& problem) {
+// One file of a manifest's entry ({"file", "bytes", "blake2b"}), checked
+// against its size and hash.
+std::optional<std::vector<uint8_t>> load_file(const fs::path& dir, const nlohmann::json& entry,
+                                              std::string& problem) {
   const std::string file = entry.at("file").get<std::string>();
   if (file.empty() || file.find('/') != std::string::npos || file.starts_with(".")) {
     problem = "the manifest names a file outside its checkpoint: '" + file + "'";
@@ -102,6 +104,14 @@ std::optional<Tensor> load_tensor(const fs::path& dir, const nlohmann::json& ent
     problem = file + ": its BLAKE2b hash differs from the manifest's (the file is corrupt)";
     return std::nullopt;
   }
+  return bytes;
+}
+
+// One tensor file of a manifest, checked against its size, hash and spec.
+std::optional<Tensor> load_tensor(const fs::path& dir, const nlohmann::json& entry, std::string& problem) {
+  const std::string file = entry.at("file").get<std::string>();
+  auto bytes = load_file(dir, entry, problem);
+  if (!bytes) return std::nullopt;
   size_t header_bytes = 0;
   const Spec spec = npy::parse_header(*bytes, &header_bytes, file);
   const Spec expected{dtype_from_name(entry.at("dtype").get<std::string>(), file),
@@ -152,6 +162,14 @@ std::optional<Checkpoint> load_checkpoint(const fs::path& dir, int64_t number, s
         std::optional<Tensor> t = load_tensor(dir, entry, problem);
         if (!t) return std::nullopt;
         acc.push_back(std::move(*t));
+      }
+    }
+    // Checkpoints written before plans were kept have none.
+    if (auto plans = m.find("plans"); plans != m.end()) {
+      for (const auto& [platform, entry] : plans->items()) {
+        std::optional<std::vector<uint8_t>> plan = load_file(dir, entry, problem);
+        if (!plan) return std::nullopt;
+        c.plans[platform] = std::string(plan->begin(), plan->end());
       }
     }
     return c;
@@ -227,6 +245,15 @@ int64_t CheckpointStore::write(const Checkpoint& c) {
       manifest["stages"].push_back({{"name", name}, {"tensors", std::move(entries)}});
       ++k;
     }
+    nlohmann::json plans = nlohmann::json::object();
+    for (const auto& [platform, text] : c.plans) {
+      const std::string file = fmt::format("plans-{}.txt", k++);
+      const Bytes bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+      durable::write_file(partial / file, {bytes}, kWho);
+      written += static_cast<int64_t>(text.size());
+      plans[platform] = {{"file", file}, {"bytes", text.size()}, {"blake2b", blake2b_hex({bytes})}};
+    }
+    manifest["plans"] = std::move(plans);
     const std::string text = manifest.dump(2) + "\n";
     durable::write_file(partial / "manifest.json",
                         {Bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size())}, kWho);

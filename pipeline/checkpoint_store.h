@@ -5,8 +5,9 @@
 //
 //   DIR/chk-00000042/        one directory per complete checkpoint
 //       acc-0.0.npy          accumulator tensor 0 of the manifest's stage 0 (numpy reads it)
+//       plans-N.txt          a platform's plans (the host's FFTW wisdom), if any
 //       manifest.json        number, source positions, node states, stages: names, specs, sizes, BLAKE2b
-//       hashes
+//       hashes; plans: platform, file, size, BLAKE2b
 //
 // Writing is atomic whatever moment a crash comes at: the files go into
 // DIR/.chk-00000042.partial/, each one fsynced, the manifest last; then the
@@ -37,6 +38,9 @@ struct Checkpoint {
   // Node name -> what a source or sink needs besides its position to resume
   // (a ZeroMQ node's stream sequence numbers): text of the node's own making.
   std::map<std::string, std::string> states{};
+  // Platform -> the plans its results depended on (Client::plans: the
+  // host's measured FFTW plans), which a restore takes before it computes.
+  std::map<std::string, std::string> plans{};
 };
 
 struct CheckpointStoreOptions {

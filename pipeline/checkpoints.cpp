@@ -135,6 +135,9 @@ void CheckpointCoordinator::store_loop() {
 void CheckpointCoordinator::store(Pending p, bool final) {
   int64_t bytes = -1, oldest = 0;
   try {
+    // What its results depend on besides accumulators: a restore from it
+    // computes with the plans this process used.
+    p.checkpoint.plans = plans_in_use();
     bytes = store_->write(p.checkpoint);
     oldest = final ? p.checkpoint.number : store_->numbers().front();
   } catch (const std::exception& e) {

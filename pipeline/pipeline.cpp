@@ -267,6 +267,14 @@ void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& wh
       throw CheckpointError(at + "stage '" + name +
                             "': expected a stage with an accumulator of that name, found none");
   }
+  // The plans the run before computed with (the host's measured FFTW
+  // plans), taken before anything computes: the restored run goes on bit
+  // for bit as that one would have, whatever this process would measure.
+  try {
+    use_plans(c.plans);
+  } catch (const Error& e) {
+    throw CheckpointError(at + "its plans: " + e.what());
+  }
   for (Slot& s : slots) {
     auto part = part_position.find(s.component);
     s.seq_offset = part == part_position.end() ? 0 : static_cast<uint64_t>(part->second);

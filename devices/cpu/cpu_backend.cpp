@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <sluice/devices/cpu/cpu_executable.h>
+#include <sluice/devices/cpu/kernels/fft_wisdom.h>
 #include <sluice/devices/host_memory.h>
 #include <sluice/devices/cpu/plan.h>
 #include <sluice/devices/cpu/thread_pool.h>
@@ -31,6 +32,8 @@ class CpuBackend final : public Backend {
   }
 
   bool host_memory() const override { return true; }
+  std::string plans() const override { return fft_plans(); }
+  void use_plans(const std::string& text) override { use_fft_plans(text); }
 
   Capabilities capabilities() const override {
     Capabilities caps;

@@ -37,6 +37,20 @@ namespace fs = std::filesystem;
 constexpr const char* kReportVariable = "SLUICE_FFT_WISDOM_TEST_REPORT";
 constexpr int64_t kRows = 16, kLength = 1000;
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The bytes of `v`, hashed (FNV-1a): equal digests, equal results bit for bit.
+template <typename C>
+std::string digest(const std::vector<C>& v) {
+  uint64_t h = 1469598103934665603ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(C); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  return std::to_string(h);
+}
+
 template <typename C>
 std::vector<C> forward(const std::vector<C>& x, const Shape& s) {
   const Executable e = compile(trace({{dtype_of<C>(), s}}, [](Expr v) { return fft(v); }));
@@ -47,9 +61,13 @@ std::vector<C> forward(const std::vector<C>& x, const Shape& s) {
 // The child: four measured-mode plans (c64 and c128, 2 rows of 8 and 16
 // rows of 1000), checked against numpy and a naive DFT; then it writes
 // fft_wisdom_status() and the time the first runs (the planning) took.
+// With SLUICE_FFT_PLANS_TEST_USE it first takes the plans in that file (a
+// restore's Client::use_plans); with SLUICE_FFT_PLANS_TEST_SAVE it writes
+// its plans there (what a checkpoint stores) once it has transformed.
 TEST(FftWisdomChild, Transform) {
   const char* report = std::getenv(kReportVariable);
   if (report == nullptr) GTEST_SKIP() << "a process of its own for the FftWisdom tests, which run it";
+  if (const char* use = std::getenv("SLUICE_FFT_PLANS_TEST_USE")) client("host").use_plans(read_text(use));
   const auto start = std::chrono::steady_clock::now();
   const std::vector<complex128> small = test::signal(16), large = test::signal(kRows * kLength);
   const std::vector<complex128> y128 = forward(small, {2, 8});
@@ -72,11 +90,12 @@ TEST(FftWisdomChild, Transform) {
     EXPECT_LT(test::max_error(row(z64), want), 1e-5 * test::max_abs(want)) << "c64 row " << r;
   }
 
+  if (const char* save = std::getenv("SLUICE_FFT_PLANS_TEST_SAVE")) std::ofstream(save) << client("host").plans();
   const cpu::FftWisdomStatus s = cpu::fft_wisdom_status();
   std::ofstream(report) << "path " << (s.path.empty() ? "-" : s.path) << "\nimported " << s.imported
                         << "\nplans_from_wisdom " << s.plans_from_wisdom << "\nplans_measured "
                         << s.plans_measured << "\nexported " << s.exported << "\nwarnings " << s.warnings
-                        << "\nms " << ms << "\n";
+                        << "\nms " << ms << "\ndigest " << digest(z128) << "-" << digest(z64) << "\n";
 }
 
 class FftWisdom : public ::testing::Test {
@@ -198,6 +217,29 @@ TEST_F(FftWisdom, CorruptTornOrForeignFilesAreIgnoredWithOneWarning) {
   const Result after = child(env);
   EXPECT_EQ(after.count("imported"), 2) << "the rewritten file";
   EXPECT_EQ(after.count("warnings"), 0) << after.log;
+}
+
+// What a checkpoint stores and a restore takes (Client::plans and
+// use_plans): a process that takes another's plans measures none, neither
+// reads nor writes the machine's wisdom file, and transforms bit for bit as
+// the other did. Without them, exactness across a restore needed
+// SLUICE_FFT_PLANS=estimate.
+TEST_F(FftWisdom, PlansTakenFromAnotherProcessAreItsPlansExactly) {
+  const fs::path plans = dir_ / "plans", file = dir_ / "wisdom";
+  const Result first = child({"SLUICE_FFT_WISDOM=off", "SLUICE_FFT_PLANS=measure",
+                              "SLUICE_FFT_PLANS_TEST_SAVE=" + plans.string()});
+  EXPECT_EQ(first.count("plans_measured"), kPlans);
+  ASSERT_TRUE(read(plans).starts_with("(fftw-")) << "no plans saved: " << read(plans);
+  const Result restored = child({"SLUICE_FFT_WISDOM=" + file.string(), "SLUICE_FFT_PLANS=measure",
+                                 "SLUICE_FFT_PLANS_TEST_USE=" + plans.string()});
+  EXPECT_EQ(restored.count("plans_measured"), 0) << "a plan measured again: " << restored.log;
+  EXPECT_EQ(restored.count("plans_from_wisdom"), kPlans);
+  EXPECT_EQ(restored.count("imported"), 0) << "the machine's file was read";
+  EXPECT_EQ(restored.count("exported"), 0) << "the machine's file was written";
+  EXPECT_FALSE(fs::exists(file));
+  EXPECT_EQ(restored.report.at("digest"), first.report.at("digest")) << "the transforms differ";
+
+  EXPECT_THROW(client("host").use_plans("(not wisdom"), ConfigError) << "text that is not wisdom";
 }
 
 TEST_F(FftWisdom, OffWritesNothing) {

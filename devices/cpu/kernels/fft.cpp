@@ -110,14 +110,21 @@ struct PlanKey {
   auto operator<=>(const PlanKey&) const = default;
 };
 
+// FFTW's planner and wisdom calls of one precision are not thread-safe:
+// each is made under its precision's lock.
+template <typename C>
+std::mutex& planner_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 // The plan for `key`, made on first use. Thread-safe.
 template <typename C>
 typename Fftw<C>::Plan plan_for(const PlanKey& key) {
   using F = Fftw<C>;
-  static std::mutex mutex;
   // Never destroyed, like the plans it holds.
   static auto& plans = *new std::map<PlanKey, typename F::Plan>();
-  std::lock_guard lock(mutex);
+  std::lock_guard lock(planner_mutex<C>());
   auto it = plans.find(key);
   if (it != plans.end()) return it->second;
   const int64_t elements = key.n * key.rows;
@@ -129,7 +136,7 @@ typename Fftw<C>::Plan plan_for(const PlanKey& key) {
   const int n = static_cast<int>(key.n), rows = static_cast<int>(key.rows);
   typename F::Plan plan = nullptr;
   if (measure) {
-    static bool imported = false;  // guarded by `mutex`
+    static bool imported = false;  // guarded by planner_mutex<C>()
     if (!imported) fft_wisdom_import(F::wisdom);
     imported = true;
     // Asked first for a plan from wisdom alone, FFTW says whether it has to
@@ -206,6 +213,24 @@ void run_fft(const Node& node, const void* in, void* out) {
       throw TypeError(std::string(op_name(node.op)) + ": argument tensor: expected c64 or c128, found " +
                       std::string(dtype_name(spec.dtype)));
   }
+}
+
+std::string fft_plans() {
+  // Estimated plans are the same in every process: only measured ones count.
+  const FftWisdomStatus status = fft_wisdom_status();
+  if (status.plans_measured + status.plans_from_wisdom == 0) return {};
+  std::string text;
+  {
+    std::lock_guard lock(planner_mutex<complex128>());
+    text += Fftw<complex128>::wisdom.export_text();
+  }
+  std::lock_guard lock(planner_mutex<complex64>());
+  return text + Fftw<complex64>::wisdom.export_text();
+}
+
+void use_fft_plans(const std::string& text) {
+  std::scoped_lock lock(planner_mutex<complex128>(), planner_mutex<complex64>());
+  fft_wisdom_pin(text, {&Fftw<complex128>::wisdom, &Fftw<complex64>::wisdom});
 }
 
 }  // namespace sluice::cpu

@@ -32,6 +32,9 @@ struct State {
   // After a failed write this process stops writing: one warning, and no
   // retries costing a failed write per plan.
   std::atomic<bool> write_failed{false};
+  // A checkpoint's plans were taken (fft_wisdom_pin): the file is neither
+  // read nor written, so that no other process's plans mix with them.
+  std::atomic<bool> pinned{false};
 };
 
 std::string wisdom_path() { return cache_path("SLUICE_FFT_WISDOM", "fftw-wisdom"); }
@@ -202,7 +205,7 @@ void fft_wisdom_count(bool from_wisdom) {
 
 void fft_wisdom_import(const FftwWisdomApi& api) {
   State& s = state();
-  if (s.path.empty()) return;
+  if (s.path.empty() || s.pinned) return;
   const std::optional<std::string> text = read_file(s.path);
   if (!text) {
     if (errno != ENOENT && errno != ENOTDIR) warn_read(s, "cannot read " + s.path + ": " + errno_text(errno));
@@ -225,9 +228,22 @@ void fft_wisdom_import(const FftwWisdomApi& api) {
   }
 }
 
+void fft_wisdom_pin(const std::string& text, std::initializer_list<const FftwWisdomApi*> apis) {
+  const std::optional<std::vector<Section>> sections = split(text);
+  if (!sections) throw ConfigError(error_message("fft plans", "", "FFTW wisdom", quoted_start(text)));
+  for (const FftwWisdomApi* api : apis)
+    for (const Section& section : *sections)
+      if (section.name == api->name && !api->import_text(section.text.c_str()))
+        throw ConfigError(error_message("fft plans", section.name, "wisdom this FFTW takes",
+                                        "wisdom it refuses (corrupt, or from another FFTW build)"));
+  state().pinned = true;
+  logger().debug("fft wisdom: {} section(s) of a checkpoint's plans taken; the file is no longer used",
+                 sections->size());
+}
+
 void fft_wisdom_export(const FftwWisdomApi& api) {
   State& s = state();
-  if (s.path.empty() || s.write_failed) return;
+  if (s.path.empty() || s.write_failed || s.pinned) return;
   const std::filesystem::path parent = std::filesystem::path(s.path).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);

@@ -11,6 +11,7 @@
 // measured, as without a file.
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace sluice::cpu {
@@ -41,5 +42,19 @@ void fft_wisdom_import(const FftwWisdomApi& api);
 void fft_wisdom_count(bool from_wisdom);
 // Merges `api`'s wisdom into the file, after a plan was measured.
 void fft_wisdom_export(const FftwWisdomApi& api);
+// Imports `text` (wisdom as the file holds it: fft_plans() of another
+// process) for each of `apis`, and makes it the only wisdom: from now on
+// this process neither reads nor writes the file. ConfigError naming what
+// is wrong when `text` is not wisdom or FFTW refuses it. Under the
+// planners' locks.
+void fft_wisdom_pin(const std::string& text, std::initializer_list<const FftwWisdomApi*> apis);
+
+// The plans a checkpoint stores (Backend::plans, fft.cpp): each
+// precision's wisdom as the file holds it; empty while no plan was
+// measured (estimated plans are the same in every process). Thread-safe.
+std::string fft_plans();
+// Takes the plans of fft_plans(): fft_wisdom_pin under the planners' locks.
+// Plans this process made before stay as they are.
+void use_fft_plans(const std::string& text);
 
 }  // namespace sluice::cpu

@@ -125,16 +125,21 @@ void ZmqSource::let_go(const wire::Message& m) {
   advance(m);
 }
 
-void ZmqSource::forward_barrier(const wire::Message& m) {
+void ZmqSource::forward_barrier(const std::vector<wire::Message>& barriers) {
+  // The checkpoint's number: the senders' highest (independent pipelines
+  // number theirs apart), and past the last one forwarded.
+  int64_t number = forwarded_ + 1;
+  for (const wire::Message& m : barriers) number = std::max(number, static_cast<int64_t>(m.checkpoint));
+  forwarded_ = number;
   std::string state;
   {
     std::lock_guard lock(mutex_);
-    advance(m);
-    if (stored_.load()) barriers_[static_cast<int64_t>(m.checkpoint)] = handed_;  // committed once stored
+    for (const wire::Message& m : barriers) advance(m);
+    if (stored_.load()) barriers_[number] = handed_;  // committed once stored
     state = positions();
   }
-  push_barrier(static_cast<int64_t>(m.checkpoint), std::move(state));
-  channel_.ack(m);
+  push_barrier(number, std::move(state));
+  for (const wire::Message& m : barriers) channel_.ack(m);
 }
 
 std::string ZmqSource::checkpoint_state(int64_t number) {
@@ -188,6 +193,7 @@ std::map<std::string, double> ZmqSource::figures() const {
           {"channel_duplicates", static_cast<double>(c.duplicates)},
           {"channel_rejected", static_cast<double>(c.rejected)},
           {"channel_shared", static_cast<double>(c.shared)},
+          {"channel_refused", static_cast<double>(c.refused)},
           {"channel_in_pipeline", static_cast<double>(in_pipeline_->load())}};
 }
 
@@ -207,6 +213,89 @@ bool ZmqSource::all_acknowledged() const {
     if (c == committed_.end() || c->second <= seq) return false;
   }
   return true;
+}
+
+bool ZmqSource::take(const wire::Message& m) {
+  const wire::Header& h = m.header;
+  const auto wanted = static_cast<uint64_t>(options_.expected_peers);
+  // A sender whose barrier came waits, its messages held, until every
+  // other's has come too (aligned checkpoints, as Flink's).
+  if (arrived_.contains(h.stream_id)) {
+    held_.push_back(m);
+    return true;
+  }
+  switch (h.kind) {
+    case wire::Kind::Data: {
+      std::vector<Spec> got;
+      for (const Tensor& t : m.tensors) got.push_back(t.spec());
+      if (got == spec()) return hand_on(m);
+      std::string why = error_message(fmt::format("source zmq {}: seq {}", channel_.endpoint(), h.seq), "",
+                                      specs_str(spec()), specs_str(got));
+      logger().warn("{} (message skipped)", why);
+      reject(why);
+      let_go(m);
+      return true;
+    }
+    case wire::Kind::Barrier:
+      // The upstream pipelines' checkpoint: this pipeline's too, on its
+      // next message, once every sender's barrier is here.
+      if (wanted == 1) {
+        forward_barrier({m});
+      } else if (wanted == 0) {
+        if (!warned_barriers_)
+          logger().warn(
+              "source zmq {}: checkpoint barriers of senders not counted (expected_peers 0) cannot be "
+              "aligned and are not taken (give the pipeline a checkpoint interval of its own)",
+              channel_.endpoint());
+        warned_barriers_ = true;
+        let_go(m);
+      } else {
+        arrived_.emplace(h.stream_id, m);
+        align();
+      }
+      return true;
+    case wire::Kind::Update:
+      // `sluice update`: new weights for a stage of this pipeline, or
+      // a refusal saying why not, sent back before the acknowledgement.
+      try {
+        request_update(m.target, m.tensors);
+        logger().info("source zmq {}: update of stage '{}' taken", channel_.endpoint(), m.target);
+      } catch (const PipelineError& e) {
+        logger().warn("source zmq {}: {}", channel_.endpoint(), e.what());
+        channel_.refuse(m, e.what());
+      }
+      let_go(m);
+      return true;
+    case wire::Kind::EndOfStream:
+      ends_.fetch_add(1);
+      ended_.insert(h.stream_id);
+      logger().debug("source zmq {}: end of stream {} of {} (stream id {}, seq {})", channel_.endpoint(),
+                     ends_.load(), wanted, h.stream_id, h.seq);
+      // Acknowledged in order: only once every message before it is.
+      let_go(m);
+      align();  // an ended sender has no barrier to wait for
+      return true;
+    default:
+      peer_errors_.fetch_add(1);
+      logger().warn("source zmq {}: a peer sent an error at seq {} (stream id {}): {}", channel_.endpoint(), h.seq,
+                    h.stream_id, m.error);
+      let_go(m);
+      return true;
+  }
+}
+
+void ZmqSource::align() {
+  // Every sender still sending: those expected, less those that ended.
+  size_t live = static_cast<size_t>(options_.expected_peers);
+  for (uint64_t stream : ended_)
+    if (!arrived_.contains(stream) && live > 0) --live;
+  if (arrived_.empty() || arrived_.size() < live) return;
+  std::vector<wire::Message> barriers;
+  for (auto& [stream, barrier] : arrived_) barriers.push_back(std::move(barrier));
+  arrived_.clear();
+  forward_barrier(barriers);
+  for (wire::Message& m : held_) ready_.push_back(std::move(m));
+  held_.clear();
 }
 
 void ZmqSource::receive() {
@@ -236,62 +325,12 @@ void ZmqSource::receive() {
         rejected_.fetch_add(skipped);
       }
       if (!m) continue;
-      const wire::Header& h = m->header;
-      switch (h.kind) {
-        case wire::Kind::Data: {
-          std::vector<Spec> got;
-          for (const Tensor& t : m->tensors) got.push_back(t.spec());
-          if (got == spec()) {
-            if (!hand_on(*m)) return close();
-            break;
-          }
-          std::string why = error_message(fmt::format("source zmq {}: seq {}", channel_.endpoint(), h.seq),
-                                          "", specs_str(spec()), specs_str(got));
-          logger().warn("{} (message skipped)", why);
-          reject(why);
-          let_go(*m);
-          break;
-        }
-        case wire::Kind::Barrier:
-          // The upstream pipeline's checkpoint: this pipeline's too, on its
-          // next message. Barriers of several senders are not aligned here.
-          if (wanted == 1) {
-            forward_barrier(*m);
-            break;
-          }
-          if (!warned_barriers_)
-            logger().warn(
-                "source zmq {}: checkpoint barriers from {} senders are not taken (give the pipeline a "
-                "checkpoint interval of its own)",
-                channel_.endpoint(), wanted);
-          warned_barriers_ = true;
-          let_go(*m);
-          break;
-        case wire::Kind::Update:
-          // `sluice update`: new weights for a stage of this pipeline, or
-          // a refusal saying why not, sent back before the acknowledgement.
-          try {
-            request_update(m->target, m->tensors);
-            logger().info("source zmq {}: update of stage '{}' taken", channel_.endpoint(), m->target);
-          } catch (const PipelineError& e) {
-            logger().warn("source zmq {}: {}", channel_.endpoint(), e.what());
-            channel_.refuse(*m, e.what());
-          }
-          let_go(*m);
-          break;
-        case wire::Kind::EndOfStream:
-          ends_.fetch_add(1);
-          logger().debug("source zmq {}: end of stream {} of {} (stream id {}, seq {})", channel_.endpoint(),
-                         ends_.load(), wanted, h.stream_id, h.seq);
-          // Acknowledged in order: only once every message before it is.
-          let_go(*m);
-          break;
-        default:
-          peer_errors_.fetch_add(1);
-          logger().warn("source zmq {}: a peer sent an error at seq {} (stream id {}): {}", channel_.endpoint(), h.seq,
-                        h.stream_id, m->error);
-          let_go(*m);
-          break;
+      if (!take(*m)) return close();
+      // Messages held for an alignment that completed go on, in order.
+      while (!ready_.empty() && !stopped_.load()) {
+        wire::Message next = std::move(ready_.front());
+        ready_.pop_front();
+        if (!take(next)) return close();
       }
     }
   } catch (const PipelineError&) {
@@ -334,7 +373,8 @@ std::map<std::string, double> ZmqSink::figures() const {
           {"channel_unacknowledged", static_cast<double>(c.unacknowledged)},
           {"channel_resent", static_cast<double>(c.resent)},
           {"channel_peers_lost", static_cast<double>(c.peers_lost)},
-          {"channel_shared", static_cast<double>(c.shared)}};
+          {"channel_shared", static_cast<double>(c.shared)},
+          {"channel_refused", static_cast<double>(c.refused)}};
 }
 
 bool ZmqSink::send_or_cancelled(const wire::Message& m) {

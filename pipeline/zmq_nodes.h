@@ -16,9 +16,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,7 +88,8 @@ class ZmqSource : public PushSource {
   // that thread may read a receiving channel), at most 50 ms old while it
   // receives. Any thread.
   ChannelCounters channel_counters() const;
-  // Reliable: channel_peers_lost, channel_duplicates, channel_rejected, and
+  // Reliable: channel_peers_lost, channel_duplicates, channel_rejected,
+  // channel_refused (peers refused at a CurveZMQ handshake), and
   // channel_in_pipeline (received, not yet finished with: unacknowledged).
   std::map<std::string, double> figures() const override;
 
@@ -104,7 +107,13 @@ class ZmqSource : public PushSource {
   void reject(const std::string& why);
   // A message not handed on (end of stream, error, rejected): done with.
   void let_go(const wire::Message& m);
-  void forward_barrier(const wire::Message& m);
+  // Takes one message received (or held and now released); false when the source should stop.
+  bool take(const wire::Message& m);
+  // Once every sender's barrier came (or its stream ended): forwards the
+  // checkpoint and releases the messages held meanwhile.
+  void align();
+  // Barrier messages of one checkpoint, one per sender: this pipeline's barrier.
+  void forward_barrier(const std::vector<wire::Message>& barriers);
   // With mutex_ held: `m` is this source's position in its stream.
   void advance(const wire::Message& m);
   std::string positions() const;  // with mutex_ held: "stream:next ..."
@@ -122,6 +131,13 @@ class ZmqSource : public PushSource {
   std::shared_ptr<std::atomic<int64_t>> in_pipeline_ = std::make_shared<std::atomic<int64_t>>(0);
   std::atomic<bool> stored_{false};  // whether the pipeline stores checkpoints
   bool warned_barriers_ = false;
+  // The receiving thread's: barriers of the checkpoint being aligned, by
+  // stream; what came after them, held; released, to take before reading
+  // again; streams ended; the last checkpoint number forwarded.
+  std::map<uint64_t, wire::Message> arrived_;
+  std::deque<wire::Message> held_, ready_;
+  std::set<uint64_t> ended_;
+  int64_t forwarded_ = 0;
   mutable std::mutex mutex_;  // guards what follows
   std::string last_rejection_;
   std::map<uint64_t, uint64_t> next_;       // stream id -> the seq after the last handed on

@@ -5,10 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -441,6 +446,76 @@ TEST(ResumeStreamLive, MovesASessionAlreadyMetForward) {
   out.flush(kWait);
   Channel plain(Pattern::Pull, "@inproc://resume-plain", {.delivery = Delivery::Plain});
   EXPECT_THROW(plain.resume_stream(7, 6), WireError) << "a plain channel cannot drop what it took before";
+}
+
+// ---- aligned barriers across senders (a stage fed by several processes)
+
+// Complete checkpoints in `dir`.
+size_t checkpoints_in(const std::string& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    n += e.path().filename().string().starts_with("chk-");
+  return n;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Two senders, each an upstream pipeline placing barriers on its own
+// (every 100 and every 70 messages, at different paces), feed one stage
+// in another process that stores checkpoints. That process is killed with
+// SIGKILL mid-stream and started again: it restores from its checkpoint,
+// whose cut holds each stream up to its barrier (aligned: a sender whose
+// barrier came waits for the other's), and the senders replay the rest.
+// Every message counts once: the sums are the fault-free ones. (Barriers
+// of several senders were once not taken at all, so no checkpoint held.)
+TEST(AlignedBarriers, TwoSendersOneStageKilledAndRestoredCountEveryMessageOnce) {
+  constexpr int64_t kCount = 3000;
+  test::TempDir dir;
+  const std::string endpoint = dir.ipc("aligned"), store = dir.path() + "/checkpoints";
+  const std::string out = dir.path() + "/sums", log = dir.path() + "/receiver.log";
+  auto receiver = [&] {
+    return std::make_unique<test::Child>(
+        std::vector<std::string>{SLUICE_WIRE_PEER, "aligned-sum", endpoint, store, out, "--sleep-us=300"},
+        std::vector<std::string>{}, log);
+  };
+  auto first = receiver();
+  auto sender = [&](int64_t stream, int64_t every, std::chrono::microseconds pace) {
+    return Worker([&, stream, every, pace] {
+      Channel c(Pattern::Push, ">" + endpoint, {.peer_timeout = milliseconds(60000)});
+      int64_t barrier = 0;
+      for (int64_t i = 0; i < kCount; ++i) {
+        if (i > 0 && i % every == 0) c.send_barrier(static_cast<uint64_t>(++barrier), 0, stream);
+        c.send({scalar(stream), scalar(i)}, 0, stream);
+        std::this_thread::sleep_for(pace);
+      }
+      c.send_end_of_stream(0, stream);
+      c.flush(milliseconds(60000));
+    });
+  };
+  Worker a = sender(1, 100, std::chrono::microseconds(200));
+  Worker b = sender(2, 70, std::chrono::microseconds(350));
+  ASSERT_TRUE(eventually([&] { return checkpoints_in(store) >= 3 || first->exited(); }))
+      << "no three checkpoints stored: " << file_text(log);
+  ASSERT_FALSE(first->exited()) << "the receiver ended before it was killed: " << file_text(log);
+  first->signal(SIGKILL);
+  first->wait(milliseconds(5000));
+  auto second = receiver();
+  EXPECT_EQ(a.join(), "") << "sender 1";
+  EXPECT_EQ(b.join(), "") << "sender 2";
+  ASSERT_EQ(second->wait(milliseconds(60000)), 0) << file_text(log);
+  const std::string said = file_text(log);
+  const size_t at = said.rfind("resumed ");
+  ASSERT_NE(at, std::string::npos) << said;
+  EXPECT_GT(std::stoll(said.substr(at + 8)), 0) << "the second life did not resume from a checkpoint: " << said;
+  int64_t count = 0, sum = 0, squares = 0;
+  std::istringstream(file_text(out)) >> count >> sum >> squares;
+  EXPECT_EQ(count, 2 * kCount);
+  EXPECT_EQ(sum, 2 * (kCount * (kCount - 1) / 2));
+  EXPECT_EQ(squares, 2 * ((kCount - 1) * kCount * (2 * kCount - 1) / 6));
 }
 
 }  // namespace

@@ -23,6 +23,12 @@
 //     a reliable channel to ENDPOINT sends COUNT test::peer_message tensors
 //     written in shared memory (Tensor::to_shared), then the end of stream;
 //     flushes, prints how many went as shared references, exits 0.
+//   wire_peer aligned-sum ENDPOINT DIR OUT [--sleep-us=N]
+//     a pipeline fed by two senders (messages {s64 stream, s64 i}, their
+//     barriers aligned) whose stage sums count, i and i*i over both; it
+//     stores checkpoints in DIR and restores from them first (printing
+//     "resumed N"), sleeps per message in its sink, and at the end of both
+//     streams writes "count sum squares" to OUT and exits 0.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -188,6 +194,35 @@ int shm_send(const Args& a) {
   return 0;
 }
 
+int aligned_sum(const Args& a) {
+  const std::string endpoint = a.positional[1], dir = a.positional[2], out = a.positional[3];
+  const auto sleep = std::chrono::microseconds(a.flag("sleep-us", 0));
+  PipelineOptions options;
+  options.checkpoint_dir = dir;
+  Pipeline p(options);
+  ZmqSourceOptions source;
+  source.expected_peers = 2;
+  source.channel.continue_streams = true;
+  source.channel.peer_timeout = std::chrono::seconds(30);
+  auto in = sources::zmq("@" + endpoint, {s64(), s64()}, source);
+  auto sum = p.stage(
+      "sum",
+      [](Expr stream, Expr i, Expr count, Expr total, Expr squares) {
+        return tuple(stream, count + 1, total + i, squares + i * i);
+      },
+      {.acc = {scalar(int64_t{0}), scalar(int64_t{0}), scalar(int64_t{0})}});
+  p.connect(p.source("in", in), sum);
+  p.connect(sum, p.sink("slow", [sleep](const Tensors&) { std::this_thread::sleep_for(sleep); }));
+  const RestoreReport restored = p.restore();
+  std::printf("resumed %lld\n", static_cast<long long>(restored.checkpoint));
+  std::fflush(stdout);
+  const PipelineResult r = p.run();
+  const Tensors& acc = r.accumulators.at("sum");
+  std::ofstream(out) << acc[0].to_vector<int64_t>()[0] << " " << acc[1].to_vector<int64_t>()[0] << " "
+                     << acc[2].to_vector<int64_t>()[0] << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,6 +234,7 @@ int main(int argc, char** argv) {
     if (mode == "shm-serve" && a.positional.size() == 3) return shm_serve(a);
     if (mode == "shm-open" && a.positional.size() == 3) return shm_open(a);
     if (mode == "shm-send" && a.positional.size() == 3) return shm_send(a);
+    if (mode == "aligned-sum" && a.positional.size() == 4) return aligned_sum(a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wire_peer: %s\n", e.what());
     return 1;
@@ -207,6 +243,7 @@ int main(int argc, char** argv) {
                "usage: wire_peer produce ENDPOINT COUNT [--floats=N] [--capacity=N] [--credit-bytes=N] "
                "[--peer-timeout-ms=N]\n       wire_peer receive ENDPOINT COUNT LOG [--floats=N] [--hwm=N] [--sleep-us=N]\n"
                "       wire_peer shm-serve INDEX SEED [--uid=N]\n       wire_peer shm-open HANDLES SEED [--write=1] "
-               "[--hold=1]\n       wire_peer shm-send ENDPOINT COUNT [--floats=N] [--peer-timeout-ms=N]\n");
+               "[--hold=1]\n       wire_peer shm-send ENDPOINT COUNT [--floats=N] [--peer-timeout-ms=N]\n"
+               "       wire_peer aligned-sum ENDPOINT DIR OUT [--sleep-us=N]\n");
   return 2;
 }

@@ -5,6 +5,7 @@
 // stop it after the message being sent: the end of stream follows, and it
 // exits 130 (some files were not sent).
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -44,13 +45,21 @@ int send(const SendOptions& o) {
   options.curve = o.curve;
   StopSignals stop;
   Channel channel(Pattern::Push, o.endpoint, options);
-  uint64_t seq = 0;
-  for (const Tensor& t : tensors) {
-    if (stop.requested()) break;
-    channel.send({t}, seq++, o.stream_id);
+  uint64_t seq = 0;  // files the channel took
+  try {
+    for (; seq < tensors.size() && !stop.requested(); ++seq) channel.send({tensors[seq]}, seq, o.stream_id);
+    channel.send_end_of_stream(seq, o.stream_id);
+    channel.flush(timeout);
+  } catch (const WireError& e) {
+    // The channel counts what it took; the files it never took were not
+    // delivered either.
+    const uint64_t kept = channel.counters().unacknowledged;
+    const uint64_t kept_files = std::min<uint64_t>(kept, seq);  // the end of stream may be among them
+    std::cerr << "sluice send: " << e.what() << "; " << kept_files + (tensors.size() - seq) << " of "
+              << tensors.size() << " file(s) not delivered: " << kept_files << " sent and not acknowledged, "
+              << tensors.size() - seq << " never sent\n";
+    return kExitFailed;
   }
-  channel.send_end_of_stream(seq, o.stream_id);
-  channel.flush(timeout);
   if (seq < tensors.size()) {
     std::cerr << "sluice send: stopped by a signal after " << seq << " of " << tensors.size() << " files\n";
     return kExitInterrupted;

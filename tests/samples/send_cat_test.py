@@ -51,4 +51,18 @@ with tempfile.TemporaryDirectory() as tmp:
                           capture_output=True, text=True, timeout=30)
 assert lost.returncode == 1, f"sluice send to nobody exited {lost.returncode}: {lost.stderr}"
 assert "2 message(s) not delivered" in lost.stderr, f"expected the count of what was lost, found: {lost.stderr}"
-print("ok:", len(arrays), "messages; a send to nobody fails naming 2 messages not delivered")
+
+# More files than the sender's credit (1,000) to nobody: those it never
+# sent are not delivered either (the count once named only the 1,001 it held).
+with tempfile.TemporaryDirectory() as tmp:
+    many = []
+    for i in range(1200):
+        many.append(os.path.join(tmp, f"{i}.npy"))
+        np.save(many[-1], np.array([i], dtype=np.int32))
+    lost = subprocess.run([sluice, "send", "--timeout", "1", f"ipc://{tmp}/nobody", *many],
+                          capture_output=True, text=True, timeout=60)
+assert lost.returncode == 1, f"sluice send of 1200 files to nobody exited {lost.returncode}: {lost.stderr}"
+assert "1200 of 1200 file(s) not delivered: 1000 sent and not acknowledged, 200 never sent" in lost.stderr, \
+    f"expected every file counted, found: {lost.stderr}"
+print("ok:", len(arrays), "messages; a send to nobody fails naming 2 messages not delivered, "
+      "and 1200 files of which 200 never went")

@@ -1,10 +1,12 @@
 #pragma once
 // Serves a running pipeline's metrics over HTTP (PipelineOptions::metrics_port):
 // GET /metrics in Prometheus' text format, GET /metrics.json as JSON.
-// No client can hold it: each connection has 2 s, from its connection, to
-// send its request and take the answer (a client that trickles its bytes
-// is cut off), four are answered at once and sixteen more wait, any beyond
-// are answered 503, and close() cuts every client off.
+// No client can hold it: one thread reads every connection's request at
+// once, so a client that trickles its bytes costs no thread; each
+// connection has 2 s, from its connection, to send its request and take the
+// answer; 256 connections are read at once and 32 whole requests wait for
+// one of two answering threads, any beyond are answered 503; and close()
+// cuts every client off.
 // Internal: cpp-httplib stays in metrics_server.cpp.
 
 #include <functional>

@@ -137,7 +137,7 @@ TEST(MetricsHttp, SlowClientsHoldNeitherScrapesNorTheEndOfTheRun) {
   ASSERT_GT(port, 0);
   std::atomic<bool> stop{false};
   std::vector<std::thread> slow;
-  std::vector<int64_t> kept(3, -1);
+  std::vector<int64_t> kept(10, -1);  // more than the threads that answer
   for (size_t i = 0; i < kept.size(); ++i)
     slow.emplace_back([&, i] {
       // Each connects again once cut off: a client that never gives up.
@@ -148,7 +148,7 @@ TEST(MetricsHttp, SlowClientsHoldNeitherScrapesNorTheEndOfTheRun) {
     });
   std::this_thread::sleep_for(milliseconds(200));
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(get(port, "/metrics").status, 200) << "scrape " << i << " with three slow clients connected";
+    EXPECT_EQ(get(port, "/metrics").status, 200) << "scrape " << i << " with ten slow clients connected";
     std::this_thread::sleep_for(milliseconds(100));
   }
   const auto before = std::chrono::steady_clock::now();
@@ -165,14 +165,14 @@ TEST(MetricsHttp, SlowClientsHoldNeitherScrapesNorTheEndOfTheRun) {
   }
 }
 
-// More connections than it answers and queues together: those beyond are
-// turned away at once, and it answers again once they are gone.
+// More connections than it reads at once: those beyond are turned away at
+// once, and it answers again once the others are cut off.
 TEST(MetricsHttp, AFloodOfIdleConnectionsIsBoundedAndPasses) {
   SlowPipeline s({.metrics_port = -1}, /*messages=*/1000000);  // until cancelled
   s.p.start();
   const int port = s.p.metrics_port();
   std::vector<int> idle;
-  for (int i = 0; i < 24; ++i) {
+  for (int i = 0; i < 300; ++i) {  // more than it reads at once (256)
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -181,14 +181,13 @@ TEST(MetricsHttp, AFloodOfIdleConnectionsIsBoundedAndPasses) {
     ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
     idle.push_back(fd);
   }
-  // Four are turned away; those held and queued are cut off within 2 s a
-  // round of four.
+  // Those beyond 256 are turned away; the rest are cut off after 2 s.
   bool answered = false;
   for (int i = 0; i < 60 && !answered; ++i) {
     answered = get(port, "/metrics").status == 200;
     if (!answered) std::this_thread::sleep_for(milliseconds(250));
   }
-  EXPECT_TRUE(answered) << "never answered again after 24 idle connections";
+  EXPECT_TRUE(answered) << "never answered again after 300 idle connections";
   s.p.cancel();
   const auto before = std::chrono::steady_clock::now();
   s.p.wait();

@@ -2,7 +2,8 @@
 # what is missing (scripts/install-deps), configures a CMake preset
 # (CMakePresets.json) and builds before it runs anything.
 #
-#   make demo       build the default preset (Release, build/) and run `sluice demo`
+#   make demo       build the `sluice` program and the libraries it links (Release, build/), nothing
+#                   else, and run `sluice demo`
 #   make test       build, then the whole test suite (ctest, 2 at a time, per-test timeout);
 #                   also installs what only tests need (chromium)
 #   make bench      build, run every benchmark, write build/bench-results.json, print the table
@@ -15,10 +16,10 @@
 JOBS ?= $(shell nproc)
 WERROR ?= $(if $(filter true 1,$(CI)),ON,OFF)
 
-# $(call build,PRESET): configure and build one preset.
+# $(call build,PRESET[,TARGET]): configure and build one preset (everything, or TARGET alone).
 define build
 	cmake --preset $(1) -DSLUICE_WERROR=$(WERROR)
-	cmake --build --preset $(1) -j $(JOBS)
+	cmake --build --preset $(1) -j $(JOBS) $(if $(2),--target $(2))
 endef
 
 FUZZ_SECONDS ?= 60
@@ -28,7 +29,10 @@ FUZZ_SECONDS ?= 60
 build: deps
 	$(call build,default)
 
-demo: build
+# The demo needs the program alone: the tests, their references and the
+# samples wait for `make test`.
+demo: deps
+	$(call build,default,sluice_cli)
 	build/tools/sluice demo
 
 test: test-deps build

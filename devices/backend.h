@@ -138,6 +138,8 @@ Client& client(std::string_view platform);
 // ConfigError when the client already exists with other options, which
 // cannot change once its threads and memory are set up.
 Client& client(std::string_view platform, const ClientOptions& options);
+// Platforms this build has a backend for (its registration table), available here or not.
+std::vector<std::string> known_platforms();
 // Platforms available on this machine, "host" always among them.
 std::vector<std::string> platforms();
 // The plans (Client::plans) of every client made so far that has any, by

@@ -2,6 +2,8 @@
 // are registered here and nowhere else.
 
 #include <algorithm>
+
+#include <fmt/ranges.h>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -48,11 +50,6 @@ const Registration* find_registration(std::string_view platform) {
   return nullptr;
 }
 
-std::string known_platforms() {
-  std::string s;
-  for (const auto& r : kBackends) s += (s.empty() ? "" : ", ") + std::string(r.platform);
-  return s;
-}
 
 // Checked for every platform, also those that ignore the option: a
 // negative count is a mistake wherever it is passed.
@@ -114,7 +111,7 @@ Client& find_or_make_client(std::string_view platform, const ClientOptions& opti
   }
   const Registration* r = find_registration(platform);
   if (!r)
-    throw DeviceError(error_message("client", "platform", fmt::format("one of {}", known_platforms()),
+    throw DeviceError(error_message("client", "platform", fmt::format("one of {}", fmt::join(known_platforms(), ", ")),
                                     fmt::format("unknown platform '{}'", platform)));
   std::unique_ptr<Backend> backend = r->make(options);
   if (!backend || backend->device_count() == 0)
@@ -133,6 +130,12 @@ Client& client(std::string_view platform) { return find_or_make_client(platform,
 
 Client& client(std::string_view platform, const ClientOptions& options) {
   return find_or_make_client(platform, options, /*asked=*/true);
+}
+
+std::vector<std::string> known_platforms() {
+  std::vector<std::string> out;
+  for (const auto& r : kBackends) out.emplace_back(r.platform);
+  return out;
 }
 
 std::vector<std::string> platforms() {

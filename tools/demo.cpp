@@ -251,8 +251,9 @@ Command add_demo_command(CLI::App& app) {
   demo->add_option("--seed", o->seed, "the seed of the synthetic signal and its faults")
       ->capture_default_str();
   demo->add_option("--device", o->device,
-                   "where the compiled stages run (cuda falls back to host where there is none)")
-      ->check(CLI::IsMember({"host", "cuda"}))
+                   "where the compiled stages run: a platform of this build (falls back to host where it is "
+                   "not available)")
+      ->check(CLI::IsMember(known_platforms()))
       ->capture_default_str();
   demo->add_option("--chunks", o->chunks,
                    "how many chunks the source produces (0: as many as --seconds allow)")
@@ -295,8 +296,9 @@ Command add_demo_command(CLI::App& app) {
             if (auto part = own_part(*o)) return run_role(*o, part->first, part->second);
             start_run_log(*o);
             sm::Config c = config_of(*o);
-            if (o->device == "cuda" && c.device == host())
-              std::cerr << "sluice demo: no CUDA device here, the stages run on " << c.device.str() << "\n";
+            if (c.device.platform() != o->device)
+              std::cerr << "sluice demo: no " << o->device << " device here, the stages run on " << c.device.str()
+                        << "\n";
             if (o->in_process) return finish(sm::run_in_process(c, std::cout, progress_here()), c);
             return run_processes(*o, self_path());
           }};

@@ -45,7 +45,7 @@ int list_devices() {
                 << caps.ops.size() << " ops; dtypes " << dtypes << "\n";
     std::cout << "  lacks:" << lacking(caps) << "\n";
   }
-  for (const char* platform : {"cuda"})
+  for (const std::string& platform : known_platforms())
     if (std::find(here.begin(), here.end(), platform) == here.end())
       std::cout << platform << ": not available on this machine\n";
   return kExitOk;

@@ -40,7 +40,7 @@ bool is_alias(const Node& n) {
 
 namespace {
 
-std::string describe(const passes::Step& step, bool region) {
+std::string describe(const passes::WorkUnit& step, bool region) {
   if (!region) return std::string(op_name(step.nodes.front()->op));
   std::vector<std::string_view> names;
   for (const Node* n : step.nodes)
@@ -87,7 +87,7 @@ class Lowering {
   Lowering(LoweredFunction& out, const LoweringRules& rules)
       : out_(out), rules_(rules), params_(out.function.inputs().size()), scratch_(rules.alignment) {}
 
-  void lower(const std::vector<passes::Step>& steps) {
+  void lower(const std::vector<passes::WorkUnit>& steps) {
     find_aliases(steps);
     find_results(steps);
     for (const Expr& o : out_.function.outputs()) {
@@ -111,23 +111,23 @@ class Lowering {
     bool shown = false;     // a function output shows it
   };
 
-  static bool computes(const passes::Step& step) {
+  static bool computes(const passes::WorkUnit& step) {
     if (step.nodes.size() != 1) return true;
     const Node& n = *step.nodes.front();
     // A result's memory is placed by its node's step, which writes it.
     return n.op != Op::Parameter && n.op != Op::Constant && n.op != Op::Result && !is_alias(n);
   }
-  static bool is_region(const passes::Step& step) {
+  static bool is_region(const passes::WorkUnit& step) {
     return step.fused || (step.nodes.size() == 1 && is_elementwise(step.nodes.front()->op));
   }
   // What a step reads, in the order its instruction receives it.
-  static const std::vector<const Node*>& reads(const passes::Step& step, std::vector<const Node*>& operands) {
+  static const std::vector<const Node*>& reads(const passes::WorkUnit& step, std::vector<const Node*>& operands) {
     if (is_region(step)) return step.inputs;
     operands.clear();
     for (const NodePtr& o : step.nodes.front()->operands) operands.push_back(o.get());
     return operands;
   }
-  static std::vector<const Node*> writes(const passes::Step& step) {
+  static std::vector<const Node*> writes(const passes::WorkUnit& step) {
     return is_region(step) ? step.outputs : std::vector<const Node*>{step.nodes.front()};
   }
 
@@ -136,16 +136,16 @@ class Lowering {
     return it == alias_root_.end() ? n : it->second;
   }
 
-  void find_aliases(const std::vector<passes::Step>& steps) {
-    for (const passes::Step& step : steps) {
+  void find_aliases(const std::vector<passes::WorkUnit>& steps) {
+    for (const passes::WorkUnit& step : steps) {
       if (step.nodes.size() != 1 || !is_alias(*step.nodes.front())) continue;
       const Node* n = step.nodes.front();
       alias_root_[n] = root(n->operands[0].get());
     }
   }
 
-  void find_results(const std::vector<passes::Step>& steps) {
-    for (const passes::Step& step : steps) {
+  void find_results(const std::vector<passes::WorkUnit>& steps) {
+    for (const passes::WorkUnit& step : steps) {
       const Node* n = step.nodes.front();
       if (n->op != Op::Result) continue;
       std::vector<const Node*>& results = results_[n->operands[0].get()];
@@ -154,7 +154,7 @@ class Lowering {
     }
   }
 
-  void find_last_uses(const std::vector<passes::Step>& steps) {
+  void find_last_uses(const std::vector<passes::WorkUnit>& steps) {
     std::vector<const Node*> operands;
     for (size_t s = 0; s < steps.size(); ++s) {
       if (!computes(steps[s])) continue;
@@ -185,9 +185,9 @@ class Lowering {
     return it->second;
   }
 
-  void emit(const passes::Step& step, int64_t s) {
+  void emit(const passes::WorkUnit& step, int64_t s) {
     const Node& first = *step.nodes.front();
-    LoweredStep ls;
+    LoweredUnit ls;
     ls.region = is_region(step);
     ls.what = describe(step, ls.region);
     ls.nodes = step.nodes;
@@ -214,7 +214,7 @@ class Lowering {
   // A node with several results writes each where its result node is
   // placed, or, for results nothing reads, into scratch of this step alone;
   // then, when the backend asks for it, a scratch block of its own.
-  void place_results(const Node& node, const passes::Step& step, int64_t s, LoweredStep& ls) {
+  void place_results(const Node& node, const passes::WorkUnit& step, int64_t s, LoweredUnit& ls) {
     const std::vector<Spec> specs = result_specs(node);
     std::vector<const Node*>& results = results_[&node];
     results.resize(specs.size());
@@ -231,7 +231,7 @@ class Lowering {
       ls.outputs.push_back({ValueLocation::Kind::Scratch, scratch_.place(needs.scratch_bytes, s, s)});
   }
 
-  ValueLocation place(const passes::Step& step, const Node* v, int64_t s) {
+  ValueLocation place(const passes::WorkUnit& step, const Node* v, int64_t s) {
     ValueLocation loc;
     if (shown_.contains(v)) {
       loc = {ValueLocation::Kind::Slot, static_cast<int64_t>(out_.slots.size())};
@@ -244,7 +244,7 @@ class Lowering {
     return loc;
   }
 
-  std::vector<int64_t> donors(const passes::Step& step, const Node* v, int64_t s) const {
+  std::vector<int64_t> donors(const passes::WorkUnit& step, const Node* v, int64_t s) const {
     std::vector<int64_t> found;
     const std::vector<Spec>& inputs = out_.function.inputs();
     for (size_t k = 0; k < inputs.size(); ++k) {
@@ -258,7 +258,7 @@ class Lowering {
 
   // Whether every read of argument k in `step` is an elementwise node reading
   // the element at the index it writes, so the step may write over it.
-  bool reads_elementwise(const passes::Step& step, int64_t k) const {
+  bool reads_elementwise(const passes::WorkUnit& step, int64_t k) const {
     if (!is_region(step)) return false;
     for (const Node* n : step.nodes)
       for (const NodePtr& o : n->operands) {

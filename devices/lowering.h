@@ -31,7 +31,7 @@ struct ValueLocation {
 };
 
 // One unit of work: an elementwise region, or one node.
-struct LoweredStep {
+struct LoweredUnit {
   std::string what;  // names the step in errors: "dot", "fused region (add, exp)"
   bool region = false;
   // A region: its nodes in topological order (elementwise ops of one shape,
@@ -58,7 +58,7 @@ struct OutputSlot {
 
 struct LoweredFunction {
   Function function;  // steps point into its nodes
-  std::vector<LoweredStep> steps;
+  std::vector<LoweredUnit> steps;
   std::vector<const Node*> constants;  // ValueLocation::Kind::Constant indexes this list
   std::vector<OutputSlot> slots;
   std::vector<ValueLocation> outputs;  // per function output: an Argument, a Constant or a Slot

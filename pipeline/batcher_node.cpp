@@ -90,14 +90,14 @@ class BatcherNode : public PipelineNode {
       logger().warn(
           "{}: a source's capacity ({}) is below the batch size ({}): its batches wait for the timeout",
           who(), ctx.capacity(), options_.batch.size);
-    out_ = ctx.own(std::make_shared<flow::broadcast_node<Message>>(ctx.graph()));
+    out_ = ctx.own(std::make_shared<flow::broadcast_node<Envelope>>(ctx.graph()));
     runner_ = ctx.own(std::make_shared<flow::function_node<std::shared_ptr<Batch>, flow::continue_msg>>(
         ctx.graph(), flow::unlimited, [this](const std::shared_ptr<Batch>& b) {
           run_batch(*b);
           return flow::continue_msg();
         }));
-    auto* gather = ctx.own(std::make_shared<flow::function_node<Message, flow::continue_msg>>(
-        ctx.graph(), flow::serial, [this](const Message& m) {
+    auto* gather = ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
+        ctx.graph(), flow::serial, [this](const Envelope& m) {
           take(m);
           return flow::continue_msg();
         }));
@@ -140,7 +140,7 @@ class BatcherNode : public PipelineNode {
  private:
   // A message waiting for its batch, counted in when it came.
   struct Pending {
-    Message message;
+    Envelope message;
     Visit visit;
   };
   struct Batch {
@@ -150,7 +150,7 @@ class BatcherNode : public PipelineNode {
 
   std::string who() const { return "stage '" + name() + "'"; }
 
-  void take(const Message& m) {
+  void take(const Envelope& m) {
     Visit v(counters(), m);
     if (m.skipped) {
       v.leave(m);
@@ -162,7 +162,7 @@ class BatcherNode : public PipelineNode {
     for (const Tensor& t : m.tensors) found.push_back(t.spec());
     if (found != options_.input) {
       ctx_->fail(m.seq, "expected a message of " + specs_str(options_.input) + ", found " + specs_str(found));
-      Message out{m.seq, {}, true, m.credit, m.born, m.barrier};
+      Envelope out{m.seq, {}, true, m.credit, m.born, m.barrier};
       v.leave(out);
       out_->try_put(out);
       return;
@@ -278,8 +278,8 @@ class BatcherNode : public PipelineNode {
         static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - start).count()),
         std::memory_order_relaxed);
     for (size_t i = 0; i < batch.size(); ++i) {
-      const Message& in = batch[i].message;
-      Message out{in.seq, std::move(rows[i]), false, in.credit, in.born, in.barrier};
+      const Envelope& in = batch[i].message;
+      Envelope out{in.seq, std::move(rows[i]), false, in.credit, in.born, in.barrier};
       if (!error.empty()) {
         ctx_->fail(in.seq, error, cause);
         out.skipped = true;
@@ -298,7 +298,7 @@ class BatcherNode : public PipelineNode {
 
   NodeContext* ctx_ = nullptr;
   flow::graph* graph_ = nullptr;
-  flow::broadcast_node<Message>* out_ = nullptr;
+  flow::broadcast_node<Envelope>* out_ = nullptr;
   flow::function_node<std::shared_ptr<Batch>, flow::continue_msg>* runner_ = nullptr;
   std::thread timer_;
 

@@ -12,13 +12,13 @@ int64_t bytes_of(const Tensors& t) {
 }
 }  // namespace
 
-Visit::Visit(NodeCounters& c, const Message& m) : counters(c) {
+Visit::Visit(NodeCounters& c, const Envelope& m) : counters(c) {
   c.messages_in.fetch_add(1, std::memory_order_relaxed);
   c.bytes_in.fetch_add(static_cast<uint64_t>(bytes_of(m.tensors)), std::memory_order_relaxed);
   if (m.skipped) c.skipped.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Visit::leave(const Message& m) {
+void Visit::leave(const Envelope& m) {
   const Clock::time_point now = Clock::now();
   counters.messages_out.fetch_add(1, std::memory_order_relaxed);
   counters.bytes_out.fetch_add(static_cast<uint64_t>(bytes_of(m.tensors)), std::memory_order_relaxed);

@@ -10,8 +10,8 @@
 //     std::optional<std::vector<sluice::Spec>> output_spec() const override { return in_; }
 //     void resolve(const std::vector<sluice::Spec>& inputs) override { in_ = inputs; }
 //     sluice::NodePorts join(sluice::NodeContext& ctx) override {
-//       auto* body = ctx.own(std::make_shared<tbb::flow::function_node<sluice::Message, sluice::Message>>(
-//           ctx.graph(), tbb::flow::unlimited, [this](const sluice::Message& m) {
+//       auto* body = ctx.own(std::make_shared<tbb::flow::function_node<sluice::Envelope, sluice::Envelope>>(
+//           ctx.graph(), tbb::flow::unlimited, [this](const sluice::Envelope& m) {
 //             sluice::Visit v(counters(), m);
 //             v.leave(m);
 //             return m;
@@ -50,8 +50,10 @@ namespace sluice {
 
 using Clock = std::chrono::steady_clock;
 
-// What travels on an edge.
-struct Message {
+// What travels on an edge: a message's tensors and what the pipeline keeps
+// with them (its number, its source's credit, a barrier). Not a
+// wire::Message, which is what a channel carries between processes.
+struct Envelope {
   uint64_t seq = 0;  // its number in this run, from 0 per connected part of the pipeline
   Tensors tensors;
   bool skipped = false;  // dropped (ErrorPolicy::Skip, a filter): passes on so that sequencers move on
@@ -64,8 +66,8 @@ struct Message {
 struct Visit {
   NodeCounters& counters;
   Clock::time_point start = Clock::now();
-  Visit(NodeCounters& c, const Message& m);
-  void leave(const Message& m);
+  Visit(NodeCounters& c, const Envelope& m);
+  void leave(const Envelope& m);
 };
 
 // A source's credit: how many of its messages may be in flight. The node
@@ -92,8 +94,8 @@ class PipelineNode;
 // ordered) input goes to, and the sender its consumers connect to. A source
 // has no input, a sink no output.
 struct NodePorts {
-  tbb::flow::receiver<Message>* input = nullptr;
-  tbb::flow::sender<Message>* output = nullptr;
+  tbb::flow::receiver<Envelope>* input = nullptr;
+  tbb::flow::sender<Envelope>* output = nullptr;
 };
 
 // What the pipeline offers a node while it joins the graph and while it

@@ -82,20 +82,20 @@ T* own(std::vector<std::shared_ptr<void>>& owned, std::shared_ptr<T> node) {
 // Fan-in: a tag-matching join on the sequence number, then one message with
 // the inputs' tensors in connect order.
 template <size_t... I>
-std::pair<std::vector<flow::receiver<Message>*>, flow::sender<Message>*> make_join(
+std::pair<std::vector<flow::receiver<Envelope>*>, flow::sender<Envelope>*> make_join(
     flow::graph& g, std::vector<std::shared_ptr<void>>& owned, std::index_sequence<I...>) {
-  using Tuple = std::tuple<decltype((void)I, Message())...>;
-  auto tag = [](const Message& m) -> flow::tag_value { return m.seq; };
+  using Tuple = std::tuple<decltype((void)I, Envelope())...>;
+  auto tag = [](const Envelope& m) -> flow::tag_value { return m.seq; };
   auto* join = own(owned, std::make_shared<flow::join_node<Tuple, flow::tag_matching>>(g, ((void)I, tag)...));
-  auto* merge = own(owned, std::make_shared<flow::function_node<Tuple, Message>>(
+  auto* merge = own(owned, std::make_shared<flow::function_node<Tuple, Envelope>>(
                                g, flow::unlimited, [](const Tuple& parts) {
-                                 Message out;
+                                 Envelope out;
                                  out.seq = std::get<0>(parts).seq;
                                  out.born = std::get<0>(parts).born;
                                  out.barrier = std::get<0>(parts).barrier;
                                  std::vector<std::shared_ptr<void>> credits;
                                  (
-                                     [&](const Message& m) {
+                                     [&](const Envelope& m) {
                                        out.skipped = out.skipped || m.skipped;
                                        out.born = std::min(out.born, m.born);
                                        out.tensors.insert(out.tensors.end(), m.tensors.begin(), m.tensors.end());
@@ -111,7 +111,7 @@ std::pair<std::vector<flow::receiver<Message>*>, flow::sender<Message>*> make_jo
   return {{&flow::input_port<I>(*join)...}, merge};
 }
 
-std::pair<std::vector<flow::receiver<Message>*>, flow::sender<Message>*> make_join(
+std::pair<std::vector<flow::receiver<Envelope>*>, flow::sender<Envelope>*> make_join(
     flow::graph& g, std::vector<std::shared_ptr<void>>& owned, size_t inputs) {
   switch (inputs) {
     case 2: return make_join(g, owned, std::make_index_sequence<2>{});
@@ -126,8 +126,8 @@ void Pipeline::Impl::build_graph() {
   // Made inside the arena, the graph attaches to it and runs its work there.
   arena.execute([this] { graph = std::make_unique<flow::graph>(); });
   flow::graph& g = *graph;
-  std::vector<flow::sender<Message>*> exits(slots.size(), nullptr);
-  std::vector<std::vector<flow::receiver<Message>*>> entries(slots.size());
+  std::vector<flow::sender<Envelope>*> exits(slots.size(), nullptr);
+  std::vector<std::vector<flow::receiver<Envelope>*>> entries(slots.size());
 
   for (size_t i = 0; i < slots.size(); ++i) {
     Slot& s = slots[i];
@@ -144,8 +144,8 @@ void Pipeline::Impl::build_graph() {
     bool inputs_ordered =
         std::all_of(s.inputs.begin(), s.inputs.end(), [this](int p) { return slot(p).keeps_order; });
     if (s.node->needs_order() && inputs_ordered) {
-      auto* order = own(graph_nodes, std::make_shared<flow::sequencer_node<Message>>(
-                                         g, [](const Message& m) { return static_cast<size_t>(m.seq); }));
+      auto* order = own(graph_nodes, std::make_shared<flow::sequencer_node<Envelope>>(
+                                         g, [](const Envelope& m) { return static_cast<size_t>(m.seq); }));
       flow::make_edge(*order, *entries[i][0]);
       entries[i] = {order};
     }
@@ -159,7 +159,7 @@ void Pipeline::Impl::build_graph() {
   for (size_t i = 0; i < slots.size(); ++i) {
     const auto& inputs = slots[i].inputs;
     for (size_t k = 0; k < inputs.size(); ++k) {
-      flow::sender<Message>* from = exits[static_cast<size_t>(inputs[k])];
+      flow::sender<Envelope>* from = exits[static_cast<size_t>(inputs[k])];
       if (!from) throw PipelineError(describe(inputs[k]) + ": join() gave no output to connect from");
       flow::make_edge(*from, *entries[i][k]);
     }

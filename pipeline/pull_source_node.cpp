@@ -14,10 +14,10 @@ class PullSourceNode : public SourceNode {
 
   NodePorts join(NodeContext& ctx) override {
     std::shared_ptr<Credit> credit = ctx.credit();
-    auto* limiter = ctx.own(std::make_shared<flow::limiter_node<Message>>(ctx.graph(), ctx.capacity()));
+    auto* limiter = ctx.own(std::make_shared<flow::limiter_node<Envelope>>(ctx.graph(), ctx.capacity()));
     credit->release = [limiter] { limiter->decrementer().try_put(flow::continue_msg()); };
-    auto* input = ctx.own(std::make_shared<flow::input_node<Message>>(
-        ctx.graph(), [this, &ctx, credit](tbb::flow_control& fc) -> Message {
+    auto* input = ctx.own(std::make_shared<flow::input_node<Envelope>>(
+        ctx.graph(), [this, &ctx, credit](tbb::flow_control& fc) -> Envelope {
           if (ctx.stopping()) {
             fc.stop();
             return {};
@@ -38,7 +38,7 @@ class PullSourceNode : public SourceNode {
             fc.stop();
             return {};
           }
-          Message m{at.seq, std::move(*next), false, hold_credit(credit), Clock::now(), at.barrier};
+          Envelope m{at.seq, std::move(*next), false, hold_credit(credit), Clock::now(), at.barrier};
           Visit v(counters(), m);
           v.leave(m);
           return m;

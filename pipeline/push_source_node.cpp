@@ -19,7 +19,7 @@ class PushSourceNode : public SourceNode {
       : SourceNode(std::move(name), source), push_(std::move(source)) {}
 
   NodePorts join(NodeContext& ctx) override {
-    auto* entry = ctx.own(std::make_shared<flow::broadcast_node<Message>>(ctx.graph()));
+    auto* entry = ctx.own(std::make_shared<flow::broadcast_node<Envelope>>(ctx.graph()));
     // A semaphore of `capacity` credits makes push block when the pipeline is full.
     auto slots = std::make_shared<std::counting_semaphore<>>(static_cast<std::ptrdiff_t>(ctx.capacity()));
     std::shared_ptr<Credit> credit = ctx.credit();
@@ -40,7 +40,7 @@ class PushSourceNode : public SourceNode {
     w.deliver = [this, entry, credit, &ctx](Tensors t, OnDone done,
                                             std::optional<PushSource::ForwardedBarrier> barrier) {
       NodeContext::Numbered at = ctx.number(std::move(barrier));
-      Message m{at.seq, std::move(t), false, hold_credit(credit, std::move(done)), Clock::now(), at.barrier};
+      Envelope m{at.seq, std::move(t), false, hold_credit(credit, std::move(done)), Clock::now(), at.barrier};
       Visit v(counters(), m);
       v.leave(m);
       entry->try_put(m);

@@ -22,8 +22,8 @@ class SinkNode : public PipelineNode {
   bool needs_order() const override { return true; }
 
   NodePorts join(NodeContext& ctx) override {
-    auto* body = ctx.own(std::make_shared<flow::function_node<Message, flow::continue_msg>>(
-        ctx.graph(), flow::serial, [this, &ctx](const Message& m) {
+    auto* body = ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
+        ctx.graph(), flow::serial, [this, &ctx](const Envelope& m) {
           Visit v(counters(), m);
           if (m.barrier) {
             try {

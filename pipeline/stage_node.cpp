@@ -64,10 +64,10 @@ class StageNode : public PipelineNode {
   NodePorts join(NodeContext& ctx) override {
     size_t concurrency = stateful() ? 1 : static_cast<size_t>(options_.concurrency);
     if (options_.device.host_memory()) {
-      auto* body = ctx.own(std::make_shared<flow::function_node<Message, Message>>(
-          ctx.graph(), concurrency, [this, &ctx](const Message& in) -> Message {
+      auto* body = ctx.own(std::make_shared<flow::function_node<Envelope, Envelope>>(
+          ctx.graph(), concurrency, [this, &ctx](const Envelope& in) -> Envelope {
             Visit v(counters(), in);
-            Message out = start(in, ctx);
+            Envelope out = start(in, ctx);
             // Wait here so a failure is this stage's, on this message.
             try {
               for (const Tensor& t : out.tensors) t.wait();
@@ -80,11 +80,11 @@ class StageNode : public PipelineNode {
           }));
       return {body, body};
     }
-    using Async = flow::async_node<Message, Message>;
+    using Async = flow::async_node<Envelope, Envelope>;
     auto* body = ctx.own(std::make_shared<Async>(
-        ctx.graph(), concurrency, [this, &ctx](const Message& in, Async::gateway_type& gateway) {
+        ctx.graph(), concurrency, [this, &ctx](const Envelope& in, Async::gateway_type& gateway) {
           auto visit = std::make_shared<Visit>(counters(), in);
-          auto out = std::make_shared<Message>(start(in, ctx));
+          auto out = std::make_shared<Envelope>(start(in, ctx));
           // Every event the message's outputs (and the accumulator) wait on.
           std::vector<EventPtr> pending;
           for (const Tensors* ts : {&out->tensors, &acc_})
@@ -192,8 +192,8 @@ class StageNode : public PipelineNode {
   // Starts message `in`: the accumulator as it stands at a barrier, then
   // the step, whose outputs may still be computing. A step that cannot start
   // fails the message here.
-  Message start(const Message& in, NodeContext& ctx) {
-    Message out{in.seq, {}, in.skipped, in.credit, in.born, in.barrier};
+  Envelope start(const Envelope& in, NodeContext& ctx) {
+    Envelope out{in.seq, {}, in.skipped, in.credit, in.born, in.barrier};
     if (in.barrier && stateful()) ctx.reached(in.barrier, ctx.storing() ? host_copies(acc_) : Tensors{}, {});
     const Step& step = step_for(in.seq, stateful() ? &acc_ : nullptr);
     if (in.skipped) return out;
@@ -210,7 +210,7 @@ class StageNode : public PipelineNode {
 
   // The message failed here: reported to the pipeline's error policy, and
   // passed on skipped so that the nodes after it move on.
-  static void fail(Message& out, const std::string& what, std::exception_ptr cause, NodeContext& ctx) {
+  static void fail(Envelope& out, const std::string& what, std::exception_ptr cause, NodeContext& ctx) {
     ctx.fail(out.seq, what, std::move(cause));
     out.skipped = true;
     out.tensors.clear();

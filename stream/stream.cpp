@@ -18,11 +18,9 @@ std::string what_of(const std::exception_ptr& e) {
   }
 }
 
-}  // namespace
-
 // A chunk between send and recv: waiting for its data (not yet issued), or
 // issued with outputs that may still be computing.
-struct Slot {
+struct Pending {
   uint64_t seq = 0;
   Tensors chunk;             // until issued
   Tensors outputs;           // once issued
@@ -30,6 +28,8 @@ struct Slot {
   std::exception_ptr error;  // a failure known when issuing (the chunk's own data failed)
   bool issued = false;
 };
+
+}  // namespace
 
 struct Stream::State : std::enable_shared_from_this<Stream::State> {
   Step step;
@@ -40,7 +40,7 @@ struct Stream::State : std::enable_shared_from_this<Stream::State> {
   Tensors acc;                      // the newest accumulator, possibly still computing
   // Sent and not yet received (with discard_outputs: not yet known complete),
   // in sequence order; the last `unissued` wait for their chunk's data.
-  std::deque<Slot> slots;
+  std::deque<Pending> slots;
   size_t unissued = 0;
   bool waiting = false;             // a continuation on the first unissued chunk is registered
   uint64_t next_seq = 0, received = 0;
@@ -56,7 +56,7 @@ struct Stream::State : std::enable_shared_from_this<Stream::State> {
     size_t first = slots.size() - unissued;
     EventPtr wait_for;
     while (unissued > 0) {
-      Slot& slot = slots[first];
+      Pending& slot = slots[first];
       for (const Tensor& t : slot.chunk)
         if (!t.is_ready()) wait_for = t.buffer()->ready;
       if (wait_for) break;
@@ -75,7 +75,7 @@ struct Stream::State : std::enable_shared_from_this<Stream::State> {
     lock.lock();
   }
 
-  void issue(Slot& slot) {
+  void issue(Pending& slot) {
     for (const Tensor& t : slot.chunk)
       if (t.buffer()->ready && t.buffer()->ready->failed()) slot.error = t.buffer()->ready->error();
     if (!slot.error) {
@@ -103,7 +103,7 @@ struct Stream::State : std::enable_shared_from_this<Stream::State> {
   // for the oldest bounds the computations in flight to max_pending.
   void retire_completed(std::unique_lock<std::mutex>& lock, size_t keep_at_most) {
     while (!slots.empty() && slots.front().issued) {
-      Slot& front = slots.front();
+      Pending& front = slots.front();
       if (slots.size() <= keep_at_most && front.marker && !front.marker.is_ready()) return;
       Tensor marker = front.marker;
       uint64_t seq = front.seq;
@@ -166,7 +166,7 @@ void Stream::send(const Tensors& chunk) {
     }
   }
   s.check_open("send");
-  Slot& slot = s.slots.emplace_back();
+  Pending& slot = s.slots.emplace_back();
   slot.seq = s.next_seq++;
   slot.chunk = std::move(placed);
   ++s.unissued;
@@ -176,7 +176,7 @@ void Stream::send(const Tensors& chunk) {
 Tensors Stream::recv() {
   if (!state_) throw StreamError("recv: the stream was moved from");
   State& s = *state_;
-  Slot slot;
+  Pending slot;
   {
     std::unique_lock lock(s.mutex);
     s.check_open("recv");

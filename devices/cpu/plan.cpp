@@ -101,7 +101,7 @@ Plan make_plan(const Function& f) {
                         return needs;
                       }};
   plan.lowered = lower(passes::fold_constants(passes::eliminate_common_subexpressions(f), evaluate), rules);
-  for (const LoweredStep& step : plan.lowered.steps) {
+  for (const LoweredUnit& step : plan.lowered.steps) {
     Instruction ins;
     if (step.region)
       ins.region = std::make_unique<FusedRegion>(step.nodes, step.reads, step.writes);

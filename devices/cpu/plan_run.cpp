@@ -54,9 +54,9 @@ void* address(const Plan& plan, const PlanMemory& memory, const ValueLocation& w
 }
 
 void run_plan(const Plan& plan, const PlanMemory& memory) {
-  const std::vector<LoweredStep>& steps = plan.lowered.steps;
+  const std::vector<LoweredUnit>& steps = plan.lowered.steps;
   for (size_t s = 0; s < steps.size(); ++s) {
-    const LoweredStep& step = steps[s];
+    const LoweredUnit& step = steps[s];
     const Instruction& ins = plan.instructions[s];
     Pointers<const void*> in(step.inputs.size());
     Pointers<void*> out(step.outputs.size());

@@ -33,7 +33,7 @@ CudaExecutable::CudaExecutable(Function f, CudaDevice& device)
       device_(device),
       lowered_(lower(passes::eliminate_common_subexpressions(function_), {.alignment = kScratchAlignment})) {
   device_.activate();
-  for (const LoweredStep& step : lowered_.steps) {
+  for (const LoweredUnit& step : lowered_.steps) {
     try {
       steps_.push_back(make_step(step, device_));
     } catch (...) { rethrow_naming(device_.who(), step.what); }
@@ -86,7 +86,7 @@ std::vector<BufferPtr> CudaExecutable::run(const std::vector<BufferPtr>& args, c
       StepContext ctx{device_, queue.stream(), keep};
       std::vector<void*> in, out;
       for (size_t s = 0; s < steps_.size(); ++s) {
-        const LoweredStep& step = lowered_.steps[s];
+        const LoweredUnit& step = lowered_.steps[s];
         in.clear();
         out.clear();
         for (const ValueLocation& l : step.inputs) in.push_back(address(l));

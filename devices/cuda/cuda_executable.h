@@ -28,7 +28,7 @@ class CudaExecutable final : public ExecutableImpl {
   Function function_;
   CudaDevice& device_;
   LoweredFunction lowered_;
-  std::vector<std::unique_ptr<CudaStep>> steps_;
+  std::vector<std::unique_ptr<CudaUnit>> steps_;
   std::vector<std::shared_ptr<void>> constants_;  // device memory, per lowered.constants
 };
 

@@ -6,7 +6,7 @@
 namespace sluice::cuda {
 namespace {
 
-class CreationStep final : public CudaStep {
+class CreationStep final : public CudaUnit {
  public:
   CreationStep(const Node& node, CudaDevice& device)
       : what_(op_name(node.op)),
@@ -28,7 +28,7 @@ class CreationStep final : public CudaStep {
 
 }  // namespace
 
-std::unique_ptr<CudaStep> make_creation_step(const Node& node, CudaDevice& device) {
+std::unique_ptr<CudaUnit> make_creation_step(const Node& node, CudaDevice& device) {
   return std::make_unique<CreationStep>(node, device);
 }
 

@@ -39,7 +39,7 @@ BlasTypes blas_types(DType t) {
   throw InternalError(fmt::format("cuda: dot: no cuBLAS type for {}", dtype_name(t)));
 }
 
-class DotStep final : public CudaStep {
+class DotStep final : public CudaUnit {
  public:
   DotStep(const Node& node, CudaDevice& device) : ops_(make_dot_operands(node)), dtype_(node.spec.dtype) {
     bytes_ = dtype_size(dtype_);
@@ -127,7 +127,7 @@ class DotStep final : public CudaStep {
 
 }  // namespace
 
-std::unique_ptr<CudaStep> make_dot_step(const Node& node, CudaDevice& device) {
+std::unique_ptr<CudaUnit> make_dot_step(const Node& node, CudaDevice& device) {
   return std::make_unique<DotStep>(node, device);
 }
 

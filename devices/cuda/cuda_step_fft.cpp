@@ -12,7 +12,7 @@
 namespace sluice::cuda {
 namespace {
 
-class FftStep final : public CudaStep {
+class FftStep final : public CudaUnit {
  public:
   FftStep(const Node& node, CudaDevice& device) : inverse_(node.op == Op::Ifft) {
     const Spec& x = node.operands[0]->spec;
@@ -59,7 +59,7 @@ class FftStep final : public CudaStep {
 
 }  // namespace
 
-std::unique_ptr<CudaStep> make_fft_step(const Node& node, CudaDevice& device) {
+std::unique_ptr<CudaUnit> make_fft_step(const Node& node, CudaDevice& device) {
   return std::make_unique<FftStep>(node, device);
 }
 

@@ -12,7 +12,7 @@
 namespace sluice::cuda {
 namespace {
 
-class ReduceStep final : public CudaStep {
+class ReduceStep final : public CudaUnit {
  public:
   ReduceStep(const Node& node, CudaDevice& device) : what_(op_name(node.op)) {
     const Shape& x = node.operands[0]->spec.shape;
@@ -87,7 +87,7 @@ class ReduceStep final : public CudaStep {
 
 }  // namespace
 
-std::unique_ptr<CudaStep> make_reduce_step(const Node& node, CudaDevice& device) {
+std::unique_ptr<CudaUnit> make_reduce_step(const Node& node, CudaDevice& device) {
   return std::make_unique<ReduceStep>(node, device);
 }
 

@@ -6,9 +6,9 @@
 namespace sluice::cuda {
 namespace {
 
-class RegionStep final : public CudaStep {
+class RegionStep final : public CudaUnit {
  public:
-  RegionStep(const LoweredStep& step, CudaDevice& device)
+  RegionStep(const LoweredUnit& step, CudaDevice& device)
       : what_(step.what),
         geometry_(loop_launch(step.nodes.front()->spec.size(), device.multiprocessors())),
         empty_(step.nodes.front()->spec.size() == 0) {
@@ -37,7 +37,7 @@ class RegionStep final : public CudaStep {
 
 }  // namespace
 
-std::unique_ptr<CudaStep> make_region_step(const LoweredStep& step, CudaDevice& device) {
+std::unique_ptr<CudaUnit> make_region_step(const LoweredUnit& step, CudaDevice& device) {
   return std::make_unique<RegionStep>(step, device);
 }
 

@@ -40,7 +40,7 @@ void enqueue_box_copy(StepContext& ctx, int elem_bytes, const void* source, void
 
 namespace {
 
-class ShapeStep final : public CudaStep {
+class ShapeStep final : public CudaUnit {
  public:
   ShapeStep(const Node& node, CudaDevice& device)
       : copies_(shape_copies(node)), elem_bytes_(dtype_size(node.spec.dtype)) {
@@ -67,7 +67,7 @@ class ShapeStep final : public CudaStep {
 
 }  // namespace
 
-std::unique_ptr<CudaStep> make_shape_step(const Node& node, CudaDevice& device) {
+std::unique_ptr<CudaUnit> make_shape_step(const Node& node, CudaDevice& device) {
   return std::make_unique<ShapeStep>(node, device);
 }
 

@@ -6,7 +6,7 @@
 
 namespace sluice::cuda {
 
-std::unique_ptr<CudaStep> make_step(const LoweredStep& step, CudaDevice& device) {
+std::unique_ptr<CudaUnit> make_step(const LoweredUnit& step, CudaDevice& device) {
   if (step.region) return make_region_step(step, device);
   const Node& node = step.node();
   switch (op_family(node.op)) {

@@ -22,23 +22,23 @@ struct StepContext {
   std::vector<std::shared_ptr<void>>& keep;
 };
 
-class CudaStep {
+class CudaUnit {
  public:
-  virtual ~CudaStep() = default;
+  virtual ~CudaUnit() = default;
   // in[i], out[j]: device addresses of the step's inputs and outputs.
   virtual void enqueue(StepContext& ctx, std::span<void* const> in, std::span<void* const> out) const = 0;
 };
 
 // The step for `step`, its kernels compiled for `device`.
-std::unique_ptr<CudaStep> make_step(const LoweredStep& step, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_step(const LoweredUnit& step, CudaDevice& device);
 
 // One per family, in their files.
-std::unique_ptr<CudaStep> make_region_step(const LoweredStep& step, CudaDevice& device);
-std::unique_ptr<CudaStep> make_shape_step(const Node& node, CudaDevice& device);
-std::unique_ptr<CudaStep> make_reduce_step(const Node& node, CudaDevice& device);
-std::unique_ptr<CudaStep> make_creation_step(const Node& node, CudaDevice& device);
-std::unique_ptr<CudaStep> make_dot_step(const Node& node, CudaDevice& device);
-std::unique_ptr<CudaStep> make_fft_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_region_step(const LoweredUnit& step, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_shape_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_reduce_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_creation_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_dot_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_fft_step(const Node& node, CudaDevice& device);
 
 // Queues the copy of `box` (normalised here) of `elem_bytes` elements from
 // `source` to `result` (device addresses of element 0 of each view), moved by

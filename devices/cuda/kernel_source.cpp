@@ -111,7 +111,7 @@ std::string literal(DType t, const std::vector<uint8_t>& bytes) {
 
 class RegionWriter {
  public:
-  explicit RegionWriter(const LoweredStep& step) : step_(step), shape_(step.nodes.front()->spec.shape) {
+  explicit RegionWriter(const LoweredUnit& step) : step_(step), shape_(step.nodes.front()->spec.shape) {
     for (size_t k = 0; k < step.reads.size(); ++k) input_.emplace(step.reads[k], static_cast<int>(k));
     words_.push_back(static_cast<uint64_t>(shape_.size()));
   }
@@ -200,7 +200,7 @@ class RegionWriter {
     return v;
   }
 
-  const LoweredStep& step_;
+  const LoweredUnit& step_;
   const Shape& shape_;
   std::unordered_map<const Node*, int> input_;
   std::unordered_map<const Node*, std::string> value_;
@@ -297,7 +297,7 @@ std::string storage_type(DType t) {
 
 std::string compute_type(DType t) { return is_narrow(t) ? "float" : storage_type(t); }
 
-KernelSource region_kernel(const LoweredStep& step) {
+KernelSource region_kernel(const LoweredUnit& step) {
   if (!step.region || step.nodes.empty())
     throw InternalError("cuda: region_kernel: expected a fused region step, found " + step.what);
   return RegionWriter(step).write();

@@ -34,7 +34,7 @@ const std::string& prelude_source();
 // A fused region: a lowered step with `region` set. Its parameter words are
 // the step's inputs (its `reads`), then its outputs (its `writes`), then
 // `words` (the element count, the broadcast maps).
-KernelSource region_kernel(const LoweredStep& step);
+KernelSource region_kernel(const LoweredUnit& step);
 // Box copies of elements of `elem_bytes` (1, 2, 4, 8 or 16): box_words.
 KernelSource box_copy_kernel(int elem_bytes);
 // A reduction node (sum, product, reduce_max/min, argmax/min, all, any),

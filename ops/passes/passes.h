@@ -24,7 +24,7 @@ Function fold_constants(const Function& f, const Evaluator& eval, int64_t max_el
 // One unit of work after fusion: a single node, or a fused region of
 // elementwise nodes that all have the same shape and are computed in one
 // pass over memory.
-struct Step {
+struct WorkUnit {
   // Topological order. One node for a plain step; for a region, its nodes,
   // where a Broadcast may appear only as a load of a value from outside.
   std::vector<const Node*> nodes;
@@ -38,6 +38,6 @@ struct Step {
 // Orders f's nodes into steps, grouping chains of elementwise ops (and
 // broadcasts feeding them) into fused regions. Parameters are not steps.
 // The Function must outlive the returned steps (they point into its nodes).
-std::vector<Step> schedule(const Function& f);
+std::vector<WorkUnit> schedule(const Function& f);
 
 }  // namespace sluice::passes

@@ -216,17 +216,17 @@ class Fusion {
 
 }  // namespace
 
-std::vector<Step> schedule(const Function& f) {
+std::vector<WorkUnit> schedule(const Function& f) {
   Graph g(f);
   Fusion fusion(g);
   std::vector<std::vector<uint32_t>> units = fusion.take_units_in_order();
 
   // Inputs in order of first use, outputs in topological order. A unit whose
   // nodes are all Broadcasts (one, as it never merged) is a plain step.
-  std::vector<Step> steps(units.size());
+  std::vector<WorkUnit> steps(units.size());
   std::vector<int32_t> listed(g.size(), kNone);  // unit whose inputs list the node
   for (size_t s = 0; s < units.size(); ++s) {
-    Step& step = steps[s];
+    WorkUnit& step = steps[s];
     const int32_t u = fusion.unit(units[s].front());
     for (uint32_t v : units[s]) {
       step.nodes.push_back(&g.node(v));

@@ -526,7 +526,7 @@ TEST(ElementwiseRegion, SeveralOutputsInOneRegion) {
     return tuple(s, s * b, sluice::exp(a) - s, less(s, b));
   });
   int fused = 0;
-  for (const passes::Step& step : passes::schedule(f)) fused += step.fused ? 1 : 0;
+  for (const passes::WorkUnit& step : passes::schedule(f)) fused += step.fused ? 1 : 0;
   EXPECT_EQ(fused, 1) << "the four outputs come from one fused region";
   std::vector<float> a{0, 1, -1, 2, 0.5f}, b{1, 1, 1, -2, 4};
   auto out = compile(f).run({vec(a), vec(b)});

@@ -18,7 +18,7 @@
 namespace sluice {
 namespace {
 
-using passes::Step;
+using passes::WorkUnit;
 
 // Every node reachable from f's outputs, operands first (an independent walk,
 // so the passes are not checked against their own).
@@ -220,7 +220,7 @@ std::string describe(const Node* n) { return std::string(op_name(n->op)) + " " +
 // Checks the contract of schedule(f): every computed node in exactly one
 // step, steps in an order that respects every dependency, inputs and outputs
 // complete and without duplicates, regions made only of what may be fused.
-void expect_valid_schedule(const Function& f, const std::vector<Step>& steps) {
+void expect_valid_schedule(const Function& f, const std::vector<WorkUnit>& steps) {
   const std::vector<const Node*> nodes = nodes_of(f);
   std::unordered_map<const Node*, size_t> step_of;
   for (size_t s = 0; s < steps.size(); ++s) {
@@ -241,7 +241,7 @@ void expect_valid_schedule(const Function& f, const std::vector<Step>& steps) {
 
   std::unordered_set<const Node*> available;  // outputs of steps done so far
   for (size_t s = 0; s < steps.size(); ++s) {
-    const Step& step = steps[s];
+    const WorkUnit& step = steps[s];
     std::unordered_set<const Node*> inside(step.nodes.begin(), step.nodes.end());
     std::unordered_set<const Node*> inputs(step.inputs.begin(), step.inputs.end());
     EXPECT_EQ(inputs.size(), step.inputs.size()) << "step " << s << " lists an input twice";
@@ -300,10 +300,10 @@ std::vector<const Node*> non_constant(const std::vector<const Node*>& v) {
 
 TEST(Schedule, ElementwiseExpressionIsOneFusedStep) {
   Function f = trace({f32({1024})}, [](Expr x) { return tanh(x * 2.0 + 1.0) * x - exp(-x); });
-  std::vector<Step> steps = passes::schedule(f);
+  std::vector<WorkUnit> steps = passes::schedule(f);
   expect_valid_schedule(f, steps);
   ASSERT_EQ(steps.size(), 1u) << f.str();
-  const Step& step = steps[0];
+  const WorkUnit& step = steps[0];
   EXPECT_TRUE(step.fused);
   ASSERT_EQ(non_constant(step.inputs).size(), 1u) << "x, plus the constants 2 and 1";
   EXPECT_EQ(non_constant(step.inputs)[0]->op, Op::Parameter);
@@ -318,7 +318,7 @@ TEST(Schedule, ReductionSplitsAChainIntoTwoRegions) {
     Expr e = exp(x);
     return e / sum(e);
   });
-  std::vector<Step> steps = passes::schedule(f);
+  std::vector<WorkUnit> steps = passes::schedule(f);
   expect_valid_schedule(f, steps);
   ASSERT_EQ(steps.size(), 3u) << f.str();
   EXPECT_TRUE(steps[0].fused);
@@ -339,10 +339,10 @@ TEST(Schedule, ValueUsedByReductionAndChainIsARegionOutput) {
     Expr y = exp(x) * 3.0;
     return tuple(sum(y), tanh(y) + 1.0);
   });
-  std::vector<Step> steps = passes::schedule(f);
+  std::vector<WorkUnit> steps = passes::schedule(f);
   expect_valid_schedule(f, steps);
   ASSERT_EQ(steps.size(), 2u) << f.str();
-  const Step& region = steps[0];
+  const WorkUnit& region = steps[0];
   EXPECT_TRUE(region.fused);
   const Node* y = out(f, 0).operands[0].get();
   EXPECT_EQ(region.outputs, (std::vector<const Node*>{y, &out(f, 1)}))
@@ -360,7 +360,7 @@ TEST(Schedule, BroadcastOfAValueInsideARegionIsNotFusedWithIt) {
     Expr b(Node::make(Op::Broadcast, e.spec(), {e.node()}, axes));
     return b + e;
   });
-  std::vector<Step> steps = passes::schedule(f);
+  std::vector<WorkUnit> steps = passes::schedule(f);
   expect_valid_schedule(f, steps);
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].nodes, std::vector<const Node*>{out(f).operands[1].get()}) << "exp(x) alone";
@@ -372,7 +372,7 @@ TEST(Schedule, ParametersAndConstantsAreNotSteps) {
   EXPECT_TRUE(passes::schedule(f).empty());
 
   Function g = trace({f32({4, 4})}, [](Expr x) { return dot(x, x) + eye(f32({4, 4})); });
-  std::vector<Step> steps = passes::schedule(g);
+  std::vector<WorkUnit> steps = passes::schedule(g);
   expect_valid_schedule(g, steps);
   EXPECT_EQ(steps.size(), 3u) << "dot, eye, then the add as a region of one:\n" << g.str();
 }
@@ -436,9 +436,9 @@ TEST(Schedule, RandomGraphsRespectEveryDependency) {
   for (int i = 0; i < 1000; ++i) {
     Function f = gen.make(10 + i % 100);
     SCOPED_TRACE("graph " + std::to_string(i) + ":\n" + f.str());
-    std::vector<Step> steps = passes::schedule(f);
+    std::vector<WorkUnit> steps = passes::schedule(f);
     expect_valid_schedule(f, steps);
-    std::vector<Step> again = passes::schedule(f);
+    std::vector<WorkUnit> again = passes::schedule(f);
     ASSERT_EQ(again.size(), steps.size()) << "schedule is deterministic";
     for (size_t s = 0; s < steps.size(); ++s) {
       EXPECT_EQ(again[s].nodes, steps[s].nodes) << "step " << s;
@@ -459,7 +459,7 @@ TEST(Schedule, LongChainsNeedNoDeepStack) {
   e = Expr();
 
   auto start = std::chrono::steady_clock::now();
-  std::vector<Step> steps = passes::schedule(f);
+  std::vector<WorkUnit> steps = passes::schedule(f);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].nodes.size(), static_cast<size_t>(kLength));
@@ -477,7 +477,7 @@ TEST(Schedule, LongChainsThroughReductionsAndFolding) {
   for (int i = 0; i < kLinks; ++i) e = exp(e) + sum(e);
   Function f({f32({4})}, {e});
   e = Expr();
-  std::vector<Step> steps = passes::schedule(f);
+  std::vector<WorkUnit> steps = passes::schedule(f);
   expect_valid_schedule(f, steps);
   // Per link, its sum and one region: the link's broadcast and add, fused
   // with the next link's exp (the next add reads a sum of this region).

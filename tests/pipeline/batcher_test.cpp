@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 
 constexpr int64_t kWidth = 16;
 
-// Message i: 16 floats in [lo, hi), the same for the same i.
+// Envelope i: 16 floats in [lo, hi), the same for the same i.
 std::vector<float> row(uint64_t i, float lo = -1, float hi = 1) {
   std::vector<float> v(kWidth);
   for (int64_t j = 0; j < kWidth; ++j) {
@@ -248,16 +248,16 @@ TEST(Batcher, PaddingRowsAreNeverSent) {
 // Passes messages on through `change` (a filter, a mangler).
 class Through : public PipelineNode {
  public:
-  Through(std::string name, std::function<Message(Message)> change)
+  Through(std::string name, std::function<Envelope(Envelope)> change)
       : PipelineNode(std::move(name)), change_(std::move(change)) {}
   const char* kind() const override { return "through"; }
   std::optional<std::vector<Spec>> output_spec() const override { return spec_; }
   void resolve(const std::vector<Spec>& inputs) override { spec_ = inputs; }
   NodePorts join(NodeContext& ctx) override {
-    auto* body = ctx.own(std::make_shared<tbb::flow::function_node<Message, Message>>(
-        ctx.graph(), tbb::flow::unlimited, [this](const Message& in) {
+    auto* body = ctx.own(std::make_shared<tbb::flow::function_node<Envelope, Envelope>>(
+        ctx.graph(), tbb::flow::unlimited, [this](const Envelope& in) {
           Visit v(counters(), in);
-          Message out = change_(in);
+          Envelope out = change_(in);
           v.leave(out);
           return out;
         }));
@@ -265,14 +265,14 @@ class Through : public PipelineNode {
   }
 
  private:
-  std::function<Message(Message)> change_;
+  std::function<Envelope(Envelope)> change_;
   std::optional<std::vector<Spec>> spec_;
 };
 
 TEST(Batcher, SkippedMessagesPassStraightOnAndAMisfitFailsAlone) {
   Pipeline p({.on_error = ErrorPolicy::Skip, .capacity = 128});
   auto src = p.source("rows", rows(1000));
-  auto filter = p.add(std::make_unique<Through>("odd-out", [](Message m) {
+  auto filter = p.add(std::make_unique<Through>("odd-out", [](Envelope m) {
     if (m.seq % 2 == 1) {
       m.skipped = true;
       m.tensors.clear();

@@ -28,10 +28,10 @@ class EvenFilter : public PipelineNode {
     spec_ = inputs;
   }
   NodePorts join(NodeContext& ctx) override {
-    auto* body = ctx.own(std::make_shared<tbb::flow::function_node<Message, Message>>(
-        ctx.graph(), tbb::flow::unlimited, [this](const Message& in) {
+    auto* body = ctx.own(std::make_shared<tbb::flow::function_node<Envelope, Envelope>>(
+        ctx.graph(), tbb::flow::unlimited, [this](const Envelope& in) {
           Visit v(counters(), in);
-          Message out = in;
+          Envelope out = in;
           if (!in.skipped && in.tensors.at(0).to_vector<int64_t>().at(0) % 2 != 0) {
             out.skipped = true;
             out.tensors.clear();

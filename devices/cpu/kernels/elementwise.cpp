@@ -46,7 +46,7 @@ std::byte* thread_scratch(int64_t bytes) {
   return buffer.data;
 }
 
-void build_pattern(const Pattern& p, const void* src, std::byte* base) {
+void build_pattern(const RepeatedLoad& p, const void* src, std::byte* base) {
   std::byte* data = base + p.offset;
   const int64_t period = p.map.period;
   if (p.widen) {
@@ -97,7 +97,7 @@ void run_range(const TilePlan& plan, int64_t tile, const void* const* in, void* 
              : slot.kind == SlotKind::Constant ? const_cast<void*>(constant_data(slot.index))
                                                : nullptr;
   }
-  for (const Pattern& p : plan.patterns) build_pattern(p, in[p.input], base);
+  for (const RepeatedLoad& p : plan.patterns) build_pattern(p, in[p.input], base);
   for (int64_t start = begin; start < end; start += tile) {
     const int64_t len = std::min(tile, end - start);
     for (const Moving& m : plan.moving) {

@@ -31,7 +31,7 @@ struct Load {
   bool pattern;
 };
 
-struct Step {
+struct Instruction {
   std::vector<Kernel> kernels;  // the op, then its rounding (in place) if any
   int result;
   std::vector<int> operands;
@@ -41,7 +41,7 @@ struct Step {
 struct Graph {
   std::vector<Value> values;
   std::vector<Load> loads;
-  std::vector<Step> steps;
+  std::vector<Instruction> steps;
   std::vector<int> outputs;  // value of each output
 };
 
@@ -234,7 +234,7 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
       throw DeviceError("fused region: " + node_name(*node) +
                         ": expected an elementwise op or a broadcast load");
     }
-    Step step;
+    Instruction step;
     if (auto it = affine.find(node); it != affine.end()) {
       const Affine& a = it->second;
       DType t = node->spec.dtype;
@@ -287,7 +287,7 @@ TilePlan make_tile_plan(const KernelTable& table, const Graph& g, const std::vec
 
   // A pattern read only as a scalar needs its period, not a tile's length.
   std::vector<bool> read_as_tile(g.values.size(), false);
-  for (const Step& step : g.steps) {
+  for (const Instruction& step : g.steps) {
     for (size_t k = 0; k < step.operands.size(); ++k) {
       if (!step.affine || k == 0) read_as_tile[static_cast<size_t>(step.operands[k])] = true;
     }
@@ -306,7 +306,7 @@ TilePlan make_tile_plan(const KernelTable& table, const Graph& g, const std::vec
       Kernel widen = is_narrow(load.dtype) ? table.widen[static_cast<int>(load.dtype)] : nullptr;
       int64_t stored = dtype_size(load.dtype), cbytes = compute_bytes(load.dtype);
       if (load.pattern) {
-        Pattern p{load.input, load.map, stored, cbytes, 0, -1, widen};
+        RepeatedLoad p{load.input, load.map, stored, cbytes, 0, -1, widen};
         p.length = read_as_tile[v] ? tile + load.map.period - 1 : load.map.period;
         p.offset = take(p.length * cbytes);
         if (widen) p.staging = take(load.map.period * stored);
@@ -346,7 +346,7 @@ TilePlan make_tile_plan(const KernelTable& table, const Graph& g, const std::vec
     return add_slot({SlotKind::Scratch, 0, bytes, take(tile * bytes)});
   };
   for (size_t s = 0; s < g.steps.size(); ++s) {
-    const Step& step = g.steps[s];
+    const Instruction& step = g.steps[s];
     const auto result = static_cast<size_t>(step.result);
     const DType dtype = g.values[result].dtype;
     int out = 0;

@@ -51,7 +51,7 @@ struct Instr {
 // A broadcast load whose output repeats every `map.period` elements: kept
 // in scratch as tile + period - 1 elements, so every tile is a window into
 // it (only one period when it is read as a scalar).
-struct Pattern {
+struct RepeatedLoad {
   int input = 0;
   BroadcastMap map;
   int64_t stored_bytes = 0, compute_bytes = 0;
@@ -87,7 +87,7 @@ struct Moving {
 struct TilePlan {
   std::vector<TileSlot> slots{TileSlot{}};
   std::vector<Moving> moving;
-  std::vector<Pattern> patterns;
+  std::vector<RepeatedLoad> patterns;
   std::vector<Gather> gathers;
   std::vector<Instr> instrs;
   int64_t slots_offset = 0;  // scratch layout: slot pointers, then the rest

@@ -55,7 +55,7 @@ std::vector<std::pair<Op, Binary>> binary_ops() {
 int compile_regions(const Function& f) {
   const LoweredFunction lowered = lower(passes::eliminate_common_subexpressions(f), {.alignment = 256});
   int kernels = 0;
-  for (const LoweredStep& step : lowered.steps) {
+  for (const LoweredUnit& step : lowered.steps) {
     if (!step.region) continue;
     const KernelSource source = region_kernel(step);
     for (int arch : kArchitectures) {
@@ -96,7 +96,7 @@ TEST(CudaKernels, EveryElementwiseOpInEveryDtypeCompiles) {
       }
       return out;
     });
-    LoweredStep region;
+    LoweredUnit region;
     region.region = true;
     region.what = fmt::format("every op on {}", dtype_name(t));
     // Every node the outputs reach, operands first; parameters and

@@ -5,7 +5,7 @@
 # the umbrella sluice.h, and only that folder is on the include path. A layer
 # names its public headers (sluice_public_headers); those are installed, every
 # other header is internal to the build.
-set(SLUICE_LAYERS ops devices stream io pipeline)
+set(SLUICE_LAYERS base ops devices stream io pipeline)
 set(SLUICE_INCLUDE_DIR ${PROJECT_BINARY_DIR}/include)
 file(MAKE_DIRECTORY ${SLUICE_INCLUDE_DIR}/sluice)
 foreach(entry IN LISTS SLUICE_LAYERS ITEMS sluice.h)

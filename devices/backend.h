@@ -17,7 +17,7 @@
 #include <vector>
 
 #include <sluice/devices/event.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/function.h>
 #include <sluice/ops/shape.h>
 

@@ -1,6 +1,6 @@
 #include <sluice/devices/run_outputs.h>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice {
 

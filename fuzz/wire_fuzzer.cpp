@@ -12,7 +12,7 @@
 
 #include <sluice/io/npy.h>
 #include <sluice/io/wire_format.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace {
 

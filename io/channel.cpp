@@ -12,7 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/io/channel_impl.h>
 #include <sluice/ops/error_format.h>
 
@@ -231,6 +231,7 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
 Channel::Impl::~Impl() {
   sender.reset();
   receiver.reset();
+  // Before the socket closes: they stop its monitor (HandshakeWatch).
   curve.reset();
   handshakes.reset();
   socket.close();
@@ -334,8 +335,6 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
   if (!receives(c.pattern))
     throw WireError(c.where + ": recv: a " + std::string(pattern_name(c.pattern)) + " channel only sends");
-  // Peers refused since the last recv are logged as they are read.
-  if (c.curve) c.curve->handshakes().failed();
   if (c.receiver) return c.receiver->recv(timeout);
   std::optional<Clock::time_point> deadline;  // read from the clock only when waiting
   // Every valid tensor costs a header frame of at least 64 bytes, so the
@@ -463,7 +462,7 @@ ChannelCounters Channel::counters() const {
   ChannelCounters n;
   n.rejected = rejected();
   if (c.curve) n.refused = c.curve->handshakes().failed();
-  if (c.handshakes) n.refused = c.handshakes->count();
+  if (c.handshakes) n.refused = c.handshakes->failed();
   if (c.receiver) {
     n.duplicates = c.receiver->duplicates();
     n.peers_lost = c.receiver->peers_lost();

@@ -354,9 +354,9 @@ struct Channel::Impl {
   zmq::socket_t socket;
   uint64_t rejected = 0;
   std::string last_rejection;
-  // Declared after the socket: closed before it. A receiver's CurveZMQ
-  // server; a reliable sender's watch on its handshakes (a receiver that
-  // refuses it is named in its errors).
+  // A receiver's CurveZMQ server; a reliable sender's watch on its
+  // handshakes (a receiver that refuses it is named in its errors). ~Impl
+  // ends both before it closes the socket.
   std::unique_ptr<CurveServer> curve;
   std::unique_ptr<HandshakeWatch> handshakes;
   std::unique_ptr<channel_detail::ReliableSender> sender;

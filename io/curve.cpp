@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <sluice/devices/log.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/log.h>
+#include <sluice/base/error.h>
 
 namespace sluice::curve {
 namespace {

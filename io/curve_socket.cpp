@@ -5,7 +5,9 @@
 
 #include <zmq.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -13,9 +15,9 @@
 #include <set>
 #include <thread>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/io/curve.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice {
 namespace {
@@ -120,7 +122,72 @@ void set_option(void* socket, int option, const std::string& value, const std::s
 
 }  // namespace
 
-HandshakeWatch::HandshakeWatch(void* socket, std::string where) : where_(std::move(where)) {
+// Every watch's monitor socket, read as events come by one thread of the
+// process. A socket monitor that is not read blocks ZeroMQ's I/O thread,
+// and with it every socket of the context, once a thousand events wait
+// (libzmq sends them to its PAIR without ZMQ_DONTWAIT): a peer refused over
+// and over must not stop the process.
+class HandshakeReader {
+ public:
+  static HandshakeReader& instance() {
+    channel_context();  // made first, so destroyed after the reader
+    static HandshakeReader reader;
+    return reader;
+  }
+  void add(HandshakeWatch* w) {
+    std::lock_guard lock(mutex_);
+    watches_.push_back(w);
+  }
+  // Once this returns, the reader no longer touches `w`; it closes w's
+  // monitor socket itself, which a poll of its may be using now.
+  void remove(HandshakeWatch* w) {
+    std::lock_guard lock(mutex_);
+    watches_.erase(std::remove(watches_.begin(), watches_.end(), w), watches_.end());
+    to_close_.push_back(w->monitor_);
+  }
+
+ private:
+  HandshakeReader() : thread_([this] { run(); }) {}
+  ~HandshakeReader() {
+    stop_.store(true);
+    thread_.join();
+    close_removed();
+  }
+  // With mutex_ held, and no poll running.
+  void close_removed() {
+    for (void* monitor : to_close_) zmq_close(monitor);
+    to_close_.clear();
+  }
+  void run() {
+    std::vector<zmq_pollitem_t> items;
+    while (!stop_.load()) {
+      {
+        std::lock_guard lock(mutex_);
+        close_removed();
+        items.clear();
+        for (HandshakeWatch* w : watches_) items.push_back({w->monitor_, 0, ZMQ_POLLIN, 0});
+      }
+      if (items.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      // Watches made meanwhile are polled from the next round on.
+      if (zmq_poll(items.data(), static_cast<int>(items.size()), 50) <= 0) continue;
+      std::lock_guard lock(mutex_);
+      for (HandshakeWatch* w : watches_)
+        for (const zmq_pollitem_t& item : items)
+          if (item.socket == w->monitor_ && (item.revents & ZMQ_POLLIN)) w->read();
+    }
+  }
+
+  std::mutex mutex_;  // guards watches_, to_close_ and every use of their monitor sockets
+  std::vector<HandshakeWatch*> watches_;
+  std::vector<void*> to_close_;  // monitor sockets of watches gone
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+HandshakeWatch::HandshakeWatch(void* socket, std::string where) : where_(std::move(where)), socket_(socket) {
   static std::atomic<uint64_t> watches{0};
   const std::string address = fmt::format("inproc://sluice-handshakes-{}", watches.fetch_add(1));
   if (zmq_socket_monitor(socket, address.c_str(),
@@ -132,14 +199,31 @@ HandshakeWatch::HandshakeWatch(void* socket, std::string where) : where_(std::mo
   zmq_setsockopt(monitor_, ZMQ_LINGER, &linger, sizeof linger);
   if (zmq_connect(monitor_, address.c_str()) != 0) {
     const std::string why = zmq_strerror(zmq_errno());
+    zmq_socket_monitor(socket, nullptr, 0);
     zmq_close(monitor_);
     throw WireError(where_ + ": socket monitor failed: " + why);
   }
+  HandshakeReader::instance().add(this);
 }
 
-HandshakeWatch::~HandshakeWatch() { zmq_close(monitor_); }
+HandshakeWatch::~HandshakeWatch() { stop(); }
 
-uint64_t HandshakeWatch::failed() {
+void HandshakeWatch::stop() {
+  if (!socket_) return;
+  // No event is sent once this returns, so the reader may go.
+  zmq_socket_monitor(socket_, nullptr, 0);
+  socket_ = nullptr;
+  HandshakeReader::instance().remove(this);
+}
+
+uint64_t HandshakeWatch::failed() const { return failed_.load(); }
+
+std::string HandshakeWatch::last_reason() const {
+  std::lock_guard lock(mutex_);
+  return last_reason_;
+}
+
+void HandshakeWatch::read() {
   zmq_msg_t event, address;
   zmq_msg_init(&event);
   zmq_msg_init(&address);
@@ -151,14 +235,19 @@ uint64_t HandshakeWatch::failed() {
       std::memcpy(&what, zmq_msg_data(&event), sizeof what);
       std::memcpy(&value, static_cast<const char*>(zmq_msg_data(&event)) + sizeof what, sizeof value);
     }
-    last_reason_ = reason_of(what, value);
+    const std::string reason = reason_of(what, value);
+    {
+      std::lock_guard lock(mutex_);
+      last_reason_ = reason;
+    }
+    // Counted once the reason is there: who sees the count sees a reason.
+    const uint64_t count = failed_.fetch_add(1) + 1;
     logger().warn("{}: a peer at {} was {} ({} so far)", where_,
-                  std::string(static_cast<const char*>(zmq_msg_data(&address)), zmq_msg_size(&address)),
-                  last_reason_, failed_.fetch_add(1) + 1);
+                  std::string(static_cast<const char*>(zmq_msg_data(&address)), zmq_msg_size(&address)), reason,
+                  count);
   }
   zmq_msg_close(&event);
   zmq_msg_close(&address);
-  return failed_.load();
 }
 
 std::vector<std::string> certificates_in(const std::string& directory, const std::string& where) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,28 +30,36 @@ namespace sluice {
 // the ZAP handler answers sockets of this context only.
 zmq::context_t& channel_context();
 
-// The handshakes of one socket that failed, read from a socket monitor.
-// Thread safety: failed() one thread at a time; count() any thread.
+// The handshakes of one socket that failed, read from a socket monitor as
+// they happen (by a thread of the process that reads every watch, and logs
+// each failure with its reason). Stop it (stop(), or its destruction) on
+// the socket's thread while the socket is open: ZeroMQ's I/O thread blocks
+// on a monitor nobody reads. Thread safety: failed() and last_reason() any
+// thread; stop() and the destructor the socket's.
 class HandshakeWatch {
  public:
   // Watches libzmq socket `socket`; `where` names it in the log.
   HandshakeWatch(void* socket, std::string where);
-  ~HandshakeWatch();
+  ~HandshakeWatch();  // stop()
+  // Stops watching; the counts stay. Idempotent.
+  void stop();
   HandshakeWatch(const HandshakeWatch&) = delete;
   HandshakeWatch& operator=(const HandshakeWatch&) = delete;
-  // Reads what happened since the last call, logging each failure (warn)
-  // with its reason: how many handshakes failed so far.
-  uint64_t failed();
-  // How many had failed at the last failed(); any thread.
-  uint64_t count() const { return failed_.load(); }
+  // How many handshakes failed so far.
+  uint64_t failed() const;
   // Why the last one failed ("refused: unknown key ...", "refused:
   // plaintext peer ..."); empty while none did.
-  const std::string& last_reason() const { return last_reason_; }
+  std::string last_reason() const;
 
  private:
+  friend class HandshakeReader;
+  void read();  // the reader's: takes the monitor's new events
+
   std::string where_;
-  void* monitor_ = nullptr;
+  void* socket_ = nullptr;   // watched; null once stopped
+  void* monitor_ = nullptr;  // the PAIR the monitor's events come to
   std::atomic<uint64_t> failed_{0};
+  mutable std::mutex mutex_;  // guards last_reason_
   std::string last_reason_;
 };
 
@@ -62,10 +71,13 @@ class CurveServer {
  public:
   CurveServer(void* socket, const std::string& secret, const std::vector<std::string>& allowed,
               const std::string& where);
-  ~CurveServer();  // the allow-list leaves the ZAP handler
+  ~CurveServer();  // the allow-list leaves the ZAP handler; the watch stops (see HandshakeWatch)
   CurveServer(const CurveServer&) = delete;
   CurveServer& operator=(const CurveServer&) = delete;
-  HandshakeWatch& handshakes() { return *watch_; }
+  const HandshakeWatch& handshakes() const { return *watch_; }
+  // Stops watching the socket's handshakes (HandshakeWatch::stop): on the
+  // socket's thread, before it is closed.
+  void stop_watching() { watch_->stop(); }
 
  private:
   std::string domain_;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <sluice/io/wire_error.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::npy {

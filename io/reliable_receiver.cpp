@@ -10,7 +10,7 @@
 #include <cstring>
 #include <utility>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/io/channel_impl.h>
 #include <sluice/ops/error_format.h>
 

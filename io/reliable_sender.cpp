@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/io/channel_impl.h>
 #include <sluice/ops/error_format.h>
 
@@ -135,7 +135,7 @@ void ReliableSender::check_receiver(Clock::time_point now, size_t waiting) const
                        : fmt::format(" (seq {} to {})", unacked_.front().seq, unacked_.back().seq + waiting);
   if (refused)
     throw WireError(fmt::format("{}: the receiver {} at the handshake, {} time(s): {} message(s) not delivered{}",
-                                where_, handshakes_->last_reason(), handshakes_->count(), lost, range));
+                                where_, handshakes_->last_reason(), handshakes_->failed(), lost, range));
   throw WireError(fmt::format("{}: {} for {} ms (peer_timeout {} ms): {} message(s) not delivered{}", where_,
                               heard_ ? "the receiver went silent" : "no receiver answered",
                               ms(now - since).count(), options_.peer_timeout.count(), lost, range));

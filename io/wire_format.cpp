@@ -6,7 +6,7 @@
 
 #include <sluice/io/npy.h>
 #include <sluice/io/wire_error.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 #if defined(__x86_64__)

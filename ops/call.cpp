@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/ops/function.h>
 #include <sluice/ops/passes/graph_walk.h>

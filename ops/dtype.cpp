@@ -5,7 +5,7 @@
 #include <bit>
 #include <string>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {

@@ -1,12 +1,10 @@
 #pragma once
-// Messages through fmt, for sluice's own .cpp files. Internal: not installed,
-// so that no public header needs fmt.
-//
-// error_message() of ops/error.h with `expected` and `found` formatted by fmt
-// (strings as they are, numbers in decimal, DType, Shape and Spec as their
-// names), so that a throw site states its four parts and nothing else:
+// fmt formats ops' types in messages, as their names: DType ("f32"), Shape
+// ("[2][3]") and Spec ("f32[2][3]"); with base/error_format.h's
+// error_message, a throw site states its four parts and nothing else:
 //   throw ShapeError(error_message("call", "", fmt::format("{} arguments", n), args.size()));
 //     -> "call: expected 3 arguments, found 2"
+// Internal: not installed, so that no public header needs fmt.
 
 #include <algorithm>
 #include <string>
@@ -15,8 +13,8 @@
 
 #include <fmt/core.h>
 
+#include <sluice/base/error_format.h>
 #include <sluice/ops/dtype.h>
-#include <sluice/ops/error.h>
 #include <sluice/ops/shape.h>
 
 namespace sluice::detail {
@@ -54,22 +52,3 @@ struct fmt::formatter<sluice::Spec> : sluice::detail::NameFormatter {
     return write(s.str(), ctx);
   }
 };
-
-namespace sluice {
-
-namespace detail {
-inline std::string_view error_text(std::string_view s) { return s; }
-template <typename T>
-requires(!std::is_convertible_v<const T&, std::string_view>) std::string error_text(const T& v) {
-  return fmt::format("{}", v);
-}
-}  // namespace detail
-
-template <typename Expected, typename Found>
-std::string error_message(std::string_view where, std::string_view what, const Expected& expected,
-                          const Found& found) {
-  return error_message(where, what, std::string_view(detail::error_text(expected)),
-                       std::string_view(detail::error_text(found)));
-}
-
-}  // namespace sluice

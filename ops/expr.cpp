@@ -4,7 +4,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/ops/hash.h>
 #include <sluice/ops/loop_attrs.h>

@@ -5,7 +5,7 @@
 #include <string>
 #include <unordered_map>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/ops/hash.h>
 

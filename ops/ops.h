@@ -22,7 +22,7 @@
 #include <vector>
 
 #include <sluice/ops/autodiff.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/expr.h>
 #include <sluice/ops/function.h>
 #include <sluice/ops/literal.h>

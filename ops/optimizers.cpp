@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/ops/ops.h>
 

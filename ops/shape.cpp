@@ -3,7 +3,7 @@
 #include <iterator>
 #include <string>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/expr.h>
 #include <sluice/ops/op.h>
 #include <sluice/ops/shape.h>

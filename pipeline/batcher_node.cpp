@@ -22,7 +22,7 @@
 #include <optional>
 #include <thread>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/pipeline/node_kinds.h>
 #include <sluice/pipeline/pipeline.h>

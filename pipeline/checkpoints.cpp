@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 
 namespace sluice {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::durable {

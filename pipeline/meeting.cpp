@@ -9,9 +9,9 @@
 
 #include <zmq.hpp>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/io/curve_socket.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {
@@ -51,7 +51,9 @@ std::string difference(const std::string& process, const std::string& theirs, co
 struct Meeting::Host {
   // In the channels' context, where the ZAP handler of CurveZMQ answers.
   zmq::socket_t socket{channel_context(), zmq::socket_type::router};
-  std::unique_ptr<CurveServer> curve;  // with the placement's keys: the edges' peers only
+  // With the placement's keys: the edges' peers only. Declared after the
+  // socket: it stops watching it before the socket closes.
+  std::unique_ptr<CurveServer> curve;
   std::atomic<bool> stop{false};
   std::thread latecomers;
 };
@@ -70,7 +72,7 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
       configure_curve_client(socket.handle(),
                              {.secret = placement.at(me).curve_secret, .server = placement.at(host).curve_public},
                              where);
-    HandshakeWatch handshakes(socket.handle(), where);
+    HandshakeWatch handshakes(socket.handle(), where);  // ends before the socket closes
     socket.connect(endpoint);
     socket.send(zmq::buffer(me), zmq::send_flags::sndmore);
     socket.send(zmq::buffer(description));
@@ -109,9 +111,7 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
     std::string description;
   };
   // One question: [id][process][description].
-  CurveServer* curve = host_->curve.get();
-  auto ask = [&socket, curve](std::chrono::milliseconds wait) -> std::optional<std::pair<std::string, Guest>> {
-    if (curve) curve->handshakes().failed();  // logs the peers refused since
+  auto ask = [&socket](std::chrono::milliseconds wait) -> std::optional<std::pair<std::string, Guest>> {
     zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
     if (zmq::poll(&item, 1, wait) == 0) return std::nullopt;
     std::vector<zmq::message_t> parts;

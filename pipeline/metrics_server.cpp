@@ -24,8 +24,8 @@
 
 #include <httplib.h>
 
-#include <sluice/devices/log.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/log.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {

@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include <sluice/io/npy.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/pipeline/durable_files.h>
 #include <sluice/pipeline/sinks.h>

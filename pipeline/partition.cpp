@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/pipeline/meeting.h>
 #include <sluice/pipeline/node_kinds.h>
 #include <sluice/pipeline/pipeline_impl.h>

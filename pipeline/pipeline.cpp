@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/node_kinds.h>

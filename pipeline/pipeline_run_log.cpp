@@ -2,7 +2,7 @@
 // appends a snapshot of every node's metrics at a steady pace, until
 // wait() writes the last one.
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/pipeline/pipeline_impl.h>
 
 namespace sluice {

@@ -17,7 +17,7 @@
 #include <sstream>
 #include <utility>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice {
 namespace {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <zmq.hpp>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/io/channel.h>
 #include <sluice/io/curve_socket.h>
 #include <sluice/ops/error_format.h>
@@ -45,8 +45,12 @@ std::string zmq_error() { return zmq_strerror(zmq_errno()); }
 
 // A socket of the channels' context (so inproc:// endpoints reach them),
 // bound or connected; WireError naming `who` when that fails.
+// `secure` sets up CurveZMQ and a handshake watch before any peer comes;
+// `unsecure` stops the watch, before the socket closes when binding or
+// connecting fails (HandshakeWatch).
 void* open_socket(int type, const std::string& address, bool bind, int64_t max_message_bytes, int linger,
-                  const std::string& who, const std::function<void(void*)>& secure) {
+                  const std::string& who, const std::function<void(void*)>& secure,
+                  const std::function<void()>& unsecure) {
   void* socket = zmq_socket(Channel::zmq_context(), type);
   if (socket == nullptr) throw WireError(who + ": socket: " + zmq_error());
   const int on = 1;
@@ -56,8 +60,9 @@ void* open_socket(int type, const std::string& address, bool bind, int64_t max_m
   if (ok && type == ZMQ_ROUTER) ok = zmq_setsockopt(socket, ZMQ_ROUTER_MANDATORY, &on, sizeof on) == 0;
   if (ok) {
     try {
-      secure(socket);  // CurveZMQ, and the watch on handshakes, before any peer comes
+      secure(socket);
     } catch (...) {
+      unsecure();
       zmq_close(socket);
       throw;
     }
@@ -65,6 +70,7 @@ void* open_socket(int type, const std::string& address, bool bind, int64_t max_m
   if (ok) ok = (bind ? zmq_bind(socket, address.c_str()) : zmq_connect(socket, address.c_str())) == 0;
   if (!ok) {
     std::string why = zmq_error();
+    unsecure();
     zmq_close(socket);
     throw WireError(who + ": " + (bind ? "bind" : "connect") + " " + address + " failed: " + why);
   }
@@ -304,7 +310,8 @@ ServingEndpoint::ServingEndpoint(const std::string& endpoint, std::vector<Spec> 
                                      s, options_.curve.secret,
                                      certificates_in(options_.curve.allow, "serving " + address),
                                      "serving " + address);
-                             });
+                             },
+                             [&] { curve_.reset(); });
   bound_endpoint_ = last_endpoint(socket);
   try {
     state_ = std::make_shared<State>("serving " + (bound_endpoint_.empty() ? address : bound_endpoint_),
@@ -313,6 +320,7 @@ ServingEndpoint::ServingEndpoint(const std::string& endpoint, std::vector<Spec> 
     replies_ = std::make_shared<ReplySink>(state_);
     thread_ = std::thread([this, socket] { serve(socket); });
   } catch (...) {
+    curve_.reset();
     zmq_close(socket);
     throw;
   }
@@ -342,7 +350,7 @@ ServingMetrics ServingEndpoint::metrics() const {
   m.queue_wait_p99_us = s.queue_wait.percentile(0.99);
   m.latency_p50_us = s.latency.percentile(0.5);
   m.latency_p99_us = s.latency.percentile(0.99);
-  m.refused = curve_ ? curve_->handshakes().count() : 0;
+  m.refused = curve_ ? curve_->handshakes().failed() : 0;
   return m;
 }
 
@@ -468,7 +476,6 @@ void ServingEndpoint::serve(void* socket) {
         drain_deadline = Clock::now() + options_.drain_timeout;
       }
       if (drain_deadline && (s.in_flight.load() == 0 || Clock::now() >= *drain_deadline)) break;
-      if (curve_) curve_->handshakes().failed();  // logs the clients refused since
       zmq_pollitem_t items[] = {{socket, 0, ZMQ_POLLIN, 0}, {nullptr, s.wake_fd, ZMQ_POLLIN, 0}};
       if (zmq_poll(items, 2, static_cast<long>(options_.poll_interval.count())) < 0 && zmq_errno() != EINTR)
         throw WireError("poll failed: " + zmq_error());
@@ -506,6 +513,7 @@ void ServingEndpoint::serve(void* socket) {
                      ": the server stopped before the pipeline "
                      "answered it",
                  true);
+  if (curve_) curve_->stop_watching();  // on this thread, before the socket closes
   zmq_close(socket);
 }
 
@@ -523,11 +531,14 @@ ServingClient::ServingClient(const std::string& endpoint, ServingClientOptions o
   socket_ = open_socket(ZMQ_DEALER, address, bind, int64_t{1} << 30, 0, "serving client", [&](void* s) {
     if (!curve.secret.empty()) configure_curve_client(s, curve, "serving client " + address);
     handshakes_ = std::make_shared<HandshakeWatch>(s, "serving client " + address);
-  });
+  }, [this] { handshakes_.reset(); });
   if (bind) endpoint_ = last_endpoint(socket_);
 }
 
-ServingClient::~ServingClient() { zmq_close(socket_); }
+ServingClient::~ServingClient() {
+  handshakes_.reset();  // before the socket closes (HandshakeWatch)
+  zmq_close(socket_);
+}
 
 uint64_t ServingClient::send(const Tensors& request) {
   wire::Message m;

@@ -1,6 +1,6 @@
 #include <sluice/pipeline/sources.h>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {

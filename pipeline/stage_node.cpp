@@ -6,7 +6,7 @@
 #include <atomic>
 #include <mutex>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/node_kinds.h>

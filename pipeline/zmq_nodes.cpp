@@ -5,7 +5,7 @@
 #include <iterator>
 #include <sstream>
 
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice {

@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <sluice/io/curve.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include "tools/commands.h"
 
 namespace sluice::tools {

@@ -9,8 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include <sluice/devices/backend.h>
-#include <sluice/devices/log.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/log.h>
+#include <sluice/base/error.h>
 #include "sluice_revision.h"
 #include "tools/commands.h"
 

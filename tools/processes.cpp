@@ -19,7 +19,7 @@
 
 #include <fmt/core.h>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 extern char** environ;
 

@@ -14,7 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include "tools/commands.h"
 #include "tools/report/html_report.h"
 #include "tools/report/run_log_reader.h"

@@ -10,7 +10,7 @@
 #include <sluice/devices/pointers.h>
 #include <sluice/devices/run_outputs.h>
 #include <sluice/devices/shared_memory.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {

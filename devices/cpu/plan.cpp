@@ -7,7 +7,7 @@
 #include <sluice/devices/host_memory.h>
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/loop.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/passes/passes.h>
 #include <sluice/ops/results.h>
 

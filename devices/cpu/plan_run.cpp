@@ -6,7 +6,7 @@
 #include <sluice/devices/cpu/loop.h>
 #include <sluice/devices/cpu/plan.h>
 #include <sluice/devices/pointers.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cpu {
 namespace {

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include <sluice/devices/backend.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 extern "C" void openblas_set_num_threads(int num_threads);
 

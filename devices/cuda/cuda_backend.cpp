@@ -20,8 +20,8 @@
 #include <sluice/devices/cuda/cuda_device.h>
 #include <sluice/devices/cuda/cuda_executable.h>
 #include <sluice/devices/host_memory.h>
-#include <sluice/devices/log.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/log.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cuda {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cuda {
 

@@ -7,7 +7,7 @@
 
 #include <sluice/devices/cuda/cuda_check.h>
 #include <sluice/devices/cuda/cuda_libraries.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cuda {
 namespace {

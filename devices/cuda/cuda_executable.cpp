@@ -4,7 +4,7 @@
 
 #include <sluice/devices/cuda/cuda_check.h>
 #include <sluice/devices/run_outputs.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/passes/passes.h>
 
 namespace sluice::cuda {

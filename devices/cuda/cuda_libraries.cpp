@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cuda {
 namespace {

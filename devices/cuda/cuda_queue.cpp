@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <sluice/devices/cuda/cuda_check.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cuda {
 

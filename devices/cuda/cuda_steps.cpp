@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cuda {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::cuda {

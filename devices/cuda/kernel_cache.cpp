@@ -14,10 +14,10 @@
 #include <string>
 #include <utility>
 
-#include <sluice/devices/cache_path.h>
+#include <sluice/base/cache_path.h>
 #include <sluice/devices/cuda/cuda_check.h>
 #include <sluice/devices/cuda/nvrtc_compiler.h>
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 
 namespace sluice::cuda {
 namespace {

@@ -8,7 +8,7 @@
 #include <sluice/devices/broadcast_map.h>
 #include <sluice/devices/cuda/kernel_params.h>
 #include <sluice/devices/cuda/launch_geometry.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::cuda {

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include <sluice/devices/cuda/cuda_libraries.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // Constant folding. Nodes are visited operands first, so a chain of constant
 // ops folds in one walk: each node sees its operands already folded.
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/ops.h>
 #include <sluice/ops/passes/graph_walk.h>
 #include <sluice/ops/passes/passes.h>

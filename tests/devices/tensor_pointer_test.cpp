@@ -15,7 +15,7 @@
 
 #include <sluice/devices/backend.h>
 #include <sluice/devices/shared_memory.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/ops.h>
 
 #include "tests/devices/tensor_bytes.h"

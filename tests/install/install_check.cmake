@@ -116,7 +116,7 @@ elseif(STEP STREQUAL "shared")
   run("building the shared libraries" ${CMAKE_COMMAND} --build ${shared}/build -j ${cores})
   run("installing them" ${CMAKE_COMMAND} --install ${shared}/build --prefix ${shared}/prefix)
   # Each library as a distribution ships it: the file, its soname link, its link-time name.
-  foreach(layer IN ITEMS ops devices stream io pipeline)
+  foreach(layer IN ITEMS base ops devices stream io pipeline)
     file(GLOB_RECURSE library ${shared}/prefix/libsluice_${layer}.so.${VERSION})
     if(NOT library)
       fail("libsluice_${layer}.so.${VERSION} was not installed under ${shared}/prefix")

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include "ops_test_util.h"
 
 namespace sluice {

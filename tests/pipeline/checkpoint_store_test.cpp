@@ -15,7 +15,7 @@
 #include <random>
 #include <thread>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/pipeline/checkpoint_store.h>
 #include "tests/pipeline/temp_dir.h"
 

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include <sluice/io/npy.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/pipeline.h>
 #include "tests/pipeline/temp_dir.h"

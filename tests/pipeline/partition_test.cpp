@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <future>
@@ -149,17 +151,20 @@ TEST(Partition, CurveKeysSecureTheMeetingAndTheEdges) {
   std::filesystem::create_directories(dir.path() + "/strangers");
   for (const char* name : {"a", "b", "c"}) curve::save(dir.path() + "/keys/" + name, curve::generate());
   curve::save(dir.path() + "/strangers/b", curve::generate());
-  auto placement_with = [&](const std::string& b_keys) {
+  // Each run its own sockets (abstract ipc names): nothing of one run's is
+  // found by the next.
+  auto placement_with = [&](const std::string& b_keys, const std::string& run) {
     std::string text = R"({"processes": [)";
     for (const std::string name : {"a", "b", "c"}) {
       const std::string keys = name == "b" ? b_keys : dir.path() + "/keys/" + name;
-      text += (name == "a" ? "" : ", ") + fmt::format(R"({{"name": "{}", "ipc": "{}", "curve_secret": "{}_secret", "curve_public": "{}"}})",
-                                                      name, dir.path(), keys, keys);
+      text += (name == "a" ? "" : ", ") +
+              fmt::format(R"({{"name": "{}", "ipc": "@sluice-curve-test-{}-{}", "curve_secret": "{}_secret", "curve_public": "{}"}})",
+                          name, getpid(), run, keys, keys);
     }
     return parse_placement(text + "]}", "test");
   };
 
-  const Placement placement = placement_with(dir.path() + "/keys/b");
+  const Placement placement = placement_with(dir.path() + "/keys/b", "whole");
   ASSERT_TRUE(placement.curve());
   auto whole = partitioned_pipeline({}, kMessages);
   whole.pipeline->run();
@@ -169,7 +174,8 @@ TEST(Partition, CurveKeysSecureTheMeetingAndTheEdges) {
   EXPECT_TRUE(a.get().empty());
   EXPECT_TRUE(b.get().empty());
 
-  const Placement stranger = placement_with(dir.path() + "/strangers/b");
+  const Placement good = placement_with(dir.path() + "/keys/b", "stranger");
+  const Placement stranger = placement_with(dir.path() + "/strangers/b", "stranger");
   auto failing = [&](const std::string& me, const Placement& p) {
     return std::async(std::launch::async, [&, me] {
       PipelineOptions o = in_process(me, p);
@@ -182,8 +188,8 @@ TEST(Partition, CurveKeysSecureTheMeetingAndTheEdges) {
   };
   const auto start = std::chrono::steady_clock::now();
   auto refused = failing("b", stranger);
-  auto host = failing("a", placement);
-  auto other = failing("c", placement);
+  auto host = failing("a", good);
+  auto other = failing("c", good);
   ASSERT_EQ(refused.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_THAT(refused.get(), HasSubstr("refused: unknown key"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "the refusal was waited out";

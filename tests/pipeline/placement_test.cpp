@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include "tests/pipeline/temp_dir.h"
 
 namespace sluice {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::tools::report {
 namespace {

@@ -8,7 +8,7 @@
 #include <sluice/devices/cpu/kernels/isa.h>
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/ops/dtype.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cpu {
 

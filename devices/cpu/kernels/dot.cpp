@@ -27,7 +27,7 @@
 #include <sluice/devices/cpu/kernels/isa.h>
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/kernels/lapack.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cpu {
 namespace {

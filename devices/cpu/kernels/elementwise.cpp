@@ -13,7 +13,7 @@
 #include <string>
 
 #include <sluice/devices/cpu/kernels/elementwise_program.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include <sluice/devices/cpu/kernels/elementwise_program.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {

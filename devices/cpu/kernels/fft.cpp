@@ -27,7 +27,7 @@
 #include <sluice/devices/cpu/kernels/fft_wisdom.h>
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/kernels/split_work.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include <sluice/devices/cache_path.h>
-#include <sluice/devices/log.h>
+#include <sluice/base/cache_path.h>
+#include <sluice/base/log.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {

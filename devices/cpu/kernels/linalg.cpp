@@ -1,7 +1,7 @@
 // The linear algebra kernels' entry: one switch to one function per op.
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/kernels/linalg_internal.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cpu {
 

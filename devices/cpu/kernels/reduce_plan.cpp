@@ -2,7 +2,7 @@
 #include <string>
 
 #include <sluice/devices/cpu/kernels/reduce_internal.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cpu {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include <sluice/devices/cpu/kernels/split_work.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
 namespace sluice::cpu {

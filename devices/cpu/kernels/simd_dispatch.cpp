@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include <sluice/devices/cpu/kernels/isa.h>
-#include <sluice/devices/log.h>
-#include <sluice/ops/error.h>
+#include <sluice/base/log.h>
+#include <sluice/base/error.h>
 
 namespace sluice::cpu {
 namespace {

@@ -1,4 +1,4 @@
-#include <sluice/devices/cache_path.h>
+#include <sluice/base/cache_path.h>
 
 #include <cstdlib>
 

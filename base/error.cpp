@@ -1,4 +1,4 @@
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include <sluice/devices/log.h>
+#include <sluice/base/log.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -6,7 +6,7 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
-#include <sluice/ops/error.h>
+#include <sluice/base/error.h>
 
 namespace sluice {
 namespace {

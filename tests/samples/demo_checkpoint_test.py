@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from demo_roles import compute_pid
+
 sluice = sys.argv[1]
 KILLS = 10
 COMMON = ["demo", "--channels", "4", "--seed", "11", "--chunks", "8000"]
@@ -39,22 +41,6 @@ def summary(out):
     lines = [l for l in out.splitlines()
              if " | " not in l and l.strip().startswith(("windows", "accuracy, whole run", "second half"))]
     return [re.sub(r"\(.* s of signal.*\)", "", l).strip() for l in lines]
-
-
-def compute_pid(parent):
-    """The running compute role among the parent's children, or None."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            stat = open(f"/proc/{pid}/stat").read()
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent and b"--role" in cmd and cmd[cmd.index(b"--role") + 1] == b"compute":
-            return int(pid)
-    return None
 
 
 start = time.monotonic()

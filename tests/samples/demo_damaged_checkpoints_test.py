@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+from demo_roles import compute_pid
+
 sluice = sys.argv[1]
 CHUNKS = 4000
 COMMON = ["demo", "--channels", "4", "--seed", "5", "--chunks", str(CHUNKS)]
@@ -34,22 +36,6 @@ def checkpoints(directory):
     if not os.path.isdir(directory):
         return []
     return sorted(os.path.join(directory, n) for n in os.listdir(directory) if re.fullmatch(r"chk-\d{8}", n))
-
-
-def compute_pid(parent):
-    """The running compute role among the parent's children, or None."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            stat = open(f"/proc/{pid}/stat").read()
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent and b"--role" in cmd and cmd[cmd.index(b"--role") + 1] == b"compute":
-            return int(pid)
-    return None
 
 
 def flip_a_byte(chk):

@@ -41,5 +41,11 @@ else()
   set(SLUICE_PC_REQUIRES "tbb ${pc_dependencies}")
   set(SLUICE_PC_LIBS ${pc_libraries})
 endif()
+# The layers' libraries, top layer first, so that a static link resolves
+# each against those below it.
+set(layer_libs ${SLUICE_LAYERS})
+list(REVERSE layer_libs)
+list(TRANSFORM layer_libs PREPEND -lsluice_)
+list(JOIN layer_libs " " SLUICE_PC_LAYER_LIBS)
 configure_file(cmake/sluice.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

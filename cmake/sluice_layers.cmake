@@ -20,8 +20,10 @@ set(SLUICE_SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 function(sluice_layer name)
   add_library(sluice_${name} ${ARGN})
   add_library(sluice::${name} ALIAS sluice_${name})
+  # Installed shared, each library finds the layers below it beside itself
+  # ($ORIGIN): an application's RUNPATH serves only its own direct needs.
   set_target_properties(sluice_${name} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME sluice_${name}
-                        VERSION ${PROJECT_VERSION} SOVERSION ${SLUICE_SOVERSION})
+                        VERSION ${PROJECT_VERSION} SOVERSION ${SLUICE_SOVERSION} INSTALL_RPATH "\$ORIGIN")
   target_include_directories(sluice_${name} PUBLIC
     $<BUILD_INTERFACE:${SLUICE_INCLUDE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

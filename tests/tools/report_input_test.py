@@ -92,7 +92,18 @@ def main():
                 expect(f"times {times} give a page", status == 0 and page and "Throughput" in page,
                        f"status {status}: {err}")
             except subprocess.TimeoutExpired:
-                expect(f"times {times} give a page", False, "sluice report ran past 60 s")
+                expect(f"times {times} give a page", False, "sluice report ran past 20 s")
+        # The probe's log: a first record at -1e18 and the detector's scores
+        # at 0, 64 and 128, so that the scores' chart spans 1e18 to 1e18 + 128,
+        # where a step of 20 added to 1e18 is 1e18 again.
+        content = (json.dumps({"t": -1e18, "process": "a", "type": "metrics", "nodes": []}) + "\n" +
+                   "".join(json.dumps({"t": t, "process": "a", "type": "scores", "scores": [0.25, 0.75],
+                                       "labels": [0, 1], "accuracy": 0.5, "recent_accuracy": 0.5}) + "\n" for t in (0, 64, 128)))
+        try:
+            status, err, page, _ = report(sluice, work, content, "probe")
+            expect("the probe's log gives a page", status == 0 and page is not None, f"status {status}: {err}")
+        except subprocess.TimeoutExpired:
+            expect("the probe's log gives a page", False, "sluice report ran past 20 s")
 
         log = os.path.join(work, "stages_only.jsonl")
         p = subprocess.run([sluice, "report", log, "-o", os.path.join(work, "no", "such", "dir.html")],

@@ -134,7 +134,8 @@ TEST(ConformanceCatalogue, EveryOpHasACase) {
     if (op == Op::Result) continue;                 // read by every case of qr, lu and eigh
     EXPECT_TRUE(ops.contains(op_name(op)))
         << "op " << op_name(op)
-        << " of ops/op_list.def has no conformance case: add cases to make_reference.py";
+        << " of ops/op_list.def has no conformance case: add cases to its family in"
+           " tests/conformance/reference/";
   }
 }
 
@@ -178,7 +179,7 @@ TEST_P(OpConformance, MatchesNumpyOnEveryDevice) {
       std::cout << "[ skipped  ] " << device.str() << " lacks " << s << "\n";
   }
   EXPECT_GT(count, 0u) << "no conformance case exercises " << GetParam()
-                       << ": add cases to make_reference.py";
+                       << ": add cases to its family in tests/conformance/reference/";
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, OpConformance, ::testing::ValuesIn(table_names()),

@@ -7,10 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include <zmq.hpp>
-
 #include <sluice/base/log.h>
-#include <sluice/io/curve_socket.h>
+#include <sluice/io/request_reply.h>
 #include <sluice/base/error.h>
 #include <sluice/ops/error_format.h>
 
@@ -49,11 +47,7 @@ std::string difference(const std::string& process, const std::string& theirs, co
 }  // namespace
 
 struct Meeting::Host {
-  // In the channels' context, where the ZAP handler of CurveZMQ answers.
-  zmq::socket_t socket{channel_context(), zmq::socket_type::router};
-  // With the placement's keys: the edges' peers only. Declared after the
-  // socket: it stops watching it before the socket closes.
-  std::unique_ptr<CurveServer> curve;
+  std::unique_ptr<ReplySocket> socket;  // the latecomers' thread uses it last, and closes it
   std::atomic<bool> stop{false};
   std::thread latecomers;
 };
@@ -66,70 +60,60 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
     // CurveZMQ as the edges are: the meeting says what every process runs.
     const std::string endpoint = bare(placement.connect_endpoint(host, 0, "meet"));
     const std::string where = "process '" + me + "': the meeting at " + endpoint;
-    zmq::socket_t socket(channel_context(), zmq::socket_type::dealer);
-    socket.set(zmq::sockopt::linger, 0);
-    if (placement.curve())
-      configure_curve_client(socket.handle(),
-                             {.secret = placement.at(me).curve_secret, .server = placement.at(host).curve_public},
-                             where);
-    HandshakeWatch handshakes(socket.handle(), where);  // ends before the socket closes
-    socket.connect(endpoint);
-    socket.send(zmq::buffer(me), zmq::send_flags::sndmore);
-    socket.send(zmq::buffer(description));
+    CurveOptions curve;
+    if (placement.curve()) curve = {.secret = placement.at(me).curve_secret, .server = placement.at(host).curve_public};
+    RequestSocket socket(endpoint, false, {.where = where}, curve);
+    if (!socket.send({text_frame(me), text_frame(description)}))
+      throw PipelineError(error_message(where, "send failed", "", socket.last_error()));
     // Longer than the host waits, so that its verdict on who is missing
     // comes first; a refusal at the handshake ends it at once.
     const auto deadline = std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5);
-    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-    while (zmq::poll(&item, 1, std::chrono::milliseconds(100)) == 0) {
-      if (handshakes.failed() > 0)
-        throw PipelineError(where + ": process '" + host + "' " + handshakes.last_reason() + " at the handshake");
+    std::optional<std::vector<wire::ReceivedFrame>> verdict;
+    while (!(verdict = socket.receive(std::chrono::milliseconds(100)))) {
+      if (socket.handshakes().failed() > 0)
+        throw PipelineError(where + ": process '" + host + "' " + socket.handshakes().last_reason() +
+                            " at the handshake");
       if (std::chrono::steady_clock::now() >= deadline)
         throw PipelineError("process '" + me + "': no answer from process '" + host + "' at " + endpoint +
                             " within " + seconds(timeout + std::chrono::seconds(5)) + " (is it running?)");
     }
-    zmq::message_t verdict;
-    (void)socket.recv(verdict);
-    if (verdict.size() > 0) throw PipelineError(verdict.to_string());
+    if (!verdict->empty() && !verdict->front().bytes.empty()) throw PipelineError(text_of(verdict->front()));
     logger().info("process '{}': met process '{}' at {}, same pipeline", me, host, endpoint);
     return;
   }
 
   host_ = std::make_unique<Host>();
-  zmq::socket_t& socket = host_->socket;
   const std::string endpoint = bare(placement.bind_endpoint(host, 0, "meet"));
-  socket.set(zmq::sockopt::linger, 2000);  // the verdicts go out before it closes
-  if (placement.curve()) {
-    std::vector<std::string> guests;
+  // With the placement's keys: the edges' peers only.
+  std::vector<std::string> guests;
+  if (placement.curve())
     for (const ProcessPlace& p : placement.processes)
       if (p.name != host) guests.push_back(p.curve_public);
-    host_->curve = std::make_unique<CurveServer>(socket.handle(), placement.at(host).curve_secret, guests,
-                                                 "the meeting at " + endpoint);
-  }
-  socket.bind(endpoint);
+  // Linger: the verdicts go out before it closes.
+  host_->socket = std::make_unique<ReplySocket>(
+      endpoint, true,
+      RequestReplyOptions{.linger = std::chrono::seconds(2), .where = "the meeting at " + endpoint},
+      placement.curve() ? placement.at(host).curve_secret : std::string(), guests);
+  ReplySocket& socket = *host_->socket;
   struct Guest {
-    zmq::message_t id;
+    std::string id;
     std::string description;
   };
-  // One question: [id][process][description].
+  // One question: [process][description].
   auto ask = [&socket](std::chrono::milliseconds wait) -> std::optional<std::pair<std::string, Guest>> {
-    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, wait) == 0) return std::nullopt;
-    std::vector<zmq::message_t> parts;
-    do {
-      parts.emplace_back();
-      (void)socket.recv(parts.back());
-    } while (parts.back().more());
+    socket.wait(wait);
+    std::optional<ReplySocket::Request> r = socket.take();
+    if (!r) return std::nullopt;
     std::pair<std::string, Guest> q;
-    q.second.id = std::move(parts[0]);
-    if (parts.size() == 3) {
-      q.first = parts[1].to_string();
-      q.second.description = parts[2].to_string();
+    q.second.id = std::move(r->asker);
+    if (r->frames.size() == 2) {
+      q.first = text_of(r->frames[0]);
+      q.second.description = text_of(r->frames[1]);
     }
     return q;
   };
-  auto answer = [&socket](const zmq::message_t& id, const std::string& verdict) {
-    socket.send(zmq::buffer(id.data(), id.size()), zmq::send_flags::sndmore);
-    socket.send(zmq::buffer(verdict));
+  auto answer = [&socket](const std::string& id, const std::string& verdict) {
+    socket.answer(id, false, {text_frame(verdict)});
   };
 
   std::map<std::string, Guest> came;
@@ -177,6 +161,7 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
         answer(question->second.id,
                difference(question->first, question->second.description, host, description));
     }
+    host_->socket->close();  // on the thread that used it last (HandshakeWatch)
   });
 }
 

@@ -10,11 +10,10 @@
 #include <mutex>
 #include <unordered_map>
 #include <utility>
-#include <zmq.hpp>
 
 #include <sluice/base/log.h>
 #include <sluice/io/channel.h>
-#include <sluice/io/curve_socket.h>
+#include <sluice/io/request_reply.h>
 #include <sluice/ops/error_format.h>
 #include <sluice/pipeline/metrics.h>
 
@@ -24,7 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr size_t kLendAbove = 1024;   // frames at least this large are lent to ZeroMQ, not copied
 constexpr size_t kPackBelow = 4096;   // as a channel's default: small replies travel in one frame
 constexpr int kRequestsPerWake = 64;  // read before looking at stop() and the replies again
 
@@ -39,106 +37,6 @@ std::pair<std::string, bool> parse_endpoint(const std::string& endpoint, bool bi
     throw WireError(who + ": expected an endpoint, found '" + endpoint + "'");
   if (endpoint[0] == '@' || endpoint[0] == '>') return {endpoint.substr(1), endpoint[0] == '@'};
   return {endpoint, bind_by_default};
-}
-
-std::string zmq_error() { return zmq_strerror(zmq_errno()); }
-
-// A socket of the channels' context (so inproc:// endpoints reach them),
-// bound or connected; WireError naming `who` when that fails.
-// `secure` sets up CurveZMQ and a handshake watch before any peer comes;
-// `unsecure` stops the watch, before the socket closes when binding or
-// connecting fails (HandshakeWatch).
-void* open_socket(int type, const std::string& address, bool bind, int64_t max_message_bytes, int linger,
-                  const std::string& who, const std::function<void(void*)>& secure,
-                  const std::function<void()>& unsecure) {
-  void* socket = zmq_socket(Channel::zmq_context(), type);
-  if (socket == nullptr) throw WireError(who + ": socket: " + zmq_error());
-  const int on = 1;
-  bool ok = zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger) == 0 &&
-            zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &max_message_bytes, sizeof max_message_bytes) == 0;
-  // A reply to a client that is gone fails instead of vanishing unseen.
-  if (ok && type == ZMQ_ROUTER) ok = zmq_setsockopt(socket, ZMQ_ROUTER_MANDATORY, &on, sizeof on) == 0;
-  if (ok) {
-    try {
-      secure(socket);
-    } catch (...) {
-      unsecure();
-      zmq_close(socket);
-      throw;
-    }
-  }
-  if (ok) ok = (bind ? zmq_bind(socket, address.c_str()) : zmq_connect(socket, address.c_str())) == 0;
-  if (!ok) {
-    std::string why = zmq_error();
-    unsecure();
-    zmq_close(socket);
-    throw WireError(who + ": " + (bind ? "bind" : "connect") + " " + address + " failed: " + why);
-  }
-  return socket;
-}
-
-std::string last_endpoint(void* socket) {
-  char text[1024] = {};
-  size_t size = sizeof text;
-  if (zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, text, &size) != 0) return {};
-  return text;
-}
-
-// Sends `envelope` then `frames` as one message; false (nothing sent) when
-// ZeroMQ refused the first part (with ZMQ_DONTWAIT: no room; on a ROUTER:
-// no such peer).
-bool send_frames(void* socket, const std::vector<std::string>& envelope,
-                 const std::vector<wire::Frame>& frames, int flags) {
-  const size_t total = envelope.size() + frames.size();
-  for (size_t i = 0; i < total; ++i) {
-    zmq_msg_t part;
-    if (i < envelope.size()) {
-      zmq_msg_init_size(&part, envelope[i].size());
-      std::memcpy(zmq_msg_data(&part), envelope[i].data(), envelope[i].size());
-    } else if (const wire::Frame& f = frames[i - envelope.size()]; f.size >= kLendAbove) {
-      // ZeroMQ holds the frame's owner until the bytes are on the wire.
-      auto* owner = new std::shared_ptr<const void>(f.owner);
-      zmq_msg_init_data(
-          &part, const_cast<void*>(f.data), f.size,
-          [](void*, void* hint) { delete static_cast<std::shared_ptr<const void>*>(hint); }, owner);
-    } else {
-      zmq_msg_init_size(&part, f.size);
-      if (f.size > 0) std::memcpy(zmq_msg_data(&part), f.data, f.size);
-    }
-    if (zmq_msg_send(&part, socket, flags | (i + 1 < total ? ZMQ_SNDMORE : 0)) < 0) {
-      zmq_msg_close(&part);
-      return false;  // only the first part can fail: ZeroMQ takes the rest of a message it started
-    }
-  }
-  return true;
-}
-
-// Every part of the next message, or empty when none is waiting.
-std::shared_ptr<std::vector<zmq::message_t>> read_parts(void* socket, const std::string& where) {
-  auto parts = std::make_shared<std::vector<zmq::message_t>>();
-  for (;;) {
-    zmq::message_t part;
-    // The first part says whether a message is there; the rest of it is, whole.
-    if (zmq_msg_recv(part.handle(), socket, parts->empty() ? ZMQ_DONTWAIT : 0) < 0) {
-      if (zmq_errno() == EINTR) continue;
-      if (parts->empty() && zmq_errno() == EAGAIN) return parts;
-      throw WireError(where + ": receive failed: " + zmq_error());
-    }
-    const bool more = part.more();
-    parts->push_back(std::move(part));
-    if (!more) return parts;
-  }
-}
-
-// parts[first...] as received frames, which keep every part alive.
-std::vector<wire::ReceivedFrame> frames_from(const std::shared_ptr<std::vector<zmq::message_t>>& parts,
-                                             size_t first) {
-  std::vector<wire::ReceivedFrame> frames;
-  for (size_t i = first; i < parts->size(); ++i) {
-    zmq::message_t& p = (*parts)[i];
-    frames.push_back({wire::Bytes(static_cast<const uint8_t*>(p.data()), p.size()), parts});
-  }
-  return frames;
 }
 
 // Error text must be UTF-8 on the wire; a request's bytes quoted in it may not be.
@@ -303,27 +201,18 @@ ServingEndpoint::ServingEndpoint(const std::string& endpoint, std::vector<Spec> 
                                     : options_.curve.allow.empty() ? "a secret and no allow directory"
                                                                    : "a server certificate (a client's)"));
   // Linger: answers queued when the endpoint stops still reach their clients.
-  void* socket = open_socket(ZMQ_ROUTER, address, bind, options_.max_message_bytes, 1000, "serving",
-                             [&](void* s) {
-                               if (!options_.curve.secret.empty())
-                                 curve_ = std::make_shared<CurveServer>(
-                                     s, options_.curve.secret,
-                                     certificates_in(options_.curve.allow, "serving " + address),
-                                     "serving " + address);
-                             },
-                             [&] { curve_.reset(); });
-  bound_endpoint_ = last_endpoint(socket);
-  try {
-    state_ = std::make_shared<State>("serving " + (bound_endpoint_.empty() ? address : bound_endpoint_),
-                                     request_spec);
-    requests_ = sources::push(std::move(request_spec));
-    replies_ = std::make_shared<ReplySink>(state_);
-    thread_ = std::thread([this, socket] { serve(socket); });
-  } catch (...) {
-    curve_.reset();
-    zmq_close(socket);
-    throw;
-  }
+  const std::string where = "serving " + address;
+  socket_ = std::make_unique<ReplySocket>(
+      address, bind,
+      RequestReplyOptions{.max_message_bytes = options_.max_message_bytes, .linger = std::chrono::seconds(1),
+                          .where = where},
+      options_.curve.secret,
+      options_.curve.secret.empty() ? std::vector<std::string>{} : certificates_in(options_.curve.allow, where));
+  bound_endpoint_ = socket_->endpoint();
+  state_ = std::make_shared<State>("serving " + bound_endpoint_, request_spec);
+  requests_ = sources::push(std::move(request_spec));
+  replies_ = std::make_shared<ReplySink>(state_);
+  thread_ = std::thread([this] { serve(); });
 }
 
 ServingEndpoint::~ServingEndpoint() { stop(); }
@@ -350,7 +239,7 @@ ServingMetrics ServingEndpoint::metrics() const {
   m.queue_wait_p99_us = s.queue_wait.percentile(0.99);
   m.latency_p50_us = s.latency.percentile(0.5);
   m.latency_p99_us = s.latency.percentile(0.99);
-  m.refused = curve_ ? curve_->handshakes().failed() : 0;
+  m.refused = socket_->refused();
   return m;
 }
 
@@ -359,8 +248,9 @@ std::string ServingEndpoint::last_rejection() const {
   return state_->last_rejection;
 }
 
-void ServingEndpoint::serve(void* socket) {
+void ServingEndpoint::serve() {
   State& s = *state_;
+  ReplySocket& socket = *socket_;
   uint64_t next_index = 0;        // the pipeline's number for the next request pushed
   bool pipeline_stopped = false;  // pushing threw: no run will take requests any more
   std::optional<Clock::time_point> drain_deadline;
@@ -370,10 +260,8 @@ void ServingEndpoint::serve(void* socket) {
     (a.error ? s.errors : s.replies).fetch_add(1);
     s.in_flight.fetch_sub(1);
     if (a.reached_pipeline) s.latency.record(micros_since(a.arrival));
-    std::vector<std::string> envelope{a.identity};
-    if (a.req) envelope.emplace_back();
-    if (!send_frames(socket, envelope, a.frames, ZMQ_DONTWAIT)) {
-      logger().debug("{}: an answer not sent to its client: {}", s.where, zmq_error());
+    if (!socket.answer(a.identity, a.req, a.frames)) {
+      logger().debug("{}: an answer not sent to its client: {}", s.where, socket.last_error());
       s.undelivered.fetch_add(1);
       (a.error ? s.errors : s.replies).fetch_sub(1);
     }
@@ -433,12 +321,12 @@ void ServingEndpoint::serve(void* socket) {
     }
   };
 
-  auto handle = [&](const std::shared_ptr<std::vector<zmq::message_t>>& parts) {
+  auto handle = [&](ReplySocket::Request& r) {
     State::Asker a;
     a.arrival = Clock::now();
-    a.identity = parts->at(0).to_string();
-    a.req = parts->size() >= 2 && (*parts)[1].size() == 0;
-    std::vector<wire::ReceivedFrame> frames = frames_from(parts, a.req ? 2 : 1);
+    a.identity = std::move(r.asker);
+    a.req = r.req;
+    std::vector<wire::ReceivedFrame> frames = std::move(r.frames);
     s.requests.fetch_add(1);
     s.in_flight.fetch_add(1);
     // The header's seq and stream id, for the answer, even to a malformed request.
@@ -476,18 +364,15 @@ void ServingEndpoint::serve(void* socket) {
         drain_deadline = Clock::now() + options_.drain_timeout;
       }
       if (drain_deadline && (s.in_flight.load() == 0 || Clock::now() >= *drain_deadline)) break;
-      zmq_pollitem_t items[] = {{socket, 0, ZMQ_POLLIN, 0}, {nullptr, s.wake_fd, ZMQ_POLLIN, 0}};
-      if (zmq_poll(items, 2, static_cast<long>(options_.poll_interval.count())) < 0 && zmq_errno() != EINTR)
-        throw WireError("poll failed: " + zmq_error());
-      if (items[1].revents & ZMQ_POLLIN) {  // answers posted, or stop()
+      if (socket.wait(options_.poll_interval, s.wake_fd)) {  // answers posted, or stop()
         std::lock_guard lock(s.mutex);
         s.clear_wake();
       }
       flush();
       for (int i = 0; i < kRequestsPerWake; ++i) {
-        auto parts = read_parts(socket, s.where);
-        if (parts->empty()) break;
-        handle(parts);
+        std::optional<ReplySocket::Request> request = socket.take();
+        if (!request) break;
+        handle(*request);
         flush();
       }
     }
@@ -513,8 +398,7 @@ void ServingEndpoint::serve(void* socket) {
                      ": the server stopped before the pipeline "
                      "answered it",
                  true);
-  if (curve_) curve_->stop_watching();  // on this thread, before the socket closes
-  zmq_close(socket);
+  socket.close();  // on this thread (HandshakeWatch)
 }
 
 ServingClient::ServingClient(const std::string& endpoint, ServingClientOptions options) {
@@ -528,41 +412,28 @@ ServingClient::ServingClient(const std::string& endpoint, ServingClientOptions o
                                     : curve.server.empty() ? "a secret and no server certificate"
                                                            : "an allow directory (a server's)"));
   // Linger 0: a client that is gone wants no replies.
-  socket_ = open_socket(ZMQ_DEALER, address, bind, int64_t{1} << 30, 0, "serving client", [&](void* s) {
-    if (!curve.secret.empty()) configure_curve_client(s, curve, "serving client " + address);
-    handshakes_ = std::make_shared<HandshakeWatch>(s, "serving client " + address);
-  }, [this] { handshakes_.reset(); });
-  if (bind) endpoint_ = last_endpoint(socket_);
+  socket_ = std::make_unique<RequestSocket>(address, bind, RequestReplyOptions{.where = "serving client " + address},
+                                            curve);
+  endpoint_ = socket_->endpoint();
 }
 
-ServingClient::~ServingClient() {
-  handshakes_.reset();  // before the socket closes (HandshakeWatch)
-  zmq_close(socket_);
-}
+ServingClient::~ServingClient() = default;
 
 uint64_t ServingClient::send(const Tensors& request) {
   wire::Message m;
   m.header.kind = wire::Kind::Data;
   m.header.seq = next_seq_;
   m.tensors = request;
-  if (!send_frames(socket_, {}, wire::encode(m, {.pack_below = kPackBelow}), 0))
-    throw WireError(
-        fmt::format("serving client {}: request seq {}: send failed: {}", endpoint_, next_seq_, zmq_error()));
+  if (!socket_->send(wire::encode(m, {.pack_below = kPackBelow})))
+    throw WireError(error_message(fmt::format("serving client {}: request seq {}", endpoint_, next_seq_),
+                                  "send failed", "", socket_->last_error()));
   return next_seq_++;
 }
 
 std::optional<wire::Message> ServingClient::receive(std::chrono::milliseconds timeout) {
-  const std::string where = "serving client " + endpoint_;
-  zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    auto parts = read_parts(socket_, where);
-    if (!parts->empty()) return wire::decode(frames_from(parts, 0), {}, where);
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    if (zmq_poll(&item, 1, static_cast<long>(left.count())) < 0 && zmq_errno() != EINTR)
-      throw WireError(where + ": poll failed: " + zmq_error());
-  }
+  std::optional<std::vector<wire::ReceivedFrame>> frames = socket_->receive(timeout);
+  if (!frames) return std::nullopt;
+  return wire::decode(std::move(*frames), {}, "serving client " + endpoint_);
 }
 
 Tensors ServingClient::call(const Tensors& request, std::chrono::milliseconds timeout) {
@@ -575,7 +446,8 @@ Tensors ServingClient::call(const Tensors& request, std::chrono::milliseconds ti
     if (!m)
       throw PipelineError(error_message(
           who, "", fmt::format("a reply within {} ms", timeout.count()),
-          handshakes_->failed() > 0 ? "none: the endpoint " + handshakes_->last_reason() + " at the handshake"
+          socket_->handshakes().failed() > 0
+              ? "none: the endpoint " + socket_->handshakes().last_reason() + " at the handshake"
                                     : std::string("none")));
     if (m->header.seq != seq) continue;  // a late reply to an earlier request
     if (m->header.kind == wire::Kind::Error) throw PipelineError(who + ": error reply: " + m->error);

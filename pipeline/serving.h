@@ -39,8 +39,8 @@
 
 namespace sluice {
 
-class CurveServer;     // io/curve_socket.h
-class HandshakeWatch;  // io/curve_socket.h
+class ReplySocket;    // io/request_reply.h
+class RequestSocket;  // io/request_reply.h
 
 struct ServingOptions {
   // How often the socket thread, while nothing arrives or the pipeline is
@@ -115,14 +115,14 @@ class ServingEndpoint {
   struct State;  // shared with the sink and the pipeline's callbacks, which may outlive the endpoint
 
  private:
-  void serve(void* socket);  // the socket thread
+  void serve();  // the socket thread
 
   ServingOptions options_;
   std::shared_ptr<State> state_;
   std::shared_ptr<PushSource> requests_;
   std::shared_ptr<Sink> replies_;
   std::string bound_endpoint_;
-  std::shared_ptr<CurveServer> curve_;  // with options_.curve; its watch read by the socket thread
+  std::unique_ptr<ReplySocket> socket_;  // used and closed by the socket thread
   std::atomic<bool> stopping_{false};
   std::mutex stop_mutex_;  // stop() from several threads joins once
   std::thread thread_;
@@ -153,8 +153,7 @@ class ServingClient {
 
  private:
   std::string endpoint_;
-  void* socket_ = nullptr;
-  std::shared_ptr<HandshakeWatch> handshakes_;  // a refusal names the call it stalls
+  std::unique_ptr<RequestSocket> socket_;  // its handshakes: a refusal names the call it stalls
   uint64_t next_seq_ = 0;
 };
 

@@ -5,6 +5,7 @@
 // pipelines, ...); see each for its part. A custom node kind also includes
 // <sluice/pipeline/node.h>, which brings in oneTBB's flow graph.
 
+#include <sluice/base/log_settings.h>
 #include <sluice/devices/backend.h>
 #include <sluice/io/channel.h>
 #include <sluice/io/curve.h>

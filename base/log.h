@@ -14,6 +14,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sluice/base/log_settings.h>
+
 namespace sluice {
 
 spdlog::logger& logger();
@@ -22,9 +24,5 @@ spdlog::logger& logger();
 // "sluice". ConfigError naming the variable, the text and the levels when
 // a level is not one spdlog knows (spdlog itself would turn logging off).
 std::optional<spdlog::level::level_enum> log_level_of(const std::string& text);
-
-// Checks SLUICE_LOG as logger() will read it: ConfigError when it is
-// malformed (logger() itself says so on stderr once and logs at warn).
-void check_log_environment();
 
 }  // namespace sluice

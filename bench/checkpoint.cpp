@@ -20,7 +20,7 @@
 
 #include "bench/bench_report.h"
 #include "bench/child_process.h"
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 namespace sluice::bench {
 namespace {

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "bench/host_settings.h"
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 int main(int argc, char** argv) {
   namespace sm = sluice::sensor_monitor;

@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "bench/host_settings.h"
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 namespace sm = sluice::sensor_monitor;
 using namespace sluice;

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -150,8 +151,36 @@ std::map<std::string, std::string> plans_in_use();
 // available here.
 void use_plans(const std::map<std::string, std::string>& plans);
 // The default device of the first available platform in `preference`
-// (like EXLA.set_as_nx_default); with no argument, the host.
+// (like EXLA.set_as_nx_default); with no argument, the host. A client
+// this call makes is made with `options`; one made before is used as it
+// is. DeviceError when none is available.
 Device default_device(std::initializer_list<std::string_view> preference = {"host"});
+Device default_device(const std::vector<std::string>& preference, const ClientOptions& options);
+
+// Where a computation is to run, as its owner is configured: a device, or
+// platforms in order of preference ({"cuda", "host"}) that resolve() turns
+// into a device (default_device) in the process that runs it, so that a
+// process that only describes the computation (a launcher, the other
+// processes of a partitioned pipeline) makes no client. A value type.
+class DevicePreference {
+ public:
+  DevicePreference(Device device) : device_(device) {}  // NOLINT(google-explicit-constructor): a device prefers itself
+  DevicePreference(std::initializer_list<std::string> platforms) : platforms_(platforms) {}
+  DevicePreference(std::vector<std::string> platforms, ClientOptions options)
+      : platforms_(std::move(platforms)), options_(options) {}
+  // Every platform of this build but the host, in the order they are
+  // registered, then the host: an accelerator where the machine has one.
+  static DevicePreference accelerator_or_host(const ClientOptions& options = {});
+  // The device: the one given, or default_device(platforms, options).
+  Device resolve() const;
+  // "cuda:0", or "cuda, else host" before it is resolved.
+  std::string str() const;
+
+ private:
+  std::optional<Device> device_;
+  std::vector<std::string> platforms_;
+  ClientOptions options_;
+};
 Device host();
 
 // ---------------------------------------------------------------- Buffer

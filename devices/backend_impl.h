@@ -1,7 +1,9 @@
 #pragma once
 // What a backend implements. Callers use backend.h; only backends (cpu/,
 // cuda/) and the devices layer's own glue include this file. A backend is
-// registered once, in client.cpp's table; core code never asks which backend
+// registered once, by one line in its folder's CMakeLists.txt
+// (sluice_register_backend, which writes the table registered_backends()
+// returns); core code never asks which backend
 // it has, only what it can do (capabilities, declines, host_memory).
 //
 // A backend in outline (devices/cpu/ and devices/cuda/ are the two there are):
@@ -17,6 +19,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,5 +123,19 @@ class Backend {
   // declines()).
   virtual std::unique_ptr<ExecutableImpl> compile(const Function& f, Device device) = 0;
 };
+
+// ---------------------------------------------------------------- registration
+// A backend built into sluice: its platform's name, how to make it (null:
+// not available on this machine), and how many devices this machine has
+// without making it (making a client reserves memory).
+struct BackendRegistration {
+  const char* platform;
+  std::unique_ptr<Backend> (*make)(const ClientOptions&);
+  int (*devices)();
+};
+
+// Every backend built, in the order of their folders' names (generated:
+// devices/backends.cpp.in).
+std::span<const BackendRegistration> registered_backends();
 
 }  // namespace sluice

@@ -1,38 +1,21 @@
-// The client registry: one Client per platform, made on first use. Backends
-// are registered here and nowhere else.
+// The client registry: one Client per platform, made on first use, by the
+// backend registered for it (registered_backends(), generated from the
+// backends' folders).
 
 #include <algorithm>
 
 #include <fmt/ranges.h>
 #include <map>
 #include <mutex>
+#include <set>
 #include <utility>
 
+#include <sluice/base/log.h>
 #include <sluice/devices/backend_impl.h>
-#include <sluice/devices/cpu/cpu_backend.h>
-#ifdef SLUICE_WITH_CUDA
-#include <sluice/devices/cuda/cuda_backend.h>
-#endif
 #include <sluice/ops/error_format.h>
 
 namespace sluice {
 namespace {
-
-struct Registration {
-  const char* platform;
-  std::unique_ptr<Backend> (*make)(const ClientOptions&);  // null result: not available here
-  int (*devices)();  // how many this machine has, without making the client
-};
-
-int one_device() { return 1; }
-
-// The one registration table: a backend built into sluice is one line here.
-constexpr Registration kBackends[] = {
-    {"host", &cpu::make_cpu_backend, &one_device},
-#ifdef SLUICE_WITH_CUDA
-    {"cuda", &cuda::make_cuda_backend, &cuda::cuda_device_count},
-#endif
-};
 
 struct Registry {
   std::mutex mutex;
@@ -44,8 +27,8 @@ Registry& registry() {
   return r;
 }
 
-const Registration* find_registration(std::string_view platform) {
-  for (const auto& r : kBackends)
+const BackendRegistration* find_registration(std::string_view platform) {
+  for (const auto& r : registered_backends())
     if (platform == r.platform) return &r;
   return nullptr;
 }
@@ -109,7 +92,7 @@ Client& find_or_make_client(std::string_view platform, const ClientOptions& opti
                         "with its options before anything uses the platform (host(), a compile)");
     return *it->second;
   }
-  const Registration* r = find_registration(platform);
+  const BackendRegistration* r = find_registration(platform);
   if (!r)
     throw DeviceError(error_message("client", "platform", fmt::format("one of {}", fmt::join(known_platforms(), ", ")),
                                     fmt::format("unknown platform '{}'", platform)));
@@ -134,7 +117,7 @@ Client& client(std::string_view platform, const ClientOptions& options) {
 
 std::vector<std::string> known_platforms() {
   std::vector<std::string> out;
-  for (const auto& r : kBackends) out.emplace_back(r.platform);
+  for (const auto& r : registered_backends()) out.emplace_back(r.platform);
   return out;
 }
 
@@ -142,7 +125,7 @@ std::vector<std::string> platforms() {
   std::vector<std::string> out;
   // Asked without making clients: making one reserves its memory, with
   // options the application may still mean to choose.
-  for (const auto& r : kBackends)
+  for (const auto& r : registered_backends())
     if (r.devices() > 0) out.emplace_back(r.platform);
   return out;
 }
@@ -164,19 +147,61 @@ void use_plans(const std::map<std::string, std::string>& plans) {
   for (const auto& [platform, text] : plans) client(platform).use_plans(text);
 }
 
-Device default_device(std::initializer_list<std::string_view> preference) {
+namespace {
+
+template <typename Platforms>
+Device first_available(const Platforms& preference, const ClientOptions& options) {
   for (std::string_view p : preference) {
     // A platform this build has no backend for is simply not available here.
-    if (!find_registration(p)) continue;
+    const BackendRegistration* r = find_registration(p);
+    if (!r || r->devices() == 0) continue;
     try {
-      return client(p).default_device();
+      return find_or_make_client(p, options, /*asked=*/false).default_device();
     } catch (const DeviceError&) {
       continue;
     }
   }
   std::string wanted;
   for (std::string_view p : preference) wanted += (wanted.empty() ? "" : ", ") + std::string(p);
-  throw DeviceError("default_device: none of the platforms [" + wanted + "] is available");
+  throw DeviceError(error_message("default_device", "", fmt::format("one of the platforms [{}] available", wanted),
+                                  fmt::format("none (available here: {})", fmt::join(platforms(), ", "))));
+}
+
+}  // namespace
+
+Device default_device(std::initializer_list<std::string_view> preference) {
+  return first_available(preference, ClientOptions{});
+}
+
+Device default_device(const std::vector<std::string>& preference, const ClientOptions& options) {
+  return first_available(preference, options);
+}
+
+DevicePreference DevicePreference::accelerator_or_host(const ClientOptions& options) {
+  std::vector<std::string> order;
+  for (const auto& r : registered_backends())
+    if (std::string_view(r.platform) != "host") order.emplace_back(r.platform);
+  order.emplace_back("host");
+  return {std::move(order), options};
+}
+
+Device DevicePreference::resolve() const {
+  if (device_) return *device_;
+  Device d = default_device(platforms_, options_);
+  // Said once per process and preference: a stage on the host where a GPU
+  // was first asked for is slower, not wrong.
+  if (!platforms_.empty() && d.platform() != platforms_.front()) {
+    static std::mutex mutex;
+    static std::set<std::string> said;
+    std::lock_guard lock(mutex);
+    if (said.insert(str()).second)
+      logger().info("device {}: no {} device here, running on {}", str(), platforms_.front(), d.str());
+  }
+  return d;
+}
+
+std::string DevicePreference::str() const {
+  return device_ ? device_->str() : fmt::format("{}", fmt::join(platforms_, ", else "));
 }
 
 Device host() {

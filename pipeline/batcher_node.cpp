@@ -58,9 +58,10 @@ class BatcherNode : public PipelineNode {
       dims.insert(dims.end(), s.shape.dims().begin(), s.shape.dims().end());
       batch_input_.push_back({s.dtype, Shape(std::move(dims))});
     }
-    Function f = tracer(step_parameters(batch_input_, {}, who()));
-    step_.emplace(f, batch_input_, Tensors{}, options_.device, who());
-    const std::vector<Spec>& out = step_->output_spec();
+    // Traced now for its specs; compiled when the run starts, on the device
+    // of the process that runs it.
+    function_ = tracer(step_parameters(batch_input_, {}, who()));
+    const std::vector<Spec> out = Step::outputs_of(function_, batch_input_, {}, who());
     for (size_t k = 0; k < out.size(); ++k) {
       if (out[k].shape.rank() == 0 || out[k].shape.dim(0) != b.size)
         throw PipelineError(error_message(who(), fmt::format("output {}", k),
@@ -79,6 +80,7 @@ class BatcherNode : public PipelineNode {
     if (inputs != options_.input)
       throw PipelineError(who() + ": expects " + specs_str(options_.input) + ", its inputs produce " +
                           specs_str(inputs));
+    step_.emplace(function_, batch_input_, Tensors{}, options_.device.resolve(), who());
   }
   bool needs_order() const override { return true; }
   bool reorders() const override { return !options_.ordered; }
@@ -294,7 +296,8 @@ class BatcherNode : public PipelineNode {
 
   StageOptions options_;
   std::vector<Spec> batch_input_, row_output_;
-  std::optional<Step> step_;
+  Function function_;          // traced for batches of batch_input_
+  std::optional<Step> step_;   // compiled when the run starts (resolve)
 
   NodeContext* ctx_ = nullptr;
   flow::graph* graph_ = nullptr;

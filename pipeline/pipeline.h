@@ -153,7 +153,9 @@ struct StageOptions {
   // connect order, resolved when the pipeline starts.
   std::vector<Spec> input{};
   Tensors acc{};            // the accumulator's initial value (copied to the device)
-  Device device = host();
+  // Where it runs: a device, or platforms in order of preference resolved
+  // by the process that runs the stage when the run starts.
+  DevicePreference device{"host"};
   int concurrency = 1;    // copies at once; stateless stages only
   bool ordered = true;    // off: what follows takes this stage's outputs as they come
   BatchOptions batch{};   // size > 0: a batched stage (above)

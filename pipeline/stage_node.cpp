@@ -30,26 +30,28 @@ class StageNode : public PipelineNode {
       throw PipelineError(error_message(who(), "concurrency",
                                         "1 (a stage with an accumulator runs one message at a time)",
                                         options_.concurrency));
-    // Known inputs: trace and compile now, so that connect can check specs.
-    if (!options_.input.empty()) compile(options_.input);
+    // Known inputs: trace now, so that connect can check specs; it compiles
+    // when the run starts, on the device of the process that runs it.
+    if (!options_.input.empty()) trace(options_.input);
   }
 
   const char* kind() const override { return "stage"; }
   std::optional<std::vector<Spec>> input_spec() const override {
-    if (step_) return step_->input_spec();
+    if (traced_) return traced_->inputs;
     return std::nullopt;
   }
   std::optional<std::vector<Spec>> output_spec() const override {
-    if (step_) return step_->output_spec();
+    if (traced_) return traced_->outputs;
     return std::nullopt;
   }
   void resolve(const std::vector<Spec>& inputs) override {
-    if (!step_) {
-      compile(inputs);
-    } else if (inputs != step_->input_spec()) {
-      throw PipelineError(who() + ": expects " + specs_str(step_->input_spec()) + ", its inputs produce " +
+    if (!traced_) {
+      trace(inputs);
+    } else if (inputs != traced_->inputs) {
+      throw PipelineError(who() + ": expects " + specs_str(traced_->inputs) + ", its inputs produce " +
                           specs_str(inputs));
     }
+    step_.emplace(traced_->function, traced_->inputs, options_.acc, options_.device.resolve(), who());
     acc_ = step_->initial_acc(options_.acc);
   }
   bool needs_order() const override { return stateful(); }
@@ -63,7 +65,7 @@ class StageNode : public PipelineNode {
   // behind this one, its accumulator still on the device.
   NodePorts join(NodeContext& ctx) override {
     size_t concurrency = stateful() ? 1 : static_cast<size_t>(options_.concurrency);
-    if (options_.device.host_memory()) {
+    if (step_->device().host_memory()) {
       auto* body = ctx.own(std::make_shared<flow::function_node<Envelope, Envelope>>(
           ctx.graph(), concurrency, [this, &ctx](const Envelope& in) -> Envelope {
             Visit v(counters(), in);
@@ -221,9 +223,10 @@ class StageNode : public PipelineNode {
     for (const Tensor& x : t) s.push_back(x.spec());
     return s;
   }
-  void compile(const std::vector<Spec>& inputs) {
+  void trace(const std::vector<Spec>& inputs) {
     Function f = tracer_(step_parameters(inputs, options_.acc, who()));
-    step_.emplace(f, inputs, options_.acc, options_.device, who());
+    std::vector<Spec> outputs = Step::outputs_of(f, inputs, options_.acc, who());
+    traced_.emplace(Traced{std::move(f), inputs, std::move(outputs)});
   }
 
   // The step for message `seq`; a stateful stage passes its accumulator,
@@ -243,7 +246,13 @@ class StageNode : public PipelineNode {
 
   std::function<Function(const std::vector<Spec>&)> tracer_;
   StageOptions options_;
-  std::optional<Step> step_;
+  // The function traced for its inputs, once they are known.
+  struct Traced {
+    Function function;
+    std::vector<Spec> inputs, outputs;
+  };
+  std::optional<Traced> traced_;
+  std::optional<Step> step_;  // compiled when the run starts (resolve)
   Tensors acc_;                             // touched only by the serial node of the stage
   std::mutex version_mutex_;                // guards the two below
   std::shared_ptr<const Version> version_;  // newest; null: `step_` alone

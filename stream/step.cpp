@@ -23,25 +23,31 @@ std::vector<Spec> step_parameters(const std::vector<Spec>& input_spec, const Ten
 
 Step::Step(const Function& f, std::vector<Spec> input_spec, const Tensors& acc_init, Device device, std::string who)
     : input_spec_(std::move(input_spec)), acc_count_(acc_init.size()), device_(device), who_(std::move(who)) {
-  std::vector<Spec> params = step_parameters(input_spec_, acc_init, who_);
+  output_spec_ = outputs_of(f, input_spec_, acc_init, who_);
+  exe_ = compile(f, device_);
+}
+
+std::vector<Spec> Step::outputs_of(const Function& f, const std::vector<Spec>& input_spec, const Tensors& acc_init,
+                                   const std::string& who) {
+  std::vector<Spec> params = step_parameters(input_spec, acc_init, who);
   if (f.inputs() != params)
-    throw StreamError(error_message(who_, "", "a function of the chunk and accumulator " + specs_str(params),
+    throw StreamError(error_message(who, "", "a function of the chunk and accumulator " + specs_str(params),
                                     "one of " + specs_str(f.inputs())));
   std::vector<Spec> results = f.output_specs();
-  if (results.size() < acc_count_)
+  const size_t acc_count = acc_init.size();
+  if (results.size() < acc_count)
     throw StreamError(error_message(
-        who_, "",
-        fmt::format("the function to return its outputs and then {} accumulator tensors", acc_count_),
+        who, "", fmt::format("the function to return its outputs and then {} accumulator tensors", acc_count),
         fmt::format("{} results", results.size())));
-  for (size_t i = 0; i < acc_count_; ++i) {
-    const Spec& returned = results[results.size() - acc_count_ + i];
+  for (size_t i = 0; i < acc_count; ++i) {
+    const Spec& returned = results[results.size() - acc_count + i];
     if (returned != acc_init[i].spec())
       throw StreamError(error_message(
-          who_, fmt::format("accumulator {}", i),
+          who, fmt::format("accumulator {}", i),
           fmt::format("the function to return {} as the new accumulator", acc_init[i].spec()), returned));
   }
-  output_spec_.assign(results.begin(), results.end() - static_cast<std::ptrdiff_t>(acc_count_));
-  exe_ = compile(f, device_);
+  results.resize(results.size() - acc_count);
+  return results;
 }
 
 Tensors Step::place(const Tensors& chunk) const {

@@ -22,6 +22,11 @@ class Step {
   // new accumulator last, with acc_init's specs. `who` names the owner in
   // errors ("stream", "stage 'spectrum'").
   Step(const Function& f, std::vector<Spec> input_spec, const Tensors& acc_init, Device device, std::string who);
+  // The checks of the constructor without the compile: f's outputs before
+  // the new accumulator, what a Step of it would give. StreamError as the
+  // constructor. For an owner that knows its function before its device.
+  static std::vector<Spec> outputs_of(const Function& f, const std::vector<Spec>& input_spec,
+                                      const Tensors& acc_init, const std::string& who);
 
   // ShapeError/TypeError when the chunk does not match input_spec; otherwise
   // the chunk on this step's device (copied only when it is elsewhere).

@@ -49,7 +49,7 @@
 
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/placement.h>
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 #include "tools/commands.h"
 #include "tools/processes.h"
 #include "tools/stop_signals.h"
@@ -79,7 +79,9 @@ sm::Config config_of(const DemoOptions& o) {
   c.seconds = o.seconds;
   c.seed = o.seed;
   c.chunks = o.chunks;
-  c.device = sm::device_or_host(o.device);
+  // Resolved by the process that runs the stages: the others make no client.
+  c.device = o.device == "host" ? DevicePreference{"host"}
+                                 : DevicePreference({o.device, "host"}, {.preallocate = false});
   c.metrics_port = o.metrics_port;
   c.run_log = o.run_log;
   return c;
@@ -296,9 +298,6 @@ Command add_demo_command(CLI::App& app) {
             if (auto part = own_part(*o)) return run_role(*o, part->first, part->second);
             start_run_log(*o);
             sm::Config c = config_of(*o);
-            if (c.device.platform() != o->device)
-              std::cerr << "sluice demo: no " << o->device << " device here, the stages run on " << c.device.str()
-                        << "\n";
             if (o->in_process) return finish(sm::run_in_process(c, std::cout, progress_here()), c);
             return run_processes(*o, self_path());
           }};

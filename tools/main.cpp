@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <sluice/devices/backend.h>
-#include <sluice/base/log.h>
+#include <sluice/base/log_settings.h>
 #include <sluice/base/error.h>
 #include "sluice_revision.h"
 #include "tools/commands.h"

@@ -8,5 +8,7 @@
 namespace sluice::cpu {
 
 std::unique_ptr<Backend> make_cpu_backend(const ClientOptions& options);
+// The host is one device, whatever its cores (they are the device's threads).
+inline int host_device_count() { return 1; }
 
 }  // namespace sluice::cpu

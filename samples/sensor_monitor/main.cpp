@@ -12,7 +12,7 @@
 #include <iostream>
 
 #include <sluice/devices/backend.h>
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 int main(int argc, char** argv) {
   // Asked for first, as sluice's own programs do: the process-wide settings
@@ -21,7 +21,6 @@ int main(int argc, char** argv) {
   namespace sm = sluice::sensor_monitor;
   sm::Config config;
   if (argc > 1) config.seconds = std::atof(argv[1]);
-  config.device = sm::device_or_host("cuda");
 
   auto progress = isatty(STDOUT_FILENO) ? sm::Progress::Line : sm::Progress::Log;
   sm::Summary summary = sm::run_in_process(config, std::cout, progress);

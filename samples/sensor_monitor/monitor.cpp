@@ -9,7 +9,7 @@
 #include <fmt/core.h>
 
 #include <sluice/pipeline/metrics.h>
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 namespace sluice::sensor_monitor {
 namespace {

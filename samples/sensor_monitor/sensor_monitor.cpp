@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 namespace sluice::sensor_monitor {
 
@@ -11,12 +11,6 @@ int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-Device device_or_host(std::string_view platform) {
-  for (const std::string& p : platforms())
-    if (p == platform) return p == "host" ? host() : client(p, {.preallocate = false}).default_device();
-  return host();
 }
 
 NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c, const std::string& process) {

@@ -47,7 +47,10 @@ struct Config {
   int64_t chunks = 0;              // or, when above 0, how many chunks it produces
   uint64_t seed = 1;               // the signal (and its faults) for a seed is always the same
   float learning_rate = 0.05f;     // of the detector's Adam steps
-  Device device = host();          // where the two compiled stages run
+  // Where the two compiled stages run, resolved by the process that runs
+  // them: a GPU where there is one, else the host. A GPU's client takes
+  // memory as it needs it (preallocate off): the demo's processes share it.
+  DevicePreference device = DevicePreference::accelerator_or_host({.preallocate = false});
   int metrics_port = 0;            // serves the pipeline's metrics on this port (0: off)
   std::string run_log;             // the pipeline's run log (PipelineOptions::run_log); empty: none
 };
@@ -59,10 +62,6 @@ std::vector<Spec> signal_spec(const Config& c);
 std::vector<Spec> feature_spec(const Config& c);
 // detector -> monitor: {fault scores f32[W] (probabilities), labels, born}
 std::vector<Spec> score_spec(const Config& c);
-// The default device of `platform` ("cuda", "host") when this machine has
-// it, else the host. A GPU's client takes memory as it needs it
-// (preallocate off): the demo's processes share the GPU.
-Device device_or_host(std::string_view platform);
 // Nanoseconds of the steady clock, the clock `born` is read from: on Linux
 // it is one clock for every process of the machine.
 int64_t now_ns();

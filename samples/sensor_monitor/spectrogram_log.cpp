@@ -4,7 +4,7 @@
 #include <chrono>
 #include <vector>
 
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 namespace sluice::sensor_monitor {
 namespace {

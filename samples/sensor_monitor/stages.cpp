@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 namespace sluice::sensor_monitor {
 namespace {

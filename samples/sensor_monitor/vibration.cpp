@@ -10,7 +10,7 @@
 #include <numbers>
 #include <optional>
 
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 namespace sluice::sensor_monitor {
 namespace {

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "samples/sensor_monitor/sensor_monitor.h"
+#include <sensor_monitor/sensor_monitor.h>
 
 namespace sluice::sensor_monitor {
 namespace {

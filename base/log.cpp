@@ -23,10 +23,9 @@ spdlog::level::level_enum level_named(const std::string& name, const std::string
   const spdlog::level::level_enum level = spdlog::level::from_str(lower);
   // from_str answers "off" for a name it does not know.
   if (level == spdlog::level::off && lower != "off")
-    throw ConfigError("SLUICE_LOG=" + text +
-                      ": expected a level (trace, debug, info, warn, error, critical, off) or "
-                      "sluice=LEVEL, found '" +
-                      name + "'");
+    throw ConfigError(error_message(
+        "SLUICE_LOG=" + text, "", "a level (trace, debug, info, warn, error, critical, off) or sluice=LEVEL",
+        "'" + name + "'"));
   return level;
 }
 

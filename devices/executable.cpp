@@ -22,17 +22,23 @@ Executable::Executable(std::shared_ptr<ExecutableImpl> impl)
     : state_(std::make_shared<State>(State{impl, impl->function().output_specs()})) {}
 
 const std::vector<Spec>& Executable::inputs() const {
-  if (!state_) throw DeviceError("executable: empty (default-constructed); use sluice::compile");
+  if (!state_)
+    throw DeviceError(
+        error_message("executable", "empty (default-constructed); use sluice::compile", "", ""));
   return state_->impl->function().inputs();
 }
 
 const std::vector<Spec>& Executable::outputs() const {
-  if (!state_) throw DeviceError("executable: empty (default-constructed); use sluice::compile");
+  if (!state_)
+    throw DeviceError(
+        error_message("executable", "empty (default-constructed); use sluice::compile", "", ""));
   return state_->outputs;
 }
 
 Device Executable::device() const {
-  if (!state_) throw DeviceError("executable: empty (default-constructed); use sluice::compile");
+  if (!state_)
+    throw DeviceError(
+        error_message("executable", "empty (default-constructed); use sluice::compile", "", ""));
   return state_->impl->device();
 }
 
@@ -205,14 +211,14 @@ void check_capabilities(const Function& f, Device device) {
   if (lacking.empty()) return;
   std::string all;
   for (const std::string& why : lacking) all += (all.empty() ? "" : "; ") + why;
-  throw DeviceError("compile: " + all);
+  throw DeviceError(error_message("compile", all, "", ""));
 }
 
 }  // namespace
 
 Executable compile(const Function& f, Device device) {
   if (f.outputs().empty())
-    throw ValueError("compile: expected a function with at least one output, found none");
+    throw ValueError(error_message("compile", "", "a function with at least one output", "none"));
   CacheKey key = key_of(f, device);
   CompileCache& c = cache();
   {

@@ -180,8 +180,8 @@ class Lowering {
     }
     auto it = placed_.find(r);
     if (it == placed_.end())
-      throw InternalError("lowering " + std::string(op_name(n->op)) +
-                          ": its value is read before any step computes it");
+      throw InternalError(error_message("lowering " + std::string(op_name(n->op)),
+                                        "its value is read before any step computes it", "", ""));
     return it->second;
   }
 

@@ -257,9 +257,9 @@ ShapeCopies shape_copies(const Node& node) {
     default: break;
   }
   throw InternalError(
-      "shape_copies: expected a shape op (reshape, broadcast, transpose, pad, reverse, slice, put_slice, "
-      "concatenate), found " +
-      std::string(op_name(node.op)));
+      error_message("shape_copies", "",
+                    "a shape op (reshape, broadcast, transpose, pad, reverse, slice, put_slice, concatenate)",
+                    op_name(node.op)));
 }
 
 }  // namespace sluice

@@ -22,25 +22,26 @@ void tensor_value_count_error(const Spec& spec, size_t found) {
 }  // namespace detail
 
 void Tensor::check_live(const char* what) const {
-  if (!buffer_) throw DeviceError(std::string(what) + ": the tensor is empty (default-constructed or moved from)");
+  if (!buffer_)
+    throw DeviceError(error_message(what, "the tensor is empty (default-constructed or moved from)", "", ""));
   switch (buffer_->state.load(std::memory_order_acquire)) {
     case Buffer::State::Live: return;
     case Buffer::State::Donated:
-      throw DeviceError(std::string(what) + ": the " + spec_.str() +
-                        " tensor was donated to a run and is no longer valid");
+      throw DeviceError(error_message(
+          what, fmt::format("the {} tensor was donated to a run and is no longer valid", spec_), "", ""));
     case Buffer::State::Deallocated:
-      throw DeviceError(std::string(what) + ": the " + spec_.str() + " tensor was deallocated");
+      throw DeviceError(error_message(what, fmt::format("the {} tensor was deallocated", spec_), "", ""));
   }
 }
 
 void Tensor::check_access(DType t, const char* what, bool any_device) const {
   check_live(what);
   if (t != spec_.dtype && !(spec_.dtype == DType::Pred && t == DType::U8))
-    throw TypeError(std::string(what) + ": expected element type " + std::string(dtype_name(spec_.dtype)) +
-                    " of " + spec_.str() + ", found a request for " + std::string(dtype_name(t)));
+    throw TypeError(error_message(what, "", fmt::format("element type {} of {}", spec_.dtype, spec_),
+                                  fmt::format("a request for {}", t)));
   if (!any_device && !device().host_memory())
-    throw DeviceError(std::string(what) + ": expected a host tensor, found one on " + device().str() +
-                      " (use to_vector or to_host)");
+    throw DeviceError(error_message(what, "", "a host tensor",
+                                    fmt::format("one on {} (use to_vector or to_host)", device().str())));
 }
 
 Device Tensor::device() const {
@@ -58,8 +59,9 @@ void Tensor::wait() const {
 const void* Tensor::host_data() const {
   check_live("host_data");
   if (!buffer_->device.host_memory())
-    throw DeviceError("host_data: expected a tensor in host memory, found one on " + buffer_->device.str() +
-                      " (use to_vector or to_host)");
+    throw DeviceError(
+        error_message("host_data", "", "a tensor in host memory",
+                      fmt::format("one on {} (use to_vector or to_host)", buffer_->device.str())));
   buffer_->wait();
   return buffer_->data;
 }
@@ -125,7 +127,8 @@ Tensor tensor_from_bytes(const Spec& spec, const void* bytes, Device device) {
 }
 
 Tensor wrap_host(const Spec& spec, void* data, std::shared_ptr<void> owner) {
-  if (!data && spec.bytes() > 0) throw DeviceError("wrap_host: expected a pointer to " + spec.str() + ", found null");
+  if (!data && spec.bytes() > 0)
+    throw DeviceError(error_message("wrap_host", "", fmt::format("a pointer to {}", spec), "null"));
   auto buffer = std::make_shared<Buffer>();
   buffer->device = host();
   buffer->data = data;
@@ -157,7 +160,7 @@ Tensor filled(const Spec& spec, Device device, Value value) {
 Tensor zeros(const Spec& spec, Device device) { return filled(spec, device, [](int64_t) { return 0.0; }); }
 Tensor ones(const Spec& spec, Device device) { return filled(spec, device, [](int64_t) { return 1.0; }); }
 Tensor iota(const Spec& spec, Device device) {
-  if (spec.dtype == DType::Pred) throw TypeError("iota: expected a numeric dtype, found pred");
+  if (spec.dtype == DType::Pred) throw TypeError(error_message("iota", "", "a numeric dtype", spec.dtype));
   return filled(spec, device, [](int64_t i) { return static_cast<double>(i); });
 }
 

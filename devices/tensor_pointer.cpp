@@ -43,7 +43,9 @@ TensorPointer Tensor::to_pointer(const PointerOptions& options) const {
                                     fmt::format("a {} tensor in private memory", spec_)));
   const Tensor shared = to_shared();
   const std::optional<SharedHandle> handle = find_shared(shared.buffer()->data, bytes);
-  if (!handle) throw InternalError("to_pointer: a tensor to_shared made is not in shared memory");
+  if (!handle)
+    throw InternalError(
+        error_message("to_pointer", "a tensor to_shared made is not in shared memory", "", ""));
   return {PointerMode::Ipc, host(), nullptr, handle->str(), bytes, shared.buffer()->memory};
 }
 

@@ -107,7 +107,7 @@ void check_tcp_port(const std::string& address) {
   if (port == "*") return;
   bool digits = !port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), ::isdigit);
   if (!digits || std::stoi(port) < 1 || std::stoi(port) > 65535)
-    throw WireError("channel " + address + ": port: expected 1 to 65535 or *, found '" + port + "'");
+    throw WireError(error_message("channel " + address, "port", "1 to 65535 or *", "'" + port + "'"));
 }
 
 void validate(const ChannelOptions& o, Pattern pattern, const std::string& where) {
@@ -145,7 +145,7 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
   Impl& c = *impl_;
   c.pattern = pattern;
   c.options = std::move(options);
-  if (endpoint.empty()) throw WireError("channel: expected an endpoint, found an empty string");
+  if (endpoint.empty()) throw WireError(error_message("channel", "", "an endpoint", "an empty string"));
   bool bind = receives(pattern);
   std::string address = endpoint;
   if (address[0] == '@' || address[0] == '>') {
@@ -207,8 +207,9 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
       c.socket.set(zmq::sockopt::routing_id, zmq::buffer(channel_detail::routing_id_of(channel_detail::new_session())));
     if (bind) {
       if (address.rfind("ipc://", 0) == 0 && ipc_path_in_use(address.substr(6)))
-        throw WireError("channel " + address + ": bind: expected a free ipc path, found one a live process is "
-                        "listening on (ZeroMQ would take it over silently)");
+        throw WireError(
+            error_message("channel " + address, "bind", "a free ipc path",
+                          "one a live process is listening on (ZeroMQ would take it over silently)"));
       c.socket.bind(address);
       // Name the address bound in messages (the port of tcp://host:*).
       c.endpoint = c.socket.get(zmq::sockopt::last_endpoint);
@@ -217,7 +218,8 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
       c.socket.connect(address);
     }
   } catch (const zmq::error_t& e) {
-    throw WireError("channel " + endpoint + ": " + (bind ? "bind" : "connect") + " failed: " + e.what());
+    throw WireError(error_message("channel " + endpoint,
+                                  fmt::format("{} failed: {}", bind ? "bind" : "connect", e.what()), "", ""));
   }
   c.bound = c.socket.get(zmq::sockopt::last_endpoint);
   c.where = "channel " + c.endpoint;
@@ -253,7 +255,8 @@ void Channel::send(const wire::Message& message) { send(message, std::chrono::mi
 bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
   if (receives(c.pattern) && c.pattern != Pattern::Pair)
-    throw WireError(c.where + ": send: a " + std::string(pattern_name(c.pattern)) + " channel only receives");
+    throw WireError(error_message(
+        c.where, fmt::format("send: a {} channel only receives", pattern_name(c.pattern)), "", ""));
   if (c.sender) return c.sender->send(message, timeout);
   std::vector<wire::Frame> frames =
       wire::encode(message, {.crc = c.options.crc, .pack_below = c.options.pack_below});
@@ -273,7 +276,8 @@ bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeo
     }
     channel_detail::write_frames(c.socket, frames, nullptr, false);
   } catch (const zmq::error_t& e) {
-    throw WireError(fmt::format("{}: send of seq {} failed: {}", c.where, message.header.seq, e.what()));
+    throw WireError(error_message(
+        c.where, fmt::format("send of seq {} failed: {}", message.header.seq, e.what()), "", ""));
   }
   return true;
 }
@@ -334,7 +338,8 @@ void Channel::flush(std::chrono::milliseconds timeout) {
 std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
   Impl& c = *impl_;
   if (!receives(c.pattern))
-    throw WireError(c.where + ": recv: a " + std::string(pattern_name(c.pattern)) + " channel only sends");
+    throw WireError(error_message(
+        c.where, fmt::format("recv: a {} channel only sends", pattern_name(c.pattern)), "", ""));
   if (c.receiver) return c.receiver->recv(timeout);
   std::optional<Clock::time_point> deadline;  // read from the clock only when waiting
   // Every valid tensor costs a header frame of at least 64 bytes, so the
@@ -356,7 +361,7 @@ std::optional<wire::Message> Channel::recv(std::chrono::milliseconds timeout) {
       }
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;  // a signal: try again
-      throw WireError(c.where + ": receive failed: " + e.what());
+      throw WireError(error_message(c.where, fmt::format("receive failed: {}", e.what()), "", ""));
     }
     try {
       static const wire::MapShared plain = channel_detail::refuse_shared(
@@ -394,9 +399,10 @@ namespace {
 // Commits need a receiver that keeps acknowledgement for them.
 void check_commits(const Channel::Impl& c) {
   if (c.options.acknowledge != Acknowledge::Checkpoint)
-    throw WireError(c.where + ": commit: expected a receiver with acknowledge = Checkpoint, found " +
-                    (c.options.acknowledge == Acknowledge::Manual ? "Manual" : "OnNextRecv") +
-                    " (its acks acknowledge already)");
+    throw WireError(
+        error_message(c.where, "commit", "a receiver with acknowledge = Checkpoint",
+                      fmt::format("{} (its acks acknowledge already)",
+                                  c.options.acknowledge == Acknowledge::Manual ? "Manual" : "OnNextRecv")));
 }
 
 }  // namespace
@@ -404,7 +410,8 @@ void check_commits(const Channel::Impl& c) {
 void Channel::set_acknowledge(Acknowledge acknowledge) {
   if (!impl_->receiver) return;
   if (impl_->receiver->met_any())
-    throw WireError(impl_->where + ": set_acknowledge: expected it before the first recv, found senders met");
+    throw WireError(
+        error_message(impl_->where, "set_acknowledge", "it before the first recv", "senders met"));
   impl_->options.acknowledge = acknowledge;  // the receiver reads its options by reference
 }
 
@@ -425,9 +432,8 @@ std::function<void(uint64_t, uint64_t)> Channel::committer() {
 
 void Channel::resume_stream(uint64_t stream_id, uint64_t next_seq) {
   if (!impl_->receiver)
-    throw WireError(impl_->where +
-                    ": resume_stream: expected a reliable receiving channel (push/pull), found a " +
-                    (impl_->sender ? "sending" : "plain") + " one");
+    throw WireError(error_message(impl_->where, "resume_stream", "a reliable receiving channel (push/pull)",
+                                  fmt::format("a {} one", impl_->sender ? "sending" : "plain")));
   impl_->receiver->resume_stream(stream_id, next_seq);
 }
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <sluice/base/error_format.h>
 #include <sluice/base/log.h>
-#include <sluice/base/error.h>
 
 namespace sluice::curve {
 namespace {
@@ -20,23 +20,26 @@ constexpr size_t kZ85KeyChars = 40;
 std::string value_of(const std::string& line, const std::string& path) {
   size_t open = line.find('"'), close = line.rfind('"');
   if (open == std::string::npos || close == open)
-    throw WireError("certificate " + path + ": expected name = \"value\", found '" + line + "'");
+    throw WireError(error_message("certificate " + path, "", "name = \"value\"", "'" + line + "'"));
   return line.substr(open + 1, close - open - 1);
 }
 
 void check_key(const std::string& key, const std::string& what, const std::string& path) {
   uint8_t binary[32];
   if (key.size() != kZ85KeyChars || !zmq_z85_decode(binary, key.c_str()))
-    throw WireError("certificate " + path + ": " + what + ": expected 40 characters of Z85, found '" + key + "'");
+    throw WireError(error_message("certificate " + path, what, "40 characters of Z85", "'" + key + "'"));
 }
 
 void write_file(const std::string& path, const std::string& text, mode_t mode) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
   out.close();
-  if (!out) throw WireError("certificate " + path + ": cannot write it: " + std::strerror(errno));
+  if (!out)
+    throw WireError(error_message("certificate " + path,
+                                  fmt::format("cannot write it: {}", std::strerror(errno)), "", ""));
   if (::chmod(path.c_str(), mode) != 0)
-    throw WireError("certificate " + path + ": cannot set its mode: " + std::strerror(errno));
+    throw WireError(error_message("certificate " + path,
+                                  fmt::format("cannot set its mode: {}", std::strerror(errno)), "", ""));
 }
 
 std::string certificate_text(const KeyPair& keys, bool with_secret) {
@@ -52,10 +55,12 @@ std::string certificate_text(const KeyPair& keys, bool with_secret) {
 }  // namespace
 
 KeyPair generate() {
-  if (!zmq_has("curve")) throw WireError("curve: this libzmq was built without CurveZMQ");
+  if (!zmq_has("curve"))
+    throw WireError(error_message("curve", "this libzmq was built without CurveZMQ", "", ""));
   char public_key[41], secret_key[41];
   if (zmq_curve_keypair(public_key, secret_key) != 0)
-    throw WireError(std::string("curve: key generation failed: ") + zmq_strerror(zmq_errno()));
+    throw WireError(
+        error_message("curve", fmt::format("key generation failed: {}", zmq_strerror(zmq_errno())), "", ""));
   return {public_key, secret_key};
 }
 
@@ -68,7 +73,9 @@ void save(const std::string& base, const KeyPair& keys) {
 
 KeyPair load(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw WireError("certificate " + path + ": cannot read it: " + std::strerror(errno));
+  if (!in)
+    throw WireError(error_message("certificate " + path,
+                                  fmt::format("cannot read it: {}", std::strerror(errno)), "", ""));
   KeyPair keys;
   bool in_curve = false;
   for (std::string line; std::getline(in, line);) {
@@ -83,7 +90,7 @@ KeyPair load(const std::string& path) {
     if (name.rfind("secret-key", 0) == 0) keys.secret_key = value_of(line, path);
   }
   if (keys.public_key.empty())
-    throw WireError("certificate " + path + ": expected a curve section with a public-key, found none");
+    throw WireError(error_message("certificate " + path, "", "a curve section with a public-key", "none"));
   check_key(keys.public_key, "public-key", path);
   if (!keys.secret_key.empty()) {
     check_key(keys.secret_key, "secret-key", path);

@@ -15,9 +15,9 @@
 #include <set>
 #include <thread>
 
+#include <sluice/base/error_format.h>
 #include <sluice/base/log.h>
 #include <sluice/io/curve.h>
-#include <sluice/base/error.h>
 
 namespace sluice {
 namespace {
@@ -25,7 +25,7 @@ namespace {
 std::string binary_key(const std::string& z85, const std::string& where) {
   std::string out(32, '\0');
   if (z85.size() != 40 || !zmq_z85_decode(reinterpret_cast<uint8_t*>(out.data()), z85.c_str()))
-    throw WireError(where + ": expected a 40-character Z85 key");
+    throw WireError(error_message(where, "", "a 40-character Z85 key", ""));
   return out;
 }
 
@@ -36,7 +36,8 @@ class ZapHandler {
  public:
   explicit ZapHandler(void* context) : socket_(zmq_socket(context, ZMQ_REP)) {
     if (zmq_bind(socket_, "inproc://zeromq.zap.01") != 0)
-      throw WireError(std::string("curve: ZAP handler: bind failed: ") + zmq_strerror(zmq_errno()));
+      throw WireError(error_message(
+          "curve", fmt::format("ZAP handler: bind failed: {}", zmq_strerror(zmq_errno())), "", ""));
     thread_ = std::thread([this] { serve(); });
   }
   ~ZapHandler() {
@@ -117,7 +118,8 @@ std::string reason_of(uint16_t event, uint32_t value) {
 
 void set_option(void* socket, int option, const std::string& value, const std::string& where) {
   if (zmq_setsockopt(socket, option, value.data(), value.size()) != 0)
-    throw WireError(where + ": curve: setting a socket option failed: " + zmq_strerror(zmq_errno()));
+    throw WireError(error_message(
+        where, fmt::format("curve: setting a socket option failed: {}", zmq_strerror(zmq_errno())), "", ""));
 }
 
 }  // namespace
@@ -193,7 +195,8 @@ HandshakeWatch::HandshakeWatch(void* socket, std::string where) : where_(std::mo
   if (zmq_socket_monitor(socket, address.c_str(),
                          ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0)
-    throw WireError(where_ + ": socket monitor failed: " + zmq_strerror(zmq_errno()));
+    throw WireError(
+        error_message(where_, fmt::format("socket monitor failed: {}", zmq_strerror(zmq_errno())), "", ""));
   monitor_ = zmq_socket(Channel::zmq_context(), ZMQ_PAIR);
   const int linger = 0;
   zmq_setsockopt(monitor_, ZMQ_LINGER, &linger, sizeof linger);
@@ -201,7 +204,7 @@ HandshakeWatch::HandshakeWatch(void* socket, std::string where) : where_(std::mo
     const std::string why = zmq_strerror(zmq_errno());
     zmq_socket_monitor(socket, nullptr, 0);
     zmq_close(monitor_);
-    throw WireError(where_ + ": socket monitor failed: " + why);
+    throw WireError(error_message(where_, "socket monitor failed: " + why, "", ""));
   }
   HandshakeReader::instance().add(this);
 }
@@ -255,14 +258,17 @@ std::vector<std::string> certificates_in(const std::string& directory, const std
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(directory, ec))
     if (entry.is_regular_file()) out.push_back(entry.path().string());
-  if (ec) throw WireError(where + ": curve: allow directory " + directory + ": " + ec.message());
+  if (ec)
+    throw WireError(
+        error_message(where, fmt::format("curve: allow directory {}: {}", directory, ec.message()), "", ""));
   return out;
 }
 
 CurveServer::CurveServer(void* socket, const std::string& secret, const std::vector<std::string>& allowed,
                          const std::string& where) {
   curve::KeyPair own = curve::load(secret);
-  if (own.secret_key.empty()) throw WireError(where + ": curve: " + secret + ": expected a secret certificate");
+  if (own.secret_key.empty())
+    throw WireError(error_message(where, "curve: " + secret, "a secret certificate", ""));
   std::set<std::string> keys;
   for (const std::string& certificate : allowed)
     keys.insert(binary_key(curve::load(certificate).public_key, certificate));
@@ -282,9 +288,11 @@ CurveServer::~CurveServer() { zap_handler().forget(domain_); }
 
 void configure_curve_client(void* socket, const CurveOptions& o, const std::string& where) {
   if (o.server.empty())
-    throw WireError(where + ": curve: a sending end with a secret key needs the receiver's public certificate");
+    throw WireError(error_message(
+        where, "curve: a sending end with a secret key needs the receiver's public certificate", "", ""));
   curve::KeyPair own = curve::load(o.secret);
-  if (own.secret_key.empty()) throw WireError(where + ": curve: " + o.secret + ": expected a secret certificate");
+  if (own.secret_key.empty())
+    throw WireError(error_message(where, "curve: " + o.secret, "a secret certificate", ""));
   set_option(socket, ZMQ_CURVE_SERVERKEY, curve::load(o.server).public_key, where);
   set_option(socket, ZMQ_CURVE_PUBLICKEY, own.public_key, where);
   set_option(socket, ZMQ_CURVE_SECRETKEY, own.secret_key, where);

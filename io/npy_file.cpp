@@ -14,20 +14,20 @@ namespace sluice::npy {
 void save(const std::string& path, const Tensor& t) {
   Tensor h = t.to_host();
   std::ofstream f(path, std::ios::binary);
-  if (!f) throw WireError("npy::save: cannot open '" + path + "' for writing");
+  if (!f) throw WireError(error_message("npy::save '" + path + "'", "cannot open for writing", "", ""));
   std::string head = header(h.spec());
   f.write(head.data(), static_cast<std::streamsize>(head.size()));
   f.write(static_cast<const char*>(h.host_data()), static_cast<std::streamsize>(h.spec().bytes()));
   f.close();
-  if (!f) throw WireError("npy::save: writing '" + path + "' failed");
+  if (!f) throw WireError(error_message("npy::save '" + path + "'", "writing failed", "", ""));
 }
 
 Tensor load(const std::string& path, int64_t max_bytes) {
   std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) throw WireError("npy::load: cannot open '" + path + "'");
   std::string where = "npy::load '" + path + "'";
+  if (!f) throw WireError(error_message(where, "cannot open", "", ""));
   const int64_t size = f.tellg();
-  if (size < 0) throw WireError(where + ": cannot tell the file's size");
+  if (size < 0) throw WireError(error_message(where, "cannot tell the file's size", "", ""));
   f.seekg(0);
   // Enough for any version 1.0 header; a longer 2.0 header fails to parse.
   constexpr int64_t kHeaderLimit = 65536 + 12;
@@ -47,7 +47,7 @@ Tensor load(const std::string& path, int64_t max_bytes) {
   std::shared_ptr<char[]> data(new char[static_cast<size_t>(std::max<int64_t>(data_bytes, 1))]);
   f.seekg(static_cast<std::streamoff>(header_bytes));
   f.read(data.get(), static_cast<std::streamsize>(data_bytes));
-  if (!f) throw WireError(where + ": reading the data failed");
+  if (!f) throw WireError(error_message(where, "reading the data failed", "", ""));
   return wrap_host(spec, data.get(), data);
 }
 

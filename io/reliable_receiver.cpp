@@ -36,7 +36,7 @@ std::optional<wire::Header> header_of(const Incoming& in) {
 }  // namespace
 
 AckQueue::AckQueue() : wake_fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-  if (wake_fd < 0) throw WireError("channel: eventfd for acknowledgements failed");
+  if (wake_fd < 0) throw WireError(error_message("channel", "eventfd for acknowledgements failed", "", ""));
 }
 
 AckQueue::~AckQueue() { ::close(wake_fd); }
@@ -132,7 +132,8 @@ bool ReliableReceiver::send_refusals(Peer& p) {
       if (!write_frames(socket_, p.refusals.front(), &p.routing_id, /*dont_wait=*/true)) return false;
     } catch (const zmq::error_t& e) {
       if (e.num() != EHOSTUNREACH && e.num() != EINTR)
-        throw WireError(where_ + ": refusal to a sender failed: " + e.what());
+        throw WireError(
+            error_message(where_, fmt::format("refusal to a sender failed: {}", e.what()), "", ""));
       return false;  // not connected now: it goes when the sender is back, before anything else
     }
     p.refusals.pop_front();
@@ -203,7 +204,8 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
       logger().debug("{}: {} to a sender (stream {}) not sent: no room", where_, wire::kind_name(kind), p.stream_id);
     }
   } catch (const zmq::error_t& e) {
-    if (e.num() != EHOSTUNREACH && e.num() != EINTR) throw WireError(where_ + ": send to a sender failed: " + e.what());
+    if (e.num() != EHOSTUNREACH && e.num() != EINTR)
+      throw WireError(error_message(where_, fmt::format("send to a sender failed: {}", e.what()), "", ""));
     logger().debug("{}: {} to a sender (stream {}) not sent: {}", where_, wire::kind_name(kind), p.stream_id, e.what());
   }
 }
@@ -441,7 +443,10 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     const auto known = peers_.find(session);
     const wire::MapShared map = [&](const SharedHandle& h) -> std::shared_ptr<void> {
       if (known == peers_.end() || known->second.share != Peer::Share::Yes)
-        throw WireError("a shared-memory reference from a sender this receiver did not agree to take them from");
+        // The decoder names where (seq, tensor) around this.
+        throw WireError(error_message(
+            "", "a shared-memory reference from a sender this receiver did not agree to take them from", "",
+            ""));
       return known->second.mappings.map(h);
     };
     m = decode_incoming(in, 1, options_.max_message_bytes, max_frames, where_, map);
@@ -612,7 +617,7 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
       got = read_multipart(socket_, in, options_.max_message_bytes, max_frames);
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;
-      throw WireError(where_ + ": receive failed: " + e.what());
+      throw WireError(error_message(where_, fmt::format("receive failed: {}", e.what()), "", ""));
     }
     const Clock::time_point now = Clock::now();
     if (got) {

@@ -134,11 +134,17 @@ void ReliableSender::check_receiver(Clock::time_point now, size_t waiting) const
       unacked_.empty() ? std::string()
                        : fmt::format(" (seq {} to {})", unacked_.front().seq, unacked_.back().seq + waiting);
   if (refused)
-    throw WireError(fmt::format("{}: the receiver {} at the handshake, {} time(s): {} message(s) not delivered{}",
-                                where_, handshakes_->last_reason(), handshakes_->failed(), lost, range));
-  throw WireError(fmt::format("{}: {} for {} ms (peer_timeout {} ms): {} message(s) not delivered{}", where_,
-                              heard_ ? "the receiver went silent" : "no receiver answered",
-                              ms(now - since).count(), options_.peer_timeout.count(), lost, range));
+    throw WireError(error_message(
+        where_,
+        fmt::format("the receiver {} at the handshake, {} time(s): {} message(s) not delivered{}",
+                    handshakes_->last_reason(), handshakes_->failed(), lost, range),
+        "", ""));
+  throw WireError(
+      error_message(where_,
+                    fmt::format("{} for {} ms (peer_timeout {} ms): {} message(s) not delivered{}",
+                                heard_ ? "the receiver went silent" : "no receiver answered",
+                                ms(now - since).count(), options_.peer_timeout.count(), lost, range),
+                    "", ""));
 }
 
 bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
@@ -196,9 +202,11 @@ void ReliableSender::flush(std::chrono::milliseconds timeout) {
     const Clock::time_point now = Clock::now();
     check_receiver(now, 0);
     if (now >= deadline)
-      throw WireError(fmt::format("{}: flush: {} message(s) not acknowledged within {} ms (seq {} to {})",
-                                  where_, unacked_.size(), timeout.count(), unacked_.front().seq,
-                                  unacked_.back().seq));
+      throw WireError(error_message(
+          where_,
+          fmt::format("flush: {} message(s) not acknowledged within {} ms (seq {} to {})", unacked_.size(),
+                      timeout.count(), unacked_.front().seq, unacked_.back().seq),
+          "", ""));
     service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
   }
 }
@@ -220,7 +228,7 @@ void ReliableSender::service(std::chrono::milliseconds wait) {
       got = read_multipart(socket_, in, kControlLimit, 4);
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;
-      throw WireError(where_ + ": receive failed: " + e.what());
+      throw WireError(error_message(where_, fmt::format("receive failed: {}", e.what()), "", ""));
     }
     const Clock::time_point now = Clock::now();
     if (got) {
@@ -233,8 +241,8 @@ void ReliableSender::service(std::chrono::milliseconds wait) {
           continue;
         }
         if (!wire::is_control(m.header.kind))
-          throw WireError(where_ + ": kind " + std::string(wire::kind_name(m.header.kind)) +
-                          ": expected credit, ack, heartbeat or error (a refusal) from a receiver");
+          throw WireError(error_message(where_, fmt::format("kind {}", wire::kind_name(m.header.kind)),
+                                        "credit, ack, heartbeat or error (a refusal) from a receiver", ""));
         handle(m, now);
       } catch (const WireError& e) {
         ++rejected_;
@@ -358,7 +366,8 @@ void ReliableSender::transmit(Clock::time_point now) {
       if (!write_frames(socket_, frames_for_receiver(unacked_[sent_]), nullptr, /*dont_wait=*/true)) return;
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) return;
-      throw WireError(fmt::format("{}: send of seq {} failed: {}", where_, unacked_[sent_].seq, e.what()));
+      throw WireError(error_message(
+          where_, fmt::format("send of seq {} failed: {}", unacked_[sent_].seq, e.what()), "", ""));
     }
     sent_bytes_ += unacked_[sent_].bytes;
     if (unacked_[sent_].shared) ++shared_;
@@ -390,7 +399,8 @@ void ReliableSender::send_heartbeat(Clock::time_point now) {
     // No room (no connection yet): the next beat tries again.
     if (write_frames(socket_, wire::encode(hb), nullptr, /*dont_wait=*/true)) last_sent_ = now;
   } catch (const zmq::error_t& e) {
-    if (e.num() != EINTR) throw WireError(where_ + ": heartbeat failed: " + e.what());
+    if (e.num() != EINTR)
+      throw WireError(error_message(where_, fmt::format("heartbeat failed: {}", e.what()), "", ""));
   }
 }
 

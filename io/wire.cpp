@@ -55,7 +55,8 @@ void check_encodable(const Message& m) {
     throw WireError(error_message(at, "error message", "UTF-8 text", "invalid bytes"));
   if (h.kind == Kind::Update) {
     check_target(bytes_of(m.target), at);
-    if (m.tensors.empty()) throw WireError(at + ": update: expected at least 1 tensor, found 0");
+    if (m.tensors.empty())
+      throw WireError(error_message(at, "update", "at least 1 tensor", m.tensors.size()));
   }
 }
 
@@ -139,7 +140,9 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
     std::shared_ptr<const void> keep(t.buffer(), t.host_data());
     if (options.shared) {
       const std::optional<SharedHandle> handle = find_shared(t.host_data(), bytes);
-      if (!handle) throw InternalError("encode: a tensor to_shared made is not in shared memory");
+      if (!handle)
+        throw InternalError(
+            error_message("encode", "a tensor to_shared made is not in shared memory", "", ""));
       auto ref = std::make_shared<std::pair<std::array<uint8_t, kSharedRefBytes>, std::shared_ptr<const void>>>();
       write_shared_ref(*handle, ref->first.data());
       ref->second = std::move(keep);
@@ -179,7 +182,8 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
       try {
         memory = map ? map(*v.shared) : map_shared(*v.shared);
       } catch (const Error& e) {
-        throw WireError(fmt::format("{}: seq {}, tensor {}: {}", where, parsed.header.seq, i, e.what()));
+        throw WireError(error_message(fmt::format("{}: seq {}, tensor {}", where, parsed.header.seq, i),
+                                      e.what(), "", ""));
       }
       void* data = memory.get();
       if (reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0)

@@ -63,8 +63,7 @@ Literal recast(const Literal& l, DType to) {
 }  // namespace
 
 void require(const Expr& e, std::string_view op, std::string_view arg) {
-  if (!e)
-    throw ValueError(infer::cat(op, ": argument ", arg, ": expected a traced Expr, found an empty Expr"));
+  if (!e) throw ValueError(error_message(op, infer::cat("argument ", arg), "a traced Expr", "an empty Expr"));
 }
 
 bool is_weak(const Expr& e) { return e.node()->attrs.weak; }

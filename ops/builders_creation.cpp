@@ -21,8 +21,9 @@ Expr literal_node(Literal value, bool weak) {
 
 Expr constant(const Literal& value) {
   if (value.bytes.size() != static_cast<size_t>(value.spec.bytes())) {
-    throw ValueError(infer::cat("constant: argument value: expected ", value.spec.bytes(), " bytes (",
-                                value.spec, "), found ", value.bytes.size()));
+    throw ValueError(error_message("constant", "argument value",
+                                   infer::cat(value.spec.bytes(), " bytes (", value.spec, ")"),
+                                   infer::cat(value.bytes.size())));
   }
   return literal_node(value, false);
 }

@@ -55,8 +55,9 @@ DType dtype_from_name(std::string_view name, std::string_view where) {
   for (size_t i = 0; i < kInfo.size(); ++i) {
     if (kInfo[i].name == name) return static_cast<DType>(i);
   }
-  throw TypeError(std::string(where) + ": expected a dtype name (pred, s8..s64, u8..u64, f16, bf16, " +
-                  "f32, f64, c64, c128), found \"" + std::string(name) + "\"");
+  throw TypeError(error_message(where, "",
+                                "a dtype name (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128)",
+                                fmt::format("\"{}\"", name)));
 }
 
 DTypeKind dtype_kind(DType t) { return info(t).kind; }

@@ -21,23 +21,14 @@ void append(std::string& s, const std::vector<int64_t>& v) { s += str(v); }
 void append(std::string& s, long long v) { fmt::format_to(std::back_inserter(s), "{}", v); }
 void append(std::string& s, unsigned long long v) { fmt::format_to(std::back_inserter(s), "{}", v); }
 
-namespace {
-
-std::string message(std::string_view op, std::string_view arg, std::string_view expected,
-                    std::string_view found) {
-  return error_message(op, cat("argument ", arg), expected, found);
-}
-
-}  // namespace
-
 void shape_error(std::string_view op, std::string_view arg, std::string_view expected,
                  std::string_view found) {
-  throw ShapeError(message(op, arg, expected, found));
+  throw ShapeError(error_message(op, cat("argument ", arg), expected, found));
 }
 
 void type_error(std::string_view op, std::string_view arg, std::string_view expected,
                 std::string_view found) {
-  throw TypeError(message(op, arg, expected, found));
+  throw TypeError(error_message(op, cat("argument ", arg), expected, found));
 }
 
 Shape result_shape(std::string_view op, std::vector<int64_t> dims) {

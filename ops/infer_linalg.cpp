@@ -60,7 +60,9 @@ std::vector<Spec> linalg_results(Op op, const Spec& a, const LinAlgAttrs& attrs)
       std::vector<int64_t> dims(s.dims().begin(), s.dims().end() - 1);
       return {{to_real(a.dtype), Shape(std::move(dims))}, a};
     }
-    default: throw InternalError(cat("linalg_results: ", op_name(op), " has one result, not several"));
+    default:
+      throw InternalError(
+          error_message("linalg_results", cat(op_name(op), " has one result, not several"), "", ""));
   }
 }
 

@@ -48,7 +48,7 @@ Optimizer adam_like(std::string name, double learning_rate, const AdamOptions& o
     const size_t n = params.size();
     check_state_size(name, state, 1 + 2 * n);
     if (state[0].spec() != s64({}))
-      throw TypeError(name + ": state 0 (the step count): expected s64[], found " + state[0].spec().str());
+      throw TypeError(error_message(name, "state 0 (the step count)", "s64[]", state[0].spec()));
     check_like(name, params, Tuple(state.begin() + 1, state.begin() + 1 + static_cast<ptrdiff_t>(n)), "state m");
     check_like(name, params, Tuple(state.begin() + 1 + static_cast<ptrdiff_t>(n), state.end()), "state v");
     Expr t = state[0] + 1;

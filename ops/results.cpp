@@ -11,7 +11,8 @@ std::vector<Spec> result_specs(const Node& node) {
   if (node.attrs.loop) return node.attrs.loop->result_specs();
   if (op_family(node.op) == OpFamily::LinAlg)
     return infer::linalg_results(node.op, node.operands[0]->spec, node.attrs.linalg);
-  throw InternalError(infer::cat("result_specs: ", op_name(node.op), " has one result, not several"));
+  throw InternalError(
+      error_message("result_specs", infer::cat(op_name(node.op), " has one result, not several"), "", ""));
 }
 
 }  // namespace sluice

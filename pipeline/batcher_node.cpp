@@ -44,8 +44,8 @@ class BatcherNode : public PipelineNode {
       throw PipelineError(
           error_message(who(), "batch.timeout", "more than 0 us", fmt::format("{} us", b.timeout.count())));
     if (options_.input.empty())
-      throw PipelineError(who() + ": input: expected the specs of one message (a batched stage traces its " +
-                          "function on them), found none");
+      throw PipelineError(error_message(
+          who(), "input", "the specs of one message (a batched stage traces its function on them)", "none"));
     if (!options_.acc.empty())
       throw PipelineError(error_message(who(), "acc", "none (a batched stage takes no accumulator)",
                                         fmt::format("{} tensors", options_.acc.size())));
@@ -78,8 +78,8 @@ class BatcherNode : public PipelineNode {
   std::optional<std::vector<Spec>> output_spec() const override { return row_output_; }
   void resolve(const std::vector<Spec>& inputs) override {
     if (inputs != options_.input)
-      throw PipelineError(who() + ": expects " + specs_str(options_.input) + ", its inputs produce " +
-                          specs_str(inputs));
+      throw PipelineError(
+          error_message(who(), "the specs its inputs produce", specs_str(options_.input), specs_str(inputs)));
     step_.emplace(function_, batch_input_, Tensors{}, options_.device.resolve(), who());
   }
   bool needs_order() const override { return true; }
@@ -125,7 +125,7 @@ class BatcherNode : public PipelineNode {
   void finish() override { end_timer(); }
 
   void update(StageUpdate, bool) override {
-    throw PipelineError("update of " + who() + ": a batched stage takes no live updates");
+    throw PipelineError(error_message("update of " + who(), "a batched stage takes no live updates", "", ""));
   }
 
   void add_metrics(NodeMetrics& m) const override {
@@ -238,7 +238,8 @@ class BatcherNode : public PipelineNode {
       // Aligned as the host backend aligns its own buffers.
       size_t rounded = (bytes + 63) / 64 * 64;
       std::shared_ptr<void> memory(std::aligned_alloc(64, rounded == 0 ? 64 : rounded), std::free);
-      if (!memory) throw DeviceError(who() + ": cannot allocate a batch of " + spec.str());
+      if (!memory)
+        throw DeviceError(error_message(who(), fmt::format("cannot allocate a batch of {}", spec), "", ""));
       auto* data = static_cast<std::byte*>(memory.get());
       std::memset(data, 0, bytes);
       for (size_t i = 0; i < batch.size(); ++i) {

@@ -186,12 +186,14 @@ CheckpointStore::CheckpointStore(std::string directory, CheckpointStoreOptions o
   if (options_.retain < 1)
     throw CheckpointError(
         error_message(fmt::format("checkpoint store '{}'", directory_), "retain", ">= 1", options_.retain));
-  if (sodium_init() < 0) throw CheckpointError("checkpoint store: libsodium failed to initialise");
+  if (sodium_init() < 0) throw CheckpointError(error_message(kWho, "libsodium failed to initialise", "", ""));
   std::error_code ec;
   fs::create_directories(directory_, ec);
   if (ec || !fs::is_directory(directory_))
-    throw CheckpointError("checkpoint store: cannot use '" + directory_ +
-                          "' as a directory: " + (ec ? ec.message() : "it is a file"));
+    throw CheckpointError(error_message(
+        kWho,
+        fmt::format("cannot use '{}' as a directory: {}", directory_, ec ? ec.message() : "it is a file"), "",
+        ""));
 }
 
 std::vector<int64_t> CheckpointStore::numbers() const {
@@ -262,8 +264,10 @@ int64_t CheckpointStore::write(const Checkpoint& c) {
     std::error_code ec;
     fs::rename(partial, final_dir, ec);
     if (ec)
-      throw CheckpointError("checkpoint store: renaming '" + partial.string() + "' to '" +
-                            final_dir.string() + "' failed: " + ec.message());
+      throw CheckpointError(error_message(
+          kWho,
+          fmt::format("renaming '{}' to '{}' failed: {}", partial.string(), final_dir.string(), ec.message()),
+          "", ""));
     durable::sync_directory(root, kWho);
   } catch (...) {
     std::error_code ignored;

@@ -32,28 +32,31 @@ int Fd::release_and_close() {
 void write_file(const fs::path& path, std::initializer_list<Bytes> parts, std::string_view who) {
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (fd.get() < 0)
-    throw CheckpointError(std::string(who) + ": cannot create '" + path.string() + "': " + errno_text());
+    throw CheckpointError(
+        error_message(who, fmt::format("cannot create '{}': {}", path.string(), errno_text()), "", ""));
   for (Bytes p : parts) {
     size_t done = 0;
     while (done < p.size()) {
       const ssize_t n = ::write(fd.get(), p.data() + done, p.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0)
-        throw CheckpointError(fmt::format("{}: writing '{}' failed after {} of {} bytes: {}", who,
-                                          path.string(), done, p.size(), errno_text()));
+        throw CheckpointError(error_message(who,
+                                            fmt::format("writing '{}' failed after {} of {} bytes: {}",
+                                                        path.string(), done, p.size(), errno_text()),
+                                            "", ""));
       done += static_cast<size_t>(n);
     }
   }
   if (::fsync(fd.get()) != 0 || fd.release_and_close() != 0)
-    throw CheckpointError(std::string(who) + ": flushing '" + path.string() +
-                          "' to disk failed: " + errno_text());
+    throw CheckpointError(error_message(
+        who, fmt::format("flushing '{}' to disk failed: {}", path.string(), errno_text()), "", ""));
 }
 
 void sync_directory(const fs::path& dir, std::string_view who) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0 || ::fsync(fd.get()) != 0)
-    throw CheckpointError(std::string(who) + ": syncing directory '" + dir.string() +
-                          "' failed: " + errno_text());
+    throw CheckpointError(error_message(
+        who, fmt::format("syncing directory '{}' failed: {}", dir.string(), errno_text()), "", ""));
 }
 
 }  // namespace sluice::durable

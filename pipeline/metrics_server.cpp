@@ -143,7 +143,8 @@ struct HandOver : httplib::TaskQueue {
 class DeadlineServer : public httplib::Server {
  public:
   DeadlineServer() : wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-    if (wake_ < 0) throw PipelineError(std::string("metrics: eventfd: ") + std::strerror(errno));
+    if (wake_ < 0)
+      throw PipelineError(error_message("metrics", fmt::format("eventfd: {}", std::strerror(errno)), "", ""));
     new_task_queue = [] { return new HandOver; };
     threads_.emplace_back([this] { read_requests(); });
     for (size_t i = 0; i < kAnswering; ++i) threads_.emplace_back([this] { answer(); });

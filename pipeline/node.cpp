@@ -43,7 +43,7 @@ Tensors host_copies(const Tensors& acc) {
 }
 
 void PipelineNode::update(StageUpdate, bool) {
-  throw PipelineError("update of '" + name() + "': expected a stage, found a " + kind());
+  throw PipelineError(error_message("update of '" + name() + "'", "", "a stage", std::string("a ") + kind()));
 }
 
 }  // namespace sluice

@@ -24,7 +24,9 @@ class NpyFileSink : public Sink {
     std::error_code ec;
     fs::create_directories(pending_, ec);
     if (ec)
-      throw PipelineError("sinks::npy_files: cannot create '" + pending_.string() + "': " + ec.message());
+      throw PipelineError(
+          error_message("sinks::npy_files",
+                        fmt::format("cannot create '{}': {}", pending_.string(), ec.message()), "", ""));
   }
 
   void checkpointing(bool stored) override { stored_ = stored; }
@@ -101,7 +103,8 @@ class NpyFileSink : public Sink {
 
 namespace sinks {
 std::shared_ptr<Sink> npy_files(const std::string& directory) {
-  if (directory.empty()) throw PipelineError("sinks::npy_files: expected a directory, found an empty path");
+  if (directory.empty())
+    throw PipelineError(error_message("sinks::npy_files", "", "a directory", "an empty path"));
   return std::make_shared<NpyFileSink>(directory);
 }
 }  // namespace sinks

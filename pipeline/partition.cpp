@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include <sluice/base/error_format.h>
 #include <sluice/base/log.h>
 #include <sluice/pipeline/meeting.h>
 #include <sluice/pipeline/node_kinds.h>
@@ -32,27 +33,29 @@ std::string Pipeline::Impl::description() const {
 void Pipeline::Impl::partition() {
   const PartitionOptions& po = options.partition;
   if (po.process.empty() || !po.placement)
-    throw PipelineError(
-        std::string("pipeline: partition: expected this process's name and a placement, found ") +
-        (po.process.empty() ? "no process name" : "no placement"));
+    throw PipelineError(error_message("pipeline", "partition", "this process's name and a placement",
+                                      po.process.empty() ? "no process name" : "no placement"));
   const Placement& place = *po.placement;
   const std::string& me = place.at(po.process).name;
   std::set<std::string> used;
   for (size_t i = 0; i < slots.size(); ++i) {
     const std::string& p = slots[i].process;
     if (p.empty())
-      throw PipelineError(describe(static_cast<int>(i)) +
-                          ": expected the process that runs it (a partitioned pipeline places every node), "
-                          "found none");
+      throw PipelineError(error_message(describe(static_cast<int>(i)), "",
+                                        "the process that runs it (a partitioned pipeline places every node)",
+                                        "none"));
     if (!place.has(p))
-      throw PipelineError(describe(static_cast<int>(i)) + ": runs in process '" + p +
-                          "', which the placement from " + place.source + " does not have");
+      throw PipelineError(error_message(
+          describe(static_cast<int>(i)),
+          fmt::format("runs in process '{}', which the placement from {} does not have", p, place.source), "",
+          ""));
     used.insert(p);
   }
   for (const ProcessPlace& p : place.processes)
     if (!used.contains(p.name))
-      throw PipelineError("process '" + p.name + "' of the placement from " + place.source +
-                          ": expected at least one node to run, found none");
+      throw PipelineError(
+          error_message(fmt::format("process '{}' of the placement from {}", p.name, place.source), "",
+                        "at least one node to run", "none"));
   const ProcessPlace& here = place.at(me);
   if (!here.ipc_dir.empty()) std::filesystem::create_directories(here.ipc_dir);
   meeting = std::make_unique<Meeting>(place, me, description(), po.meet_timeout);

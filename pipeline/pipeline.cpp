@@ -15,11 +15,12 @@ namespace sluice {
 const NodeMetrics& PipelineResult::metrics_of(const std::string& name) const {
   for (const NodeMetrics& m : metrics)
     if (m.name == name) return m;
-  throw PipelineError("metrics_of: no node named '" + name + "'");
+  throw PipelineError(error_message("metrics_of", fmt::format("no node named '{}'", name), "", ""));
 }
 
 Pipeline::Pipeline(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
-  if (options.capacity == 0) throw PipelineError("pipeline: capacity: expected at least 1, found 0");
+  if (options.capacity == 0)
+    throw PipelineError(error_message("pipeline", "capacity", "at least 1", options.capacity));
   impl_->options = options;
   impl_->owner = this;
   impl_->open_run_log();
@@ -44,22 +45,26 @@ std::string Pipeline::Impl::describe(int index) const {
 }
 
 NodeId Pipeline::Impl::add(std::unique_ptr<PipelineNode> node, std::string process) {
-  if (started) throw PipelineError("pipeline: the pipeline has started; build it before running it");
+  if (started)
+    throw PipelineError(
+        error_message("pipeline", "the pipeline has started; build it before running it", "", ""));
   const std::string& name = node->name();
-  if (name.empty()) throw PipelineError("pipeline: expected a node name, found an empty one");
+  if (name.empty()) throw PipelineError(error_message("pipeline", "", "a node name", "an empty one"));
   for (const Slot& s : slots)
-    if (s.node->name() == name) throw PipelineError("pipeline: a node named '" + name + "' already exists");
+    if (s.node->name() == name)
+      throw PipelineError(
+          error_message("pipeline", fmt::format("a node named '{}' already exists", name), "", ""));
   slots.push_back(Slot{.node = std::move(node), .process = std::move(process)});
   return {static_cast<int>(slots.size()) - 1, id};
 }
 
 NodeId Pipeline::add(std::unique_ptr<PipelineNode> node, NodeOptions options) {
-  if (!node) throw PipelineError("pipeline: add: expected a node, found null");
+  if (!node) throw PipelineError(error_message("pipeline", "add", "a node", "null"));
   return impl_->add(std::move(node), std::move(options.process));
 }
 
 NodeId Pipeline::source(std::string name, std::shared_ptr<Source> source, NodeOptions options) {
-  if (!source) throw PipelineError("source '" + name + "': expected a source, found null");
+  if (!source) throw PipelineError(error_message("source '" + name + "'", "", "a source", "null"));
   return impl_->add(source->make_node(std::move(name), source), std::move(options.process));
 }
 
@@ -74,7 +79,9 @@ NodeId Pipeline::add_stage(std::string name, std::function<Function(const std::v
     } catch (const PipelineError&) {
       throw;
     } catch (const std::exception& e) {
-      throw PipelineError(fmt::format("{}: tracing its function failed: {}", who, e.what()), std::current_exception());
+      throw PipelineError(
+          error_message(who, fmt::format("tracing its function failed: {}", e.what()), "", ""),
+          std::current_exception());
     }
   };
   // A negative size goes to the batched kind too, which refuses it.
@@ -85,7 +92,7 @@ NodeId Pipeline::add_stage(std::string name, std::function<Function(const std::v
 }
 
 NodeId Pipeline::sink(std::string name, std::shared_ptr<Sink> sink, NodeOptions options) {
-  if (!sink) throw PipelineError("sink '" + name + "': expected a sink, found null");
+  if (!sink) throw PipelineError(error_message("sink '" + name + "'", "", "a sink", "null"));
   return impl_->add(sink_node(std::move(name), std::move(sink)), std::move(options.process));
 }
 
@@ -97,20 +104,24 @@ void Pipeline::connect(NodeId from, NodeId to) {
           "connect", "node id", "one this pipeline returned",
           id.pipeline == m.id || id.pipeline == 0 ? fmt::format("index {}, which it has not", id.index)
                                                   : "one of another pipeline"));
-  if (m.started) throw PipelineError("connect: the pipeline has started; build it before running it");
+  if (m.started)
+    throw PipelineError(
+        error_message("connect", "the pipeline has started; build it before running it", "", ""));
   Impl::Slot& a = m.slot(from.index);
   Impl::Slot& b = m.slot(to.index);
   std::string edge = m.describe(from.index) + " -> " + m.describe(to.index);
   if (b.node->max_inputs() == 0)
-    throw PipelineError("connect " + edge + ": a " + b.node->kind() + " has no inputs");
+    throw PipelineError(
+        error_message("connect " + edge, fmt::format("a {} has no inputs", b.node->kind()), "", ""));
   if (!a.node->has_output())
-    throw PipelineError("connect " + edge + ": a " + a.node->kind() + " has no outputs");
+    throw PipelineError(
+        error_message("connect " + edge, fmt::format("a {} has no outputs", a.node->kind()), "", ""));
   if (b.inputs.size() == b.node->max_inputs())
     throw PipelineError(error_message("connect " + edge, "inputs",
                                       fmt::format("at most {} (inputs can be joined)", b.node->max_inputs()),
                                       "one more"));
   if (std::find(b.inputs.begin(), b.inputs.end(), from.index) != b.inputs.end())
-    throw PipelineError("connect " + edge + ": already connected");
+    throw PipelineError(error_message("connect " + edge, "already connected", "", ""));
   // The producer's specs must be the consumer's next input specs.
   std::optional<std::vector<Spec>> want = b.node->input_spec();
   std::optional<std::vector<Spec>> produced = a.node->output_spec();
@@ -121,10 +132,12 @@ void Pipeline::connect(NodeId from, NodeId to) {
     for (size_t k = offset; k < want->size() && k < offset + produced->size(); ++k)
       expected.push_back((*want)[k]);
     if (offset + produced->size() > want->size() || expected != *produced)
-      throw PipelineError(
-          "connect " + edge + ": '" + a.node->name() + "' produces " + specs_str(*produced) + ", '" +
-          b.node->name() + "' expects " + specs_str(*want) +
-          (b.inputs.empty() ? "" : fmt::format(" (of which {} come from earlier inputs)", offset)));
+      throw PipelineError(error_message(
+          "connect " + edge,
+          fmt::format("'{}' produces {}, '{}' expects {}{}", a.node->name(), specs_str(*produced),
+                      b.node->name(), specs_str(*want),
+                      b.inputs.empty() ? "" : fmt::format(" (of which {} come from earlier inputs)", offset)),
+          "", ""));
   }
   a.outputs.push_back(to.index);
   b.inputs.push_back(from.index);
@@ -136,14 +149,18 @@ void Pipeline::Impl::validate_and_trace() {
     Slot& s = slot(i);
     PipelineNode& n = *s.node;
     if (n.max_inputs() == 0) {
-      if (s.outputs.empty()) throw PipelineError(describe(i) + " is not connected to anything");
+      if (s.outputs.empty())
+        throw PipelineError(error_message(describe(i), "not connected to anything", "", ""));
       continue;
     }
-    if (s.inputs.empty()) throw PipelineError(describe(i) + " is not connected to any input");
+    if (s.inputs.empty())
+      throw PipelineError(error_message(describe(i), "not connected to any input", "", ""));
     std::vector<Spec> in;
     for (int p : s.inputs) {
       std::optional<std::vector<Spec>> given = slot(p).node->output_spec();
-      if (!given) throw PipelineError(describe(p) + ": its output specs are unknown after it was resolved");
+      if (!given)
+        throw PipelineError(
+            error_message(describe(p), "its output specs are unknown after it was resolved", "", ""));
       in.insert(in.end(), given->begin(), given->end());
     }
     n.resolve(in);
@@ -166,7 +183,7 @@ std::vector<int> Pipeline::Impl::topological_order() const {
     std::string cycle;
     for (size_t i = 0; i < slots.size(); ++i)
       if (indegree[i] > 0) cycle += (cycle.empty() ? "'" : ", '") + slots[i].node->name() + "'";
-    throw PipelineError("pipeline: the edges form a cycle through " + cycle);
+    throw PipelineError(error_message("pipeline", "the edges form a cycle through " + cycle, "", ""));
   }
   return order;
 }
@@ -189,12 +206,12 @@ void Pipeline::Impl::analyse() {
   for (size_t i = 0; i < slots.size(); ++i) slots[i].component = root(static_cast<int>(i));
   if (options.checkpoint_interval.set() || !options.checkpoint_dir.empty()) {
     if (options.checkpoint_interval.messages > 0 && options.checkpoint_interval.time.count() > 0)
-      throw PipelineError("pipeline: checkpoint_interval: expected messages or time, found both");
+      throw PipelineError(error_message("pipeline", "checkpoint_interval", "messages or time", "both"));
     for (size_t i = 0; i < slots.size(); ++i)
       if (slots[i].node->takes_part() && !slots[i].keeps_order)
-        throw PipelineError(describe(static_cast<int>(i)) +
-                            ": checkpoint barriers need its messages in order, found a node before it that "
-                            "reorders them (a stage with `ordered` off)");
+        throw PipelineError(
+            error_message(describe(static_cast<int>(i)), "checkpoint barriers need its messages in order", "",
+                          "a node before it that reorders them (a stage with `ordered` off)"));
   }
 }
 
@@ -213,12 +230,14 @@ void Pipeline::Impl::start_checkpoints() {
 
 RestoreReport Pipeline::restore(const std::string& dir) {
   Impl& m = *impl_;
-  if (m.started) throw PipelineError("restore: the pipeline has started; restore before start() or run()");
-  if (m.restored) throw PipelineError("restore: already restored");
+  if (m.started)
+    throw PipelineError(
+        error_message("restore", "the pipeline has started; restore before start() or run()", "", ""));
+  if (m.restored) throw PipelineError(error_message("restore", "already restored", "", ""));
   const std::string where = dir.empty() ? m.options.checkpoint_dir : dir;
   if (where.empty())
     throw CheckpointError(
-        "restore: expected a checkpoint directory (the argument or checkpoint_dir), found none");
+        error_message("restore", "", "a checkpoint directory (the argument or checkpoint_dir)", "none"));
   m.validate_and_trace();
   CheckpointLookup found = CheckpointStore(where, {.retain = m.options.checkpoint_retain}).latest();
   RestoreReport report;
@@ -237,7 +256,8 @@ RestoreReport Pipeline::restore(const std::string& dir) {
 }
 
 void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& where) {
-  const std::string at = fmt::format("restore from {}, checkpoint {}: ", where, c.number);
+  const std::string restoring = fmt::format("restore from {}, checkpoint {}", where, c.number);
+  const std::string at = restoring + ": ";
   // Everything is checked before anything changes.
   std::map<int, int64_t> part_position;
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -249,23 +269,25 @@ void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& wh
     bool accepted = std::find(options.at_most_once.begin(), options.at_most_once.end(), name) !=
                     options.at_most_once.end();
     if (!s.node->replays() && !accepted)
-      throw CheckpointError(
-          at + describe(static_cast<int>(i)) +
-          " cannot replay its messages; name it in PipelineOptions::at_most_once to resume it "
-          "from where it is (its messages since the checkpoint are then lost)");
+      throw CheckpointError(error_message(
+          restoring,
+          describe(static_cast<int>(i)) +
+              " cannot replay its messages; name it in PipelineOptions::at_most_once to resume it "
+              "from where it is (its messages since the checkpoint are then lost)",
+          "", ""));
     auto [p, fresh] = part_position.emplace(s.component, *position);
     if (!fresh && p->second != *position)
-      throw CheckpointError(
-          at + error_message(describe(static_cast<int>(i)), "",
-                             fmt::format("position {} as the sources joined with it", p->second), *position));
+      throw CheckpointError(error_message(at + describe(static_cast<int>(i)), "",
+                                          fmt::format("position {} as the sources joined with it", p->second),
+                                          *position));
   }
   for (const auto& [name, acc] : c.accumulators) {
     bool known = std::any_of(slots.begin(), slots.end(), [&, &stage = name](const Slot& s) {
       return s.node->name() == stage && s.node->accumulator();
     });
     if (!known)
-      throw CheckpointError(at + "stage '" + name +
-                            "': expected a stage with an accumulator of that name, found none");
+      throw CheckpointError(
+          error_message(at + "stage '" + name + "'", "", "a stage with an accumulator of that name", "none"));
   }
   // The plans the run before computed with (the host's measured FFTW
   // plans), taken before anything computes: the restored run goes on bit
@@ -273,7 +295,7 @@ void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& wh
   try {
     use_plans(c.plans);
   } catch (const Error& e) {
-    throw CheckpointError(at + "its plans: " + e.what());
+    throw CheckpointError(error_message(restoring, fmt::format("its plans: {}", e.what()), "", ""));
   }
   for (Slot& s : slots) {
     auto part = part_position.find(s.component);
@@ -290,11 +312,12 @@ void Pipeline::update(const std::string& stage, StageUpdate change) {
 void Pipeline::Impl::update(const std::string& stage, StageUpdate change) {
   auto it = std::find_if(slots.begin(), slots.end(), [&](const Slot& s) { return s.node->name() == stage; });
   if (it == slots.end())
-    throw PipelineError("update of stage '" + stage + "': expected a stage of that name, found none");
+    throw PipelineError(error_message("update of stage '" + stage + "'", "", "a stage of that name", "none"));
   if (!options.checkpoint_interval.set() && options.checkpoint_dir.empty())
-    throw PipelineError(
-        "update of stage '" + stage +
-        "': updates apply at a barrier, and this pipeline places none: set checkpoint_interval");
+    throw PipelineError(error_message("update of stage '" + stage + "'",
+                                      "updates apply at a barrier, and this pipeline places none: set "
+                                      "checkpoint_interval",
+                                      "", ""));
   if (!started) validate_and_trace();
   // Consumers that pass the outputs on, or expect specs, take them as they are.
   bool fixed = std::any_of(it->outputs.begin(), it->outputs.end(), [&](int o) {
@@ -309,7 +332,9 @@ CheckpointMetrics Pipeline::checkpoint_metrics() const {
 }
 
 void Pipeline::Impl::launch() {
-  if (started) throw PipelineError("start: the pipeline was already started (a Pipeline runs once)");
+  if (started)
+    throw PipelineError(
+        error_message("start", "the pipeline was already started (a Pipeline runs once)", "", ""));
   validate_and_trace();
   // Bound before anything runs, so that a port in use fails the start alone.
   if (options.metrics_port != 0) serve_metrics();
@@ -341,7 +366,7 @@ void Pipeline::start() {
 
 PipelineResult Pipeline::wait() {
   Impl& m = *impl_;
-  if (!m.started) throw PipelineError("wait: the pipeline was not started");
+  if (!m.started) throw PipelineError(error_message("wait", "the pipeline was not started", "", ""));
   if (m.waiter.joinable()) m.waiter.join();
   if (!m.drained) m.drain();
   PipelineResult result = m.collect();

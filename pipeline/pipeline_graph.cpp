@@ -136,7 +136,8 @@ void Pipeline::Impl::build_graph() {
     exits[i] = ports.output;
     if (s.inputs.empty()) continue;
     if (!ports.input)
-      throw PipelineError(describe(static_cast<int>(i)) + ": join() gave no input to connect to");
+      throw PipelineError(
+          error_message(describe(static_cast<int>(i)), "join() gave no input to connect to", "", ""));
     entries[i] = {ports.input};
     // oneTBB keeps no order between nodes, not even after a serial one (it
     // starts the next message before passing this one on), so order is
@@ -160,7 +161,9 @@ void Pipeline::Impl::build_graph() {
     const auto& inputs = slots[i].inputs;
     for (size_t k = 0; k < inputs.size(); ++k) {
       flow::sender<Envelope>* from = exits[static_cast<size_t>(inputs[k])];
-      if (!from) throw PipelineError(describe(inputs[k]) + ": join() gave no output to connect from");
+      if (!from)
+        throw PipelineError(
+            error_message(describe(inputs[k]), "join() gave no output to connect from", "", ""));
       flow::make_edge(*from, *entries[i][k]);
     }
   }

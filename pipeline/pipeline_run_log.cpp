@@ -2,6 +2,7 @@
 // appends a snapshot of every node's metrics at a steady pace, until
 // wait() writes the last one.
 
+#include <sluice/base/error_format.h>
 #include <sluice/base/log.h>
 #include <sluice/pipeline/pipeline_impl.h>
 
@@ -12,8 +13,8 @@ std::shared_ptr<RunLog> Pipeline::run_log() const { return impl_->run_log; }
 void Pipeline::Impl::open_run_log() {
   if (options.run_log.empty()) return;
   if (options.run_log_every.count() <= 0)
-    throw PipelineError("pipeline: run_log_every: expected a positive interval, found " +
-                        std::to_string(options.run_log_every.count()) + " ms");
+    throw PipelineError(error_message("pipeline", "run_log_every", "a positive interval",
+                                      fmt::format("{} ms", options.run_log_every.count())));
   run_log = std::make_shared<RunLog>(options.run_log, options.partition.process, options.name);
 }
 

@@ -39,7 +39,7 @@ std::string shown(const json& j) {
 }
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
-  throw PipelineError("placement from " + source + ": " + what);
+  throw PipelineError(error_message("placement from " + source, what, "", ""));
 }
 
 std::string label(size_t index, const std::string& name) {
@@ -256,7 +256,7 @@ std::string endpoint(const Placement& p, const std::string& consumer, int k, con
   if (k < 0) throw PipelineError(error_message(where, "", "an edge index >= 0", k));
   if (!q.ipc_dir.empty()) {
     if (edge.empty())
-      throw PipelineError(where + ": expected an edge name for the ipc file, found an empty one");
+      throw PipelineError(error_message(where, "", "an edge name for the ipc file", "an empty one"));
     std::string dir = q.ipc_dir;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     return "ipc://" + (dir == "/" ? "" : dir) + "/" + file_name(edge) + ".ipc";
@@ -295,11 +295,12 @@ std::string ordinal_of(const std::string& pod) {
 Role role_at(const Placement& placement, const std::string& rank_text, const std::string& from) {
   std::optional<int> rank = non_negative(rank_text);
   if (!all_digits(rank_text))
-    throw PipelineError(from + ": expected a non-negative integer rank, found " + in_quotes(rank_text));
+    throw PipelineError(error_message(from, "", "a non-negative integer rank", in_quotes(rank_text)));
   // All digits yet no int: a rank beyond any placement, as out of range as 3 of 3.
   if (!rank || *rank >= static_cast<int>(placement.processes.size()))
-    throw PipelineError(fmt::format("{}, but the placement from {} has {} processes: {}", from,
-                                    placement.source, placement.processes.size(), names_of(placement)));
+    throw PipelineError(error_message(fmt::format("{}, but the placement from {} has {} processes", from,
+                                                  placement.source, placement.processes.size()),
+                                      names_of(placement), "", ""));
   return Role{placement.processes[static_cast<size_t>(*rank)].name, from};
 }
 
@@ -327,8 +328,8 @@ std::optional<std::string> Environment::get(const std::string& name) const {
 const ProcessPlace& Placement::at(const std::string& process) const {
   for (const ProcessPlace& q : processes)
     if (q.name == process) return q;
-  throw PipelineError("placement from " + source + ": expected a process named " + in_quotes(process) +
-                      ", found only: " + names_of(*this));
+  throw PipelineError(error_message("placement from " + source, "", "a process named " + in_quotes(process),
+                                    "only: " + names_of(*this)));
 }
 
 bool Placement::has(const std::string& process) const {
@@ -366,12 +367,16 @@ Placement parse_placement(const std::string& text, const std::string& source) {
 Placement load_placement(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
-    throw PipelineError("placement file " + path + ": expected a file, found a directory");
+    throw PipelineError(error_message("placement file " + path, "", "a file", "a directory"));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw PipelineError("placement file " + path + ": cannot be read: " + std::strerror(errno));
+  if (!in)
+    throw PipelineError(error_message("placement file " + path,
+                                      fmt::format("cannot be read: {}", std::strerror(errno)), "", ""));
   std::stringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw PipelineError("placement file " + path + ": cannot be read: " + std::strerror(errno));
+  if (in.bad())
+    throw PipelineError(error_message("placement file " + path,
+                                      fmt::format("cannot be read: {}", std::strerror(errno)), "", ""));
   return parse_placement(text.str(), path);
 }
 
@@ -405,8 +410,10 @@ Placement local_placement(const std::vector<std::string>& processes, const std::
 std::optional<Role> find_role(const Placement& placement, const std::string& given, const Environment& env) {
   if (!given.empty()) {
     if (!placement.has(given))
-      throw PipelineError("--role " + given + ": expected a process of the placement from " +
-                          placement.source + " (" + names_of(placement) + "), found none of that name");
+      throw PipelineError(error_message(
+          "--role " + given, "",
+          fmt::format("a process of the placement from {} ({})", placement.source, names_of(placement)),
+          "none of that name"));
     return Role{given, "--role"};
   }
   std::string which;
@@ -432,8 +439,8 @@ std::optional<int> launcher_size(const Environment& env) {
   if (!size) return std::nullopt;
   std::optional<int> n = non_negative(*size);
   if (!n || *n < 1)
-    throw PipelineError(which + "=" + *size + ": expected a positive integer world size, found " +
-                        in_quotes(*size));
+    throw PipelineError(
+        error_message(which + "=" + *size, "", "a positive integer world size", in_quotes(*size)));
   return n;
 }
 

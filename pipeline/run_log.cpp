@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include <sluice/base/error.h>
+#include <sluice/base/error_format.h>
 
 namespace sluice {
 namespace {
@@ -87,7 +87,7 @@ RunRecord& RunRecord::json(std::string_view k, std::string_view value) {
 }
 
 RunLog::RunLog(std::string path, std::string process, std::string pipeline) : path_(std::move(path)) {
-  if (path_.empty()) throw PipelineError("run log: expected a file path, found an empty one");
+  if (path_.empty()) throw PipelineError(error_message("run log", "", "a file path", "an empty one"));
   if (!process.empty()) {
     stamp_ += ",\"process\":";
     append_string(stamp_, process);
@@ -98,7 +98,9 @@ RunLog::RunLog(std::string path, std::string process, std::string pipeline) : pa
   }
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0)
-    throw PipelineError("run log: cannot open '" + path_ + "' for appending: " + std::strerror(errno));
+    throw PipelineError(error_message("run log '" + path_ + "'",
+                                      fmt::format("cannot open for appending: {}", std::strerror(errno)), "",
+                                      ""));
 }
 
 RunLog::~RunLog() {
@@ -122,12 +124,14 @@ void RunLog::write(const RunRecord& record) {
   ssize_t n;
   do { n = ::write(fd_, line.data(), line.size()); } while (n < 0 && errno == EINTR);
   if (n < 0)
-    throw PipelineError("run log '" + path_ + "': writing a '" + record.type_ +
-                        "' record failed: " + std::strerror(errno));
+    throw PipelineError(error_message(
+        "run log '" + path_ + "'",
+        fmt::format("writing a '{}' record failed: {}", record.type_, std::strerror(errno)), "", ""));
   if (static_cast<size_t>(n) != line.size())
-    throw PipelineError("run log '" + path_ + "': a '" + record.type_ + "' record of " +
-                        std::to_string(line.size()) + " bytes was written only in part (" +
-                        std::to_string(n) + " bytes): is the disk full?");
+    throw PipelineError(
+        error_message("run log '" + path_ + "'",
+                      fmt::format("a '{}' record was written only in part (is the disk full?)", record.type_),
+                      fmt::format("{} bytes", line.size()), fmt::format("{} bytes", n)));
 }
 
 }  // namespace sluice

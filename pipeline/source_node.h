@@ -24,8 +24,8 @@ class SourceNode : public PipelineNode {
   void replay_from(int64_t number) override { source_->forget_before(number); }
   void check(const Checkpoint& c, const std::string& at) const override {
     if (!c.positions.contains(name()))
-      throw CheckpointError(at + "source '" + name() +
-                            "': expected its position, found none (not this pipeline's?)");
+      throw CheckpointError(
+          error_message(at + "source '" + name() + "'", "", "its position", "none (not this pipeline's?)"));
   }
   std::optional<int64_t> position(const Checkpoint& c) const override { return c.positions.at(name()); }
   void restore(const Checkpoint& c) override {

@@ -6,11 +6,13 @@
 namespace sluice {
 
 void Source::resume(uint64_t position, const std::string&) {
-  throw PipelineError(fmt::format("source: cannot replay, so cannot resume at message {}", position));
+  throw PipelineError(error_message(
+      "source", fmt::format("cannot replay, so cannot resume at message {}", position), "", ""));
 }
 
 std::optional<Tensors> PushSource::next() {
-  throw PipelineError("push source: next() is not used; the pipeline receives pushes directly");
+  throw PipelineError(
+      error_message("push source", "next() is not used; the pipeline receives pushes directly", "", ""));
 }
 
 void PushSource::wire(Wiring w) {
@@ -36,7 +38,7 @@ bool PushSource::push_for(const Tensors& tensors, std::chrono::milliseconds time
   Wiring w;
   {
     std::unique_lock lock(mutex_);
-    if (closed_) throw PipelineError("push source: push after close");
+    if (closed_) throw PipelineError(error_message("push source", "push after close", "", ""));
     // Pushes before the pipeline starts wait for it.
     auto ready = [&] { return wiring_.has_value() || stopped_; };
     if (timeout.count() < 0) {
@@ -44,11 +46,11 @@ bool PushSource::push_for(const Tensors& tensors, std::chrono::milliseconds time
     } else if (!wired_.wait_for(lock, timeout, ready)) {
       return false;
     }
-    if (!wiring_) throw PipelineError("push source: the pipeline has stopped");
+    if (!wiring_) throw PipelineError(error_message("push source", "the pipeline has stopped", "", ""));
     w = *wiring_;
   }
   std::optional<bool> taken = w.take_credit(timeout);
-  if (!taken) throw PipelineError("push source: the pipeline has stopped");
+  if (!taken) throw PipelineError(error_message("push source", "the pipeline has stopped", "", ""));
   if (!*taken) return false;
   std::optional<ForwardedBarrier> barrier;
   {
@@ -64,7 +66,8 @@ void PushSource::request_update(const std::string& stage, Tensors acc) {
   {
     std::lock_guard lock(mutex_);
     if (!wiring_)
-      throw PipelineError("push source: update of stage '" + stage + "': the pipeline is not running");
+      throw PipelineError(error_message("push source: update of stage '" + stage + "'",
+                                        "the pipeline is not running", "", ""));
     update = wiring_->update;
   }
   update(stage, std::move(acc));
@@ -137,20 +140,23 @@ class IndexedSource : public Source {
 }  // namespace
 
 std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::optional<Tensors>()> make) {
-  if (spec.empty()) throw PipelineError("sources::generator: expected the spec of its messages, found none");
+  if (spec.empty())
+    throw PipelineError(error_message("sources::generator", "", "the spec of its messages", "none"));
   return std::make_shared<GeneratorSource>(std::move(spec), std::move(make));
 }
 
 std::shared_ptr<Source> indexed(std::vector<Spec> spec,
                                 std::function<std::optional<Tensors>(uint64_t)> make) {
-  if (spec.empty()) throw PipelineError("sources::indexed: expected the spec of its messages, found none");
+  if (spec.empty())
+    throw PipelineError(error_message("sources::indexed", "", "the spec of its messages", "none"));
   return std::make_shared<IndexedSource>(std::move(spec), std::move(make));
 }
 
 std::shared_ptr<Source> list(std::vector<Tensor> tensors) { return range(std::move(tensors)); }
 
 std::shared_ptr<PushSource> push(std::vector<Spec> spec) {
-  if (spec.empty()) throw PipelineError("sources::push: expected the spec of its messages, found none");
+  if (spec.empty())
+    throw PipelineError(error_message("sources::push", "", "the spec of its messages", "none"));
   return std::make_shared<PushSource>(std::move(spec));
 }
 

@@ -150,7 +150,8 @@ std::shared_ptr<Source> range(Range r) {
   auto state = std::make_shared<Range>(std::move(r));
   auto it = std::make_shared<decltype(std::begin(*state))>(std::begin(*state));
   auto at = std::make_shared<uint64_t>(0);  // the position of *it
-  if (*it == std::end(*state)) throw PipelineError("sources::range: expected at least one tensor, found none");
+  if (*it == std::end(*state))
+    throw PipelineError(error_message("sources::range", "", "at least one tensor", "none"));
   Tensor first = **it;
   return indexed({first.spec()}, [state, it, at](uint64_t i) -> std::optional<Tensors> {
     if (i < *at) {  // only a resume goes back

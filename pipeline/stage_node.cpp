@@ -48,8 +48,8 @@ class StageNode : public PipelineNode {
     if (!traced_) {
       trace(inputs);
     } else if (inputs != traced_->inputs) {
-      throw PipelineError(who() + ": expects " + specs_str(traced_->inputs) + ", its inputs produce " +
-                          specs_str(inputs));
+      throw PipelineError(error_message(who(), "the specs its inputs produce", specs_str(traced_->inputs),
+                                        specs_str(inputs)));
     }
     step_.emplace(traced_->function, traced_->inputs, options_.acc, options_.device.resolve(), who());
     acc_ = step_->initial_acc(options_.acc);
@@ -127,10 +127,10 @@ class StageNode : public PipelineNode {
     if (!stateful()) return;
     auto it = c.accumulators.find(name());
     if (it == c.accumulators.end())
-      throw CheckpointError(at + who() + ": expected its accumulator, found none");
+      throw CheckpointError(error_message(at + who(), "", "its accumulator", "none"));
     if (specs_of(acc_) != specs_of(it->second))
-      throw CheckpointError(at + who() + ": expected an accumulator " + specs_str(specs_of(acc_)) +
-                            ", found " + specs_str(specs_of(it->second)));
+      throw CheckpointError(error_message(at + who(), "", "an accumulator " + specs_str(specs_of(acc_)),
+                                          specs_str(specs_of(it->second))));
   }
   void restore(const Checkpoint& c) override {
     if (c.number > 0 && stateful()) acc_ = step_->initial_acc(c.accumulators.at(name()));
@@ -141,24 +141,29 @@ class StageNode : public PipelineNode {
   }
 
   void update(StageUpdate change, bool to_stages) override {
-    const std::string at = "update of " + who() + ": ";
+    const std::string where = "update of " + who();
     if (!change.function && change.acc.empty())
-      throw PipelineError(at + "expected a function or an accumulator, found neither");
+      throw PipelineError(error_message(where, "", "a function or an accumulator", "neither"));
     std::lock_guard lock(version_mutex_);
     const Step& current = !waiting_.empty() ? waiting_.back().step : version_ ? version_->step : *step_;
     const Tensors& acc_now = acc_given_;
     if (!change.acc.empty() && !change.function && specs_of(acc_now) != specs_of(change.acc))
-      throw PipelineError(at + "expected an accumulator " + specs_str(specs_of(acc_now)) + ", found " +
-                          specs_str(specs_of(change.acc)));
+      throw PipelineError(error_message(where, "", "an accumulator " + specs_str(specs_of(acc_now)),
+                                        specs_str(specs_of(change.acc))));
     Version v;
     if (change.function) {
       try {
         v.step = Step(*change.function, current.input_spec(), change.acc.empty() ? acc_now : change.acc,
                       current.device(), who());
-      } catch (const Error& e) { throw PipelineError(at + "the new function does not fit: " + e.what()); }
+      } catch (const Error& e) {
+        throw PipelineError(
+            error_message(where, fmt::format("the new function does not fit: {}", e.what()), "", ""));
+      }
       if (to_stages && v.step.output_spec() != current.output_spec())
-        throw PipelineError(at + "its consumers take " + specs_str(current.output_spec()) +
-                            ", the new function produces " + specs_str(v.step.output_spec()));
+        throw PipelineError(
+            error_message(where, "the new function's outputs",
+                          fmt::format("{}, which its consumers take", specs_str(current.output_spec())),
+                          specs_str(v.step.output_spec())));
     } else {
       v.step = current;
     }

@@ -19,12 +19,14 @@ bool pipeline_cancelled() { return tbb::is_current_task_group_canceling(); }
 // The pattern of a source's socket, which must receive (a sink's must send).
 Pattern receiving(Pattern p, const std::string& endpoint) {
   if (p == Pattern::Push || p == Pattern::Pub)
-    throw PipelineError("sources::zmq " + endpoint + ": pattern: expected pull, sub or pair, found a sending socket");
+    throw PipelineError(
+        error_message("sources::zmq " + endpoint, "pattern", "pull, sub or pair", "a sending socket"));
   return p;
 }
 Pattern sending(Pattern p, const std::string& endpoint) {
   if (p == Pattern::Pull || p == Pattern::Sub)
-    throw PipelineError("sinks::zmq " + endpoint + ": pattern: expected push, pub or pair, found a receiving socket");
+    throw PipelineError(
+        error_message("sinks::zmq " + endpoint, "pattern", "push, pub or pair", "a receiving socket"));
   return p;
 }
 
@@ -43,7 +45,7 @@ ZmqSource::ZmqSource(const std::string& endpoint, std::vector<Spec> spec, ZmqSou
                }()),
       bound_endpoint_(channel_.bound_endpoint()) {
   if (this->spec().empty())
-    throw PipelineError("sources::zmq " + endpoint + ": expected the spec of its messages, found none");
+    throw PipelineError(error_message("sources::zmq " + endpoint, "", "the spec of its messages", "none"));
   if (options_.expected_peers < 0)
     throw PipelineError(error_message("sources::zmq " + endpoint, "expected_peers", "0 (forever) or more",
                                       options_.expected_peers));
@@ -158,8 +160,8 @@ void ZmqSource::resume(uint64_t, const std::string& state) {
       if (colon == std::string::npos) throw std::invalid_argument(entry);
       next_[std::stoull(entry.substr(0, colon))] = std::stoull(entry.substr(colon + 1));
     } catch (const std::logic_error&) {
-      throw CheckpointError("sources::zmq " + channel_.endpoint() +
-                            ": resume: expected 'stream:seq' entries, found '" + entry + "'");
+      throw CheckpointError(error_message("sources::zmq " + channel_.endpoint(), "resume",
+                                          "'stream:seq' entries", "'" + entry + "'"));
     }
   }
   resumed_ = true;
@@ -396,8 +398,8 @@ void ZmqSink::consume(uint64_t seq, const Tensors& tensors) {
 std::string ZmqSink::prepare(int64_t number) {
   if (options_.channel.delivery != Delivery::Reliable) {
     if (stored_)
-      throw PipelineError("sink zmq " + channel_.endpoint() +
-                          ": checkpoints need a reliable channel, found a plain one");
+      throw PipelineError(error_message("sink zmq " + channel_.endpoint(),
+                                        "checkpoints need a reliable channel", "", "a plain one"));
     return {};  // a plain peer takes no barriers
   }
   wire::Message m;
@@ -405,14 +407,16 @@ std::string ZmqSink::prepare(int64_t number) {
   m.header.stream_id = options_.stream_id;
   m.checkpoint = static_cast<uint64_t>(number);
   if (!send_or_cancelled(m))
-    throw PipelineError(fmt::format("sink zmq {}: cancelled at barrier {}", channel_.endpoint(), number));
+    throw PipelineError(error_message("sink zmq " + channel_.endpoint(),
+                                      fmt::format("cancelled at barrier {}", number), "", ""));
   if (!stored_) return {};
   // Everything before the barrier is with the receiver before the
   // checkpoint counts: a restored sender numbers on from here.
   try {
     channel_.flush(options_.finish_timeout);
   } catch (const WireError& e) {
-    throw PipelineError(fmt::format("sink zmq {}: barrier {}: {}", channel_.endpoint(), number, e.what()));
+    throw PipelineError(error_message("sink zmq " + channel_.endpoint(),
+                                      fmt::format("barrier {}: {}", number, e.what()), "", ""));
   }
   return fmt::format("{}", sent_);
 }
@@ -423,8 +427,8 @@ void ZmqSink::resume(int64_t number, const std::string& state) {
   try {
     next = std::stoull(state);
   } catch (const std::logic_error&) {
-    throw CheckpointError("sink zmq " + channel_.endpoint() +
-                          ": resume: expected a sequence number, found '" + state + "'");
+    throw CheckpointError(
+        error_message("sink zmq " + channel_.endpoint(), "resume", "a sequence number", "'" + state + "'"));
   }
   // A channel that numbers on from the checkpoint's, replacing the one made
   // at construction (nothing was sent on it).
@@ -445,11 +449,14 @@ void ZmqSink::finish() {
     try {
       if (!channel_.send(m, options_.finish_timeout))
         throw WireError(
-            fmt::format("end of stream not sent: no credit within {} ms; {} message(s) not acknowledged",
-                        options_.finish_timeout.count(), channel_.counters().unacknowledged));
+            error_message("end of stream not sent",
+                          fmt::format("no credit within {} ms; {} message(s) not acknowledged",
+                                      options_.finish_timeout.count(), channel_.counters().unacknowledged),
+                          "", ""));
       channel_.flush(options_.finish_timeout);
     } catch (const WireError& e) {
-      throw PipelineError("sink zmq " + channel_.endpoint() + ": finish: " + e.what());
+      throw PipelineError(
+          error_message("sink zmq " + channel_.endpoint(), fmt::format("finish: {}", e.what()), "", ""));
     }
     return;
   }

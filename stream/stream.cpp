@@ -123,14 +123,15 @@ struct Stream::State : std::enable_shared_from_this<Stream::State> {
   }
 
   void check_open(const char* what) const {
-    if (closed) throw StreamError(std::string(what) + ": the stream is closed (done was called)");
+    if (closed) throw StreamError(error_message(what, "the stream is closed (done was called)", "", ""));
   }
 };
 
 Stream::Stream(const Function& f, std::vector<Spec> input_spec, const Tensors& acc_init, Device device,
                StreamOptions options)
     : state_(std::make_shared<State>()) {
-  if (options.max_pending == 0) throw StreamError("stream: max_pending: expected at least 1, found 0");
+  if (options.max_pending == 0)
+    throw StreamError(error_message("stream", "max_pending", "at least 1", options.max_pending));
   State& s = *state_;
   s.step = Step(f, std::move(input_spec), acc_init, device, "stream");
   s.options = options;
@@ -143,7 +144,7 @@ Stream::Stream(Stream&&) noexcept = default;
 Stream& Stream::operator=(Stream&&) noexcept = default;
 
 void Stream::send(const Tensors& chunk) {
-  if (!state_) throw StreamError("send: the stream was moved from");
+  if (!state_) throw StreamError(error_message("send", "the stream was moved from", "", ""));
   State& s = *state_;
   Tensors placed = s.step.place(chunk);
 
@@ -158,10 +159,13 @@ void Stream::send(const Tensors& chunk) {
   } else {
     while (s.slots.size() >= s.options.max_pending) {
       if (std::this_thread::get_id() == s.receiver)
-        throw StreamError(fmt::format(
-            "send: {} outputs wait unreceived (max_pending) and this thread is the one that receives them: "
-            "sending more would wait forever; recv first, or open the stream with a larger max_pending",
-            s.slots.size()));
+        throw StreamError(error_message(
+            "send",
+            fmt::format(
+                "{} outputs wait unreceived (max_pending) and this thread is the one that receives them: "
+                "sending more would wait forever; recv first, or open the stream with a larger max_pending",
+                s.slots.size()),
+            "", ""));
       s.changed.wait(lock);
     }
   }
@@ -174,13 +178,15 @@ void Stream::send(const Tensors& chunk) {
 }
 
 Tensors Stream::recv() {
-  if (!state_) throw StreamError("recv: the stream was moved from");
+  if (!state_) throw StreamError(error_message("recv", "the stream was moved from", "", ""));
   State& s = *state_;
   Pending slot;
   {
     std::unique_lock lock(s.mutex);
     s.check_open("recv");
-    if (s.options.discard_outputs) throw StreamError("recv: the stream was opened with discard_outputs: it keeps no outputs");
+    if (s.options.discard_outputs)
+      throw StreamError(
+          error_message("recv", "the stream was opened with discard_outputs: it keeps no outputs", "", ""));
     s.receiver = std::this_thread::get_id();
     s.changed.wait(lock, [&] { return s.closed || (!s.slots.empty() && s.slots.front().issued); });
     s.check_open("recv");
@@ -197,12 +203,14 @@ Tensors Stream::recv() {
       error = std::current_exception();
     }
   }
-  if (error) throw StreamError(fmt::format("recv: chunk {} failed: {}", slot.seq, what_of(error)));
+  if (error)
+    throw StreamError(
+        error_message("recv", fmt::format("chunk {} failed: {}", slot.seq, what_of(error)), "", ""));
   return std::move(slot.outputs);
 }
 
 Tensors Stream::done() {
-  if (!state_) throw StreamError("done: the stream was moved from");
+  if (!state_) throw StreamError(error_message("done", "the stream was moved from", "", ""));
   State& s = *state_;
   Tensors acc;
   {
@@ -211,10 +219,13 @@ Tensors Stream::done() {
     s.changed.wait(lock, [&] { return s.unissued == 0; });
     if (s.options.discard_outputs) s.retire_completed(lock, 0);
     if (!s.options.discard_outputs && !s.slots.empty()) {
-      throw StreamError(fmt::format(
-          "done: {} outputs were not received (chunks {} to {}); recv them first, or open the stream with "
-          "discard_outputs. The stream is still open and nothing was lost",
-          s.slots.size(), s.slots.front().seq, s.slots.back().seq));
+      throw StreamError(error_message(
+          "done",
+          fmt::format(
+              "{} outputs were not received (chunks {} to {}); recv them first, or open the stream with "
+              "discard_outputs. The stream is still open and nothing was lost",
+              s.slots.size(), s.slots.front().seq, s.slots.back().seq),
+          "", ""));
     }
     acc = s.acc;
   }
@@ -224,13 +235,15 @@ Tensors Stream::done() {
     std::lock_guard lock(s.mutex);
     s.closed = true;
     s.changed.notify_all();
-    throw StreamError("done: the accumulator failed: " + what_of(std::current_exception()));
+    throw StreamError(
+        error_message("done", "the accumulator failed: " + what_of(std::current_exception()), "", ""));
   }
   std::lock_guard lock(s.mutex);
   s.closed = true;
   s.changed.notify_all();
   if (s.first_error)
-    throw StreamError(fmt::format("done: chunk {} failed: {}", s.first_error_seq, what_of(s.first_error)));
+    throw StreamError(error_message(
+        "done", fmt::format("chunk {} failed: {}", s.first_error_seq, what_of(s.first_error)), "", ""));
   return acc;
 }
 

@@ -24,7 +24,7 @@ struct KeygenOptions {
 int keygen(const KeygenOptions& o) {
   for (const std::string& path : {o.name, o.name + "_secret"})
     if (!o.force && std::filesystem::exists(path))
-      throw WireError("keygen: " + path + ": expected a new file, found one (--force replaces it)");
+      throw WireError(error_message("keygen: " + path, "", "a new file", "one (--force replaces it)"));
   curve::KeyPair keys = curve::generate();
   curve::save(o.name, keys);
   std::cout << keys.public_key << "\n";

@@ -46,7 +46,8 @@ std::string describe(int wait_status, int* status) {
 std::string self_path() {
   std::error_code ec;
   std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw ConfigError("self_path: expected /proc/self/exe to name this program, found " + ec.message());
+  if (ec)
+    throw ConfigError(error_message("self_path", "", "/proc/self/exe to name this program", ec.message()));
   return p.string();
 }
 
@@ -90,8 +91,7 @@ pid_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string
   pid_t pid = 0;
   int err = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), env.data());
   posix_spawnattr_destroy(&attr);
-  if (err)
-    throw ConfigError("process " + name + ": expected to start " + args[0] + ", found " + std::strerror(err));
+  if (err) throw ConfigError(error_message("process " + name, "", "to start " + args[0], std::strerror(err)));
   if (group_ == 0) group_ = pid;
   return pid;
 }

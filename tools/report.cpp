@@ -32,10 +32,14 @@ int write_report(const ReportOptions& o) {
   for (const std::string& w : data.warnings) std::cerr << "sluice report: " << o.run_log << ": " << w << "\n";
   const std::string page = report::html_report(data);
   std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
-  if (!out) throw ValueError("sluice report: cannot create '" + o.output + "': " + std::strerror(errno));
+  if (!out)
+    throw ValueError(
+        error_message("sluice report", "cannot create '" + o.output + "': " + std::strerror(errno), "", ""));
   out << page;
   out.close();
-  if (!out) throw ValueError("sluice report: writing '" + o.output + "' failed: " + std::strerror(errno));
+  if (!out)
+    throw ValueError(
+        error_message("sluice report", "writing '" + o.output + "' failed: " + std::strerror(errno), "", ""));
   std::cout << "sluice report: wrote " << o.output << " (" << page.size() / 1024 << " KiB) from "
             << data.records << " records of " << o.run_log << "\n";
   return kExitOk;

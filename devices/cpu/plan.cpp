@@ -52,7 +52,8 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
   switch (op_family(node.op)) {
     case OpFamily::Leaf:
       if (node.op == Op::Parameter)
-        throw InternalError("host: a parameter has no kernel: it is an argument of the run");
+        throw InternalError(
+            error_message("host", "a parameter has no kernel: it is an argument of the run", "", ""));
       return run_creation(node, out);
     case OpFamily::Unary:
     case OpFamily::Binary:
@@ -69,22 +70,27 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
     case OpFamily::Conv: return run_conv(node, in[0], in[1], out);
     case OpFamily::LinAlg: {
       if (has_several_results(node.op))
-        throw InternalError("host: " + std::string(op_name(node.op)) +
-                            " has several results: run_node_results runs it");
+        throw InternalError(error_message(
+            "host", std::string(op_name(node.op)) + " has several results: run_node_results runs it", "",
+            ""));
       void* const outs[] = {out};
       return run_linalg(node, in, outs);
     }
     case OpFamily::Loop:
-      throw InternalError("host: " + std::string(op_name(node.op)) +
-                          " runs as a step of a plan (loop.h), not as one node");
-    case OpFamily::Result: throw InternalError("host: a result is written by the step of the node it reads");
+      throw InternalError(error_message(
+          "host", std::string(op_name(node.op)) + " runs as a step of a plan (loop.h), not as one node", "",
+          ""));
+    case OpFamily::Result:
+      throw InternalError(
+          error_message("host", "a result is written by the step of the node it reads", "", ""));
   }
 }
 
 void run_node_results(const Node& node, std::span<const void* const> in, std::span<void* const> out) {
   if (op_family(node.op) != OpFamily::LinAlg)
-    throw InternalError("host: " + std::string(op_name(node.op)) +
-                        " runs as a step of a plan (loop.h), not as one node");
+    throw InternalError(error_message(
+        "host", std::string(op_name(node.op)) + " runs as a step of a plan (loop.h), not as one node", "",
+        ""));
   run_linalg(node, in, out);
 }
 

@@ -15,27 +15,27 @@ namespace {
 // that raised it; sluice errors keep their type.
 // clang-format off
 [[noreturn]] void rethrow_naming(const std::string& step) {
-  const std::string prefix = "host: " + step + " failed: ";
+  const std::string failed = step + " failed: ";
   try {
     throw;
   } catch (const ShapeError& e) {
-    throw ShapeError(prefix + e.what());
+    throw ShapeError(error_message("host", failed + e.what(), "", ""));
   } catch (const TypeError& e) {
-    throw TypeError(prefix + e.what());
+    throw TypeError(error_message("host", failed + e.what(), "", ""));
   } catch (const ValueError& e) {
-    throw ValueError(prefix + e.what());
+    throw ValueError(error_message("host", failed + e.what(), "", ""));
   } catch (const DeviceError& e) {
-    throw DeviceError(prefix + e.what());
+    throw DeviceError(error_message("host", failed + e.what(), "", ""));
   } catch (const ConfigError& e) {
-    throw ConfigError(prefix + e.what());
+    throw ConfigError(error_message("host", failed + e.what(), "", ""));
   } catch (const Error& e) {  // the rest are not a kernel's to throw
-    throw InternalError(prefix + e.what());
+    throw InternalError(error_message("host", failed + e.what(), "", ""));
   } catch (const std::bad_alloc&) {
-    throw DeviceError(prefix + "out of host memory");
+    throw DeviceError(error_message("host", failed + "out of host memory", "", ""));
   } catch (const std::exception& e) {
-    throw DeviceError(prefix + e.what());
+    throw DeviceError(error_message("host", failed + e.what(), "", ""));
   } catch (...) {
-    throw DeviceError(prefix + "unknown exception");
+    throw DeviceError(error_message("host", failed + "unknown exception", "", ""));
   }
 }
 // clang-format on

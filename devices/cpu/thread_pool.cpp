@@ -64,7 +64,8 @@ Pool& pool() {
   Pool* p = the_pool.load(std::memory_order_acquire);
   // Host computations exist only once the host client, whose backend starts
   // the pool, does.
-  if (!p) throw InternalError("cpu thread pool: used before the host client started it");
+  if (!p)
+    throw InternalError(error_message("cpu thread pool", "used before the host client started it", "", ""));
   return *p;
 }
 

@@ -8,18 +8,19 @@ namespace sluice::cuda {
 
 void check(cudaError_t status, std::string_view where, std::string_view what) {
   if (status == cudaSuccess) return;
-  throw DeviceError(fmt::format("{}: {} failed: {} ({})", where, what, cudaGetErrorName(status),
-                                cudaGetErrorString(status)));
+  throw DeviceError(error_message(
+      where, fmt::format("{} failed: {} ({})", what, cudaGetErrorName(status), cudaGetErrorString(status)),
+      "", ""));
 }
 
 void check_cublas(int status, std::string_view where, std::string_view what) {
   if (status == 0) return;  // CUBLAS_STATUS_SUCCESS
-  throw DeviceError(fmt::format("{}: {} failed: cuBLAS status {}", where, what, status));
+  throw DeviceError(error_message(where, fmt::format("{} failed: cuBLAS status {}", what, status), "", ""));
 }
 
 void check_cufft(int status, std::string_view where, std::string_view what) {
   if (status == 0) return;  // CUFFT_SUCCESS
-  throw DeviceError(fmt::format("{}: {} failed: cuFFT status {}", where, what, status));
+  throw DeviceError(error_message(where, fmt::format("{} failed: cuFFT status {}", what, status), "", ""));
 }
 
 }  // namespace sluice::cuda

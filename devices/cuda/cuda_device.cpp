@@ -77,7 +77,8 @@ cufftHandle CudaDevice::fft_plan(int64_t n, int64_t rows, bool double_precision)
   const auto key = std::make_tuple(n, rows, double_precision);
   if (auto it = fft_plans_.find(key); it != fft_plans_.end()) return it->second;
   if (n > std::numeric_limits<int>::max() || rows > std::numeric_limits<int>::max())
-    throw DeviceError(fmt::format("{}: fft of {} rows of length {}: cuFFT plans take 32-bit sizes", who_, rows, n));
+    throw DeviceError(error_message(
+        who_, fmt::format("fft of {} rows of length {}: cuFFT plans take 32-bit sizes", rows, n), "", ""));
   cufftHandle plan = 0;
   int length = static_cast<int>(n);
   check_cufft(cufft_library().plan_many(&plan, 1, &length, nullptr, 1, length, nullptr, 1, length,

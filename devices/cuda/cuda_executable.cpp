@@ -20,9 +20,9 @@ constexpr int64_t kScratchAlignment = 256;
   try {
     throw;
   } catch (const Error& e) {
-    throw DeviceError(fmt::format("{}: {} failed: {}", who, step, e.what()));
+    throw DeviceError(error_message(who, fmt::format("{} failed: {}", step, e.what()), "", ""));
   } catch (const std::exception& e) {
-    throw DeviceError(fmt::format("{}: {} failed: {}", who, step, e.what()));
+    throw DeviceError(error_message(who, fmt::format("{} failed: {}", step, e.what()), "", ""));
   }
 }
 

@@ -15,14 +15,19 @@ class Library {
  public:
   explicit Library(const char* name) : name_(name), handle_(dlopen(name, RTLD_NOW | RTLD_LOCAL)) {
     if (!handle_)
-      throw DeviceError(fmt::format("cuda: cannot load {} ({}): the CUDA toolkit's libraries must be where the "
-                                    "dynamic loader finds them (ldconfig, LD_LIBRARY_PATH)",
-                                    name_, dlerror()));
+      throw DeviceError(
+          error_message("cuda",
+                        fmt::format("cannot load {} ({}): the CUDA toolkit's libraries must be where "
+                                    "the dynamic loader finds them (ldconfig, LD_LIBRARY_PATH)",
+                                    name_, dlerror()),
+                        "", ""));
   }
   template <typename F>
   void bind(F& function, const char* symbol) const {
     function = reinterpret_cast<F>(dlsym(handle_, symbol));
-    if (!function) throw DeviceError(fmt::format("cuda: {} has no {}: a CUDA toolkit older than sluice's", name_, symbol));
+    if (!function)
+      throw DeviceError(error_message(
+          "cuda", fmt::format("{} has no {}: a CUDA toolkit older than sluice's", name_, symbol), "", ""));
   }
 
  private:

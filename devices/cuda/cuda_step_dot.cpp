@@ -36,7 +36,8 @@ BlasTypes blas_types(DType t) {
     case DType::C128: return {CUDA_C_64F, CUBLAS_COMPUTE_64F, true};
     default: break;
   }
-  throw InternalError(fmt::format("cuda: dot: no cuBLAS type for {}", dtype_name(t)));
+  throw InternalError(
+      error_message("cuda: dot", fmt::format("no cuBLAS type for {}", dtype_name(t)), "", ""));
 }
 
 class DotStep final : public CudaUnit {

@@ -18,7 +18,8 @@ std::unique_ptr<CudaUnit> make_step(const LoweredUnit& step, CudaDevice& device)
     default: break;
   }
   // capabilities() and declines() keep every other op from reaching here.
-  throw InternalError("cuda: no step for op " + std::string(op_name(node.op)) + " (" + step.what + ")");
+  throw InternalError(error_message(
+      "cuda", "no step for op " + std::string(op_name(node.op)) + " (" + step.what + ")", "", ""));
 }
 
 }  // namespace sluice::cuda

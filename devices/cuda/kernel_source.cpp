@@ -299,7 +299,7 @@ std::string compute_type(DType t) { return is_narrow(t) ? "float" : storage_type
 
 KernelSource region_kernel(const LoweredUnit& step) {
   if (!step.region || step.nodes.empty())
-    throw InternalError("cuda: region_kernel: expected a fused region step, found " + step.what);
+    throw InternalError(error_message("cuda: region_kernel", "", "a fused region step", step.what));
   return RegionWriter(step).write();
 }
 

@@ -12,7 +12,8 @@ namespace {
 
 void check(nvrtcResult status, const char* what) {
   if (status != NVRTC_SUCCESS)
-    throw DeviceError(fmt::format("cuda: NVRTC {} failed: {}", what, nvrtc_library().get_error_string(status)));
+    throw DeviceError(error_message(
+        "cuda", fmt::format("NVRTC {} failed: {}", what, nvrtc_library().get_error_string(status)), "", ""));
 }
 
 // The first lines of a log: a kernel that does not compile says why early.
@@ -40,8 +41,11 @@ std::vector<char> nvrtc_compile(const KernelSource& source, int arch) {
     std::string log(size, '\0');
     if (size) nvrtc.get_program_log(program, log.data());
     const std::string entry = source.entries.empty() ? std::string("kernel") : source.entries.front();
-    throw DeviceError(fmt::format("cuda: the generated kernel '{}' did not compile for sm_{}: {}\n{}", entry, arch,
-                                  nvrtc.get_error_string(compiled), head_of(log, 20)));
+    throw DeviceError(
+        error_message("cuda",
+                      fmt::format("the generated kernel '{}' did not compile for sm_{}: {}\n{}", entry, arch,
+                                  nvrtc.get_error_string(compiled), head_of(log, 20)),
+                      "", ""));
   }
   size_t size = 0;
   check(nvrtc.get_cubin_size(program, &size), "nvrtcGetCUBINSize");

@@ -32,8 +32,8 @@ void check_wrt(const Function& f, const std::vector<int>& wrt, std::string_view 
   for (size_t i = 0; i < wrt.size(); ++i) {
     const int p = wrt[i];
     if (p < 0 || static_cast<size_t>(p) >= f.inputs().size()) {
-      throw ValueError(cat(op, ": argument wrt[", i, "]: expected a parameter index in [0, ",
-                           f.inputs().size(), "), found ", p));
+      throw ValueError(error_message(op, cat("argument wrt[", i, "]"),
+                                     cat("a parameter index in [0, ", f.inputs().size(), ")"), cat(p)));
     }
     const Spec& spec = f.inputs()[static_cast<size_t>(p)];
     if (!is_inexact(spec.dtype)) {
@@ -95,8 +95,9 @@ std::vector<Expr> gradients(const Function& f, const std::vector<int>& wrt) {
       const Node* o = n->operands[i].get();
       if (!cts[i] || !active.contains(o)) continue;
       if (cts[i].spec() != o->spec) {
-        throw InternalError(cat("grad: the rule of ", op_name(n->op), " gave operand ", i, " a cotangent of ",
-                                cts[i].spec(), ", expected its spec ", o->spec));
+        throw InternalError(error_message(cat("grad: the rule of ", op_name(n->op)),
+                                          cat("operand ", i, "'s cotangent"), cat("its spec ", o->spec),
+                                          cts[i].spec().str()));
       }
       accumulate(o, cts[i]);
     }

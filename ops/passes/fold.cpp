@@ -31,9 +31,10 @@ Function fold_constants(const Function& f, const Evaluator& eval, int64_t max_el
     for (const NodePtr& operand : node->operands) operands.push_back(operand->attrs.literal.get());
     Literal value = eval(*node, operands);
     if (value.spec != node->spec || static_cast<int64_t>(value.bytes.size()) != node->spec.bytes()) {
-      throw InternalError(infer::cat("fold_constants: evaluating ", op_name(node->op),
-                                     ": expected a literal of ", node->spec, " (", node->spec.bytes(),
-                                     " bytes), found ", value.spec, " (", value.bytes.size(), " bytes)"));
+      throw InternalError(
+          error_message(infer::cat("fold_constants: evaluating ", op_name(node->op)), "",
+                        infer::cat("a literal of ", node->spec, " (", node->spec.bytes(), " bytes)"),
+                        infer::cat(value.spec, " (", value.bytes.size(), " bytes)")));
     }
     // The builder's constant is strong, as a folded value must be: it has a
     // definite type now, whatever weak scalars it came from.

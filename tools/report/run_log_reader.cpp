@@ -37,7 +37,7 @@ std::string kind_of(const json& j) {
 const json& field(const json& record, const char* key, const Where& w, const std::string& what) {
   auto it = record.find(key);
   if (it == record.end())
-    throw ValueError(w.at() + ": " + what + ": expected a field '" + key + "', found none");
+    throw ValueError(error_message(w.at(), what, "a field '" + std::string(key) + "'", "none"));
   return *it;
 }
 
@@ -45,22 +45,22 @@ double number(const json& record, const char* key, const Where& w, const std::st
   const json& v = field(record, key, w, what);
   if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();  // the log writes NaN as null
   if (!v.is_number())
-    throw ValueError(w.at() + ": " + what + ": expected '" + key + "' to be a number, found " + kind_of(v));
+    throw ValueError(error_message(w.at(), what, "'" + std::string(key) + "' to be a number", kind_of(v)));
   return v.get<double>();
 }
 
 std::string text(const json& record, const char* key, const Where& w, const std::string& what) {
   const json& v = field(record, key, w, what);
   if (!v.is_string())
-    throw ValueError(w.at() + ": " + what + ": expected '" + key + "' to be a string, found " + kind_of(v));
+    throw ValueError(error_message(w.at(), what, "'" + std::string(key) + "' to be a string", kind_of(v)));
   return v.get<std::string>();
 }
 
 std::vector<double> numbers(const json& record, const char* key, const Where& w, const std::string& what) {
   const json& v = field(record, key, w, what);
   if (!v.is_array())
-    throw ValueError(w.at() + ": " + what + ": expected '" + key + "' to be an array of numbers, found " +
-                     kind_of(v));
+    throw ValueError(
+        error_message(w.at(), what, "'" + std::string(key) + "' to be an array of numbers", kind_of(v)));
   std::vector<double> out;
   out.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
@@ -69,8 +69,8 @@ std::vector<double> numbers(const json& record, const char* key, const Where& w,
     } else if (v[i].is_number()) {
       out.push_back(v[i].get<double>());
     } else {
-      throw ValueError(w.at() + ": " + what + ": expected '" + key + "' to be an array of numbers, found " +
-                       kind_of(v[i]) + " at index " + std::to_string(i));
+      throw ValueError(error_message(w.at(), what, "'" + std::string(key) + "' to be an array of numbers",
+                                     kind_of(v[i]) + " at index " + std::to_string(i)));
     }
   }
   return out;
@@ -82,7 +82,7 @@ class Reader {
 
   void add(const json& r, const Where& w) {
     const double t = number(r, "t", w, "a record");
-    if (!std::isfinite(t)) throw ValueError(w.at() + ": a record: expected 't' to be a time, found null");
+    if (!std::isfinite(t)) throw ValueError(error_message(w.at(), "a record", "'t' to be a time", "null"));
     const std::string type = text(r, "type", w, "a record");
     std::string process;
     if (r.contains("process")) process = text(r, "process", w, "a record");
@@ -97,8 +97,9 @@ class Reader {
       ScoredChunk c{t, numbers(r, "scores", w, what), numbers(r, "labels", w, what),
                     number(r, "accuracy", w, what), number(r, "recent_accuracy", w, what)};
       if (c.scores.size() != c.labels.size())
-        throw ValueError(w.at() + ": " + what + ": expected as many labels as scores (" +
-                         std::to_string(c.scores.size()) + "), found " + std::to_string(c.labels.size()));
+        throw ValueError(error_message(w.at(), what,
+                                       "as many labels as scores (" + std::to_string(c.scores.size()) + ")",
+                                       std::to_string(c.labels.size())));
       d_.scores.push_back(std::move(c));
     } else if (type == "spectrogram") {
       spectrogram(r, w, t, what);
@@ -132,32 +133,33 @@ class Reader {
     SpectrumChunk c{
         t, static_cast<int64_t>(number(r, "channel", w, what)), {}, numbers(r, "labels", w, what)};
     if (!(bands >= 1) || values.size() != c.labels.size() * static_cast<size_t>(bands))
-      throw ValueError(w.at() + ": " + what + ": expected 'values' to hold 'bands' (" +
-                       std::to_string(bands) + ") numbers for each of the " +
-                       std::to_string(c.labels.size()) + " labels, found " + std::to_string(values.size()));
+      throw ValueError(error_message(w.at(), what,
+                                     "'values' to hold 'bands' (" + std::to_string(bands) +
+                                         ") numbers for each of the " + std::to_string(c.labels.size()) +
+                                         " labels",
+                                     std::to_string(values.size())));
     if (!d_.spectrogram.empty() &&
         d_.spectrogram.front().windows.front().size() != static_cast<size_t>(bands))
-      throw ValueError(w.at() + ": " + what + ": expected " +
-                       std::to_string(d_.spectrogram.front().windows.front().size()) +
-                       " bands as the records before it, found " + std::to_string(bands));
+      throw ValueError(error_message(
+          w.at(), what,
+          std::to_string(d_.spectrogram.front().windows.front().size()) + " bands as the records before it",
+          std::to_string(bands)));
     const size_t n = static_cast<size_t>(bands);
     for (size_t i = 0; i < c.labels.size(); ++i)
       c.windows.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(i * n),
                              values.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));
-    if (c.windows.empty())
-      throw ValueError(w.at() + ": " + what + ": expected at least one window, found none");
+    if (c.windows.empty()) throw ValueError(error_message(w.at(), what, "at least one window", "none"));
     d_.spectrogram.push_back(std::move(c));
   }
 
   void metrics(const json& r, const Where& w, double t, const std::string& process, const std::string& what) {
     const json& nodes = field(r, "nodes", w, what);
     if (!nodes.is_array())
-      throw ValueError(w.at() + ": " + what + ": expected 'nodes' to be an array, found " + kind_of(nodes));
+      throw ValueError(error_message(w.at(), what, "'nodes' to be an array", kind_of(nodes)));
     for (size_t i = 0; i < nodes.size(); ++i) {
       const json& n = nodes[i];
       const std::string node_what = what + ", node " + std::to_string(i);
-      if (!n.is_object())
-        throw ValueError(w.at() + ": " + node_what + ": expected an object, found " + kind_of(n));
+      if (!n.is_object()) throw ValueError(error_message(w.at(), node_what, "an object", kind_of(n)));
       const std::string name = text(n, "name", w, node_what);
       auto [it, fresh] = index_.try_emplace(process + '\n' + name, d_.nodes.size());
       if (fresh)
@@ -184,11 +186,15 @@ class Reader {
 
 RunData read_run_log(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ValueError("sluice report: cannot open '" + path + "': " + std::strerror(errno));
+  if (!in)
+    throw ValueError(
+        error_message("sluice report", "cannot open '" + path + "': " + std::strerror(errno), "", ""));
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string content = buffer.str();
-  if (in.bad()) throw ValueError("sluice report: reading '" + path + "' failed: " + std::strerror(errno));
+  if (in.bad())
+    throw ValueError(
+        error_message("sluice report", "reading '" + path + "' failed: " + std::strerror(errno), "", ""));
 
   RunData data;
   data.path = path;
@@ -211,16 +217,17 @@ RunData read_run_log(const std::string& path) {
         break;
       }
       std::string shown = line.size() > 60 ? line.substr(0, 60) + "..." : line;
-      throw ValueError(w.at() + ": expected a JSON object on one line, found '" + shown + "'");
+      throw ValueError(error_message(w.at(), "", "a JSON object on one line", "'" + shown + "'"));
     }
     if (!record.is_object())
-      throw ValueError(w.at() + ": expected a JSON object on one line, found " + kind_of(record));
+      throw ValueError(error_message(w.at(), "", "a JSON object on one line", kind_of(record)));
     reader.add(record, w);
   }
   if (data.records == 0)
-    throw ValueError("sluice report: '" + path + "' has no records: expected JSON Lines of a run log " +
-                     "(PipelineOptions::run_log, sluice demo --run-log), found " +
-                     (content.empty() ? "an empty file" : "none"));
+    throw ValueError(
+        error_message("sluice report", "'" + path + "' has no records",
+                      "JSON Lines of a run log (PipelineOptions::run_log, sluice demo --run-log)",
+                      content.empty() ? "an empty file" : "none"));
   reader.finish();
   return data;
 }

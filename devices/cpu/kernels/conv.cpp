@@ -91,7 +91,8 @@ void run_conv(const Node& node, const void* x, const void* k, void* y) {
     case DType::BF16: return conv_half(g, node, x, k, y);
     default:
       // The builder computes conv in a floating type (Nx.Type.to_floating).
-      throw DeviceError("host: conv of " + std::string(dtype_name(node.spec.dtype)) + " has no kernel");
+      throw DeviceError(error_message(
+          "host", "conv of " + std::string(dtype_name(node.spec.dtype)) + " has no kernel", "", ""));
   }
 }
 

@@ -102,7 +102,7 @@ void run_creation(const Node& node, void* out) {
     case Op::Eye: return run_eye(node, out);
     default: break;
   }
-  throw DeviceError("run_creation: expected constant, iota or eye, found " + std::string(op_name(node.op)));
+  throw DeviceError(error_message("run_creation", "", "constant, iota or eye", op_name(node.op)));
 }
 
 }  // namespace sluice::cpu

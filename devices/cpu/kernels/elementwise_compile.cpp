@@ -58,18 +58,21 @@ Kernel op_kernel(const KernelTable& table, const Node& node) {
     k = table.bitcast[static_cast<int>(in)][static_cast<int>(out)];
   } else {
     if (compute_dtype(op_result_dtype(node.op, in)) != compute_dtype(out)) {
-      throw TypeError("fused region: " + node_name(node) + ": expected result dtype " +
-                      std::string(dtype_name(op_result_dtype(node.op, in))) + " for operands of " +
-                      std::string(dtype_name(in)) + ", found " + std::string(dtype_name(out)));
+      throw TypeError(error_message("fused region", node_name(node),
+                                    "result dtype " + std::string(dtype_name(op_result_dtype(node.op, in))) +
+                                        " for operands of " + std::string(dtype_name(in)),
+                                    dtype_name(out)));
     }
     k = table.op[static_cast<int>(node.op)][static_cast<int>(compute_dtype(in))];
   }
   if (k == nullptr) {
-    throw TypeError("fused region: " + std::string(op_name(node.op)) + " is not implemented for " +
-                    std::string(dtype_name(in)) +
-                    (node.op == Op::AsType || node.op == Op::Bitcast ? " to " + std::string(dtype_name(out))
-                                                                     : std::string()) +
-                    " on the cpu backend");
+    throw TypeError(error_message(
+        "fused region",
+        std::string(op_name(node.op)) + " is not implemented for " + std::string(dtype_name(in)) +
+            (node.op == Op::AsType || node.op == Op::Bitcast ? " to " + std::string(dtype_name(out))
+                                                             : std::string()) +
+            " on the cpu backend",
+        "", ""));
   }
   return k;
 }
@@ -210,14 +213,14 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
   for (const Node* node : nodes) {
     if (absorbed.contains(node)) continue;
     if (node->spec.shape != shape) {
-      throw ShapeError("fused region: " + node_name(*node) + ": expected the region's shape " + shape.str());
+      throw ShapeError(
+          error_message("fused region", node_name(*node), "the region's shape " + shape.str(), ""));
     }
     if (node->op == Op::Broadcast) {
       auto it = input_index.find(node->operands[0].get());
       if (it == input_index.end()) {
-        throw DeviceError("fused region: " + node_name(*node) +
-                          ": expected a broadcast of a region input, found one of " +
-                          node_name(*node->operands[0]));
+        throw DeviceError(error_message("fused region", node_name(*node), "a broadcast of a region input",
+                                        "one of " + node_name(*node->operands[0])));
       }
       BroadcastMap map = make_broadcast_map(node->operands[0]->spec.shape, shape, node->attrs.axes);
       if (map.identity()) {
@@ -231,8 +234,8 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
       continue;
     }
     if (!is_elementwise(node->op)) {
-      throw DeviceError("fused region: " + node_name(*node) +
-                        ": expected an elementwise op or a broadcast load");
+      throw DeviceError(
+          error_message("fused region", node_name(*node), "an elementwise op or a broadcast load", ""));
     }
     Instruction step;
     if (auto it = affine.find(node); it != affine.end()) {
@@ -262,7 +265,8 @@ Graph build_graph(const KernelTable& table, const std::vector<const Node*>& node
   for (const Node* out : outputs) {
     auto it = value_of.find(out);
     if (it == value_of.end()) {
-      throw DeviceError("fused region: output " + node_name(*out) + ": expected a node of the region");
+      throw DeviceError(
+          error_message("fused region", "output " + node_name(*out), "a node of the region", ""));
     }
     g.outputs.push_back(it->second);
   }
@@ -414,7 +418,7 @@ TilePlan make_tile_plan(const KernelTable& table, const Graph& g, const std::vec
 RegionProgram compile_region(const KernelTable& table, const std::vector<const Node*>& nodes,
                              const std::vector<const Node*>& inputs,
                              const std::vector<const Node*>& outputs) {
-  if (nodes.empty()) throw DeviceError("fused region: expected at least one node, found none");
+  if (nodes.empty()) throw DeviceError(error_message("fused region", "", "at least one node", "none"));
   const Shape& shape = nodes.front()->spec.shape;
   RegionProgram p;
   p.elements = shape.size();

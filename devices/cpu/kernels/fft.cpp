@@ -52,7 +52,7 @@ bool measured_plans() {
     const std::string value = v ? v : "";
     if (value.empty() || value == "measure") return true;
     if (value == "estimate") return false;
-    throw ConfigError("SLUICE_FFT_PLANS: expected 'measure' or 'estimate', found '" + value + "'");
+    throw ConfigError(error_message("SLUICE_FFT_PLANS", "", "'measure' or 'estimate'", "'" + value + "'"));
   }();
   return measured;
 }
@@ -210,8 +210,8 @@ void run_fft(const Node& node, const void* in, void* out) {
     case DType::C128:
       return transform(static_cast<const complex128*>(in), static_cast<complex128*>(out), rows, n, sign);
     default:
-      throw TypeError(std::string(op_name(node.op)) + ": argument tensor: expected c64 or c128, found " +
-                      std::string(dtype_name(spec.dtype)));
+      throw TypeError(
+          error_message(op_name(node.op), "argument tensor", "c64 or c128", dtype_name(spec.dtype)));
   }
 }
 

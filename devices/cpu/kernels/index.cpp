@@ -162,7 +162,8 @@ void run_index(const Node& node, std::span<const void* const> in, void* out) {
     case Op::Gather: return gather(node, in[0], in[1], out);
     case Op::IndexedAdd:
     case Op::IndexedPut: return scatter(node, in[0], in[1], in[2], out);
-    default: throw InternalError("host: run_index given " + std::string(op_name(node.op)));
+    default:
+      throw InternalError(error_message("host", "run_index given " + std::string(op_name(node.op)), "", ""));
   }
 }
 

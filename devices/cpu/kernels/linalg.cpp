@@ -14,8 +14,8 @@ void run_linalg(const Node& node, std::span<const void* const> in, std::span<voi
     case Op::Lu: return linalg::lu(node, in, out);
     case Op::Eigh: return linalg::eigh(node, in, out);
     default:
-      throw InternalError("host: run_linalg: " + std::string(op_name(node.op)) +
-                          " is not a linear algebra op");
+      throw InternalError(error_message(
+          "host: run_linalg", std::string(op_name(node.op)) + " is not a linear algebra op", "", ""));
   }
 }
 

@@ -62,8 +62,8 @@ void visit_lapack(DType t, F&& f) {
     if constexpr (lapack::Type<T>)
       f.template operator()<T>();
     else
-      throw TypeError("host: linear algebra in " + std::string(dtype_name(t)) +
-                      ": no LAPACK routine computes in it");
+      throw TypeError(error_message("host: linear algebra in " + std::string(dtype_name(t)),
+                                    "no LAPACK routine computes in it", "", ""));
   });
 }
 

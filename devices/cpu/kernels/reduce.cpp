@@ -425,7 +425,9 @@ void run_reduce(const Node& node, const void* in, void* out) {
     case Op::Product:
     case Op::ReduceMax:
     case Op::ReduceMin: break;
-    default: throw InternalError("run_reduce: op " + std::string(op_name(node.op)) + " is not a reduction");
+    default:
+      throw InternalError(
+          error_message("run_reduce", "op " + std::string(op_name(node.op)) + " is not a reduction", "", ""));
   }
   // The min and max of truth values are all and any: identities 1 and 0, where
   // u8's min identity (255) would leave a pred that is neither 0 nor 1.

@@ -64,8 +64,8 @@ ReducePlan make_reduce_plan(const Shape& shape, const std::vector<int64_t>& axes
 }
 
 void throw_not_real(const Node& node) {
-  throw TypeError(std::string(op_name(node.op)) + ": argument tensor: expected a real dtype, found " +
-                  std::string(dtype_name(node.operands[0]->spec.dtype)));
+  throw TypeError(error_message(op_name(node.op), "argument tensor", "a real dtype",
+                                dtype_name(node.operands[0]->spec.dtype)));
 }
 
 }  // namespace sluice::cpu

@@ -72,13 +72,15 @@ void scan_op(Op op, const T* in, T* out, int64_t outer, int64_t n, int64_t inner
     case Op::CumulativeMax:
     case Op::CumulativeMin:
       if constexpr (kIsComplex<T>) {
-        throw TypeError(std::string(op_name(op)) + ": argument x: expected a real dtype, found a complex one");
+        throw TypeError(error_message(op_name(op), "argument x", "a real dtype", "a complex one"));
       } else if (op == Op::CumulativeMax) {
         return scan(in, out, outer, n, inner, reverse, [](T a, T b) { return max_nan(a, b); });
       } else {
         return scan(in, out, outer, n, inner, reverse, [](T a, T b) { return min_nan(a, b); });
       }
-    default: throw InternalError("run_scan: op " + std::string(op_name(op)) + " is not a cumulative scan");
+    default:
+      throw InternalError(
+          error_message("run_scan", "op " + std::string(op_name(op)) + " is not a cumulative scan", "", ""));
   }
 }
 

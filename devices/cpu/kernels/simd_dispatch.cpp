@@ -66,7 +66,8 @@ const KernelTable* kernel_table(Isa isa) {
 
 const KernelTable& kernel_table() {
   static const KernelTable* table = kernel_table(choose_isa());
-  if (table == nullptr) throw DeviceError("cpu kernels: expected a CPU with SSE4.2 (x86-64-v2) at least, found none");
+  if (table == nullptr)
+    throw DeviceError(error_message("cpu kernels", "", "a CPU with SSE4.2 (x86-64-v2) at least", "none"));
   return *table;
 }
 

@@ -202,8 +202,7 @@ void run_window(const Node& node, std::span<const void* const> inputs, void* out
     }
     if (node.op == Op::WindowProduct) { return window<WrapType<T>, ProductWindow>(node, in, out); }
     if constexpr (kIsComplex<T>) {
-      throw TypeError(std::string(op_name(node.op)) + ": argument tensor: expected a real dtype, found " +
-                      std::string(dtype_name(dtype)));
+      throw TypeError(error_message(op_name(node.op), "argument tensor", "a real dtype", dtype_name(dtype)));
     } else if (node.op == Op::WindowMax) {
       return window<T, MaxWindow>(node, in, out);
     } else if (node.op == Op::WindowMin && dtype == DType::Pred) {
@@ -211,7 +210,8 @@ void run_window(const Node& node, std::span<const void* const> inputs, void* out
     } else if (node.op == Op::WindowMin) {
       return window<T, MinWindow>(node, in, out);
     } else {
-      throw InternalError("run_window: op " + std::string(op_name(node.op)) + " is not a window reduction");
+      throw InternalError(error_message(
+          "run_window", "op " + std::string(op_name(node.op)) + " is not a window reduction", "", ""));
     }
   });
 }

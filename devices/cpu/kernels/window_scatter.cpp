@@ -110,7 +110,8 @@ template <typename A>
 void pick_any(const Node& node, const Geometry& g, const A* x, int64_t* picks) {
   if (node.op == Op::WindowScatterMax) return pick<true>(g, x, picks);
   if (node.op == Op::WindowScatterMin) return pick<false>(g, x, picks);
-  throw InternalError("run_window_scatter: op " + std::string(op_name(node.op)) + " is not a window scatter");
+  throw InternalError(error_message(
+      "run_window_scatter", "op " + std::string(op_name(node.op)) + " is not a window scatter", "", ""));
 }
 
 // out = init everywhere, then source[w] added at picks[w]; A the type the
@@ -130,8 +131,7 @@ void run_window_scatter(const Node& node, std::span<const void* const> in, void*
   std::vector<int64_t> picks(static_cast<size_t>(g.count));
   visit_dtype(x.dtype, [&]<typename T>() {
     if constexpr (kIsComplex<T>) {
-      throw TypeError(std::string(op_name(node.op)) + ": argument x: expected a real dtype, found " +
-                      std::string(dtype_name(x.dtype)));
+      throw TypeError(error_message(op_name(node.op), "argument x", "a real dtype", dtype_name(x.dtype)));
     } else if constexpr (kIsHalf<T>) {
       std::vector<float> wide(static_cast<size_t>(x.size()));
       kernel_table().widen[static_cast<int>(x.dtype)](wide.data(), in[0], nullptr, nullptr, x.size());

@@ -81,28 +81,34 @@ with tempfile.TemporaryDirectory() as tmp:
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
         def ranks():
-            out = []
-            for pid in os.listdir("/proc"):
-                try:
-                    cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-                except OSError:
-                    continue
-                if cmd and cmd[0] == sluice.encode() and b"demo" in cmd and alive(int(pid)):
-                    out.append(int(pid))
+            # The launcher's descendants only: another test may run a demo
+            # of the same program at the same time.
+            out, todo = [], [launcher.pid]
+            while todo:
+                for pid in children_of(todo.pop()):
+                    todo.append(pid)
+                    try:
+                        cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+                    except OSError:
+                        continue
+                    if cmd and cmd[0] == sluice.encode() and b"demo" in cmd and alive(pid):
+                        out.append(pid)
             return out
 
         started = wait_for(lambda: len(ranks()) == 3, 30)
         expect("mpirun starts three ranks", started, str(ranks()))
         if started:
+            started_ranks = ranks()  # recorded: once the launcher ends, survivors are no longer its descendants
             time.sleep(1.0)
-            os.kill(ranks()[0], signal.SIGKILL)
+            os.kill(started_ranks[0], signal.SIGKILL)
             try:
                 status = launcher.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 launcher.kill()
                 status = None
             expect("a rank killed: mpirun ends non-zero within 60 s", status not in (None, 0), str(status))
-            expect("and every rank ends", wait_for(lambda: not ranks(), 20), str(ranks()))
+            expect("and every rank ends", wait_for(lambda: not any(alive(r) for r in started_ranks), 20),
+                   str([r for r in started_ranks if alive(r)]))
             expect("a killed rank leaves no /tmp/sluice-demo-*", set(glob.glob("/tmp/sluice-demo-*")) == before,
                    str(set(glob.glob("/tmp/sluice-demo-*")) - before))
         else:

@@ -133,5 +133,36 @@ TEST(Device, RegistryAndDefaults) {
   EXPECT_TRUE(client("host").capabilities().supports(Op::Add));
 }
 
+// A preference resolves to its first platform available here; one this
+// build has no backend for is passed over, and none available is an error
+// naming what was asked and what there is.
+TEST(DevicePreference, ResolvesToTheFirstAvailablePlatform) {
+  EXPECT_EQ(DevicePreference({"no-such-platform", "host"}).resolve(), host());
+  EXPECT_EQ(DevicePreference(host()).resolve(), host());
+  EXPECT_EQ(DevicePreference({"no-such-platform", "host"}).str(), "no-such-platform, else host");
+  try {
+    (void)DevicePreference({"no-such-platform"}).resolve();
+    FAIL() << "resolved a platform that does not exist";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("[no-such-platform]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("available here: host"), std::string::npos) << e.what();
+  }
+}
+
+// Every other platform of the build first, the host last: an accelerator
+// where the machine has one, else the host.
+TEST(DevicePreference, AcceleratorOrHostEndsWithTheHost) {
+  std::vector<std::string> known = known_platforms();
+  ASSERT_FALSE(known.empty());
+  EXPECT_EQ(known.front(), "host") << "the host is registered first (devices/cpu)";
+  DevicePreference p = DevicePreference::accelerator_or_host();
+  std::string expected;
+  for (size_t i = 1; i < known.size(); ++i) expected += known[i] + ", else ";
+  EXPECT_EQ(p.str(), expected + "host");
+  Device d = p.resolve();
+  auto here = platforms();
+  EXPECT_EQ(d.platform(), here.size() > 1 ? here[1] : "host");
+}
+
 }  // namespace
 }  // namespace sluice

@@ -106,6 +106,25 @@ TEST_P(PipelineOnDevice, AFailingMessageIsNamedAndTheOthersGoOn) {
   EXPECT_EQ(result.metrics_of("count").errors, 1u);
 }
 
+// A stage's device is resolved when the run starts, by the process that
+// runs it: building the pipeline (a stage traced for its specs included)
+// makes no client, so a launcher, or a process of a partitioned run that
+// holds other stages, never needs the platform; the run that does names it.
+TEST(PipelineDevices, AStagesDeviceIsResolvedWhenTheRunStarts) {
+  Pipeline p;
+  auto src = p.source("rows", rows(3));
+  NodeId square = p.stage("square", [](Expr x) { return x * x; },
+                          {.input = {f32({256})}, .device = {"no-such-platform"}});
+  p.connect(src, square);
+  p.connect(square, p.sink("drop", sinks::collector()));
+  try {
+    (void)p.run();
+    FAIL() << "a stage ran on a platform that does not exist";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-platform"), std::string::npos) << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Platforms, PipelineOnDevice, ::testing::ValuesIn(platforms()),
                          [](const auto& p) { return p.param; });
 

@@ -1,4 +1,4 @@
-#include <sluice/base/cache_path.h>
+#include <sluice/base/detail/cache_path.h>
 
 #include <cstdlib>
 

@@ -1,4 +1,4 @@
-#include <sluice/base/log.h>
+#include <sluice/base/detail/log.h>
 
 #include <cstdlib>
 #include <iostream>

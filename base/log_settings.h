@@ -1,6 +1,6 @@
 #pragma once
 // The settings of sluice's logger that an application may check before it
-// starts (the logger itself is internal: base/log.h). SLUICE_LOG names the
+// starts (the logger itself is internal: base/detail/log.h). SLUICE_LOG names the
 // level: trace, debug, info, warn, error, critical or off (warn when
 // unset), or spdlog's list form "sluice=debug,other=info".
 

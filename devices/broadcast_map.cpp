@@ -1,4 +1,4 @@
-#include <sluice/devices/broadcast_map.h>
+#include <sluice/devices/detail/broadcast_map.h>
 
 namespace sluice {
 

@@ -10,9 +10,9 @@
 #include <set>
 #include <utility>
 
-#include <sluice/base/log.h>
-#include <sluice/devices/backend_impl.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/devices/detail/backend_impl.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 namespace {
@@ -40,8 +40,8 @@ void check_options(std::string_view platform, const ClientOptions& options) {
   for (auto [name, value] :
        {std::pair{"host_threads", options.host_threads}, std::pair{"blas_threads", options.blas_threads}})
     if (value < 0)
-      throw ValueError("client " + std::string(platform) + ": ClientOptions::" + name +
-                       " expected >= 0 (0: the default), found " + std::to_string(value));
+      throw ValueError(error_message(fmt::format("client {}", platform), fmt::format("ClientOptions::{}", name),
+                                     ">= 0 (0: the default)", value));
   if (!(options.memory_fraction > 0 && options.memory_fraction <= 1))
     throw ValueError(error_message(fmt::format("client {}", platform), "ClientOptions::memory_fraction",
                                    "a fraction in (0, 1]", options.memory_fraction));
@@ -87,9 +87,9 @@ Client& find_or_make_client(std::string_view platform, const ClientOptions& opti
   std::lock_guard lock(reg.mutex);
   if (auto it = reg.clients.find(platform); it != reg.clients.end()) {
     if (asked && !(it->second->options() == options))
-      throw ConfigError("client " + std::string(platform) +
-                        ": options expected to be those it was made with, found others; make the client "
-                        "with its options before anything uses the platform (host(), a compile)");
+      throw ConfigError(error_message(fmt::format("client {}", platform), "options", "those it was made with",
+                                      "others; make the client with its options before anything uses the "
+                                      "platform (host(), a compile)"));
     return *it->second;
   }
   const BackendRegistration* r = find_registration(platform);
@@ -98,7 +98,8 @@ Client& find_or_make_client(std::string_view platform, const ClientOptions& opti
                                     fmt::format("unknown platform '{}'", platform)));
   std::unique_ptr<Backend> backend = r->make(options);
   if (!backend || backend->device_count() == 0)
-    throw DeviceError("client: platform '" + std::string(platform) + "' is not available on this machine");
+    throw DeviceError(error_message("client", fmt::format("platform '{}'", platform), "one available on this machine",
+                                    fmt::format("not available here (available: {})", fmt::join(platforms(), ", "))));
   auto c = std::make_unique<Client>(std::string(platform), options, std::move(backend));
   if (options.default_device_id < 0 || options.default_device_id >= c->device_count())
     throw DeviceError(error_message(fmt::format("client {}", platform), "default_device_id",
@@ -210,7 +211,7 @@ Device host() {
 }
 
 Client& Device::client() const {
-  if (!client_) throw DeviceError("device: this Device is empty (default-constructed)");
+  if (!client_) throw DeviceError(error_message("device", "", "a device of a client", "an empty Device (default-constructed)"));
   return *client_;
 }
 Backend& Device::backend() const { return client().backend(); }

@@ -1,4 +1,4 @@
-#include <sluice/devices/dot_layout.h>
+#include <sluice/devices/detail/dot_layout.h>
 
 #include <algorithm>
 

@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <sluice/devices/backend_impl.h>
-#include <sluice/ops/error_format.h>
-#include <sluice/ops/loop_attrs.h>
+#include <sluice/devices/detail/backend_impl.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/ops/detail/loop_attrs.h>
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include <sluice/devices/host_memory.h>
+#include <sluice/devices/detail/host_memory.h>
 
 #include <tbb/spin_mutex.h>
 

@@ -1,4 +1,4 @@
-#include <sluice/devices/lowering.h>
+#include <sluice/devices/detail/lowering.h>
 
 #include <algorithm>
 #include <unordered_map>
@@ -6,7 +6,7 @@
 
 #include <sluice/base/error.h>
 #include <sluice/ops/passes/passes.h>
-#include <sluice/ops/results.h>
+#include <sluice/ops/detail/results.h>
 
 namespace sluice {
 

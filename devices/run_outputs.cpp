@@ -1,7 +1,7 @@
-#include <sluice/devices/run_outputs.h>
+#include <sluice/devices/detail/run_outputs.h>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include <sluice/devices/shape_copies.h>
+#include <sluice/devices/detail/shape_copies.h>
 
 #include <algorithm>
 #include <string>

@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <sluice/devices/host_memory.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/devices/detail/host_memory.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 namespace {

@@ -1,8 +1,8 @@
 #include <cstring>
 
-#include <sluice/devices/backend_impl.h>
-#include <sluice/ops/dtype_dispatch.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/devices/detail/backend_impl.h>
+#include <sluice/ops/detail/dtype_dispatch.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 

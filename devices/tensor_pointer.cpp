@@ -3,9 +3,9 @@
 
 #include <cstring>
 
-#include <sluice/devices/backend_impl.h>
+#include <sluice/devices/detail/backend_impl.h>
 #include <sluice/devices/shared_memory.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 

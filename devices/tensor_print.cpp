@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include <sluice/devices/backend.h>
-#include <sluice/ops/dtype_dispatch.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/dtype_dispatch.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 namespace {

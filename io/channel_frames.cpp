@@ -4,8 +4,8 @@
 #include <cstring>
 #include <random>
 
-#include <sluice/io/channel_impl.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/io/detail/channel_impl.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::channel_detail {
 namespace {

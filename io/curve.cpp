@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <sluice/base/error_format.h>
-#include <sluice/base/log.h>
+#include <sluice/base/detail/error_format.h>
+#include <sluice/base/detail/log.h>
 
 namespace sluice::curve {
 namespace {

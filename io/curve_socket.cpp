@@ -1,7 +1,7 @@
 // CurveZMQ on a ZeroMQ socket (curve_socket.h): the process's ZAP handler,
 // the server and client ends, and the monitor that watches handshakes.
 
-#include <sluice/io/curve_socket.h>
+#include <sluice/io/detail/curve_socket.h>
 
 #include <zmq.h>
 
@@ -15,8 +15,8 @@
 #include <set>
 #include <thread>
 
-#include <sluice/base/error_format.h>
-#include <sluice/base/log.h>
+#include <sluice/base/detail/error_format.h>
+#include <sluice/base/detail/log.h>
 #include <sluice/io/curve.h>
 
 namespace sluice {

@@ -7,9 +7,9 @@
 #include <optional>
 #include <vector>
 
-#include <sluice/io/wire_error.h>
+#include <sluice/io/detail/wire_error.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::npy {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <sluice/devices/backend.h>
 #include <sluice/io/npy.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::npy {
 

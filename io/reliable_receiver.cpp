@@ -10,9 +10,9 @@
 #include <cstring>
 #include <utility>
 
-#include <sluice/base/log.h>
-#include <sluice/io/channel_impl.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/io/detail/channel_impl.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::channel_detail {
 namespace {

@@ -1,7 +1,7 @@
 // Request/reply over ZeroMQ (request_reply.h): the ROUTER and DEALER
 // sockets of serving and of the meeting, their frames, and their CurveZMQ.
 
-#include <sluice/io/request_reply.h>
+#include <sluice/io/detail/request_reply.h>
 
 #include <zmq.h>
 
@@ -12,7 +12,7 @@
 
 #include <fmt/core.h>
 
-#include <sluice/base/error_format.h>
+#include <sluice/base/detail/error_format.h>
 
 namespace sluice {
 namespace {
@@ -40,7 +40,7 @@ struct Parts {
 void* open_socket(int type, const std::string& address, bool bind, const RequestReplyOptions& options,
                   const std::function<void(void*)>& secure, const std::function<void()>& unsecure) {
   void* socket = zmq_socket(Channel::zmq_context(), type);
-  if (socket == nullptr) throw WireError(error_message(options.where, "socket", "", zmq_error()));
+  if (socket == nullptr) throw WireError(error_message(options.where, "socket: " + zmq_error(), "", ""));
   const int linger = static_cast<int>(options.linger.count());
   const int on = 1;
   bool ok = zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger) == 0 &&
@@ -62,8 +62,8 @@ void* open_socket(int type, const std::string& address, bool bind, const Request
     std::string why = zmq_error();
     unsecure();
     zmq_close(socket);
-    throw WireError(error_message(options.where, fmt::format("{} {} failed", bind ? "bind" : "connect", address),
-                                  "", why));
+    throw WireError(
+        error_message(options.where, fmt::format("{} {} failed: {}", bind ? "bind" : "connect", address, why), "", ""));
   }
   return socket;
 }
@@ -116,7 +116,7 @@ std::shared_ptr<Parts> read_parts(void* socket, const std::string& where) {
       zmq_msg_close(&part);
       if (error == EINTR) continue;
       if (parts->messages.empty() && error == EAGAIN) return nullptr;
-      throw WireError(error_message(where, "receive failed", "", zmq_strerror(error)));
+      throw WireError(error_message(where, fmt::format("receive failed: {}", zmq_strerror(error)), "", ""));
     }
     const bool more = zmq_msg_more(&part) != 0;
     parts->messages.push_back(part);
@@ -139,7 +139,7 @@ std::pair<bool, bool> poll(void* socket, int fd, std::chrono::milliseconds wait,
   zmq_pollitem_t items[] = {{socket, 0, ZMQ_POLLIN, 0}, {nullptr, fd, ZMQ_POLLIN, 0}};
   if (zmq_poll(items, fd == -1 ? 1 : 2, static_cast<long>(wait.count())) < 0) {
     if (zmq_errno() == EINTR) return {false, false};
-    throw WireError(error_message(where, "poll failed", "", zmq_error()));
+    throw WireError(error_message(where, "poll failed: " + zmq_error(), "", ""));
   }
   return {(items[0].revents & ZMQ_POLLIN) != 0, fd != -1 && (items[1].revents & ZMQ_POLLIN) != 0};
 }

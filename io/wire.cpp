@@ -5,7 +5,7 @@
 
 #include <sluice/devices/shared_memory.h>
 #include <sluice/io/npy.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::wire {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 
 #include <sluice/io/npy.h>
-#include <sluice/io/wire_error.h>
+#include <sluice/io/detail/wire_error.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>

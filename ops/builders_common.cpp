@@ -1,12 +1,12 @@
-#include <sluice/ops/builders_common.h>
+#include <sluice/ops/detail/builders_common.h>
 
 #include <cstring>
 #include <optional>
 #include <type_traits>
 
-#include <sluice/ops/dtype_dispatch.h>
-#include <sluice/ops/results.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/dtype_dispatch.h>
+#include <sluice/ops/detail/results.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::detail {
 namespace {

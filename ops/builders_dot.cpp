@@ -1,7 +1,7 @@
 // dot: the general contraction (Nx dot/6) and Nx's dot/2 conveniences.
-#include <sluice/ops/builders_common.h>
+#include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 

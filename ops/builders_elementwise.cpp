@@ -1,8 +1,8 @@
 // Unary, binary and ternary elementwise ops, as_type and bitcast. Each node
 // gets operands of its compute dtype and of its result shape.
-#include <sluice/ops/builders_common.h>
+#include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 

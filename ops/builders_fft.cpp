@@ -1,9 +1,9 @@
 // fft and ifft along the last axis. The Fft node always transforms the whole
 // last axis: a requested length pads it with zeros or slices it first.
 // ifft is normalised by 1/n (as Nx and numpy), fft is not.
-#include <sluice/ops/builders_common.h>
+#include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 namespace {

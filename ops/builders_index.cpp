@@ -4,9 +4,9 @@
 // Attrs: none; the index depth k is indices' last dim.
 #include <numeric>
 
-#include <sluice/ops/builders_common.h>
+#include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 

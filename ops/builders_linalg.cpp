@@ -1,10 +1,10 @@
 // Linear algebra: cholesky, triangular_solve and solve are ops of one result;
 // qr, lu and eigh nodes have several, each read by a result node
-// (ops/results.h). Operands are converted to the dtype the op computes in
+// (ops/detail/results.h). Operands are converted to the dtype the op computes in
 // (infer::linalg_type) before the node is made.
-#include <sluice/ops/builders_common.h>
+#include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 

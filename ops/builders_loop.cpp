@@ -1,15 +1,15 @@
 // scan, while_loop and fori_loop: trace the bodies, check them, and make the
-// loop node and its result nodes (ops/loop_attrs.h says how they fit).
+// loop node and its result nodes (ops/detail/loop_attrs.h says how they fit).
 #include <algorithm>
 #include <memory>
 #include <string_view>
 
-#include <sluice/ops/builders_common.h>
-#include <sluice/ops/loop_attrs.h>
-#include <sluice/ops/loop_trace.h>
+#include <sluice/ops/detail/builders_common.h>
+#include <sluice/ops/detail/loop_attrs.h>
+#include <sluice/ops/detail/loop_trace.h>
 #include <sluice/ops/loops.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::detail {
 namespace {

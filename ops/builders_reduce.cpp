@@ -1,9 +1,9 @@
 // Reductions: sum, product, reduce_max, reduce_min, all, any, argmax, argmin.
 // The operand is converted to the dtype the reduction reads
 // (infer::reduce_type), so a kernel reads and writes one dtype.
-#include <sluice/ops/builders_common.h>
+#include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 

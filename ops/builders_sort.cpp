@@ -1,9 +1,9 @@
 // Sorting: sort and argsort are catalogue ops (attrs.axis, attrs.reverse for
 // descending, attrs.dtype for argsort's indices); top_k is argsort, a slice
 // and take_along_axis.
-#include <sluice/ops/builders_common.h>
+#include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 

@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 #include <sluice/ops/function.h>
 #include <sluice/ops/passes/graph_walk.h>
 

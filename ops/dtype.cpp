@@ -6,7 +6,7 @@
 #include <string>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 namespace {

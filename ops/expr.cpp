@@ -5,9 +5,9 @@
 #include <utility>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
-#include <sluice/ops/hash.h>
-#include <sluice/ops/loop_attrs.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/ops/detail/hash.h>
+#include <sluice/ops/detail/loop_attrs.h>
 
 namespace sluice {
 namespace {

@@ -37,7 +37,7 @@ struct LinAlgAttrs {
   bool operator==(const LinAlgAttrs&) const = default;
 };
 
-// A loop node's bodies and operand layout (ops/loop_attrs.h).
+// A loop node's bodies and operand layout (ops/detail/loop_attrs.h).
 struct LoopAttrs;
 
 // The static parameters of an op. One struct for all ops keeps hashing and

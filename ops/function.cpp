@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
-#include <sluice/ops/hash.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/ops/detail/hash.h>
 
 namespace sluice {
 namespace {

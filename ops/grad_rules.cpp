@@ -1,5 +1,5 @@
 // The table from op to reverse-mode rule, read from the catalogue.
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/grad_rules.h>
 
 #include <array>
 

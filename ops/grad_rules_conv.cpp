@@ -9,7 +9,7 @@
 //   (the batch is what is summed over); the forward strides become kernel
 //   dilation and the kernel dilation strides. Feature groups become batch
 //   groups there and batch groups feature groups.
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/grad_rules.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {

@@ -5,7 +5,7 @@
 // and their choices at ties and zeros, are JAX's (jax/_src/lax/lax.py).
 #include <numbers>
 
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/grad_rules.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {

@@ -1,7 +1,7 @@
 // Reverse-mode rules of gathers, scatters and sorts: a gather's cotangent is
 // scattered back (indexed_add: duplicates sum), a scatter's is gathered, a
 // sort's goes back through the inverse of its permutation.
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/grad_rules.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {

@@ -5,11 +5,11 @@
 // The rules of cholesky and eigh assume a Hermitian perturbation of a (as
 // JAX's): differentiate through a symmetrised input, as the tests do. qr's
 // rule needs m >= n (complete mode: a square a), as JAX's.
-#include <sluice/ops/builders_common.h>
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/builders_common.h>
+#include <sluice/ops/detail/grad_rules.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/results.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/results.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::grad_rules {
 namespace {

@@ -10,11 +10,11 @@
 #include <sstream>
 
 #include <sluice/ops/autodiff.h>
-#include <sluice/ops/grad_rules.h>
-#include <sluice/ops/loop_attrs.h>
+#include <sluice/ops/detail/grad_rules.h>
+#include <sluice/ops/detail/loop_attrs.h>
 #include <sluice/ops/loops.h>
 #include <sluice/ops/ops.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::grad_rules {
 namespace {

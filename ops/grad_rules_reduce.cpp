@@ -1,7 +1,7 @@
 // Reverse-mode rules of reductions and dot.
 #include <algorithm>
 
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/grad_rules.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {

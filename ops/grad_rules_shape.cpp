@@ -1,7 +1,7 @@
 // Reverse-mode rules of the ops that move elements: each cotangent moves
 // the elements back (a slice's is a pad, a pad's a slice, a broadcast's a
 // sum), as JAX's transpose rules do.
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/grad_rules.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {

@@ -1,7 +1,7 @@
 // Reverse-mode rules of windowed reductions, window scatters, cumulative
 // scans and the Fourier transforms.
-#include <sluice/ops/builders_common.h>
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/builders_common.h>
+#include <sluice/ops/detail/grad_rules.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::grad_rules {

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <iterator>
 
-#include <sluice/ops/error_format.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 

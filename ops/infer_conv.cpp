@@ -1,7 +1,7 @@
 // Shapes of convolutions (Nx.conv, XLA's ConvGeneralDilated).
 #include <algorithm>
 
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 namespace {

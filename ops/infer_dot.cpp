@@ -1,5 +1,5 @@
 // The shape of a general dot product (Nx dot/6).
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 namespace {

@@ -1,7 +1,7 @@
 // Types and shapes of elementwise ops and conversions.
 #include <algorithm>
 
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 namespace {

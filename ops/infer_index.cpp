@@ -1,5 +1,5 @@
 // Shapes and types of gathers, scatters and sorts.
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 namespace {

@@ -1,7 +1,7 @@
 // Shapes and types of the linear algebra ops.
 #include <algorithm>
 
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 namespace {

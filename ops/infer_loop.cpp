@@ -1,5 +1,5 @@
 // Checks of loops: their xs, their carries, their conditions.
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 

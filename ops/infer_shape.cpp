@@ -2,7 +2,7 @@
 // transpose, pad, slice, put_slice, concatenate.
 #include <algorithm>
 
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 namespace {

@@ -1,5 +1,5 @@
 // Shapes of windowed reductions.
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::infer {
 

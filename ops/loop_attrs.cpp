@@ -1,6 +1,6 @@
-#include <sluice/ops/loop_attrs.h>
+#include <sluice/ops/detail/loop_attrs.h>
 
-#include <sluice/ops/hash.h>
+#include <sluice/ops/detail/hash.h>
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include <sluice/ops/loop_trace.h>
+#include <sluice/ops/detail/loop_trace.h>
 
 #include <unordered_set>
 

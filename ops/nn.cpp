@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numbers>
 
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 namespace {

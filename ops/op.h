@@ -46,7 +46,7 @@ enum OpProperty : uint32_t {
   kComparison = 1u << 3,   // ==, !=, <, <=, >, >=
   kLogical = 1u << 4,      // logical and/or/xor
   // Several results (loops, qr, lu, eigh): the node holds no value of its
-  // own, each result is read through a `result` node (ops/results.h).
+  // own, each result is read through a `result` node (ops/detail/results.h).
   kMultiResult = 1u << 5,
 };
 

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::optimizers {

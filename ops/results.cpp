@@ -1,7 +1,7 @@
-#include <sluice/ops/results.h>
+#include <sluice/ops/detail/results.h>
 
-#include <sluice/ops/loop_attrs.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/loop_attrs.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 

@@ -22,9 +22,9 @@
 #include <optional>
 #include <thread>
 
-#include <sluice/base/log.h>
-#include <sluice/ops/error_format.h>
-#include <sluice/pipeline/node_kinds.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {

@@ -16,8 +16,8 @@
 #include <span>
 
 #include <sluice/io/npy.h>
-#include <sluice/ops/error_format.h>
-#include <sluice/pipeline/durable_files.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/durable_files.h>
 
 namespace sluice {
 namespace {

@@ -1,8 +1,8 @@
-#include <sluice/pipeline/checkpoints.h>
+#include <sluice/pipeline/detail/checkpoints.h>
 
 #include <algorithm>
 
-#include <sluice/base/log.h>
+#include <sluice/base/detail/log.h>
 
 namespace sluice {
 

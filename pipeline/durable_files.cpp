@@ -1,4 +1,4 @@
-#include <sluice/pipeline/durable_files.h>
+#include <sluice/pipeline/detail/durable_files.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::durable {
 namespace {

@@ -1,4 +1,4 @@
-#include <sluice/pipeline/meeting.h>
+#include <sluice/pipeline/detail/meeting.h>
 
 #include <atomic>
 #include <future>
@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
-#include <sluice/base/log.h>
-#include <sluice/io/request_reply.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/io/detail/request_reply.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 namespace {
@@ -64,18 +64,22 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
     if (placement.curve()) curve = {.secret = placement.at(me).curve_secret, .server = placement.at(host).curve_public};
     RequestSocket socket(endpoint, false, {.where = where}, curve);
     if (!socket.send({text_frame(me), text_frame(description)}))
-      throw PipelineError(error_message(where, "send failed", "", socket.last_error()));
+      throw PipelineError(error_message(where, "send failed: " + socket.last_error(), "", ""));
     // Longer than the host waits, so that its verdict on who is missing
     // comes first; a refusal at the handshake ends it at once.
     const auto deadline = std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5);
     std::optional<std::vector<wire::ReceivedFrame>> verdict;
     while (!(verdict = socket.receive(std::chrono::milliseconds(100)))) {
       if (socket.handshakes().failed() > 0)
-        throw PipelineError(where + ": process '" + host + "' " + socket.handshakes().last_reason() +
-                            " at the handshake");
+        throw PipelineError(error_message(
+            where, "", fmt::format("to be let in by process '{}'", host),
+            fmt::format("process '{}' {} at the handshake", host, socket.handshakes().last_reason())));
       if (std::chrono::steady_clock::now() >= deadline)
-        throw PipelineError("process '" + me + "': no answer from process '" + host + "' at " + endpoint +
-                            " within " + seconds(timeout + std::chrono::seconds(5)) + " (is it running?)");
+        throw PipelineError(error_message(
+            fmt::format("process '{}'", me), "",
+            fmt::format("an answer from process '{}' at {} within {}", host, endpoint,
+                        seconds(timeout + std::chrono::seconds(5))),
+            "none (is it running?)"));
     }
     if (!verdict->empty() && !verdict->front().bytes.empty()) throw PipelineError(text_of(verdict->front()));
     logger().info("process '{}': met process '{}' at {}, same pipeline", me, host, endpoint);

@@ -1,6 +1,6 @@
 #include <sluice/pipeline/metrics.h>
 
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include <sluice/pipeline/metrics_server.h>
+#include <sluice/pipeline/detail/metrics_server.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,9 +24,9 @@
 
 #include <httplib.h>
 
-#include <sluice/base/log.h>
+#include <sluice/base/detail/log.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 

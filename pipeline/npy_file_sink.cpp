@@ -7,8 +7,8 @@
 
 #include <sluice/io/npy.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
-#include <sluice/pipeline/durable_files.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/durable_files.h>
 #include <sluice/pipeline/sinks.h>
 
 namespace sluice {

@@ -8,11 +8,11 @@
 #include <map>
 #include <set>
 
-#include <sluice/base/error_format.h>
-#include <sluice/base/log.h>
-#include <sluice/pipeline/meeting.h>
-#include <sluice/pipeline/node_kinds.h>
-#include <sluice/pipeline/pipeline_impl.h>
+#include <sluice/base/detail/error_format.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/pipeline/detail/meeting.h>
+#include <sluice/pipeline/detail/node_kinds.h>
+#include <sluice/pipeline/detail/pipeline_impl.h>
 #include <sluice/pipeline/zmq_nodes.h>
 
 namespace sluice {

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include <sluice/base/log.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/ops/detail/error_format.h>
 #include <sluice/pipeline/checkpoint_store.h>
-#include <sluice/pipeline/node_kinds.h>
-#include <sluice/pipeline/pipeline_impl.h>
+#include <sluice/pipeline/detail/node_kinds.h>
+#include <sluice/pipeline/detail/pipeline_impl.h>
 
 namespace sluice {
 

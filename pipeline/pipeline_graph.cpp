@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include <sluice/pipeline/pipeline_impl.h>
+#include <sluice/pipeline/detail/pipeline_impl.h>
 
 namespace sluice {
 

@@ -2,9 +2,9 @@
 // appends a snapshot of every node's metrics at a steady pace, until
 // wait() writes the last one.
 
-#include <sluice/base/error_format.h>
-#include <sluice/base/log.h>
-#include <sluice/pipeline/pipeline_impl.h>
+#include <sluice/base/detail/error_format.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/pipeline/detail/pipeline_impl.h>
 
 namespace sluice {
 

@@ -18,7 +18,7 @@
 #include <utility>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 namespace {

@@ -1,7 +1,7 @@
 // A source the pipeline pulls from: a oneTBB input_node calling next()
 // while the source's credit (a limiter of `capacity` messages) allows.
 
-#include <sluice/pipeline/source_node.h>
+#include <sluice/pipeline/detail/source_node.h>
 
 namespace sluice {
 namespace {

@@ -6,7 +6,7 @@
 #include <semaphore>
 
 #include <sluice/pipeline/pipeline.h>
-#include <sluice/pipeline/source_node.h>
+#include <sluice/pipeline/detail/source_node.h>
 
 namespace sluice {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include <sluice/base/error_format.h>
+#include <sluice/base/detail/error_format.h>
 
 namespace sluice {
 namespace {

@@ -11,10 +11,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include <sluice/base/log.h>
+#include <sluice/base/detail/log.h>
 #include <sluice/io/channel.h>
-#include <sluice/io/request_reply.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/io/detail/request_reply.h>
+#include <sluice/ops/detail/error_format.h>
 #include <sluice/pipeline/metrics.h>
 
 namespace sluice {
@@ -34,7 +34,7 @@ double micros_since(Clock::time_point t) {
 std::pair<std::string, bool> parse_endpoint(const std::string& endpoint, bool bind_by_default,
                                             const std::string& who) {
   if (endpoint.empty() || endpoint == "@" || endpoint == ">")
-    throw WireError(who + ": expected an endpoint, found '" + endpoint + "'");
+    throw WireError(error_message(who, "", "an endpoint", fmt::format("'{}'", endpoint)));
   if (endpoint[0] == '@' || endpoint[0] == '>') return {endpoint.substr(1), endpoint[0] == '@'};
   return {endpoint, bind_by_default};
 }
@@ -70,7 +70,7 @@ struct ServingEndpoint::State {
 
   State(std::string w, std::vector<Spec> s) : where(std::move(w)), spec(std::move(s)) {
     wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (wake_fd < 0) throw PipelineError(where + ": eventfd: " + std::strerror(errno));
+    if (wake_fd < 0) throw PipelineError(error_message(where, fmt::format("eventfd: {}", std::strerror(errno)), "", ""));
   }
   ~State() { ::close(wake_fd); }
   State(const State&) = delete;
@@ -189,12 +189,13 @@ ServingEndpoint::ServingEndpoint(const std::string& endpoint, std::vector<Spec> 
     : options_(options) {
   auto [address, bind] = parse_endpoint(endpoint, true, "serving");
   if (request_spec.empty())
-    throw PipelineError("serving " + address + ": expected the spec of its requests, found none");
+    throw PipelineError(error_message("serving " + address, "", "the spec of its requests", "none"));
   if (options_.poll_interval.count() <= 0 || options_.drain_timeout.count() < 0 ||
       options_.max_message_bytes <= 0)
-    throw PipelineError(
-        "serving " + address +
-        ": options: expected poll_interval > 0, drain_timeout >= 0 and max_message_bytes > 0");
+    throw PipelineError(error_message(
+        "serving " + address, "options", "poll_interval > 0, drain_timeout >= 0 and max_message_bytes > 0",
+        fmt::format("poll_interval {} ms, drain_timeout {} ms, max_message_bytes {}", options_.poll_interval.count(),
+                    options_.drain_timeout.count(), options_.max_message_bytes)));
   if (options_.curve.secret.empty() != options_.curve.allow.empty() || !options_.curve.server.empty())
     throw ConfigError(error_message("serving " + address, "curve", "a secret certificate and an allow directory",
                                     options_.curve.secret.empty() ? "an allow directory and no secret"
@@ -426,7 +427,7 @@ uint64_t ServingClient::send(const Tensors& request) {
   m.tensors = request;
   if (!socket_->send(wire::encode(m, {.pack_below = kPackBelow})))
     throw WireError(error_message(fmt::format("serving client {}: request seq {}", endpoint_, next_seq_),
-                                  "send failed", "", socket_->last_error()));
+                                  "send failed: " + socket_->last_error(), "", ""));
   return next_seq_++;
 }
 
@@ -450,10 +451,10 @@ Tensors ServingClient::call(const Tensors& request, std::chrono::milliseconds ti
               ? "none: the endpoint " + socket_->handshakes().last_reason() + " at the handshake"
                                     : std::string("none")));
     if (m->header.seq != seq) continue;  // a late reply to an earlier request
-    if (m->header.kind == wire::Kind::Error) throw PipelineError(who + ": error reply: " + m->error);
+    if (m->header.kind == wire::Kind::Error) throw PipelineError(error_message(who, "error reply: " + m->error, "", ""));
     if (m->header.kind != wire::Kind::Data)
-      throw WireError(who + ": expected a data or error reply, found kind " +
-                      std::string(wire::kind_name(m->header.kind)));
+      throw WireError(error_message(who, "", "a data or error reply",
+                                    fmt::format("kind {}", wire::kind_name(m->header.kind))));
     return std::move(m->tensors);
   }
 }

@@ -39,8 +39,8 @@
 
 namespace sluice {
 
-class ReplySocket;    // io/request_reply.h
-class RequestSocket;  // io/request_reply.h
+class ReplySocket;    // io/detail/request_reply.h
+class RequestSocket;  // io/detail/request_reply.h
 
 struct ServingOptions {
   // How often the socket thread, while nothing arrives or the pipeline is

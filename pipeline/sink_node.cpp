@@ -3,7 +3,7 @@
 // stored (a two-phase commit).
 
 #include <sluice/pipeline/checkpoint_store.h>
-#include <sluice/pipeline/node_kinds.h>
+#include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {

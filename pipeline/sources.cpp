@@ -1,7 +1,7 @@
 #include <sluice/pipeline/sources.h>
 
-#include <sluice/base/log.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <sstream>
 
-#include <sluice/base/log.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 namespace {

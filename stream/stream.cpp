@@ -1,6 +1,6 @@
 #include <sluice/stream/stream.h>
 
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 #include <sstream>
 

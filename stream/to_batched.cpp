@@ -1,6 +1,6 @@
 #include <sluice/stream/to_batched.h>
 
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice {

@@ -233,7 +233,8 @@ void start_run_log(DemoOptions& o) {
   o.run_log = std::filesystem::absolute(o.run_log).string();
   std::ofstream truncate(o.run_log, std::ios::trunc);
   if (!truncate)
-    throw PipelineError("sluice demo --run-log: cannot create '" + o.run_log + "': " + std::strerror(errno));
+    throw PipelineError(error_message("sluice demo --run-log",
+                                      fmt::format("cannot create '{}': {}", o.run_log, std::strerror(errno)), "", ""));
 }
 
 }  // namespace

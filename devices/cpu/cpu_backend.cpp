@@ -11,7 +11,7 @@
 
 #include <sluice/devices/cpu/cpu_executable.h>
 #include <sluice/devices/cpu/kernels/fft_wisdom.h>
-#include <sluice/devices/host_memory.h>
+#include <sluice/devices/detail/host_memory.h>
 #include <sluice/devices/cpu/plan.h>
 #include <sluice/devices/cpu/thread_pool.h>
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include <sluice/devices/backend_impl.h>
+#include <sluice/devices/detail/backend_impl.h>
 
 namespace sluice::cpu {
 

@@ -5,13 +5,13 @@
 #include <mutex>
 #include <utility>
 
-#include <sluice/devices/host_memory.h>
+#include <sluice/devices/detail/host_memory.h>
 #include <sluice/devices/cpu/thread_pool.h>
-#include <sluice/devices/pointers.h>
-#include <sluice/devices/run_outputs.h>
+#include <sluice/devices/detail/pointers.h>
+#include <sluice/devices/detail/run_outputs.h>
 #include <sluice/devices/shared_memory.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cpu {
 namespace {

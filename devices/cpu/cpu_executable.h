@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include <sluice/devices/backend_impl.h>
+#include <sluice/devices/detail/backend_impl.h>
 #include <sluice/devices/cpu/plan.h>
 
 namespace sluice::cpu {

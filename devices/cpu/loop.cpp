@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include <sluice/devices/host_memory.h>
+#include <sluice/devices/detail/host_memory.h>
 #include <sluice/devices/cpu/thread_pool.h>
-#include <sluice/ops/loop_attrs.h>
+#include <sluice/ops/detail/loop_attrs.h>
 
 namespace sluice::cpu {
 namespace {

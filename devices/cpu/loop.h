@@ -1,5 +1,5 @@
 #pragma once
-// A loop node (ops/loop_attrs.h) lowered for the host. Its bodies are made
+// A loop node (ops/detail/loop_attrs.h) lowered for the host. Its bodies are made
 // into plans once, when the enclosing plan is made; one instruction then runs
 // them step after step, never leaving compiled code between steps and
 // allocating nothing per step:
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include <sluice/devices/cpu/plan.h>
-#include <sluice/devices/pointers.h>
+#include <sluice/devices/detail/pointers.h>
 
 namespace sluice::cpu {
 

@@ -4,12 +4,12 @@
 #include <cstring>
 #include <unordered_map>
 
-#include <sluice/devices/host_memory.h>
+#include <sluice/devices/detail/host_memory.h>
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/loop.h>
 #include <sluice/base/error.h>
 #include <sluice/ops/passes/passes.h>
-#include <sluice/ops/results.h>
+#include <sluice/ops/detail/results.h>
 
 namespace sluice::cpu {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include <sluice/devices/cpu/kernels/elementwise.h>
-#include <sluice/devices/lowering.h>
+#include <sluice/devices/detail/lowering.h>
 
 namespace sluice::cpu {
 

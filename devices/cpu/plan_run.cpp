@@ -5,7 +5,7 @@
 
 #include <sluice/devices/cpu/loop.h>
 #include <sluice/devices/cpu/plan.h>
-#include <sluice/devices/pointers.h>
+#include <sluice/devices/detail/pointers.h>
 #include <sluice/base/error.h>
 
 namespace sluice::cpu {

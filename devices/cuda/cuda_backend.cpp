@@ -3,7 +3,7 @@
 // k), functions compiled by CudaExecutable.
 //
 // Host memory that sluice allocates in large blocks is pinned once a GPU is
-// used (devices/host_memory.h), so uploads from it run at the bus's speed
+// used (devices/detail/host_memory.h), so uploads from it run at the bus's speed
 // without staging; other host memory is staged by the driver.
 
 #include <sluice/devices/cuda/cuda_backend.h>
@@ -19,8 +19,8 @@
 #include <sluice/devices/cuda/cuda_check.h>
 #include <sluice/devices/cuda/cuda_device.h>
 #include <sluice/devices/cuda/cuda_executable.h>
-#include <sluice/devices/host_memory.h>
-#include <sluice/base/log.h>
+#include <sluice/devices/detail/host_memory.h>
+#include <sluice/base/detail/log.h>
 #include <sluice/base/error.h>
 
 namespace sluice::cuda {

@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include <sluice/devices/dot_layout.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/devices/detail/dot_layout.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cuda {
 namespace {

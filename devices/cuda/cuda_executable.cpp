@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <sluice/devices/cuda/cuda_check.h>
-#include <sluice/devices/run_outputs.h>
+#include <sluice/devices/detail/run_outputs.h>
 #include <sluice/base/error.h>
 #include <sluice/ops/passes/passes.h>
 

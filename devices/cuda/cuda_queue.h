@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include <sluice/devices/backend_impl.h>
+#include <sluice/devices/detail/backend_impl.h>
 
 namespace sluice::cuda {
 

@@ -1,4 +1,4 @@
-// dot: a batched matrix product (devices/dot_layout.h). Floats and complex
+// dot: a batched matrix product (devices/detail/dot_layout.h). Floats and complex
 // numbers go to cuBLAS (f16 and bf16 with f32 accumulation, as the host
 // widens them); an operand already a stack of matrices in either orientation
 // is passed as it is, any other is permuted into a temporary by the box-copy
@@ -13,7 +13,7 @@
 #include <sluice/devices/cuda/cuda_libraries.h>
 #include <sluice/devices/cuda/cuda_steps.h>
 #include <sluice/devices/cuda/kernel_cache.h>
-#include <sluice/devices/dot_layout.h>
+#include <sluice/devices/detail/dot_layout.h>
 #include <sluice/base/error.h>
 
 namespace sluice::cuda {

@@ -1,11 +1,11 @@
-// Shape ops: the box copies of devices/shape_copies.h, each one launch of
+// Shape ops: the box copies of devices/detail/shape_copies.h, each one launch of
 // the box-copy kernel of the element size.
 
 #include <fmt/format.h>
 
 #include <sluice/devices/cuda/cuda_steps.h>
 #include <sluice/devices/cuda/kernel_cache.h>
-#include <sluice/devices/shape_copies.h>
+#include <sluice/devices/detail/shape_copies.h>
 
 namespace sluice::cuda {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include <sluice/devices/cuda/cuda_device.h>
-#include <sluice/devices/lowering.h>
-#include <sluice/devices/shape_copies.h>
+#include <sluice/devices/detail/lowering.h>
+#include <sluice/devices/detail/shape_copies.h>
 
 namespace sluice::cuda {
 

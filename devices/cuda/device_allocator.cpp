@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cuda {
 namespace {

@@ -14,10 +14,10 @@
 #include <string>
 #include <utility>
 
-#include <sluice/base/cache_path.h>
+#include <sluice/base/detail/cache_path.h>
 #include <sluice/devices/cuda/cuda_check.h>
 #include <sluice/devices/cuda/nvrtc_compiler.h>
-#include <sluice/base/log.h>
+#include <sluice/base/detail/log.h>
 
 namespace sluice::cuda {
 namespace {

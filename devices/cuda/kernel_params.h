@@ -15,7 +15,7 @@ namespace sluice::cuda {
 
 using Word = uint64_t;
 
-// Box copies (shape ops, dot's permutations): devices/shape_copies.h's Box,
+// Box copies (shape ops, dot's permutations): devices/detail/shape_copies.h's Box,
 // normalised, with the offsets and dynamic starts of one BoxCopy.
 namespace box_words {
 inline constexpr int kSource = 0, kResult = 1, kCount = 2, kRank = 3, kSourceOffset = 4, kResultOffset = 5,

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include <sluice/devices/broadcast_map.h>
+#include <sluice/devices/detail/broadcast_map.h>
 #include <sluice/devices/cuda/kernel_params.h>
 #include <sluice/devices/cuda/launch_geometry.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cuda {
 

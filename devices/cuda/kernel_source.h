@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <sluice/devices/lowering.h>
+#include <sluice/devices/detail/lowering.h>
 #include <sluice/ops/dtype.h>
 
 namespace sluice::cuda {

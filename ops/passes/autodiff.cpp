@@ -9,11 +9,11 @@
 #include <unordered_set>
 
 #include <sluice/ops/autodiff.h>
-#include <sluice/ops/grad_rules.h>
+#include <sluice/ops/detail/grad_rules.h>
 #include <sluice/ops/ops.h>
 #include <sluice/ops/passes/graph_walk.h>
-#include <sluice/ops/results.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/results.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice {
 namespace {

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include <sluice/ops/hash.h>
+#include <sluice/ops/detail/hash.h>
 #include <sluice/ops/passes/graph_walk.h>
 #include <sluice/ops/passes/passes.h>
 

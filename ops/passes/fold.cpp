@@ -4,7 +4,7 @@
 #include <sluice/ops/ops.h>
 #include <sluice/ops/passes/graph_walk.h>
 #include <sluice/ops/passes/passes.h>
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 namespace sluice::passes {
 namespace {

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include <sluice/devices/backend.h>
-#include <sluice/devices/host_memory.h>
+#include <sluice/devices/detail/host_memory.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice {

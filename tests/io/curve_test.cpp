@@ -13,7 +13,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <sluice/io/channel.h>
-#include <sluice/base/log.h>
+#include <sluice/base/detail/log.h>
 #include <sluice/io/curve.h>
 #include "tests/io/wire_test_util.h"
 

@@ -1,6 +1,6 @@
 // The one formatter of sluice's messages: every combination of where, what,
 // expected and found present.
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 #include <gtest/gtest.h>
 

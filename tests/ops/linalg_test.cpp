@@ -8,7 +8,7 @@
 #include <sluice/ops/ops.h>
 #include <sluice/ops/passes/graph_walk.h>
 #include <sluice/ops/passes/passes.h>
-#include <sluice/ops/results.h>
+#include <sluice/ops/detail/results.h>
 #include "ops_test_util.h"
 
 namespace sluice {

@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include <sluice/ops/loop_attrs.h>
+#include <sluice/ops/detail/loop_attrs.h>
 #include <sluice/ops/ops.h>
 #include <sluice/ops/passes/passes.h>
-#include <sluice/ops/results.h>
+#include <sluice/ops/detail/results.h>
 #include "ops_test_util.h"
 
 namespace sluice {

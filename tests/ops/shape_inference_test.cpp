@@ -1,5 +1,5 @@
 // The pure inference layer, on the worked examples its header documents.
-#include <sluice/ops/shape_inference.h>
+#include <sluice/ops/detail/shape_inference.h>
 
 #include <gtest/gtest.h>
 

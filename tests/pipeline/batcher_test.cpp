@@ -15,7 +15,7 @@
 #include <thread>
 
 #include <sluice/pipeline/node.h>
-#include <sluice/pipeline/node_kinds.h>
+#include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {

@@ -9,7 +9,7 @@
 
 #include <sluice/devices/cpu/kernels/dot_layout.h>
 #include <sluice/devices/cpu/kernels/split_work.h>
-#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/detail/dtype_dispatch.h>
 
 namespace sluice::cpu {
 namespace {

@@ -1,8 +1,8 @@
 #pragma once
-// dot on the host: the shared layout of its operands (devices/dot_layout.h),
+// dot on the host: the shared layout of its operands (devices/detail/dot_layout.h),
 // the permutations it names done by copy_box, and the integer loops.
 
-#include <sluice/devices/dot_layout.h>
+#include <sluice/devices/detail/dot_layout.h>
 
 namespace sluice::cpu {
 

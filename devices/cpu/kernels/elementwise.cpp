@@ -14,7 +14,7 @@
 
 #include <sluice/devices/cpu/kernels/elementwise_program.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cpu {
 

@@ -1,12 +1,12 @@
 #pragma once
 // Broadcast loads of a fused region on the host: the elements of a tile of
 // the region's output gathered from a smaller operand, by its BroadcastMap
-// (devices/broadcast_map.h).
+// (devices/detail/broadcast_map.h).
 
 #include <cstdint>
 #include <vector>
 
-#include <sluice/devices/broadcast_map.h>
+#include <sluice/devices/detail/broadcast_map.h>
 
 namespace sluice::cpu {
 

@@ -28,7 +28,7 @@
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/kernels/split_work.h>
 #include <sluice/base/error.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cpu {
 namespace {

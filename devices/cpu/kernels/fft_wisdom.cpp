@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include <sluice/base/cache_path.h>
-#include <sluice/base/log.h>
-#include <sluice/ops/error_format.h>
+#include <sluice/base/detail/cache_path.h>
+#include <sluice/base/detail/log.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cpu {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <sluice/devices/cpu/kernels/lapack.h>
 #include <sluice/devices/cpu/kernels/split_work.h>
-#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/detail/dtype_dispatch.h>
 #include <sluice/base/error.h>
 #include <sluice/ops/expr.h>
 

@@ -24,7 +24,7 @@
 #include <sluice/devices/cpu/kernels/reduce_internal.h>
 #include <sluice/devices/cpu/kernels/reduce_math.h>
 #include <sluice/devices/cpu/kernels/reduce_split.h>
-#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/detail/dtype_dispatch.h>
 #include <sluice/base/error.h>
 
 namespace sluice::cpu {

@@ -1,11 +1,11 @@
-// Shape ops on the host: the box copies of devices/shape_copies.h, each
+// Shape ops on the host: the box copies of devices/detail/shape_copies.h, each
 // moved by copy_box, dynamic starts read from their operands.
 
 #include <algorithm>
 
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/kernels/shape_box.h>
-#include <sluice/devices/shape_copies.h>
+#include <sluice/devices/detail/shape_copies.h>
 
 namespace sluice::cpu {
 

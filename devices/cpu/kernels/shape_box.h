@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <sluice/devices/shape_copies.h>
+#include <sluice/devices/detail/shape_copies.h>
 #include <sluice/ops/shape.h>
 
 namespace sluice::cpu {

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include <sluice/devices/cpu/kernels/isa.h>
-#include <sluice/base/log.h>
+#include <sluice/base/detail/log.h>
 #include <sluice/base/error.h>
 
 namespace sluice::cpu {

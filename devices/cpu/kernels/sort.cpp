@@ -20,7 +20,7 @@
 
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/kernels/split_work.h>
-#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/detail/dtype_dispatch.h>
 
 namespace sluice::cpu {
 namespace {

@@ -17,7 +17,7 @@
 #include <sluice/devices/cuda/cuda_capabilities.h>
 #include <sluice/devices/cuda/kernel_source.h>
 #include <sluice/devices/cuda/nvrtc_compiler.h>
-#include <sluice/devices/lowering.h>
+#include <sluice/devices/detail/lowering.h>
 #include <sluice/ops/ops.h>
 #include <sluice/ops/passes/passes.h>
 

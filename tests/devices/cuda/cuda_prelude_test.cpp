@@ -21,7 +21,7 @@
 #include <sluice/devices/backend.h>
 #include <sluice/devices/cuda/cuda_capabilities.h>
 #include <sluice/devices/cuda/kernels/prelude.cuh>
-#include <sluice/ops/dtype_dispatch.h>
+#include <sluice/ops/detail/dtype_dispatch.h>
 #include <sluice/ops/ops.h>
 
 namespace sluice::cuda {

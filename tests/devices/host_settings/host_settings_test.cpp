@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include <sluice/devices/backend.h>
-#include <sluice/base/log.h>
+#include <sluice/base/detail/log.h>
 #include <sluice/ops/ops.h>
 #include "tests/devices/host_settings/use_sluice.h"
 

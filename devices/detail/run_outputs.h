@@ -14,8 +14,8 @@
 #include <vector>
 
 #include <sluice/devices/backend.h>
-#include <sluice/devices/lowering.h>
-#include <sluice/devices/pointers.h>
+#include <sluice/devices/detail/lowering.h>
+#include <sluice/devices/detail/pointers.h>
 
 namespace sluice {
 

@@ -1,6 +1,6 @@
 #pragma once
 // fmt formats ops' types in messages, as their names: DType ("f32"), Shape
-// ("[2][3]") and Spec ("f32[2][3]"); with base/error_format.h's
+// ("[2][3]") and Spec ("f32[2][3]"); with base/detail/error_format.h's
 // error_message, a throw site states its four parts and nothing else:
 //   throw ShapeError(error_message("call", "", fmt::format("{} arguments", n), args.size()));
 //     -> "call: expected 3 arguments, found 2"
@@ -13,7 +13,7 @@
 
 #include <fmt/core.h>
 
-#include <sluice/base/error_format.h>
+#include <sluice/base/detail/error_format.h>
 #include <sluice/ops/dtype.h>
 #include <sluice/ops/shape.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 // error_message() of base/error.h with `expected` and `found` formatted by
 // fmt (strings as they are, numbers in decimal, and any type fmt formats:
-// ops/error_format.h adds DType, Shape and Spec), so that a throw site
+// ops/detail/error_format.h adds DType, Shape and Spec), so that a throw site
 // states its four parts and nothing else:
 //   throw ValueError(error_message("credit", "", "at least 1 message", n));
 //     -> "credit: expected at least 1 message, found 0"

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include <sluice/io/channel.h>
-#include <sluice/io/curve_socket.h>
+#include <sluice/io/detail/curve_socket.h>
 #include <sluice/io/wire.h>
 
 namespace sluice {

@@ -9,7 +9,7 @@
 //   while_loop:  cond (carry..., captured...) -> pred[]
 //                body (carry..., captured...) -> (new carry...)
 // A loop has several results (the carry's final values, then for a scan each
-// y stacked to [length, ...]), read through `result` nodes (ops/results.h).
+// y stacked to [length, ...]), read through `result` nodes (ops/detail/results.h).
 // CSE merges equal loops (bodies compared structurally) and then their equal
 // results.
 

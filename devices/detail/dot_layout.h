@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <sluice/devices/shape_copies.h>
+#include <sluice/devices/detail/shape_copies.h>
 #include <sluice/ops/expr.h>
 
 namespace sluice {

@@ -21,7 +21,7 @@
 
 #include <sluice/devices/shared_memory.h>
 #include <sluice/io/channel.h>
-#include <sluice/io/curve_socket.h>
+#include <sluice/io/detail/curve_socket.h>
 
 namespace sluice::channel_detail {
 

@@ -23,7 +23,7 @@ namespace sluice::grad_rules {
 // has its operand's spec.
 using RuleFunction = std::vector<Expr>(const NodePtr& node, const Expr& ct);
 using Rule = RuleFunction*;
-// The same for a node with several results (kMultiResult: ops/results.h),
+// The same for a node with several results (kMultiResult: ops/detail/results.h),
 // given one cotangent per result (an empty Expr: that result has none).
 using ResultsRuleFunction = std::vector<Expr>(const NodePtr& node, const std::vector<Expr>& result_cts);
 using ResultsRule = ResultsRuleFunction*;

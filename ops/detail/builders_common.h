@@ -33,7 +33,7 @@ Expr to_operand(const Expr& e, DType dtype, const Shape& shape);
 Expr strengthen(const Expr& e);
 
 Expr make(Op op, Spec spec, const std::vector<Expr>& operands, Attrs attrs = {});
-// Result `index` (of `spec`) of a node with several results (ops/results.h).
+// Result `index` (of `spec`) of a node with several results (ops/detail/results.h).
 Expr result_of(const NodePtr& node, int64_t index, const Spec& spec);
 // A node of an op with several results and a `result` node reading each of
 // them, of `specs` in order.

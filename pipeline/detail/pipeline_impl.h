@@ -12,9 +12,9 @@
 
 #include <tbb/task_arena.h>
 
-#include <sluice/pipeline/checkpoints.h>
-#include <sluice/pipeline/meeting.h>
-#include <sluice/pipeline/metrics_server.h>
+#include <sluice/pipeline/detail/checkpoints.h>
+#include <sluice/pipeline/detail/meeting.h>
+#include <sluice/pipeline/detail/metrics_server.h>
 #include <sluice/pipeline/node.h>
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/run_log.h>

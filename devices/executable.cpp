@@ -50,7 +50,11 @@ std::string spec_list(const std::vector<Spec>& specs) {
   return "(" + s + ")";
 }
 
-void check_argument(size_t i, const Tensor& arg, const Spec& expected, Device device) {
+// Says what is wrong with argument i: called only when check_argument
+// found it wrong, so that a good call formats nothing (every run passes
+// there: its messages cost more than the run of a small function).
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_argument(size_t i, const Tensor& arg, const Spec& expected,
+                                                            Device device) {
   const std::string what = fmt::format("argument {}", i);
   const std::string live = fmt::format("a live {} tensor", expected);
   if (!arg)
@@ -67,10 +71,15 @@ void check_argument(size_t i, const Tensor& arg, const Spec& expected, Device de
   }
   if (arg.dtype() != expected.dtype) throw TypeError(error_message("run", what, expected, arg.spec()));
   if (arg.shape() != expected.shape) throw ShapeError(error_message("run", what, expected, arg.spec()));
-  if (!(arg.buffer()->device == device))
-    throw DeviceError(error_message(
-        "run", what, fmt::format("a tensor on {}", device.str()),
-        fmt::format("one on {} (move it with to() or transfer())", arg.buffer()->device.str())));
+  throw DeviceError(error_message(
+      "run", what, fmt::format("a tensor on {}", device.str()),
+      fmt::format("one on {} (move it with to() or transfer())", arg.buffer()->device.str())));
+}
+
+void check_argument(size_t i, const Tensor& arg, const Spec& expected, Device device) {
+  if (!arg || arg.buffer()->state.load(std::memory_order_acquire) != Buffer::State::Live ||
+      arg.dtype() != expected.dtype || arg.shape() != expected.shape || !(arg.buffer()->device == device))
+    refuse_argument(i, arg, expected, device);
 }
 
 }  // namespace

@@ -62,10 +62,13 @@ class Pool {
       system_allocations_.fetch_add(1, std::memory_order_relaxed);
       system_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
     }
-    const HostPinning hooks = pinning();
-    if (!b.pinned && hooks.pin && c.bytes >= kPinnedBlockBytes) {
-      hooks.pin(b.p, c.bytes);
-      b.pinned = true;
+    // The hooks are read (under their lock) only for a block large enough
+    // to pin: a small one is taken and given back on every run.
+    if (!b.pinned && c.bytes >= kPinnedBlockBytes) {
+      if (const HostPinning hooks = pinning(); hooks.pin) {
+        hooks.pin(b.p, c.bytes);
+        b.pinned = true;
+      }
     }
     return std::shared_ptr<void>(b.p, [this, c, pinned = b.pinned](void* q) { release({q, pinned}, c); });
   }

@@ -194,6 +194,9 @@ struct Buffer {
   EventPtr ready;                // null: ready
   enum class State : uint8_t { Live, Donated, Deallocated };
   std::atomic<State> state{State::Live};
+  // Memory this process may only read: another process's shared memory,
+  // mapped read-only (map_shared). A run never donates it.
+  bool read_only = false;
 
   void wait() const { if (ready) ready->wait(); }
   bool is_ready() const { return !ready || ready->is_set(); }
@@ -363,6 +366,8 @@ enum class OutputMemory : uint8_t {
 struct RunOptions {
   // Arguments whose buffers the run may reuse for outputs; they are invalid
   // afterwards (using them throws DeviceError saying they were donated).
+  // Memory the process may only read (Buffer::read_only: a tensor received
+  // in another process's shared memory) is not reused, and stays valid.
   std::vector<size_t> donate{};
   OutputMemory output_memory = OutputMemory::Default;
 };

@@ -92,15 +92,16 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args, const RunOp
   Device dev = device();
   for (size_t i = 0; i < args.size(); ++i) check_argument(i, args[i], specs[i], dev);
 
-  std::vector<bool> donated(args.size(), false);
+  std::vector<bool> donated(args.size(), false), listed(args.size(), false);
   for (size_t d : options.donate) {
     if (d >= args.size())
       throw ValueError(
           error_message("run", "donate", fmt::format("argument indices below {}", args.size()), d));
-    if (donated[d])
+    if (listed[d])
       throw ValueError(error_message("run", "donate", "each argument listed once",
                                      fmt::format("argument {} listed twice", d)));
-    donated[d] = true;
+    listed[d] = true;
+    donated[d] = !args[d].buffer()->read_only;
   }
   std::vector<BufferPtr> buffers;
   buffers.reserve(args.size());

@@ -230,7 +230,9 @@ std::string where(const SharedHandle& h) { return fmt::format("shared memory {}"
 
 std::shared_ptr<Mapping> open_segment(const SharedHandle& h) {
   const std::string path = fmt::format("/proc/{}/fd/{}", h.pid, h.fd);
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  // Read-only: a receiver cannot write through to what its sender, and every
+  // other process reading the slot, sees.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
     refuse(h, path, "a descriptor of a live process of this user",
@@ -258,7 +260,7 @@ std::shared_ptr<Mapping> open_segment(const SharedHandle& h) {
            seals < 0 ? std::string(std::strerror(e)) : fmt::format("seals {:#x}", seals));
   }
   const auto size = static_cast<size_t>(st.st_size);
-  void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   const int e = errno;
   ::close(fd);  // the mapping keeps the file
   if (base == MAP_FAILED) refuse(h, "mmap", fmt::format("{} bytes mapped", size), std::strerror(e));

@@ -70,6 +70,7 @@ Tensor from_pointer(const TensorPointer& pointer, const Spec& spec) {
     throw ValueError(error_message("from_pointer", "handle", fmt::format("at least {} bytes for {}", needed, spec),
                                    fmt::format("{} bytes", handle.bytes)));
   buffer->memory = map_shared(handle);
+  buffer->read_only = true;  // mapped read-only
   buffer->device = host();
   buffer->data = buffer->memory.get();
   return Tensor(spec, std::move(buffer));

@@ -186,9 +186,10 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
                                       e.what(), "", ""));
       }
       void* data = memory.get();
-      if (reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0)
+      if (reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0) {
         m.tensors.push_back(wrap_host(v.spec, data, std::move(memory)));
-      else
+        m.tensors.back().buffer()->read_only = true;  // mapped read-only
+      } else
         m.tensors.push_back(tensor_from_bytes(v.spec, data));
       continue;
     }

@@ -50,17 +50,18 @@ with send_multipart and recv_multipart), for peers that speak plain ZeroMQ.
 
 Shared memory: a ReliableReceiver on the same host as a sluice sender
 (shared_memory=True, the default) maps the sender's shared memory and
-returns arrays that view it in place, no copy; the sender reuses that
-memory only once every array of the message (and every view of one) is
-gone, so keep them no longer than needed, or copy them. open_shared(handle)
-maps a handle a sluice process printed (Tensor::to_pointer, mode ipc).
+returns arrays that view it in place, no copy, read-only (the memory is
+mapped read-only: no write reaches the sender or another reader; copy() gives
+a writable array); the sender reuses that memory only once every array of
+the message (and every view of one) is gone, so keep them no longer than
+needed, or copy them. open_shared(handle) maps a handle a sluice process
+printed (Tensor::to_pointer, mode ipc), read-only as well.
 
 Decoded arrays are read-only views of the received frames (no copy).
 bf16 travels as the void type '<V2': view such an array as np.uint16, or as
 ml_dtypes.bfloat16 where that is installed.
 """
 
-import ctypes
 import fcntl
 import io
 import mmap
@@ -193,7 +194,7 @@ class SharedMappings:
         where = f"shared memory {ref}"
         path = f"/proc/{ref.pid}/fd/{ref.fd}"
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError as e:
             raise WireError(f"{where}: {path}: expected a descriptor of a live process of this user, "
                             f"found {e.strerror}") from None
@@ -209,7 +210,8 @@ class SharedMappings:
             if st.st_size < 4096:
                 raise WireError(f"{where}: expected a sluice segment (a file of at least one page), "
                                 f"found {st.st_size} bytes")
-            m = mmap.mmap(fd, st.st_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            # Read-only: a reader cannot write through to its sender and the other readers.
+            m = mmap.mmap(fd, st.st_size, mmap.MAP_SHARED, mmap.PROT_READ)
         finally:
             os.close(fd)
         magic, version, _, segment_id, _, _ = _SEGMENT.unpack_from(m, 0)
@@ -221,8 +223,9 @@ class SharedMappings:
         return m
 
     def view(self, ref):
-        """The ref's bytes, checked against the segment's header: a writable ctypes array, which
-        numpy arrays made from it keep alive (a weakref.finalize on it runs once they are all gone)."""
+        """The ref's bytes, checked against the segment's header: a read-only numpy array of
+        uint8, which arrays made from it keep alive (a weakref.finalize on it runs once they are
+        all gone)."""
         m = self._segment(ref)
         where = f"shared memory {ref}"
         _, _, slots, _, slot_bytes, first = _SEGMENT.unpack_from(m, 0)
@@ -238,7 +241,7 @@ class SharedMappings:
         if generation != ref.generation:
             raise WireError(f"{where}: generation: expected {ref.generation}, found {generation} "
                             f"(the slot was handed out again: the handle is stale)")
-        return (ctypes.c_char * ref.bytes).from_buffer(m, ref.offset)
+        return np.frombuffer(m, dtype=np.uint8, count=ref.bytes, offset=ref.offset)
 
     def clear(self):
         self.segments.clear()
@@ -246,7 +249,8 @@ class SharedMappings:
 
 def open_shared(handle, dtype, shape):
     """A numpy array viewing the shared memory a sluice handle names (Tensor::to_pointer with
-    mode ipc prints one), writable, no copy: writes are seen by every process mapping it."""
+    mode ipc prints one), no copy, read-only: it shows what the owner writes; copy() for a
+    writable array."""
     ref = handle if isinstance(handle, SharedRef) else SharedRef.parse(handle)
     dtype = np.dtype(dtype)
     want = dtype.itemsize * int(np.prod(shape, dtype=object))

@@ -55,11 +55,31 @@ TEST(TensorPointer, IpcSharesATensorInSharedMemoryWithoutCopying) {
   EXPECT_EQ(shared.to_shared().host_data(), shared.host_data()) << "to_shared of a shared tensor copied it";
   TensorPointer p = shared.to_pointer({.mode = PointerMode::Ipc, .require_shared = true});
   Tensor view = from_pointer(p, spec);
-  // A second mapping of the same memory: a write through it shows in the original.
-  auto* data = static_cast<float*>(view.to_pointer().address);
-  data[17] = 42.5f;
-  EXPECT_EQ(shared.data<float>()[17], 42.5f);
+  // A second mapping of the same memory, read-only: a write to the original
+  // shows through it.
+  EXPECT_TRUE(view.buffer()->read_only);
+  const_cast<float*>(shared.data<float>().data())[17] = 42.5f;
+  EXPECT_EQ(view.data<float>()[17], 42.5f);
   EXPECT_THROW(test::random_tensor(spec, 3).to_pointer({.mode = PointerMode::Ipc, .require_shared = true}), DeviceError);
+}
+
+// A tensor mapped read-only from shared memory is never donated: the run
+// computes into memory of its own, and the argument stays valid and whole
+// (reusing it would write into what other processes read, or fault).
+TEST(TensorPointer, AReadOnlyTensorAskedToBeDonatedIsLeftAsItIs) {
+  const Spec spec{DType::F32, Shape{256}};
+  std::vector<float> values(256);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * static_cast<float>(i);
+  Tensor shared = tensor(values, Shape{256}).to_shared();
+  Tensor view = from_pointer(shared.to_pointer({.mode = PointerMode::Ipc, .require_shared = true}), spec);
+  ASSERT_TRUE(view.buffer()->read_only);
+  Executable twice = compile(trace({spec}, [](Expr x) { return x * 2.0f; }), host());
+  std::vector<Tensor> out = twice.run({view}, {.donate = {0}});
+  EXPECT_NE(out[0].host_data(), view.host_data());
+  EXPECT_EQ(view.buffer()->state.load(), Buffer::State::Live);
+  EXPECT_EQ(view.to_vector<float>(), values) << "the argument was written";
+  for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(out[0].data<float>()[i], 2.0f * values[i]) << i;
+  EXPECT_THROW(twice.run({view}, {.donate = {0, 0}}), ValueError) << "listed twice is still an error";
 }
 
 TEST(TensorPointer, OutputsOfARunInSharedMemory) {

@@ -160,7 +160,7 @@ def consume_updates(endpoint):
 def consume_shared(endpoint, n, shared):
     import hashlib
     r = sluice_wire.ReliableReceiver("@" + endpoint, shared_memory=shared)
-    digest, kept, count = hashlib.sha256(), None, 0
+    digest, kept, count, read_only = hashlib.sha256(), None, 0, 0
     while True:
         m = r.recv(timeout=TIMEOUT_MS / 1000)
         assert m is not None, f"nothing for {TIMEOUT_MS} ms after {count} messages"
@@ -170,11 +170,22 @@ def consume_shared(endpoint, n, shared):
         assert bool(m.flags & sluice_wire.FLAG_SHARED) == shared, f"message {count}: flags {m.flags}"
         for a in m.arrays:
             digest.update(a.tobytes())
+            # Shared arrays view the sender's memory read-only (those past half the credit held
+            # are copies): no write reaches the sender or another reader.
+            if shared and not a.flags.writeable:
+                read_only += 1
+                try:
+                    a.reshape(-1)[:1] = 0
+                    raise AssertionError(f"message {count}: a write into the sender's memory went through")
+                except ValueError:
+                    pass
+                assert a.copy().flags.writeable, "a copy is the reader's own, writable"
         if count == 5:
             kept = (m.arrays[0], m.arrays[0].tobytes())  # a view held: its memory is never reused meanwhile
         count += 1
     assert count == n, f"{count} messages, expected {n}"
     assert kept[0].tobytes() == kept[1], "an array kept was overwritten"
+    assert read_only > 0 if shared else read_only == 0, f"{read_only} read-only views of shared memory"
     assert r.shared == (n if shared else 0), f"{r.shared} messages shared"
     r.close()
     print(digest.hexdigest(), flush=True)

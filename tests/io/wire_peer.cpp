@@ -14,11 +14,12 @@
 //     (as user N, when given) puts test::random_tensor(round_trip_specs()[INDEX],
 //     SEED) in shared memory, prints its ipc handle on a line, and waits
 //     to be killed (at most 120 s).
-//   wire_peer shm-open HANDLES SEED [--write=1] [--hold=1]
+//   wire_peer shm-open HANDLES SEED [--hold=1]
 //     for each line "INDEX HANDLE" of the file HANDLES: from_pointer, and
-//     exit 4 unless the tensor is random_tensor(spec, SEED) bit for bit;
-//     --write: then writes 0xA5 over each through its view; prints "mapped",
-//     and with --hold waits to be killed (at most 120 s).
+//     exit 4 unless the tensor is random_tensor(spec, SEED) bit for bit,
+//     exit 5 unless its view is the sender's memfd mapped read-only (no
+//     copy, no write-through); prints "mapped", and with --hold waits to be
+//     killed (at most 120 s).
 //   wire_peer shm-send ENDPOINT COUNT [--floats=N] [--peer-timeout-ms=N]
 //     a reliable channel to ENDPOINT sends COUNT test::peer_message tensors
 //     written in shared memory (Tensor::to_shared), then the end of stream;
@@ -168,7 +169,12 @@ int shm_open(const Args& a) {
       std::fprintf(stderr, "wire_peer: %s: bits differ\n", spec.str().c_str());
       return 4;
     }
-    if (a.flag("write", 0)) std::memset(t.to_pointer().address, 0xA5, static_cast<size_t>(spec.bytes()));
+    const std::string mapping = test::mapping_of(t.to_pointer().address);
+    if (mapping.rfind("r--s /memfd:sluice", 0) != 0) {
+      std::fprintf(stderr, "wire_peer: %s: mapped as '%s', expected the sender's memfd read-only (r--s)\n",
+                   spec.str().c_str(), mapping.c_str());
+      return 5;
+    }
     views.push_back(t);
   }
   std::printf("mapped %zu\n", views.size());
@@ -242,7 +248,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "usage: wire_peer produce ENDPOINT COUNT [--floats=N] [--capacity=N] [--credit-bytes=N] "
                "[--peer-timeout-ms=N]\n       wire_peer receive ENDPOINT COUNT LOG [--floats=N] [--hwm=N] [--sleep-us=N]\n"
-               "       wire_peer shm-serve INDEX SEED [--uid=N]\n       wire_peer shm-open HANDLES SEED [--write=1] "
+               "       wire_peer shm-serve INDEX SEED [--uid=N]\n       wire_peer shm-open HANDLES SEED "
                "[--hold=1]\n       wire_peer shm-send ENDPOINT COUNT [--floats=N] [--peer-timeout-ms=N]\n"
                "       wire_peer aligned-sum ENDPOINT DIR OUT [--sleep-us=N]\n");
   return 2;

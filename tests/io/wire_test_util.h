@@ -145,4 +145,8 @@ std::string python_with_numpy_and_zmq();
 // bind a port named in advance (another process may take it in between).
 int free_tcp_port();
 
+// How this process maps `address`: its /proc/self/maps permissions and
+// path ("r--s /memfd:sluice-shm (deleted)"); empty when nothing maps it.
+std::string mapping_of(const void* address);
+
 }  // namespace sluice::test

@@ -4,19 +4,23 @@
 //             delivery: credit, acknowledgements, heartbeats; a tensor below
 //             pack_below travels packed in one frame; on this host, in
 //             shared memory, copied there from the tensor's own);
-//   shared    the same, the tensor in shared memory already (as a pipeline
-//             stage's outputs are for a same-host edge): nothing is copied;
+//   shared    the same, each message a new tensor computed whole into a
+//             freshly allocated slot of shared memory (as a pipeline stage's
+//             outputs are for a same-host edge), its slot given back when
+//             the receiver lets go: nothing is copied after the kernel;
 //   plain     a sluice Channel with Delivery::Plain (raw ZeroMQ PUSH/PULL
 //             carrying the wire format, packed the same way);
-//   raw       raw libzmq PUSH/PULL sending the tensor's bytes as one frame.
+//   raw       raw libzmq PUSH/PULL sending the tensor's bytes as one frame
+//             (raw-computed: each message computed as shared's, into the
+//             sender's own memory).
 // Rows (ratio = baseline time / sluice time, higher is better):
 //   zmq_ipc_1MiB       1 MiB f32 tensors, reliable against raw
 //   zmq_ipc_64B        64-byte f32 tensors, reliable against raw
 //   reliable_ipc_1MiB  1 MiB f32 tensors, reliable against plain: what
 //                      reliability costs (both in frames: the receiver declines shared memory)
 //   reliable_ipc_64B   64-byte f32 tensors, reliable against plain
-//   shm_ipc_16MiB      16 MiB f32 tensors, shared against raw; both receivers
-//                      read a float of every 4 KiB page of each tensor
+//   shm_ipc_16MiB      16 MiB f32 tensors, shared against raw-computed; both
+//                      receivers read a float of every 4 KiB page of each tensor
 //   shm_ipc_64KiB      64 KiB f32 tensors, the same
 //   curve_tcp_1MiB     1 MiB f32 tensors over tcp loopback, reliable with
 //                      CurveZMQ against reliable without: what encryption costs
@@ -220,7 +224,9 @@ class SluiceReceiver : public Receiver {
 // The receiving end in raw libzmq: one PULL socket, one reused message.
 class RawReceiver : public Receiver {
  public:
-  explicit RawReceiver(size_t bytes) : endpoint_(ipc_endpoint("raw", bytes)), bytes_(bytes) {
+  // Fed by peers of `mode` (raw, raw-computed).
+  explicit RawReceiver(size_t bytes, std::string mode = "raw")
+      : mode_(std::move(mode)), endpoint_(ipc_endpoint("raw", bytes)), bytes_(bytes) {
     ctx_ = zmq_ctx_new();
     pull_ = zmq_socket(ctx_, ZMQ_PULL);
     int timeout_ms = static_cast<int>(kTimeout.count());
@@ -238,7 +244,7 @@ class RawReceiver : public Receiver {
   RawReceiver& operator=(const RawReceiver&) = delete;
 
   double trial(long count, std::vector<float>* first = nullptr) override {
-    Peer peer("raw", endpoint_, bytes_, count);
+    Peer peer(mode_, endpoint_, bytes_, count);
     next();
     if (first) {
       const auto* f = static_cast<const float*>(zmq_msg_data(&msg_));
@@ -262,7 +268,7 @@ class RawReceiver : public Receiver {
     touch(zmq_msg_data(&msg_), bytes_);
   }
 
-  std::string endpoint_;
+  std::string mode_, endpoint_;
   size_t bytes_;
   void* ctx_ = nullptr;
   void* pull_ = nullptr;
@@ -383,7 +389,7 @@ BENCHMARK(BM_reliable_ipc_64B)->Iterations(9)->UseManualTime()->Unit(benchmark::
 void shared_against_raw(benchmark::State& state, const std::string& name, size_t bytes, long count, double goal) {
   run_benchmark(state, [&] {
     SluiceReceiver shared(bytes, "shared", "@" + ipc_endpoint("shared", bytes), {});
-    RawReceiver raw(bytes);
+    RawReceiver raw(bytes, "raw-computed");
     shared.touch_pages();
     raw.touch_pages();
     compare(state, name, shared, raw, count, goal);

@@ -1,18 +1,22 @@
 // The sending process of bench_zmq_ipc, which starts it once per trial:
-//   bench_zmq_ipc_peer reliable|shared|plain|raw ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]
+//   bench_zmq_ipc_peer reliable|shared|plain|raw|raw-computed ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]
 // connects to ENDPOINT and sends COUNT messages of one f32 tensor of BYTES
 // bytes (ramp values), then an end marker:
 //   reliable  through a Channel with default options, as a user gets it
 //             (reliable; a small tensor packed in one frame); end of stream
 //             at the end, then flush: exits once the receiver acknowledged
 //             everything, with no word on ACK_ENDPOINT;
-//   shared    as reliable, the tensor in shared memory (Tensor::to_shared),
-//             where a pipeline stage writes its outputs for a same-host
-//             edge: a receiver on this host reads it in place;
+//   shared    as reliable, each message a new tensor (the ramp plus its
+//             number) computed whole into a freshly allocated slot of shared
+//             memory (OutputMemory::Shared), as a pipeline stage's outputs
+//             for a same-host edge are: a receiver on this host reads it in
+//             place, and the slot comes back when it lets go;
 //   plain     through a Channel with Delivery::Plain (raw ZeroMQ PUSH, the
 //             same packing); end of stream at the end;
 //   raw       the tensor's bytes as one libzmq frame (lent without a copy from
-//             1 KiB up, as the Channel lends them; an empty frame at the end).
+//             1 KiB up, as the Channel lends them; an empty frame at the end);
+//   raw-computed  as raw, each message computed as shared's are, into the
+//             process's own memory (the baseline of shared).
 // With SECRET and SERVER (certificate files), a reliable sender speaks
 // CurveZMQ to the receiver whose public certificate is SERVER.
 // plain and raw wait for the receiver's word on ACK_ENDPOINT that all
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include <sluice/io/channel.h>
+#include <sluice/ops/ops.h>
 
 namespace {
 
@@ -54,6 +59,45 @@ class Acknowledgement {
   void* context_;
   void* pull_;
 };
+
+// Message i of the computed modes: the ramp plus i, written whole by the
+// kernel into `memory` (a fresh allocation each time).
+class Computed {
+ public:
+  explicit Computed(const sluice::Tensor& ramp)
+      : ramp_(ramp),
+        plus_(sluice::compile(sluice::trace({ramp.spec(), sluice::f32({})},
+                                            [](sluice::Expr x, sluice::Expr k) { return x + k; }),
+                              sluice::host())) {}
+  sluice::Tensor operator()(long i, sluice::OutputMemory memory) const {
+    return plus_.run({ramp_, sluice::scalar(static_cast<float>(i))}, {.output_memory = memory})[0];
+  }
+
+ private:
+  sluice::Tensor ramp_;
+  sluice::Executable plus_;
+};
+
+// Sends message i computed into this process's memory, lent to ZeroMQ
+// until sent, `count` times, then an empty end marker.
+int send_raw_computed(const std::string& endpoint, const Computed& computed, long count, Acknowledgement& ack) {
+  void* ctx = zmq_ctx_new();
+  void* push = zmq_socket(ctx, ZMQ_PUSH);
+  if (zmq_connect(push, endpoint.c_str()) != 0) return 1;
+  for (long i = 0; i < count; ++i) {
+    auto* t = new sluice::Tensor(computed(i, sluice::OutputMemory::Default));
+    zmq_msg_t msg;
+    zmq_msg_init_data(
+        &msg, const_cast<void*>(t->host_data()), static_cast<size_t>(t->spec().bytes()),
+        [](void*, void* hint) { delete static_cast<sluice::Tensor*>(hint); }, t);
+    if (zmq_msg_send(&msg, push, 0) < 0) return 1;
+  }
+  zmq_send(push, nullptr, 0, 0);
+  const bool acknowledged = ack.wait();
+  zmq_close(push);
+  zmq_ctx_term(ctx);
+  return acknowledged ? 0 : 1;
+}
 
 // Sends `frames` as one message `count` times, then an empty end marker.
 int send_raw(const std::string& endpoint, const std::vector<std::string>& frames, long count,
@@ -85,13 +129,17 @@ int send_raw(const std::string& endpoint, const std::vector<std::string>& frames
 // longer waits for, but a peer never waits longer than this by itself.
 constexpr std::chrono::milliseconds kTimeout{10000};
 
-int send_reliable(const std::string& endpoint, const sluice::Tensor& t, long count, sluice::CurveOptions curve) {
+// Through a default Channel: the same tensor `t` each time, or with
+// `computed`, message i computed into fresh shared memory.
+int send_reliable(const std::string& endpoint, const sluice::Tensor& t, long count, sluice::CurveOptions curve,
+                  const Computed* computed = nullptr) {
   using namespace sluice;
   ChannelOptions options;  // the defaults, but a bounded wait for a receiver
   options.peer_timeout = kTimeout;
   options.curve = std::move(curve);
   Channel push(Pattern::Push, ">" + endpoint, options);
-  for (long i = 0; i < count; ++i) push.send({t}, static_cast<uint64_t>(i));
+  for (long i = 0; i < count; ++i)
+    push.send({computed ? (*computed)(i, OutputMemory::Shared) : t}, static_cast<uint64_t>(i));
   push.send_end_of_stream(static_cast<uint64_t>(count));
   push.flush(kTimeout);  // everything acknowledged: closing loses nothing
   return 0;
@@ -111,7 +159,8 @@ int send_plain(const std::string& endpoint, const sluice::Tensor& t, long count,
 int main(int argc, char** argv) {
   if (argc != 6 && argc != 8) {
     std::fprintf(stderr,
-                 "usage: bench_zmq_ipc_peer reliable|shared|plain|raw ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]\n");
+                 "usage: bench_zmq_ipc_peer reliable|shared|plain|raw|raw-computed ENDPOINT BYTES COUNT ACK_ENDPOINT "
+                 "[SECRET SERVER]\n");
     return 2;
   }
   const std::string mode = argv[1], endpoint = argv[2];
@@ -123,11 +172,15 @@ int main(int argc, char** argv) {
     sluice::CurveOptions curve;
     if (argc == 8) curve = {.secret = argv[6], .server = argv[7], .allow = ""};
     if (mode == "reliable") return send_reliable(endpoint, t, count, curve);
-    if (mode == "shared") return send_reliable(endpoint, t.to_shared(), count, curve);
+    if (mode == "shared") {
+      const Computed computed(t);
+      return send_reliable(endpoint, t, count, curve, &computed);
+    }
     Acknowledgement ack(argv[5]);
     if (mode == "plain") return send_plain(endpoint, t, count, ack);
+    if (mode == "raw-computed") return send_raw_computed(endpoint, Computed(t), count, ack);
     if (mode != "raw") {
-      std::fprintf(stderr, "bench_zmq_ipc_peer: mode: expected reliable, shared, plain or raw, found %s\n",
+      std::fprintf(stderr, "bench_zmq_ipc_peer: mode: expected reliable, shared, plain, raw or raw-computed, found %s\n",
                    mode.c_str());
       return 2;
     }

@@ -1,14 +1,21 @@
-// partitioned_vs_local: the sensor monitor (samples/sensor_monitor) as
-// three local processes started from its one partitioned program
-// (bench_partition_child, once per process, over ipc) against the same
-// pipeline in one process, over a fixed number of chunks. Each run is
-// timed by its monitor, from the first chunk made to the last scored, so
-// that starting processes and compiling are left out alike; reported as
-// throughput of the three processes / throughput of one.
+// The sensor monitor (samples/sensor_monitor) as three local processes
+// started from its one partitioned program (bench_partition_child, once per
+// process, over ipc), over a fixed number of chunks, timed by its monitor
+// from the first chunk made to the last scored, so that starting processes
+// and compiling are left out. Against:
+//   partitioned_vs_local  the same pipeline in one process, timed alike;
+//                         throughput of the three processes / of one;
+//   demo_throughput       the same work with no pipeline at all: each chunk
+//                         made by the source, then the spectrum's and the
+//                         detector's steps, back to back on one thread (a
+//                         oneTBB arena of one), over the same chunks. What
+//                         the demo gains from its processes and cores, so
+//                         that the ratio holds from one machine to another.
 
 #include <unistd.h>
 
 #include <benchmark/benchmark.h>
+#include <tbb/task_arena.h>
 
 #include <filesystem>
 #include <sstream>
@@ -57,6 +64,35 @@ double in_three_processes() {
     throw std::runtime_error("partitioned_vs_local: a process failed (sink said '" + line + "')");
   return std::stod(line) / static_cast<double>(kChunks);
 }
+
+double back_to_back_on_one_thread() {
+  sm::Config c;
+  c.chunks = kChunks;
+  Step spectrum(sm::spectrum_function(c), sm::signal_spec(c), sm::spectrum_acc(c), host(), "spectrum");
+  Step detector(sm::detector_function(c), sm::feature_spec(c), sm::detector_acc(c), host(), "detector");
+  Tensors spectrum_acc = spectrum.initial_acc(sm::spectrum_acc(c));
+  Tensors detector_acc = detector.initial_acc(sm::detector_acc(c));
+  std::shared_ptr<Source> source = sm::vibration(c);
+  double seconds = 0;
+  tbb::task_arena one(1);
+  one.execute([&] {
+    const auto start = std::chrono::steady_clock::now();
+    while (std::optional<Tensors> chunk = source->next()) {
+      Tensors features = spectrum.run(spectrum.place(*chunk), spectrum_acc);
+      Tensors scores = detector.run(detector.place(features), detector_acc);
+      for (const Tensor& t : scores) t.wait();
+    }
+    for (const Tensor& t : detector_acc) t.wait();
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+  return seconds / static_cast<double>(kChunks);
+}
+
+void BM_demo_throughput(benchmark::State& state) {
+  auto s = interleave(state, in_three_processes, back_to_back_on_one_thread);
+  report_speedup("demo_throughput", s, 1.3);
+}
+BENCHMARK(BM_demo_throughput)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 void BM_partitioned_vs_local(benchmark::State& state) {
   auto s = interleave(state, in_three_processes, in_one_process);

@@ -24,7 +24,7 @@ zmq::message_t message_of(const wire::Frame& f) {
 
 }  // namespace
 
-bool read_multipart(zmq::socket_t& socket, Incoming& in, int64_t max_bytes, size_t max_frames) {
+bool read_multipart(zmq::socket_ref socket, Incoming& in, int64_t max_bytes, size_t max_frames) {
   zmq::message_t part;
   if (!socket.recv(part, zmq::recv_flags::dontwait)) return false;
   in.parts = std::make_shared<std::vector<zmq::message_t>>();
@@ -55,16 +55,20 @@ wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes
     throw WireError(error_message(
         where, "frame count",
         fmt::format("at most {} frames within max_message_bytes = {}", max_frames, max_bytes), in.frames));
+  return wire::decode(received_frames(in, skip), {.max_message_bytes = max_bytes}, where, map);
+}
+
+std::vector<wire::ReceivedFrame> received_frames(const Incoming& in, size_t skip) {
   std::vector<wire::ReceivedFrame> frames;
   frames.reserve(in.parts->size() - std::min(skip, in.parts->size()));
   for (size_t i = skip; i < in.parts->size(); ++i) {
     zmq::message_t& p = (*in.parts)[i];
     frames.push_back({{static_cast<const uint8_t*>(p.data()), p.size()}, std::shared_ptr<void>(in.parts, &p)});
   }
-  return wire::decode(std::move(frames), {.max_message_bytes = max_bytes}, where, map);
+  return frames;
 }
 
-bool write_frames(zmq::socket_t& socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,
+bool write_frames(zmq::socket_ref socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,
                   bool dont_wait) {
   const zmq::send_flags wait = dont_wait ? zmq::send_flags::dontwait : zmq::send_flags::none;
   // Only the first frame can find no room: ZeroMQ takes the rest of a
@@ -81,13 +85,15 @@ bool write_frames(zmq::socket_t& socket, const std::vector<wire::Frame>& frames,
   return true;
 }
 
-void wait_readable(zmq::socket_t& socket, int extra_fd, std::chrono::milliseconds wait) {
-  zmq::pollitem_t items[2] = {{static_cast<void*>(socket), 0, ZMQ_POLLIN, 0}, {nullptr, extra_fd, ZMQ_POLLIN, 0}};
+bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait) {
+  zmq::pollitem_t items[2] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, extra_fd, ZMQ_POLLIN, 0}};
   try {
     zmq::poll(items, extra_fd >= 0 ? 2 : 1, wait);
   } catch (const zmq::error_t& e) {
     if (e.num() != EINTR) throw;
+    return false;
   }
+  return extra_fd >= 0 && (items[1].revents & ZMQ_POLLIN) != 0;
 }
 
 std::string routing_id_of(uint64_t session) {

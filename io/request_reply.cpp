@@ -3,35 +3,22 @@
 
 #include <sluice/io/detail/request_reply.h>
 
-#include <zmq.h>
-
 #include <cerrno>
-#include <cstring>
 #include <functional>
+#include <limits>
 #include <utility>
 
 #include <fmt/core.h>
 
 #include <sluice/base/detail/error_format.h>
+#include <sluice/io/detail/channel_impl.h>
 
 namespace sluice {
 namespace {
 
-constexpr size_t kLendAbove = 1024;  // frames at least this large are lent to ZeroMQ, not copied
-
 std::string zmq_error() { return zmq_strerror(zmq_errno()); }
 
-// The parts of one received message, closed together when the last frame
-// made of them is dropped.
-struct Parts {
-  std::vector<zmq_msg_t> messages;
-  Parts() = default;
-  Parts(const Parts&) = delete;
-  Parts& operator=(const Parts&) = delete;
-  ~Parts() {
-    for (zmq_msg_t& m : messages) zmq_msg_close(&m);
-  }
-};
+zmq::socket_ref ref(void* socket) { return {zmq::from_handle, socket}; }
 
 // A socket of the channels' context, bound or connected; WireError naming
 // `where` when that fails. `secure` sets up CurveZMQ and the handshake
@@ -75,73 +62,29 @@ std::string last_endpoint(void* socket, const std::string& otherwise) {
   return text;
 }
 
-// Sends `head` (copied) then `frames` as one message; false (nothing sent)
-// when ZeroMQ refused the first part (with ZMQ_DONTWAIT: no room; on a
-// ROUTER: no such peer).
-bool send_parts(void* socket, const std::vector<std::string>& head, const std::vector<wire::Frame>& frames,
-                int flags) {
-  const size_t total = head.size() + frames.size();
-  for (size_t i = 0; i < total; ++i) {
-    zmq_msg_t part;
-    if (i < head.size()) {
-      zmq_msg_init_size(&part, head[i].size());
-      if (!head[i].empty()) std::memcpy(zmq_msg_data(&part), head[i].data(), head[i].size());
-    } else if (const wire::Frame& f = frames[i - head.size()]; f.size >= kLendAbove) {
-      // ZeroMQ holds the frame's owner until the bytes are on the wire.
-      auto* owner = new std::shared_ptr<const void>(f.owner);
-      zmq_msg_init_data(
-          &part, const_cast<void*>(f.data), f.size,
-          [](void*, void* hint) { delete static_cast<std::shared_ptr<const void>*>(hint); }, owner);
-    } else {
-      zmq_msg_init_size(&part, f.size);
-      if (f.size > 0) std::memcpy(zmq_msg_data(&part), f.data, f.size);
-    }
-    if (zmq_msg_send(&part, socket, flags | (i + 1 < total ? ZMQ_SNDMORE : 0)) < 0) {
-      zmq_msg_close(&part);
-      return false;  // only the first part can fail: ZeroMQ takes the rest of a message it started
-    }
+// The next message whole, nothing when none is waiting (or a signal came).
+// ZMQ_MAXMSGSIZE bounds it already: the socket drops a peer that sends more.
+std::optional<channel_detail::Incoming> next_message(void* socket, const std::string& where) {
+  channel_detail::Incoming in;
+  try {
+    if (channel_detail::read_multipart(ref(socket), in, std::numeric_limits<int64_t>::max(),
+                                       std::numeric_limits<size_t>::max()))
+      return in;
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR) throw WireError(error_message(where, fmt::format("receive failed: {}", e.what()), "", ""));
   }
-  return true;
+  return std::nullopt;
 }
 
-// Every part of the next message, or null when none is waiting.
-std::shared_ptr<Parts> read_parts(void* socket, const std::string& where) {
-  auto parts = std::make_shared<Parts>();
-  for (;;) {
-    zmq_msg_t part;
-    zmq_msg_init(&part);
-    // The first part says whether a message is there; the rest of it is, whole.
-    if (zmq_msg_recv(&part, socket, parts->messages.empty() ? ZMQ_DONTWAIT : 0) < 0) {
-      const int error = zmq_errno();
-      zmq_msg_close(&part);
-      if (error == EINTR) continue;
-      if (parts->messages.empty() && error == EAGAIN) return nullptr;
-      throw WireError(error_message(where, fmt::format("receive failed: {}", zmq_strerror(error)), "", ""));
-    }
-    const bool more = zmq_msg_more(&part) != 0;
-    parts->messages.push_back(part);
-    if (!more) return parts;
+// Sends `frames` after `routing_id` (when given); false when ZeroMQ refuses
+// the message (no room with dont_wait; on a ROUTER, no such peer).
+bool send_message(void* socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,
+                  bool dont_wait) {
+  try {
+    return channel_detail::write_frames(ref(socket), frames, routing_id, dont_wait);
+  } catch (const zmq::error_t&) {
+    return false;  // zmq_errno() says why
   }
-}
-
-// parts[first...] as received frames, which keep every part alive.
-std::vector<wire::ReceivedFrame> frames_from(const std::shared_ptr<Parts>& parts, size_t first) {
-  std::vector<wire::ReceivedFrame> frames;
-  for (size_t i = first; i < parts->messages.size(); ++i) {
-    zmq_msg_t& p = parts->messages[i];
-    frames.push_back({wire::Bytes(static_cast<const uint8_t*>(zmq_msg_data(&p)), zmq_msg_size(&p)), parts});
-  }
-  return frames;
-}
-
-// Polls `socket` (and `fd` when not -1) for up to `wait`; whether each is readable.
-std::pair<bool, bool> poll(void* socket, int fd, std::chrono::milliseconds wait, const std::string& where) {
-  zmq_pollitem_t items[] = {{socket, 0, ZMQ_POLLIN, 0}, {nullptr, fd, ZMQ_POLLIN, 0}};
-  if (zmq_poll(items, fd == -1 ? 1 : 2, static_cast<long>(wait.count())) < 0) {
-    if (zmq_errno() == EINTR) return {false, false};
-    throw WireError(error_message(where, "poll failed: " + zmq_error(), "", ""));
-  }
-  return {(items[0].revents & ZMQ_POLLIN) != 0, fd != -1 && (items[1].revents & ZMQ_POLLIN) != 0};
 }
 
 }  // namespace
@@ -177,24 +120,25 @@ void ReplySocket::close() {
 }
 
 bool ReplySocket::wait(std::chrono::milliseconds wait, int wake_fd) {
-  return poll(socket_, wake_fd, wait, where_).second;
+  return channel_detail::wait_readable(ref(socket_), wake_fd, wait);
 }
 
 std::optional<ReplySocket::Request> ReplySocket::take() {
-  std::shared_ptr<Parts> parts = read_parts(socket_, where_);
-  if (!parts) return std::nullopt;
-  std::vector<zmq_msg_t>& m = parts->messages;
+  std::optional<channel_detail::Incoming> in = next_message(socket_, where_);
+  if (!in) return std::nullopt;
+  const std::vector<zmq::message_t>& parts = *in->parts;
   Request r;
-  r.asker.assign(static_cast<const char*>(zmq_msg_data(&m[0])), zmq_msg_size(&m[0]));
-  r.req = m.size() >= 2 && zmq_msg_size(&m[1]) == 0;
-  r.frames = frames_from(parts, r.req ? 2 : 1);
+  r.asker = parts[0].to_string();
+  r.req = parts.size() >= 2 && parts[1].size() == 0;
+  r.frames = channel_detail::received_frames(*in, r.req ? 2 : 1);
   return r;
 }
 
 bool ReplySocket::answer(const std::string& asker, bool req, const std::vector<wire::Frame>& frames) {
-  std::vector<std::string> head{asker};
-  if (req) head.emplace_back();
-  return send_parts(socket_, head, frames, ZMQ_DONTWAIT);
+  if (!req) return send_message(socket_, frames, &asker, /*dont_wait=*/true);
+  std::vector<wire::Frame> delimited{wire::Frame{}};  // a REQ client's empty delimiter
+  delimited.insert(delimited.end(), frames.begin(), frames.end());
+  return send_message(socket_, delimited, &asker, /*dont_wait=*/true);
 }
 
 std::string ReplySocket::last_error() const { return zmq_error(); }
@@ -219,18 +163,21 @@ RequestSocket::~RequestSocket() {
   zmq_close(socket_);
 }
 
-bool RequestSocket::send(const std::vector<wire::Frame>& frames) { return send_parts(socket_, {}, frames, 0); }
+bool RequestSocket::send(const std::vector<wire::Frame>& frames) {
+  return send_message(socket_, frames, nullptr, /*dont_wait=*/false);
+}
 
 std::string RequestSocket::last_error() const { return zmq_error(); }
 
 std::optional<std::vector<wire::ReceivedFrame>> RequestSocket::receive(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (std::shared_ptr<Parts> parts = read_parts(socket_, where_)) return frames_from(parts, 0);
+    if (std::optional<channel_detail::Incoming> in = next_message(socket_, where_))
+      return channel_detail::received_frames(*in, 0);
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return std::nullopt;
-    poll(socket_, -1, left, where_);
+    channel_detail::wait_readable(ref(socket_), -1, left);
   }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The inside of a Channel: its socket, the frames it moves, and the two
 // ends of the reliable protocol (io/WIRE_FORMAT.md, "Reliable mode").
-// Only io/channel*.cpp and io/reliable_*.cpp include this.
+// Only io/channel*.cpp, io/reliable_*.cpp and io/request_reply.cpp include this.
 
 #include <atomic>
 #include <chrono>
@@ -37,7 +37,9 @@ struct Incoming {
 
 // Reads one message without waiting; false when none is there. Frames past
 // `max_bytes` (or past max_frames) are read and dropped, never kept.
-bool read_multipart(zmq::socket_t& socket, Incoming& in, int64_t max_bytes, size_t max_frames);
+bool read_multipart(zmq::socket_ref socket, Incoming& in, int64_t max_bytes, size_t max_frames);
+// in.parts[skip...] as received frames, each keeping every part alive.
+std::vector<wire::ReceivedFrame> received_frames(const Incoming& in, size_t skip);
 // The message in in.parts[skip...] (skip 1 on a ROUTER: its routing id);
 // `map` opens its shared-memory references.
 wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes, size_t max_frames,
@@ -50,12 +52,13 @@ wire::MapShared refuse_shared(const std::string& why);
 // addressing a peer). `dont_wait`: false when ZeroMQ has no room (nothing
 // written) or, on a ROUTER, no such peer. Frames of 1 KiB and more are lent,
 // not copied: ZeroMQ holds a reference to their owner until they are sent.
-bool write_frames(zmq::socket_t& socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,
+bool write_frames(zmq::socket_ref socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,
                   bool dont_wait);
 
 // Waits on a socket (and an extra file descriptor when >= 0) for input, up
-// to `wait` (negative: forever). EINTR counts as woken.
-void wait_readable(zmq::socket_t& socket, int extra_fd, std::chrono::milliseconds wait);
+// to `wait` (negative: forever). EINTR counts as woken. Whether the extra
+// descriptor is readable.
+bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait);
 
 // A reliable sender's routing id: 'S' and its session, 8 bytes little-endian.
 std::string routing_id_of(uint64_t session);

@@ -162,9 +162,8 @@ Device first_available(const Platforms& preference, const ClientOptions& options
       continue;
     }
   }
-  std::string wanted;
-  for (std::string_view p : preference) wanted += (wanted.empty() ? "" : ", ") + std::string(p);
-  throw DeviceError(error_message("default_device", "", fmt::format("one of the platforms [{}] available", wanted),
+  throw DeviceError(error_message("default_device", "",
+                                  fmt::format("one of the platforms [{}] available", fmt::join(preference, ", ")),
                                   fmt::format("none (available here: {})", fmt::join(platforms(), ", "))));
 }
 

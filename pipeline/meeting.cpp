@@ -1,7 +1,6 @@
 #include <sluice/pipeline/detail/meeting.h>
 
 #include <atomic>
-#include <future>
 #include <map>
 #include <sstream>
 #include <thread>

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <utility>

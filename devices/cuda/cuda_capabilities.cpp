@@ -20,7 +20,10 @@ bool runs(OpFamily family) {
     case OpFamily::Shape:
     case OpFamily::Reduce:
     case OpFamily::Dot:
-    case OpFamily::Fft: return true;
+    case OpFamily::Fft:
+    case OpFamily::Window:
+    case OpFamily::Scan:
+    case OpFamily::Index: return true;
     default: return false;
   }
 }

@@ -15,6 +15,9 @@ std::unique_ptr<CudaUnit> make_step(const LoweredUnit& step, CudaDevice& device)
     case OpFamily::Reduce: return make_reduce_step(node, device);
     case OpFamily::Dot: return make_dot_step(node, device);
     case OpFamily::Fft: return make_fft_step(node, device);
+    case OpFamily::Window: return make_window_step(node, device);
+    case OpFamily::Scan: return make_scan_step(node, device);
+    case OpFamily::Index: return make_index_step(node, device);
     default: break;
   }
   // capabilities() and declines() keep every other op from reaching here.

@@ -39,6 +39,9 @@ std::unique_ptr<CudaUnit> make_reduce_step(const Node& node, CudaDevice& device)
 std::unique_ptr<CudaUnit> make_creation_step(const Node& node, CudaDevice& device);
 std::unique_ptr<CudaUnit> make_dot_step(const Node& node, CudaDevice& device);
 std::unique_ptr<CudaUnit> make_fft_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_window_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_scan_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_index_step(const Node& node, CudaDevice& device);
 
 // Queues the copy of `box` (normalised here) of `elem_bytes` elements from
 // `source` to `result` (device addresses of element 0 of each view), moved by

@@ -44,6 +44,35 @@ namespace scale_words {
 inline constexpr int kData = 0, kCount = 1, kScale = 2, kWords = 3;
 }
 
+// Windows (window_sum/product/max/min, window_scatter_max/min): the input's
+// (x's) dims, the windows' count per axis (the output's dims, source's for a
+// scatter), and per axis the window, its stride and its low padding.
+// kPicks: a scatter's scratch of one pick per window; kSource2 and kInit its
+// source and init.
+namespace window_words {
+inline constexpr int kSource = 0, kResult = 1, kPicks = 2, kSource2 = 3, kInit = 4, kCount = 5, kRank = 6,
+                     kDims = 7, kWindows = kDims + kMaxRank, kWindow = kWindows + kMaxRank,
+                     kStride = kWindow + kMaxRank, kLow = kStride + kMaxRank, kWords = kLow + kMaxRank;
+}
+
+// Cumulative scans over the input viewed as [outer][n][inner], from the end
+// when kReverse; kBlockPerLine chooses how the kernel shares the work
+// (launch_geometry.h).
+namespace scan_words {
+inline constexpr int kSource = 0, kResult = 1, kOuter = 2, kN = 3, kInner = 4, kReverse = 5, kBlockPerLine = 6,
+                     kWords = 7;
+}
+
+// Gather and scatter (indexed_add, indexed_put): `rows` index rows of k
+// entries each pick a block of `block` elements of x, at the sum of each
+// entry, clamped into its axis' dim, times that axis' stride in blocks.
+// kIndexKind: the index dtype, as its size in bytes times 2 plus 1 when
+// signed. kClaims: indexed_put's scratch of one claim per block of x.
+namespace index_words {
+inline constexpr int kSource = 0, kIndices = 1, kResult = 2, kClaims = 3, kRows = 4, kBlock = 5, kK = 6,
+                     kIndexKind = 7, kDims = 8, kStrides = kDims + kMaxRank, kWords = kStrides + kMaxRank;
+}
+
 // A word holding a pointer, a count or the bits of a double.
 inline Word word(const void* p) { return static_cast<Word>(reinterpret_cast<uintptr_t>(p)); }
 inline Word word(int64_t v) { return static_cast<Word>(v); }

@@ -1,4 +1,5 @@
 #include <sluice/devices/cuda/kernel_source.h>
+#include <sluice/devices/cuda/kernel_writing.h>
 
 #include <fmt/format.h>
 
@@ -12,8 +13,6 @@
 #include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cuda {
-
-namespace {
 
 bool is_narrow(DType t) { return t == DType::F16 || t == DType::BF16; }
 
@@ -40,6 +39,8 @@ std::string head(const std::string& name, int words) {
   return fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}(const sl::Words<{}> a) {{\n",
                      kBlockThreads, name, std::max(words, 1));
 }
+namespace {
+
 const char* const kGridLoop =
     "  for (sl::i64 i = (sl::i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (sl::i64)gridDim.x * blockDim.x) "
     "{\n";
@@ -211,25 +212,20 @@ class RegionWriter {
 
 // ---------------------------------------------------------------- reductions
 
-// The pieces of a reduction: its accumulator type, identity, how an element
-// enters it, how two combine, and what is stored.
-struct Reduction {
-  std::string acc, identity, lift, combine, finish;
-};
+}  // namespace
 
-std::string int_limit(DType t, bool lowest) {
+static std::string int_limit(DType t, bool lowest) {
   return fmt::format("sl::traits<{}>::{}()", compute_type(t), lowest ? "min" : "max");
 }
 
-Reduction reduction(const Node& node) {
-  const DType in = node.operands[0]->spec.dtype, out = node.spec.dtype;
+Reduction reduction(Op op, DType in, DType out, TieBreak tie_break) {
   const std::string ct = compute_type(in);
   const bool integral = is_integer(in) || in == DType::Pred;
   const bool complex = is_complex(in);
-  switch (node.op) {
+  switch (op) {
     case Op::Sum:
     case Op::Product: {
-      const bool sum = node.op == Op::Sum;
+      const bool sum = op == Op::Sum;
       // Integers sum (and multiply) in 64 bits, wrapping: sign-extended first.
       const std::string acc = integral ? "sl::u64" : ct;
       const std::string lift =
@@ -241,7 +237,7 @@ Reduction reduction(const Node& node) {
     }
     case Op::ReduceMax:
     case Op::ReduceMin: {
-      const bool max = node.op == Op::ReduceMax;
+      const bool max = op == Op::ReduceMax;
       std::string identity;
       if (in == DType::Pred) identity = max ? "0" : "1";
       else if (integral) identity = int_limit(in, max);
@@ -257,8 +253,8 @@ Reduction reduction(const Node& node) {
       // (value, index) pairs; index -1: none yet. NaN is the extreme of
       // both; ties and NaNs go to the lower index (TieBreak::Low) or the
       // higher (High).
-      const bool max = node.op == Op::Argmax;
-      const bool high = node.attrs.tie_break == TieBreak::High;
+      const bool max = op == Op::Argmax;
+      const bool high = tie_break == TieBreak::High;
       const std::string pick = high ? "p.i > q.i" : "p.i < q.i";
       const std::string combine = fmt::format(
           "p.i < 0 ? q : q.i < 0 ? p : (sl::is_nan(p.v) && sl::is_nan(q.v)) ? (({0}) ? p : q) : sl::is_nan(p.v) ? p "
@@ -269,10 +265,8 @@ Reduction reduction(const Node& node) {
     }
     default: break;
   }
-  throw InternalError(error_message("cuda: reduce", "op", "a reduction", std::string(op_name(node.op))));
+  throw InternalError(error_message("cuda: reduce", "op", "a reduction", std::string(op_name(op))));
 }
-
-}  // namespace
 
 std::string storage_type(DType t) {
   switch (t) {
@@ -350,7 +344,7 @@ KernelSource box_copy_kernel(int elem_bytes) {
 
 KernelSource reduce_kernel(const Node& node) {
   const DType in = node.operands[0]->spec.dtype, out = node.spec.dtype;
-  const Reduction r = reduction(node);
+  const Reduction r = reduction(node.op, in, out, node.attrs.tie_break);
   namespace w = reduce_words;
   std::string code = prelude_source();
   if (r.acc == "Pair") code += fmt::format("struct Pair {{ {} v; sl::i64 i; }};\n", compute_type(in));

@@ -28,8 +28,10 @@ struct KernelSource {
   std::vector<uint64_t> words;
 };
 
-// The prelude's text (embedded at build time).
+// The prelude's text, and the templates of kernels/algorithms.cuh (embedded
+// at build time).
 const std::string& prelude_source();
+const std::string& algorithms_source();
 
 // A fused region: a lowered step with `region` set. Its parameter words are
 // the step's inputs (its `reads`), then its outputs (its `writes`), then
@@ -46,6 +48,21 @@ KernelSource creation_kernel(const Node& node);
 KernelSource int_dot_kernel(DType dtype);
 // Multiplies c64 or c128 data by a real scale: scale_words.
 KernelSource scale_kernel(DType dtype);
+
+// From the templates of kernels/algorithms.cuh (kernel_source_algorithms.cpp):
+// window_sum/product/max/min, entry "window": window_words.
+KernelSource window_kernel(const Node& node);
+// window_scatter_max/min: "window_pick" (each window's pick, into the
+// scratch), then "window_scatter": window_words.
+KernelSource window_scatter_kernel(const Node& node);
+// cumulative_sum/product/max/min, entry "cumulative": scan_words.
+KernelSource scan_kernel(const Node& node);
+// gather of `elem_bytes` elements; indexed_add of `dtype`; indexed_put of
+// `elem_bytes` elements ("put_claim", then "put_write"); indices of any
+// integer dtype (a word): index_words.
+KernelSource gather_kernel(int elem_bytes);
+KernelSource scatter_add_kernel(DType dtype);
+KernelSource put_kernel(int elem_bytes);
 
 // C++ names of a dtype's storage and compute types in generated code.
 std::string storage_type(DType t);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -188,6 +189,93 @@ TEST(CudaKernels, CreationDotAndScaleKernelsCompile) {
       }
     }
   }
+}
+
+// Compiles source for every architecture; the number of kernels compiled.
+int compile_everywhere(const KernelSource& source, const std::string& what) {
+  for (int arch : kArchitectures) EXPECT_NO_THROW(nvrtc_compile(source, arch)) << what;
+  return static_cast<int>(std::size(kArchitectures));
+}
+
+// The output node of `build` traced on `specs`, or null where its type
+// rule refuses the dtypes (windows and scans of maxima take real types).
+template <typename Build>
+std::optional<Function> traced(const std::vector<Spec>& specs, Build build) {
+  try {
+    return trace(specs, build);
+  } catch (const TypeError&) {
+    return std::nullopt;
+  }
+}
+
+const WindowOptions kWindowOptions{.strides = {1, 2}, .padding = {{1, 0}, {0, 1}}};
+
+// Each op of `ops` on x of every dtype its type rule takes, compiled; the
+// number of kernels.
+int compile_unary_in_every_dtype(const std::vector<std::pair<const char*, std::function<Expr(Expr)>>>& ops,
+                                 const std::function<KernelSource(const Node&)>& kernel) {
+  int compiled = 0;
+  for (DType t : all_dtypes()) {
+    for (const auto& [name, build] : ops) {
+      const auto f = traced({Spec{t, Shape{6, 5}}}, [&](Expr x) { return build(x); });
+      if (f) compiled += compile_everywhere(kernel(output_node(*f)), fmt::format("{} of {}", name, dtype_name(t)));
+    }
+  }
+  return compiled;
+}
+
+TEST(CudaKernels, EveryWindowInEveryDtypeCompiles) {
+  const WindowOptions& o = kWindowOptions;
+  EXPECT_GT(compile_unary_in_every_dtype({{"window_sum", [&](Expr x) { return window_sum(x, {2, 3}, o); }},
+                                          {"window_product", [&](Expr x) { return window_product(x, {2, 3}, o); }},
+                                          {"window_max", [&](Expr x) { return window_max(x, {2, 3}, o); }},
+                                          {"window_min", [&](Expr x) { return window_min(x, {2, 3}, o); }}},
+                                         window_kernel),
+            100);
+}
+
+TEST(CudaKernels, EveryScanInEveryDtypeCompiles) {
+  EXPECT_GT(compile_unary_in_every_dtype(
+                {{"cumulative_sum", [](Expr x) { return cumulative_sum(x, {.axis = 1}); }},
+                 {"cumulative_product", [](Expr x) { return cumulative_product(x, {.axis = 0, .reverse = true}); }},
+                 {"cumulative_max", [](Expr x) { return cumulative_max(x, {.axis = 1}); }},
+                 {"cumulative_min", [](Expr x) { return cumulative_min(x, {.axis = 1}); }}},
+                scan_kernel),
+            100);
+}
+
+// The picks depend on x's dtype (and max or min), the sums on the result's:
+// each x dtype picking either way onto f32, and f32 onto each result dtype.
+TEST(CudaKernels, WindowScattersCompileForEveryDtype) {
+  int compiled = 0;
+  auto compile = [&](DType x_type, DType sum_type, bool max) {
+    const auto f = traced({Spec{x_type, Shape{6, 5}}, Spec{sum_type, Shape{6, 2}}, Spec{sum_type, Shape{}}},
+                          [&](Expr x, Expr source, Expr init) {
+                            return max ? window_scatter_max(x, source, init, {2, 3}, kWindowOptions)
+                                       : window_scatter_min(x, source, init, {2, 3}, kWindowOptions);
+                          });
+    if (f)
+      compiled += compile_everywhere(window_scatter_kernel(output_node(*f)),
+                                     fmt::format("window_scatter of {} onto {}", dtype_name(x_type), dtype_name(sum_type)));
+  };
+  for (DType t : all_dtypes()) {
+    compile(t, DType::F32, true);
+    compile(t, DType::F32, false);
+    if (t != DType::F32) compile(DType::F32, t, true);
+  }
+  EXPECT_GT(compiled, 60);
+}
+
+TEST(CudaKernels, GatherAndScatterKernelsCompileForEveryElement) {
+  int compiled = 0;
+  for (int bytes : {1, 2, 4, 8, 16}) {
+    compiled += compile_everywhere(gather_kernel(bytes), fmt::format("gather of {}-byte elements", bytes));
+    compiled += compile_everywhere(put_kernel(bytes), fmt::format("indexed_put of {}-byte elements", bytes));
+  }
+  for (DType t : all_dtypes())
+    if (t != DType::Pred)  // indexed_add of pred adds in u8
+      compiled += compile_everywhere(scatter_add_kernel(t), fmt::format("indexed_add of {}", dtype_name(t)));
+  EXPECT_EQ(compiled, 2 * (10 + kDTypeCount - 1));
 }
 
 }  // namespace

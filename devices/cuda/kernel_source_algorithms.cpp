@@ -1,0 +1,148 @@
+// The sources of the kernels written as templates in kernels/algorithms.cuh
+// (windows, cumulative scans, gather and scatter): the prelude, the word
+// positions of kernel_params.h, the templates, then for one op and dtype
+// the types they take (IO: storage and compute; R: the reduction) and the
+// extern "C" entry points instantiating them.
+
+#include <fmt/format.h>
+
+#include <sluice/base/error.h>
+#include <sluice/devices/cuda/kernel_params.h>
+#include <sluice/devices/cuda/kernel_source.h>
+#include <sluice/devices/cuda/kernel_writing.h>
+#include <sluice/devices/cuda/launch_geometry.h>
+#include <sluice/ops/detail/error_format.h>
+
+namespace sluice::cuda {
+namespace {
+
+// The word positions, as the kernels name them.
+std::string word_positions() {
+  namespace w = window_words;
+  namespace s = scan_words;
+  namespace x = index_words;
+  return fmt::format(
+      "constexpr int kMaxRank = {}, kBlockThreads = {};\n"
+      "namespace window_words {{ constexpr int kSource = {}, kResult = {}, kPicks = {}, kSource2 = {}, kInit = {}, "
+      "kCount = {}, kRank = {}, kDims = {}, kWindows = {}, kWindow = {}, kStride = {}, kLow = {}; }}\n"
+      "namespace scan_words {{ constexpr int kSource = {}, kResult = {}, kOuter = {}, kN = {}, kInner = {}, "
+      "kReverse = {}, kBlockPerLine = {}; }}\n"
+      "namespace index_words {{ constexpr int kSource = {}, kIndices = {}, kResult = {}, kClaims = {}, kRows = {}, "
+      "kBlock = {}, kK = {}, kIndexKind = {}, kDims = {}, kStrides = {}; }}\n",
+      kMaxRank, kBlockThreads, w::kSource, w::kResult, w::kPicks, w::kSource2, w::kInit, w::kCount, w::kRank, w::kDims,
+      w::kWindows, w::kWindow, w::kStride, w::kLow, s::kSource, s::kResult, s::kOuter, s::kN, s::kInner, s::kReverse,
+      s::kBlockPerLine, x::kSource, x::kIndices, x::kResult, x::kClaims, x::kRows, x::kBlock, x::kK, x::kIndexKind, x::kDims,
+      x::kStrides);
+}
+
+// Storage and compute types of `t`, as struct `name`.
+std::string io_struct(const std::string& name, DType t) {
+  return fmt::format(
+      "struct {0} {{\n"
+      "  typedef {1} S;\n"
+      "  typedef {2} C;\n"
+      "  static SL_FN C load(S x) {{ return {3}; }}\n"
+      "  static SL_FN S store(C x) {{ return {4}; }}\n"
+      "}};\n",
+      name, storage_type(t), compute_type(t), load(t, "x"), store(t, "x"));
+}
+
+// The reduction `op` from `in` to `out`, as struct R.
+std::string reduction_struct(Op op, DType in, DType out) {
+  const Reduction r = reduction(op, in, out);
+  return fmt::format(
+      "struct R {{\n"
+      "  typedef {0} Acc;\n"
+      "  typedef {1} Out;\n"
+      "  static SL_FN Acc identity() {{ return {2}; }}\n"
+      "  static SL_FN Acc lift({3} x) {{ return {4}; }}\n"
+      "  static SL_FN Acc combine(Acc p, Acc q) {{ return {5}; }}\n"
+      "  static SL_FN Out finish(Acc p) {{ return {6}; }}\n"
+      "}};\n",
+      r.acc, storage_type(out), r.identity, compute_type(in), r.lift, r.combine, r.finish);
+}
+
+// An entry point `name` calling `call`.
+std::string entry(const std::string& name, int words, const std::string& call) {
+  return head(name, words) + "  sl::" + call + "(a);\n}\n";
+}
+
+std::string start() { return prelude_source() + word_positions() + algorithms_source(); }
+
+// The element type a gather or a put copies: a storage type of that size.
+std::string element_of(int bytes) {
+  switch (bytes) {
+    case 1: return "sl::u8";
+    case 2: return "sl::u16";
+    case 4: return "sl::u32";
+    case 8: return "sl::u64";
+    case 16: return "sl::b16";
+    default: break;
+  }
+  throw InternalError(error_message("cuda: index kernel", "element size", "1, 2, 4, 8 or 16 bytes", bytes));
+}
+
+}  // namespace
+
+KernelSource window_kernel(const Node& node) {
+  Op op;
+  switch (node.op) {
+    case Op::WindowSum: op = Op::Sum; break;
+    case Op::WindowProduct: op = Op::Product; break;
+    case Op::WindowMax: op = Op::ReduceMax; break;
+    case Op::WindowMin: op = Op::ReduceMin; break;
+    default:
+      throw InternalError(error_message("cuda: window kernel", "op", "a window reduction", std::string(op_name(node.op))));
+  }
+  const DType in = node.operands[0]->spec.dtype;
+  std::string code = start() + io_struct("IO", in) + reduction_struct(op, in, node.spec.dtype) +
+                     entry("window", window_words::kWords, "window_reduce<IO, R>");
+  return {std::move(code), {"window"}};
+}
+
+KernelSource window_scatter_kernel(const Node& node) {
+  if (node.op != Op::WindowScatterMax && node.op != Op::WindowScatterMin)
+    throw InternalError(error_message("cuda: window scatter kernel", "op", "window_scatter_max or window_scatter_min",
+                                      std::string(op_name(node.op))));
+  const DType x = node.operands[0]->spec.dtype, t = node.spec.dtype;
+  const bool max = node.op == Op::WindowScatterMax;
+  std::string code = start() + io_struct("X", x) + io_struct("IO", t) + reduction_struct(Op::Sum, t, t) +
+                     entry("window_pick", window_words::kWords, fmt::format("window_pick<X, {}>", max)) +
+                     entry("window_scatter", window_words::kWords, "window_scatter<IO, R>");
+  return {std::move(code), {"window_pick", "window_scatter"}};
+}
+
+KernelSource scan_kernel(const Node& node) {
+  Op op;
+  switch (node.op) {
+    case Op::CumulativeSum: op = Op::Sum; break;
+    case Op::CumulativeProduct: op = Op::Product; break;
+    case Op::CumulativeMax: op = Op::ReduceMax; break;
+    case Op::CumulativeMin: op = Op::ReduceMin; break;
+    default:
+      throw InternalError(error_message("cuda: scan kernel", "op", "a cumulative op", std::string(op_name(node.op))));
+  }
+  const DType in = node.operands[0]->spec.dtype;
+  std::string code = start() + io_struct("IO", in) + reduction_struct(op, in, node.spec.dtype) +
+                     entry("cumulative", scan_words::kWords, "cumulative<IO, R>");
+  return {std::move(code), {"cumulative"}};
+}
+
+KernelSource gather_kernel(int elem_bytes) {
+  std::string code =
+      start() + entry("gather", index_words::kWords, fmt::format("gather<{}>", element_of(elem_bytes)));
+  return {std::move(code), {"gather"}};
+}
+
+KernelSource scatter_add_kernel(DType dtype) {
+  std::string code = start() + io_struct("IO", dtype) + entry("scatter_add", index_words::kWords, "scatter_add<IO>");
+  return {std::move(code), {"scatter_add"}};
+}
+
+KernelSource put_kernel(int elem_bytes) {
+  std::string code = start() + entry("put_claim", index_words::kWords, "put_claim") +
+                     entry("put_write", index_words::kWords, fmt::format("put_write<{}>", element_of(elem_bytes)));
+  return {std::move(code), {"put_claim", "put_write"}};
+}
+
+}  // namespace sluice::cuda

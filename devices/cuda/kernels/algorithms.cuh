@@ -1,0 +1,333 @@
+// The kernels of the CUDA backend that are algorithms rather than one
+// expression per element: windows, cumulative scans, gather and scatter.
+// Each is a template over what the generator fills in for one op and dtype
+// (kernel_source_algorithms.cpp):
+//   IO   storage and compute types: typedef S, C; C load(S); S store(C)
+//   R    a reduction: typedef Acc, Out (the result's storage type);
+//        Acc identity(); Acc lift(C); Acc combine(Acc, Acc); Out finish(Acc)
+// and reads its parameters by the word positions of kernel_params.h (the
+// generator writes them, with kMaxRank and kBlockThreads, before this file).
+// Embedded after the prelude in the kernels that use it; NVRTC only.
+
+namespace sl {
+
+// A grid-stride loop's first index and stride.
+SL_FN i64 first_item() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
+SL_FN i64 item_stride() { return (i64)gridDim.x * blockDim.x; }
+
+// ---------------------------------------------------------------- windows
+
+// One thread per output: the combination of the window's elements inside x
+// (the padding holds the identity, so it is skipped), in row-major order.
+template <class IO, class R, int W>
+SL_FN void window_reduce(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const typename IO::S* x = (const typename IO::S*)a.w[window_words::kSource];
+  typename R::Out* y = (typename R::Out*)a.w[window_words::kResult];
+  const int rank = (int)p[window_words::kRank];
+  const i64 n = p[window_words::kCount];
+  const i64* dims = p + window_words::kDims;
+  const i64* windows = p + window_words::kWindows;
+  const i64* window = p + window_words::kWindow;
+  i64 size = 1;
+  for (int k = 0; k < rank; ++k) size *= window[k];
+  for (i64 i = first_item(); i < n; i += item_stride()) {
+    i64 start[kMaxRank];
+    i64 rest = i;
+    for (int k = rank - 1; k >= 0; --k) {
+      start[k] = rest % windows[k] * p[window_words::kStride + k] - p[window_words::kLow + k];
+      rest /= windows[k];
+    }
+    typename R::Acc acc = R::identity();
+    for (i64 t = 0; t < size; ++t) {
+      // Element t of the window, row-major: its place in x, if inside.
+      i64 at = 0, step = 1, left = t;
+      bool inside = true;
+      for (int k = rank - 1; k >= 0; --k) {
+        const i64 c = start[k] + left % window[k];
+        left /= window[k];
+        inside = inside && c >= 0 && c < dims[k];
+        at += c * step;
+        step *= dims[k];
+      }
+      if (inside) acc = R::combine(acc, R::lift(IO::load(x[at])));
+    }
+    y[i] = R::finish(acc);
+  }
+}
+
+// Whether a replaces b as a window's pick: strictly better, or a NaN over a
+// number (the first NaN stays).
+template <bool Max, class C>
+SL_FN bool better(C a, C b) {
+  if (a != a) return b == b;
+  return Max ? a > b : a < b;
+}
+
+// One thread per window: the flat index in x of its first largest
+// (smallest) element inside x, or -1 for a window wholly in the padding.
+template <class IO, bool Max, int W>
+SL_FN void window_pick(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const typename IO::S* x = (const typename IO::S*)a.w[window_words::kSource];
+  i64* picks = (i64*)a.w[window_words::kPicks];
+  const int rank = (int)p[window_words::kRank];
+  const i64 n = p[window_words::kCount];
+  const i64* dims = p + window_words::kDims;
+  const i64* windows = p + window_words::kWindows;
+  const i64* window = p + window_words::kWindow;
+  i64 size = 1;
+  for (int k = 0; k < rank; ++k) size *= window[k];
+  for (i64 w = first_item(); w < n; w += item_stride()) {
+    i64 start[kMaxRank];
+    i64 rest = w;
+    for (int k = rank - 1; k >= 0; --k) {
+      start[k] = rest % windows[k] * p[window_words::kStride + k] - p[window_words::kLow + k];
+      rest /= windows[k];
+    }
+    i64 best = -1;
+    typename IO::C best_value = typename IO::C(0);
+    for (i64 t = 0; t < size; ++t) {
+      i64 at = 0, step = 1, left = t;
+      bool inside = true;
+      for (int k = rank - 1; k >= 0; --k) {
+        const i64 c = start[k] + left % window[k];
+        left /= window[k];
+        inside = inside && c >= 0 && c < dims[k];
+        at += c * step;
+        step *= dims[k];
+      }
+      if (!inside) continue;
+      const typename IO::C v = IO::load(x[at]);
+      if (best < 0 || better<Max>(v, best_value)) {
+        best = at;
+        best_value = v;
+      }
+    }
+    picks[w] = best;
+  }
+}
+
+// One thread per element of the result: init plus the source values of the
+// windows that picked it, added in window order (as the host backend, so
+// float sums are the same), R summing in the result's compute type.
+template <class IO, class R, int W>
+SL_FN void window_scatter(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const i64* picks = (const i64*)a.w[window_words::kPicks];
+  const typename IO::S* source = (const typename IO::S*)a.w[window_words::kSource2];
+  const typename IO::S init = *(const typename IO::S*)a.w[window_words::kInit];
+  typename R::Out* y = (typename R::Out*)a.w[window_words::kResult];
+  const int rank = (int)p[window_words::kRank];
+  const i64* dims = p + window_words::kDims;
+  const i64* windows = p + window_words::kWindows;
+  const i64* window = p + window_words::kWindow;
+  i64 n = 1;
+  for (int k = 0; k < rank; ++k) n *= dims[k];
+  for (i64 i = first_item(); i < n; i += item_stride()) {
+    // Per axis, the windows whose span holds this element: j with
+    // j * stride - low <= c < j * stride - low + window.
+    i64 lo[kMaxRank], hi[kMaxRank], j[kMaxRank];
+    bool none = false;
+    i64 rest = i;
+    for (int k = rank - 1; k >= 0; --k) {
+      const i64 c = rest % dims[k] + p[window_words::kLow + k];
+      rest /= dims[k];
+      const i64 s = p[window_words::kStride + k];
+      const i64 first = c - window[k] + 1 <= 0 ? 0 : (c - window[k] + s) / s;
+      const i64 last = c / s < windows[k] - 1 ? c / s : windows[k] - 1;
+      lo[k] = first;
+      hi[k] = last;
+      j[k] = first;
+      none = none || c < 0 || first > last;
+    }
+    typename R::Acc acc = R::lift(IO::load(init));
+    if (!none) {
+      for (;;) {
+        i64 w = 0;
+        for (int k = 0; k < rank; ++k) w = w * windows[k] + j[k];
+        if (picks[w] == i) acc = R::combine(acc, R::lift(IO::load(source[w])));
+        int k = rank - 1;
+        for (; k >= 0; --k) {
+          if (++j[k] <= hi[k]) break;
+          j[k] = lo[k];
+        }
+        if (k < 0) break;
+      }
+    }
+    y[i] = R::finish(acc);
+  }
+}
+
+// ---------------------------------------------------------------- cumulative scans
+
+// The input as [outer][n][inner]: a line is one (outer, inner) pair, its n
+// elements `inner` apart. The running value starts as the line's first
+// element (not identity combined with it: 0 + -0.0 would lose the sign).
+template <class IO, class R, int W>
+SL_FN void cumulative(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const typename IO::S* x = (const typename IO::S*)a.w[scan_words::kSource];
+  typename R::Out* y = (typename R::Out*)a.w[scan_words::kResult];
+  const i64 outer = p[scan_words::kOuter], n = p[scan_words::kN], inner = p[scan_words::kInner], lines = outer * inner;
+  const bool reverse = p[scan_words::kReverse] != 0;
+  if (!p[scan_words::kBlockPerLine]) {
+    // A thread per line: neighbouring threads read neighbouring elements
+    // when inner > 1.
+    for (i64 line = first_item(); line < lines; line += item_stride()) {
+      const i64 base = line / inner * n * inner + line % inner;
+      typename R::Acc acc = R::identity();
+      for (i64 s = 0; s < n; ++s) {
+        const i64 at = base + (reverse ? n - 1 - s : s) * inner;
+        const typename R::Acc v = R::lift(IO::load(x[at]));
+        acc = s == 0 ? v : R::combine(acc, v);
+        y[at] = R::finish(acc);
+      }
+    }
+    return;
+  }
+  // A block per line, a tile of blockDim elements at a time: an inclusive
+  // scan of the tile in shared memory (Hillis and Steele), then the running
+  // value of the tiles before combined in front.
+  __shared__ typename R::Acc tile[kBlockThreads];
+  for (i64 line = blockIdx.x; line < lines; line += gridDim.x) {
+    const i64 base = line / inner * n * inner + line % inner;
+    typename R::Acc carry = R::identity();
+    for (i64 t0 = 0; t0 < n; t0 += blockDim.x) {
+      const i64 s = t0 + threadIdx.x;
+      const i64 at = base + (reverse ? n - 1 - s : s) * inner;
+      if (s < n) tile[threadIdx.x] = R::lift(IO::load(x[at]));
+      __syncthreads();
+      for (unsigned off = 1; off < blockDim.x; off *= 2) {
+        typename R::Acc before = R::identity();
+        const bool takes = threadIdx.x >= off && s < n;
+        if (takes) before = tile[threadIdx.x - off];
+        __syncthreads();
+        if (takes) tile[threadIdx.x] = R::combine(before, tile[threadIdx.x]);
+        __syncthreads();
+      }
+      if (s < n) {
+        const typename R::Acc v = t0 == 0 ? tile[threadIdx.x] : R::combine(carry, tile[threadIdx.x]);
+        y[at] = R::finish(v);
+      }
+      const i64 last = (n - t0 < (i64)blockDim.x ? n - t0 : (i64)blockDim.x) - 1;
+      carry = t0 == 0 ? tile[last] : R::combine(carry, tile[last]);
+      __syncthreads();
+    }
+  }
+}
+
+// ---------------------------------------------------------------- gather and scatter
+
+// Entry q of index row r, clamped into [0, dim): below 0 is 0; unsigned
+// indices compare unsigned, so those at or above 2^63 clamp high. The
+// index dtype is a word (its size in bytes, times 2, plus 1 when signed),
+// so that one kernel serves every index dtype.
+template <class I>
+SL_FN i64 clamp_index(I v, i64 dim) {
+  if constexpr (traits<I>::is_signed)
+    if (v < I(0)) return 0;
+  return (u64)v > (u64)(dim - 1) ? dim - 1 : (i64)v;
+}
+SL_FN i64 index_entry(const void* indices, int kind, i64 at, i64 dim) {
+  switch (kind) {
+    case 2: return clamp_index(((const u8*)indices)[at], dim);
+    case 3: return clamp_index(((const i8*)indices)[at], dim);
+    case 4: return clamp_index(((const u16*)indices)[at], dim);
+    case 5: return clamp_index(((const i16*)indices)[at], dim);
+    case 8: return clamp_index(((const u32*)indices)[at], dim);
+    case 9: return clamp_index(((const i32*)indices)[at], dim);
+    case 16: return clamp_index(((const u64*)indices)[at], dim);
+    default: return clamp_index(((const i64*)indices)[at], dim);
+  }
+}
+
+// Where index row r's block starts in x, in elements.
+template <int W>
+SL_FN i64 block_start(const Words<W>& a, i64 r) {
+  const i64* p = (const i64*)a.w;
+  const void* indices = (const void*)a.w[index_words::kIndices];
+  const int k = (int)p[index_words::kK], kind = (int)p[index_words::kIndexKind];
+  i64 offset = 0;
+  for (int q = 0; q < k; ++q)
+    offset += index_entry(indices, kind, r * k + q, p[index_words::kDims + q]) * p[index_words::kStrides + q];
+  return offset * p[index_words::kBlock];
+}
+
+// One thread per element of the result (rows x block).
+template <class E, int W>
+SL_FN void gather(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const E* x = (const E*)a.w[index_words::kSource];
+  E* y = (E*)a.w[index_words::kResult];
+  const i64 block = p[index_words::kBlock], n = p[index_words::kRows] * block;
+  for (i64 i = first_item(); i < n; i += item_stride()) y[i] = x[block_start(a, i / block) + i % block];
+}
+
+// Adds v at p atomically. Elements of one or two bytes (no atomics of
+// their own) are added by compare-and-swap of the aligned word holding
+// them; f16 and bf16 round each sum, as the host backend.
+template <class IO>
+SL_FN void atomic_add(typename IO::S* at, typename IO::C v) {
+  typedef typename IO::S S;
+  if constexpr (sizeof(S) <= 2) {
+    u32* word = (u32*)((u64)at & ~(u64)3);
+    const int shift = (int)((u64)at & 3) * 8;
+    const u32 mask = (sizeof(S) == 1 ? 0xffu : 0xffffu) << shift;
+    u32 old = *word, assumed;
+    do {
+      assumed = old;
+      const S current = (S)((assumed & mask) >> shift);  // S is an integer type: f16 and bf16 are stored as u16
+      const S next = IO::store(add(IO::load(current), v));
+      const u32 next_bits = (u32)(sizeof(S) == 1 ? (u32)(u8)next : (u32)(u16)next);
+      old = atomicCAS(word, assumed, (assumed & ~mask) | (next_bits << shift));
+    } while (assumed != old);
+  } else if constexpr (traits<S>::is_cx) {
+    atomicAdd(&at->re, v.re);
+    atomicAdd(&at->im, v.im);
+  } else if constexpr (traits<S>::is_float) {
+    atomicAdd(at, v);
+  } else if constexpr (sizeof(S) == 4) {
+    atomicAdd((unsigned*)at, (unsigned)v);  // wraps, as the host's
+  } else {
+    atomicAdd((unsigned long long*)at, (unsigned long long)v);
+  }
+}
+
+// indexed_add: one thread per update element. Duplicate rows add in any
+// order: integers give the host's bits, floats its sums to rounding.
+template <class IO, int W>
+SL_FN void scatter_add(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const typename IO::S* updates = (const typename IO::S*)a.w[index_words::kSource];
+  typename IO::S* y = (typename IO::S*)a.w[index_words::kResult];
+  const i64 block = p[index_words::kBlock], n = p[index_words::kRows] * block;
+  for (i64 i = first_item(); i < n; i += item_stride())
+    atomic_add<IO>(y + block_start(a, i / block) + i % block, IO::load(updates[i]));
+}
+
+// indexed_put in two kernels, so that where rows repeat the last one wins
+// (as the host, which writes them in order): each row claims its block
+// (the claims, one per block of x, start at -1 and keep the largest row),
+// then each element of a row that holds its block's claim is written.
+template <int W>
+SL_FN void put_claim(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  long long* claims = (long long*)a.w[index_words::kClaims];
+  const i64 rows = p[index_words::kRows], block = p[index_words::kBlock];
+  for (i64 r = first_item(); r < rows; r += item_stride()) atomicMax(claims + block_start(a, r) / block, (long long)r);
+}
+template <class E, int W>
+SL_FN void put_write(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const E* updates = (const E*)a.w[index_words::kSource];
+  const long long* claims = (const long long*)a.w[index_words::kClaims];
+  E* y = (E*)a.w[index_words::kResult];
+  const i64 block = p[index_words::kBlock], n = p[index_words::kRows] * block;
+  for (i64 i = first_item(); i < n; i += item_stride()) {
+    const i64 r = i / block, start = block_start(a, r);
+    if (claims[start / block] == r) y[start + i % block] = updates[i];
+  }
+}
+
+}  // namespace sl

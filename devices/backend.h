@@ -141,6 +141,10 @@ Client& client(std::string_view platform);
 Client& client(std::string_view platform, const ClientOptions& options);
 // Platforms this build has a backend for (its registration table), available here or not.
 std::vector<std::string> known_platforms();
+// What the backend of a known platform runs, told without its device (as
+// Client::capabilities). DeviceError for a platform this build has no
+// backend for.
+Capabilities platform_capabilities(std::string_view platform);
 // Platforms available on this machine, "host" always among them.
 std::vector<std::string> platforms();
 // The plans (Client::plans) of every client made so far that has any, by

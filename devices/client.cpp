@@ -122,6 +122,15 @@ std::vector<std::string> known_platforms() {
   return out;
 }
 
+Capabilities platform_capabilities(std::string_view platform) {
+  const BackendRegistration* r = find_registration(platform);
+  if (!r)
+    throw DeviceError(error_message("platform_capabilities", "platform",
+                                    fmt::format("one of {}", fmt::join(known_platforms(), ", ")),
+                                    fmt::format("unknown platform '{}'", platform)));
+  return r->capabilities();
+}
+
 std::vector<std::string> platforms() {
   std::vector<std::string> out;
   // Asked without making clients: making one reserves its memory, with

@@ -47,7 +47,7 @@ int list_devices() {
   }
   for (const std::string& platform : known_platforms())
     if (std::find(here.begin(), here.end(), platform) == here.end())
-      std::cout << platform << ": not available on this machine\n";
+      std::cout << platform << ": not available on this machine\n  lacks:" << lacking(platform_capabilities(platform)) << "\n";
   return kExitOk;
 }
 

@@ -35,12 +35,7 @@ class CpuBackend final : public Backend {
   std::string plans() const override { return fft_plans(); }
   void use_plans(const std::string& text) override { use_fft_plans(text); }
 
-  Capabilities capabilities() const override {
-    Capabilities caps;
-    for (int op = 0; op < kOpCount; ++op) caps.ops.push_back(static_cast<Op>(op));
-    for (int t = 0; t < kDTypeCount; ++t) caps.dtypes.push_back(static_cast<DType>(t));
-    return caps;
-  }
+  Capabilities capabilities() const override { return host_capabilities(); }
 
   BufferPtr allocate(Device device, size_t bytes) override {
     auto b = std::make_shared<Buffer>();
@@ -78,6 +73,13 @@ class CpuBackend final : public Backend {
 };
 
 }  // namespace
+
+Capabilities host_capabilities() {
+  Capabilities caps;
+  for (int op = 0; op < kOpCount; ++op) caps.ops.push_back(static_cast<Op>(op));
+  for (int t = 0; t < kDTypeCount; ++t) caps.dtypes.push_back(static_cast<DType>(t));
+  return caps;
+}
 
 std::unique_ptr<Backend> make_cpu_backend(const ClientOptions& options) {
   return std::make_unique<CpuBackend>(options);

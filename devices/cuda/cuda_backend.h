@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include <sluice/devices/cuda/cuda_capabilities.h>
 #include <sluice/devices/detail/backend_impl.h>
 
 namespace sluice::cuda {

@@ -1,10 +1,10 @@
 #pragma once
 // What the CUDA backend runs: the op catalogue's elementwise, shape,
-// reduction, dot, fft and creation families in every dtype, except complex
-// inverse trigonometric and hyperbolic functions; the other families
-// (windows, cumulative ops, gather and scatter, sort, conv, linear algebra,
+// reduction, dot, window, cumulative, gather and scatter, fft and creation
+// families in every dtype, except complex inverse trigonometric and
+// hyperbolic functions; the other families (sort, conv, linear algebra,
 // loops) are declined, so compile fails at once naming the op. No CUDA here:
-// tests read the table where no GPU is.
+// tests and `sluice devices` read the table where no GPU is.
 
 #include <optional>
 #include <string>

@@ -132,6 +132,7 @@ struct BackendRegistration {
   const char* platform;
   std::unique_ptr<Backend> (*make)(const ClientOptions&);
   int (*devices)();
+  Capabilities (*capabilities)();  // known without a device
 };
 
 // Every backend built, in the order of their folders' names (generated:

@@ -164,5 +164,23 @@ TEST(DevicePreference, AcceleratorOrHostEndsWithTheHost) {
   EXPECT_EQ(d.platform(), here.size() > 1 ? here[1] : "host");
 }
 
+// A backend says what it runs without its device: `sluice devices` lists
+// what each one compiled in lacks, on a machine without its GPU too.
+TEST(PlatformCapabilities, EveryKnownPlatformTellsWhatItRunsWithoutItsDevice) {
+  for (const std::string& platform : known_platforms()) {
+    const Capabilities caps = platform_capabilities(platform);
+    EXPECT_TRUE(caps.supports(Op::Add, DType::F32)) << platform;
+    EXPECT_TRUE(caps.supports(Op::Gather)) << platform;
+  }
+  EXPECT_EQ(platform_capabilities("host").ops.size(), static_cast<size_t>(kOpCount));
+  EXPECT_EQ(platform_capabilities("host").ops.size(), client("host").capabilities().ops.size());
+  try {
+    platform_capabilities("no-such-platform");
+    FAIL() << "told the capabilities of a platform that does not exist";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown platform 'no-such-platform'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace sluice

@@ -23,7 +23,8 @@ bool runs(OpFamily family) {
     case OpFamily::Fft:
     case OpFamily::Window:
     case OpFamily::Scan:
-    case OpFamily::Index: return true;
+    case OpFamily::Index:
+    case OpFamily::Sort: return true;
     default: return false;
   }
 }

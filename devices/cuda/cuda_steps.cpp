@@ -18,6 +18,7 @@ std::unique_ptr<CudaUnit> make_step(const LoweredUnit& step, CudaDevice& device)
     case OpFamily::Window: return make_window_step(node, device);
     case OpFamily::Scan: return make_scan_step(node, device);
     case OpFamily::Index: return make_index_step(node, device);
+    case OpFamily::Sort: return make_sort_step(node, device);
     default: break;
   }
   // capabilities() and declines() keep every other op from reaching here.

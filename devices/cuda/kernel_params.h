@@ -73,6 +73,16 @@ inline constexpr int kSource = 0, kIndices = 1, kResult = 2, kClaims = 3, kRows 
                      kIndexKind = 7, kDims = 8, kStrides = kDims + kMaxRank, kWords = kStrides + kMaxRank;
 }
 
+// Sort and argsort: the input as [lines / inner][n][inner], its lines
+// padded to a power of two (kPadded) of (key, place) pairs in two scratch
+// arrays; kK, kJ: a step of the network (kKLast: the last k of a tile's).
+namespace sort_words {
+inline constexpr int kSource = 0, kResult = 1, kKeys = 2, kPlaces = 3, kLines = 4, kN = 5, kInner = 6, kPadded = 7,
+                     kK = 8, kJ = 9, kKLast = 10, kWords = 11;
+}
+// Pairs a block sorts in shared memory (16 bytes each: 32 KiB).
+inline constexpr int64_t kSortTile = 2048;
+
 // A word holding a pointer, a count or the bits of a double.
 inline Word word(const void* p) { return static_cast<Word>(reinterpret_cast<uintptr_t>(p)); }
 inline Word word(int64_t v) { return static_cast<Word>(v); }

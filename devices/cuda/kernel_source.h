@@ -63,6 +63,9 @@ KernelSource scan_kernel(const Node& node);
 KernelSource gather_kernel(int elem_bytes);
 KernelSource scatter_add_kernel(DType dtype);
 KernelSource put_kernel(int elem_bytes);
+// sort or argsort: "sort_prepare", "sort_step", "sort_tile", "sort_write":
+// sort_words.
+KernelSource sort_kernel(const Node& node);
 
 // C++ names of a dtype's storage and compute types in generated code.
 std::string storage_type(DType t);

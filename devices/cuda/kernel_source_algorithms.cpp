@@ -21,18 +21,22 @@ std::string word_positions() {
   namespace w = window_words;
   namespace s = scan_words;
   namespace x = index_words;
+  namespace o = sort_words;
   return fmt::format(
-      "constexpr int kMaxRank = {}, kBlockThreads = {};\n"
+      "constexpr int kMaxRank = {}, kBlockThreads = {}, kSortTile = {};\n"
       "namespace window_words {{ constexpr int kSource = {}, kResult = {}, kPicks = {}, kSource2 = {}, kInit = {}, "
       "kCount = {}, kRank = {}, kDims = {}, kWindows = {}, kWindow = {}, kStride = {}, kLow = {}; }}\n"
       "namespace scan_words {{ constexpr int kSource = {}, kResult = {}, kOuter = {}, kN = {}, kInner = {}, "
       "kReverse = {}, kBlockPerLine = {}; }}\n"
       "namespace index_words {{ constexpr int kSource = {}, kIndices = {}, kResult = {}, kClaims = {}, kRows = {}, "
-      "kBlock = {}, kK = {}, kIndexKind = {}, kDims = {}, kStrides = {}; }}\n",
-      kMaxRank, kBlockThreads, w::kSource, w::kResult, w::kPicks, w::kSource2, w::kInit, w::kCount, w::kRank, w::kDims,
+      "kBlock = {}, kK = {}, kIndexKind = {}, kDims = {}, kStrides = {}; }}\n"
+      "namespace sort_words {{ constexpr int kSource = {}, kResult = {}, kKeys = {}, kPlaces = {}, kLines = {}, "
+      "kN = {}, kInner = {}, kPadded = {}, kK = {}, kJ = {}, kKLast = {}; }}\n",
+      kMaxRank, kBlockThreads, kSortTile, w::kSource, w::kResult, w::kPicks, w::kSource2, w::kInit, w::kCount, w::kRank, w::kDims,
       w::kWindows, w::kWindow, w::kStride, w::kLow, s::kSource, s::kResult, s::kOuter, s::kN, s::kInner, s::kReverse,
       s::kBlockPerLine, x::kSource, x::kIndices, x::kResult, x::kClaims, x::kRows, x::kBlock, x::kK, x::kIndexKind, x::kDims,
-      x::kStrides);
+      x::kStrides, o::kSource, o::kResult, o::kKeys, o::kPlaces, o::kLines, o::kN, o::kInner, o::kPadded, o::kK, o::kJ,
+      o::kKLast);
 }
 
 // Storage and compute types of `t`, as struct `name`.
@@ -143,6 +147,20 @@ KernelSource put_kernel(int elem_bytes) {
   std::string code = start() + entry("put_claim", index_words::kWords, "put_claim") +
                      entry("put_write", index_words::kWords, fmt::format("put_write<{}>", element_of(elem_bytes)));
   return {std::move(code), {"put_claim", "put_write"}};
+}
+
+KernelSource sort_kernel(const Node& node) {
+  if (node.op != Op::Sort && node.op != Op::Argsort)
+    throw InternalError(error_message("cuda: sort kernel", "op", "sort or argsort", std::string(op_name(node.op))));
+  const DType x = node.operands[0]->spec.dtype;
+  const bool positions = node.op == Op::Argsort;
+  const std::string written = positions ? storage_type(node.spec.dtype) : element_of(dtype_size(x));
+  std::string code = start() + io_struct("IO", x) +
+                     entry("sort_prepare", sort_words::kWords, fmt::format("sort_prepare<IO, {}>", node.attrs.reverse)) +
+                     entry("sort_step", sort_words::kWords, "sort_step") +
+                     entry("sort_tile", sort_words::kWords, "sort_tile") +
+                     entry("sort_write", sort_words::kWords, fmt::format("sort_write<{}, {}>", written, positions));
+  return {std::move(code), {"sort_prepare", "sort_step", "sort_tile", "sort_write"}};
 }
 
 }  // namespace sluice::cuda

@@ -1,5 +1,6 @@
 // The kernels of the CUDA backend that are algorithms rather than one
-// expression per element: windows, cumulative scans, gather and scatter.
+// expression per element: windows, cumulative scans, gather and scatter,
+// sorting.
 // Each is a template over what the generator fills in for one op and dtype
 // (kernel_source_algorithms.cpp):
 //   IO   storage and compute types: typedef S, C; C load(S); S store(C)
@@ -327,6 +328,134 @@ SL_FN void put_write(const Words<W>& a) {
   for (i64 i = first_item(); i < n; i += item_stride()) {
     const i64 r = i / block, start = block_start(a, r);
     if (claims[start / block] == r) y[start + i % block] = updates[i];
+  }
+}
+
+// ---------------------------------------------------------------- sorting
+
+// Sort and argsort along an axis, each line (the input as [outer][n][inner])
+// on its own: a bitonic sort of (key, position) pairs, padded to a power of
+// two P per line. The key is the value as an unsigned integer of the same
+// order (numpy's: NaNs after every number, -0.0 equal to 0.0), inverted
+// when descending; the position breaks ties, so the order is total and the
+// sort stable whatever the network does. Pairs live in a scratch of
+// [lines][P] keys and positions; steps whose partners are within a tile of
+// kSortTile (kernel_params.h) share memory, the others run a launch each.
+
+template <class C>
+SL_FN u64 sort_key(C v) {
+  if constexpr (traits<C>::is_int) {
+    if constexpr (traits<C>::is_signed) return (u64)(i64)v ^ 0x8000000000000000ull;
+    return (u64)v;
+  } else {
+    double d = (double)v;
+    if (d != d) return ~0ull;
+    if (d == 0) d = 0;  // -0.0 sorts as 0.0
+    const u64 b = bits(d);
+    return (b >> 63) ? ~b : b | 0x8000000000000000ull;
+  }
+}
+
+// Orders the pair at i and its partner i + j: ascending where bit k of i is
+// clear (i is a position within the line).
+SL_FN void sort_pair(u64* keys, u64* places, i64 a, i64 b, bool ascending) {
+  const u64 ka = keys[a], kb = keys[b], pa = places[a], pb = places[b];
+  const bool greater = ka > kb || (ka == kb && pa > pb);
+  if (greater == ascending) {
+    keys[a] = kb;
+    keys[b] = ka;
+    places[a] = pb;
+    places[b] = pa;
+  }
+}
+
+// Pairs of every line: (key, position) of each element, padding last.
+template <class IO, bool Descending, int W>
+SL_FN void sort_prepare(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const typename IO::S* x = (const typename IO::S*)a.w[sort_words::kSource];
+  u64* keys = (u64*)a.w[sort_words::kKeys];
+  u64* places = (u64*)a.w[sort_words::kPlaces];
+  const i64 n = p[sort_words::kN], inner = p[sort_words::kInner], padded = p[sort_words::kPadded];
+  const i64 total = p[sort_words::kLines] * padded;
+  for (i64 i = first_item(); i < total; i += item_stride()) {
+    const i64 line = i / padded, s = i % padded;
+    if (s < n) {
+      const u64 key = sort_key(IO::load(x[line / inner * n * inner + line % inner + s * inner]));
+      keys[i] = Descending ? ~key : key;  // a NaN first
+      places[i] = (u64)s;
+    } else {
+      keys[i] = ~0ull;
+      places[i] = ~0ull;
+    }
+  }
+}
+
+// One step (k, j) of the network over every line, partners j apart.
+template <int W>
+SL_FN void sort_step(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  u64* keys = (u64*)a.w[sort_words::kKeys];
+  u64* places = (u64*)a.w[sort_words::kPlaces];
+  const i64 padded = p[sort_words::kPadded], k = p[sort_words::kK], j = p[sort_words::kJ];
+  const i64 pairs = p[sort_words::kLines] * (padded / 2);
+  for (i64 t = first_item(); t < pairs; t += item_stride()) {
+    const i64 line = t / (padded / 2), q = t % (padded / 2);
+    const i64 i = 2 * j * (q / j) + q % j;
+    sort_pair(keys + line * padded, places + line * padded, i, i + j, (i & k) == 0);
+  }
+}
+
+// The steps k = kK, 2 kK, ... kKLast, each with every j below the tile, on
+// a tile of kSortTile pairs in shared memory: a block per tile.
+template <int W>
+SL_FN void sort_tile(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  u64* keys = (u64*)a.w[sort_words::kKeys];
+  u64* places = (u64*)a.w[sort_words::kPlaces];
+  const i64 padded = p[sort_words::kPadded];
+  const i64 size = padded < kSortTile ? padded : kSortTile;
+  const i64 tiles = p[sort_words::kLines] * (padded / size);
+  __shared__ u64 tile_keys[kSortTile], tile_places[kSortTile];
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const i64 first = tile * size, at = first % padded;  // where the tile starts in its line
+    for (i64 e = threadIdx.x; e < size; e += blockDim.x) {
+      tile_keys[e] = keys[first + e];
+      tile_places[e] = places[first + e];
+    }
+    __syncthreads();
+    for (i64 k = p[sort_words::kK]; k <= p[sort_words::kKLast]; k *= 2) {
+      for (i64 j = (k / 2 < size / 2 ? k / 2 : size / 2); j >= 1; j /= 2) {
+        for (i64 q = threadIdx.x; q < size / 2; q += blockDim.x) {
+          const i64 i = 2 * j * (q / j) + q % j;
+          sort_pair(tile_keys, tile_places, i, i + j, ((at + i) & k) == 0);
+        }
+        __syncthreads();
+      }
+    }
+    for (i64 e = threadIdx.x; e < size; e += blockDim.x) {
+      keys[first + e] = tile_keys[e];
+      places[first + e] = tile_places[e];
+    }
+    __syncthreads();
+  }
+}
+
+// The result: each line's values in sorted order (E: the storage type), or
+// their positions as indices of type E.
+template <class E, bool Positions, int W>
+SL_FN void sort_write(const Words<W>& a) {
+  const i64* p = (const i64*)a.w;
+  const E* x = (const E*)a.w[sort_words::kSource];
+  const u64* places = (const u64*)a.w[sort_words::kPlaces];
+  E* y = (E*)a.w[sort_words::kResult];
+  const i64 n = p[sort_words::kN], inner = p[sort_words::kInner], padded = p[sort_words::kPadded];
+  const i64 total = p[sort_words::kLines] * n;
+  for (i64 i = first_item(); i < total; i += item_stride()) {
+    const i64 line = i / n, r = i % n, base = line / inner * n * inner + line % inner;
+    const u64 from = places[line * padded + r];
+    if constexpr (Positions) y[base + r * inner] = (E)from;
+    else y[base + r * inner] = x[base + (i64)from * inner];
   }
 }
 

@@ -266,6 +266,22 @@ TEST(CudaKernels, WindowScattersCompileForEveryDtype) {
   EXPECT_GT(compiled, 60);
 }
 
+// Sort's keys depend on x's dtype and direction; argsort writes indices of
+// any integer dtype.
+TEST(CudaKernels, SortsCompileForEveryDtype) {
+  int compiled = 0;
+  for (DType t : all_dtypes()) {
+    for (SortDirection direction : {SortDirection::Ascending, SortDirection::Descending}) {
+      const auto f = traced({Spec{t, Shape{6, 5}}}, [&](Expr x) { return sort(x, {.axis = 1, .direction = direction}); });
+      if (f) compiled += compile_everywhere(sort_kernel(output_node(*f)), fmt::format("sort of {}", dtype_name(t)));
+    }
+    if (!is_integer(t)) continue;
+    const auto f = traced({f32({6, 5})}, [&](Expr x) { return argsort(x, {.axis = 0, .index_dtype = t}); });
+    if (f) compiled += compile_everywhere(sort_kernel(output_node(*f)), fmt::format("argsort into {}", dtype_name(t)));
+  }
+  EXPECT_GT(compiled, 2 * (2 * 12 + 8) - 1);
+}
+
 TEST(CudaKernels, GatherAndScatterKernelsCompileForEveryElement) {
   int compiled = 0;
   for (int bytes : {1, 2, 4, 8, 16}) {

@@ -24,7 +24,9 @@ bool runs(OpFamily family) {
     case OpFamily::Window:
     case OpFamily::Scan:
     case OpFamily::Index:
-    case OpFamily::Sort: return true;
+    case OpFamily::Sort:
+    case OpFamily::Loop:
+    case OpFamily::Result: return true;
     default: return false;
   }
 }

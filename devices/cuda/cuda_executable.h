@@ -1,6 +1,5 @@
 #pragma once
-// A Function compiled for one GPU: its lowered steps (lowering.h), each made
-// into what it queues (cuda_steps.h), its constants uploaded once. run()
+// A Function compiled for one GPU (cuda_program.h). run()
 // queues everything on the device's compute queue and returns at once:
 // arguments still being computed on this device are waited for there (the
 // stream waits on their events), never on the host; the outputs' event is
@@ -11,7 +10,7 @@
 #include <vector>
 
 #include <sluice/devices/cuda/cuda_device.h>
-#include <sluice/devices/cuda/cuda_steps.h>
+#include <sluice/devices/cuda/cuda_program.h>
 
 namespace sluice::cuda {
 
@@ -27,9 +26,7 @@ class CudaExecutable final : public ExecutableImpl {
  private:
   Function function_;
   CudaDevice& device_;
-  LoweredFunction lowered_;
-  std::vector<std::unique_ptr<CudaUnit>> steps_;
-  std::vector<std::shared_ptr<void>> constants_;  // device memory, per lowered.constants
+  CudaProgram program_;
 };
 
 }  // namespace sluice::cuda

@@ -1,0 +1,218 @@
+// Every platform of this machine against the host, on programs the op
+// cases are too small to reach: loops (scan, fori_loop, while_loop, nested,
+// and a gradient through a scan), long scans (a block per line), sorts of
+// thousands of elements with ties, NaNs and signed zeros (stable: argsort
+// exactly the host's), scatters with many duplicate indices (integers
+// bitwise), windows of rank 3 and the gradient of a max pool. On a machine
+// with only the host it compares the host with itself, which checks the
+// harness; on one with a GPU it is the GPU's check (scripts/gpu-check).
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <sluice/sluice.h>
+
+namespace sluice {
+namespace {
+
+// Deterministic values in [-1, 1), as a linear congruential generator gives.
+std::vector<double> values(int64_t n, uint64_t seed) {
+  std::vector<double> v(static_cast<size_t>(n));
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (double& x : v) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = static_cast<double>(s >> 11) / 4503599627370496.0 - 1.0;  // 2^52
+  }
+  return v;
+}
+
+template <typename T>
+Tensor filled(const Shape& shape, uint64_t seed, double scale = 1.0) {
+  std::vector<T> v;
+  for (double x : values(shape.size(), seed)) v.push_back(static_cast<T>(x * scale));
+  return tensor(v, shape);
+}
+
+// got (from the device) against want (the host's): integers and pred
+// exactly, floats within rtol of the larger magnitude (atol at zero), NaN
+// where NaN.
+void expect_agree(const Tensor& got, const Tensor& want, double rtol, const std::string& what) {
+  ASSERT_EQ(got.spec(), want.spec()) << what;
+  auto floats = [&]<typename T>() {
+    const std::vector<T> g = got.to_vector<T>(), w = want.to_vector<T>();
+    int64_t bad = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+      const double a = g[i], b = w[i];
+      const bool ok = (std::isnan(a) && std::isnan(b)) || a == b ||
+                      std::abs(a - b) <= rtol * std::max({1.0, std::abs(a), std::abs(b)});
+      if (!ok && bad++ < 5) ADD_FAILURE() << what << ": element " << i << " is " << a << ", the host's " << b;
+    }
+    EXPECT_EQ(bad, 0) << what << ": elements differing from the host's";
+  };
+  switch (want.dtype()) {
+    case DType::F32: return floats.template operator()<float>();
+    case DType::F64: return floats.template operator()<double>();
+    default: {
+      std::vector<uint8_t> g(static_cast<size_t>(got.spec().bytes())), w(g.size());
+      got.copy_to_host(g.data());
+      want.copy_to_host(w.data());
+      EXPECT_TRUE(g == w) << what << ": " << dtype_name(want.dtype()) << " values differ from the host's";
+    }
+  }
+}
+
+class OnDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  Device device() const { return client(GetParam()).default_device(); }
+
+  // f on args, on this device and on the host, every output compared.
+  void expect_as_host(const Function& f, const std::vector<Tensor>& args, double rtol, const std::string& what) {
+    const std::vector<Tensor> want = compile(f, host()).run(args);
+    std::vector<Tensor> moved;
+    for (const Tensor& a : args) moved.push_back(a.to(device()));
+    const std::vector<Tensor> got = compile(f, device()).run(moved);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].device(), device()) << what << ": output " << i;
+      expect_agree(got[i], want[i], rtol, fmt::format("{}, output {}", what, i));
+    }
+  }
+};
+
+TEST_P(OnDevice, ScansRunAsOnTheHost) {
+  // A running state over 1,024 rows, with every partial state as ys, both ways.
+  for (bool reverse : {false, true}) {
+    Function f = trace({f32({64}), f32({1024, 64}), f32({64, 64})}, [&](Expr c, Expr xs, Expr w) {
+      return scan([&](Expr carry, Expr x) {
+                    Expr next = tanh(dot(carry, w) * 0.5f + x);
+                    return tuple(next, sum(next));
+                  },
+                  c, xs, {.reverse = reverse});
+    });
+    expect_as_host(f, {filled<float>(Shape{64}, 1), filled<float>(Shape{1024, 64}, 2), filled<float>(Shape{64, 64}, 3, 0.2)},
+                   1e-4, reverse ? "reverse scan" : "scan");
+  }
+}
+
+TEST_P(OnDevice, ForiAndWhileLoopsRunAsOnTheHost) {
+  Function fori = trace({f64({8, 8}), f64({8})}, [](Expr w, Expr v) {
+    return fori_loop(0, 100, [&](Expr i, Expr x) { return x + 0.01 * tanh(dot(w, x)) * as_type(i, DType::F64); }, v);
+  });
+  expect_as_host(fori, {filled<double>(Shape{8, 8}, 4), filled<double>(Shape{8}, 5)}, 1e-12, "fori_loop");
+  // A count the host cannot know: halve until below a bound, counting.
+  Function halving = trace({f32({16}), s32({})}, [](Expr x, Expr n) {
+    Tuple r = while_loop([](const Tuple& c) { return reduce_max(abs(c[0])) > 1e-3f; },
+                         [](const Tuple& c) { return tuple(c[0] * 0.5f, c[1] + 1); }, tuple(x, n));
+    return r;
+  });
+  expect_as_host(halving, {filled<float>(Shape{16}, 6, 100.0), tensor<int32_t>({0}, Shape{})}, 0, "while_loop");
+  // A scan inside a fori_loop.
+  Function nested = trace({f32({32, 4})}, [](Expr xs) {
+    return fori_loop(0, 5, [&](Expr, Expr acc) {
+      Tuple inner = scan([](Expr c, Expr x) { return tuple(c + x, c * x); }, acc, xs);
+      return inner[0] * 0.5f;
+    }, reduce_max(xs, {.axes = {0}}));
+  });
+  expect_as_host(nested, {filled<float>(Shape{32, 4}, 7)}, 1e-5, "scan in fori_loop");
+}
+
+TEST_P(OnDevice, GradientsThroughAScanRunAsOnTheHost) {
+  Function loss = trace({f64({6, 6}), f64({40, 6}), f64({6})}, [](Expr w, Expr xs, Expr h0) {
+    Tuple r = scan([&](Expr h, Expr x) {
+      Expr next = tanh(dot(w, h) + x);
+      return tuple(next, sum(next * next));
+    }, h0, xs);
+    return sum(r[1]);
+  });
+  expect_as_host(value_and_grad(loss, {0, 1}),
+                 {filled<double>(Shape{6, 6}, 8, 0.5), filled<double>(Shape{40, 6}, 9), filled<double>(Shape{6}, 22)},
+                 1e-10, "value_and_grad through scan");
+}
+
+TEST_P(OnDevice, LongCumulativeOpsRunAsOnTheHost) {
+  Function f = trace({f64({3, 100000}), f32({1000, 300}), s32({2, 5000})}, [](Expr a, Expr b, Expr c) {
+    return tuple(cumulative_sum(a, {.axis = 1}), cumulative_max(a, {.axis = 1, .reverse = true}),
+                 cumulative_sum(b, {.axis = 0}), cumulative_product(b * 0.01f + 1.0f, {.axis = 1}),
+                 cumulative_sum(c, {.axis = 1}), cumulative_min(c, {.axis = 1}));
+  });
+  Tensor ints = tensor(std::vector<int32_t>(10000, 0), Shape{2, 5000});
+  std::vector<int32_t> iv;
+  for (double x : values(10000, 10)) iv.push_back(static_cast<int32_t>(x * 1e9));
+  expect_as_host(f, {filled<double>(Shape{3, 100000}, 11), filled<float>(Shape{1000, 300}, 12), tensor(iv, Shape{2, 5000})},
+                 1e-4, "cumulative");
+}
+
+TEST_P(OnDevice, SortsAreStableAsOnTheHost) {
+  // Few distinct values, so ties are everywhere; NaNs, infinities, signed zeros.
+  std::vector<float> v;
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -0.0f, 0.0f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
+  for (double x : values(3 * 5000, 13)) {
+    const int k = static_cast<int>((x + 1) * 20);
+    v.push_back(k < 5 ? specials[k] : static_cast<float>(k % 9) - 4);
+  }
+  const Tensor x = tensor(v, Shape{3, 5000});
+  for (SortDirection direction : {SortDirection::Ascending, SortDirection::Descending}) {
+    Function f = trace({f32({3, 5000})}, [&](Expr a) {
+      Expr order = argsort(a, {.axis = 1, .direction = direction});
+      return tuple(order, argsort(a, {.axis = 0, .direction = direction, .index_dtype = DType::S32}));
+    });
+    expect_as_host(f, {x}, 0, "argsort");
+    // The values, against the host's values picked by the host's order.
+    Function by_order = trace({f32({3, 5000})}, [&](Expr a) {
+      return take_along_axis(a, argsort(a, {.axis = 1, .direction = direction}), 1);
+    });
+    Function sorted = trace({f32({3, 5000})}, [&](Expr a) { return sort(a, {.axis = 1, .direction = direction}); });
+    expect_agree(compile(sorted, device()).run({x.to(device())})[0], compile(by_order, host()).run({x})[0], 0, "sort");
+  }
+  Function top = trace({f64({4, 3000})}, [](Expr a) {
+    TopK t = top_k(a, 10);
+    return tuple(t.values, t.indices);
+  });
+  expect_as_host(top, {filled<double>(Shape{4, 3000}, 14)}, 0, "top_k");
+}
+
+TEST_P(OnDevice, ScattersWithDuplicateIndicesRunAsOnTheHost) {
+  std::vector<int64_t> rows;
+  for (double x : values(20000, 15)) rows.push_back(static_cast<int64_t>((x + 1) * 60) - 10);  // clamped at both ends
+  const Tensor indices = tensor(rows, Shape{20000, 1});
+  Function f = trace({s32({100, 8}), s64({20000, 1}), s32({20000, 8}), f64({100, 8}), f64({20000, 8})},
+                     [](Expr xi, Expr idx, Expr ui, Expr xf, Expr uf) {
+                       return tuple(indexed_add(xi, idx, ui), indexed_put(xi, idx, ui), indexed_add(xf, idx, uf),
+                                    gather(xf, idx), take(xf, as_type(idx, DType::U16), 1));
+                     });
+  std::vector<int32_t> ints;
+  for (double x : values(20000 * 8, 16)) ints.push_back(static_cast<int32_t>(x * 2e9));
+  expect_as_host(f, {filled<int32_t>(Shape{100, 8}, 17, 1000), indices, tensor(ints, Shape{20000, 8}),
+                     filled<double>(Shape{100, 8}, 18), filled<double>(Shape{20000, 8}, 19)},
+                 1e-12, "scatter");
+}
+
+TEST_P(OnDevice, WindowsAndMaxPoolGradientsRunAsOnTheHost) {
+  const WindowOptions o{.strides = {2, 1, 3}, .padding = {{1, 1}, {0, 2}, {2, 0}}};
+  Function f = trace({f32({9, 17, 33})}, [&](Expr x) {
+    return tuple(window_sum(x, {3, 2, 4}, o), window_max(x, {3, 2, 4}, o), window_min(x, {2, 2, 2}),
+                 window_product(x * 0.1f + 1.0f, {1, 3, 1}));
+  });
+  expect_as_host(f, {filled<float>(Shape{9, 17, 33}, 20)}, 1e-5, "windows");
+  // The gradient of a max pool is window_scatter_max.
+  Function pool = trace({f32({2, 3, 32, 32})}, [](Expr x) {
+    return sum(window_max(x, {1, 1, 3, 3}, {.strides = {1, 1, 2, 2}, .padding = {{0, 0}, {0, 0}, {1, 1}, {1, 1}}}) *
+               iota(Spec{DType::F32, Shape{2, 3, 16, 16}}, std::nullopt));
+  });
+  expect_as_host(value_and_grad(pool), {filled<float>(Shape{2, 3, 32, 32}, 21)}, 1e-5, "max pool gradient");
+}
+
+INSTANTIATE_TEST_SUITE_P(Platforms, OnDevice, ::testing::ValuesIn(platforms()), [](const auto& p) { return p.param; });
+
+}  // namespace
+}  // namespace sluice

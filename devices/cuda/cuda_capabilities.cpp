@@ -26,6 +26,7 @@ bool runs(OpFamily family) {
     case OpFamily::Index:
     case OpFamily::Sort:
     case OpFamily::Loop:
+    case OpFamily::Conv:
     case OpFamily::Result: return true;
     default: return false;
   }

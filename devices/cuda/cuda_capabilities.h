@@ -1,9 +1,8 @@
 #pragma once
 // What the CUDA backend runs: the op catalogue's elementwise, shape,
-// reduction, dot, window, cumulative, gather and scatter, sort, fft, loop
-// and creation families in every dtype, except complex inverse trigonometric
-// and hyperbolic functions; the other families (conv, linear algebra) are
-// declined, so compile fails at once naming the op. No CUDA here:
+// reduction, dot, window, cumulative, gather and scatter, sort, conv, fft,
+// loop and creation families in every dtype, except complex inverse
+// trigonometric and hyperbolic functions; linear algebra is declined, so compile fails at once naming the op. No CUDA here:
 // tests and `sluice devices` read the table where no GPU is.
 
 #include <optional>

@@ -20,6 +20,7 @@ std::unique_ptr<CudaUnit> make_step(const LoweredUnit& step, CudaDevice& device)
     case OpFamily::Index: return make_index_step(node, device);
     case OpFamily::Sort: return make_sort_step(node, device);
     case OpFamily::Loop: return make_loop_step(node, device);
+    case OpFamily::Conv: return make_conv_step(node, device);
     default: break;
   }
   // capabilities() and declines() keep every other op from reaching here.

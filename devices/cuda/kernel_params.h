@@ -83,6 +83,17 @@ inline constexpr int kSource = 0, kResult = 1, kKeys = 2, kPlaces = 3, kLines = 
 // Pairs a block sorts in shared memory (16 bytes each: 32 KiB).
 inline constexpr int64_t kSortTile = 2048;
 
+// Conv (devices/detail/conv_geometry.h's sizes): per spatial axis the
+// input's, kernel's and output's dims, the stride, the low padding and the
+// input and kernel dilations.
+namespace conv_words {
+inline constexpr int kInput = 0, kKernel = 1, kResult = 2, kSpatial = 3, kOutBatch = 4, kChannels = 5, kGroupIn = 6,
+                     kOutChannels = 7, kGroupOut = 8, kBatchGroups = 9, kInputSize = 10, kKernelSize = 11,
+                     kOutputSize = 12, kInDims = 13, kKernelDims = kInDims + kMaxRank, kOutDims = kKernelDims + kMaxRank,
+                     kStrides = kOutDims + kMaxRank, kLow = kStrides + kMaxRank, kInputDilation = kLow + kMaxRank,
+                     kKernelDilation = kInputDilation + kMaxRank, kWords = kKernelDilation + kMaxRank;
+}
+
 // A word holding a pointer, a count or the bits of a double.
 inline Word word(const void* p) { return static_cast<Word>(reinterpret_cast<uintptr_t>(p)); }
 inline Word word(int64_t v) { return static_cast<Word>(v); }

@@ -66,6 +66,8 @@ KernelSource put_kernel(int elem_bytes);
 // sort or argsort: "sort_prepare", "sort_step", "sort_tile", "sort_write":
 // sort_words.
 KernelSource sort_kernel(const Node& node);
+// conv of `dtype` (floating), entry "conv": conv_words.
+KernelSource conv_kernel(DType dtype);
 
 // C++ names of a dtype's storage and compute types in generated code.
 std::string storage_type(DType t);

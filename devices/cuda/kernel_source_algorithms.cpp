@@ -22,6 +22,7 @@ std::string word_positions() {
   namespace s = scan_words;
   namespace x = index_words;
   namespace o = sort_words;
+  namespace c = conv_words;
   return fmt::format(
       "constexpr int kMaxRank = {}, kBlockThreads = {}, kSortTile = {};\n"
       "namespace window_words {{ constexpr int kSource = {}, kResult = {}, kPicks = {}, kSource2 = {}, kInit = {}, "
@@ -31,12 +32,18 @@ std::string word_positions() {
       "namespace index_words {{ constexpr int kSource = {}, kIndices = {}, kResult = {}, kClaims = {}, kRows = {}, "
       "kBlock = {}, kK = {}, kIndexKind = {}, kDims = {}, kStrides = {}; }}\n"
       "namespace sort_words {{ constexpr int kSource = {}, kResult = {}, kKeys = {}, kPlaces = {}, kLines = {}, "
-      "kN = {}, kInner = {}, kPadded = {}, kK = {}, kJ = {}, kKLast = {}; }}\n",
+      "kN = {}, kInner = {}, kPadded = {}, kK = {}, kJ = {}, kKLast = {}; }}\n"
+      "namespace conv_words {{ constexpr int kInput = {}, kKernel = {}, kResult = {}, kSpatial = {}, kOutBatch = {}, "
+      "kChannels = {}, kGroupIn = {}, kOutChannels = {}, kGroupOut = {}, kBatchGroups = {}, kInputSize = {}, "
+      "kKernelSize = {}, kOutputSize = {}, kInDims = {}, kKernelDims = {}, kOutDims = {}, kStrides = {}, kLow = {}, "
+      "kInputDilation = {}, kKernelDilation = {}; }}\n",
       kMaxRank, kBlockThreads, kSortTile, w::kSource, w::kResult, w::kPicks, w::kSource2, w::kInit, w::kCount, w::kRank, w::kDims,
       w::kWindows, w::kWindow, w::kStride, w::kLow, s::kSource, s::kResult, s::kOuter, s::kN, s::kInner, s::kReverse,
       s::kBlockPerLine, x::kSource, x::kIndices, x::kResult, x::kClaims, x::kRows, x::kBlock, x::kK, x::kIndexKind, x::kDims,
       x::kStrides, o::kSource, o::kResult, o::kKeys, o::kPlaces, o::kLines, o::kN, o::kInner, o::kPadded, o::kK, o::kJ,
-      o::kKLast);
+      o::kKLast, c::kInput, c::kKernel, c::kResult, c::kSpatial, c::kOutBatch, c::kChannels, c::kGroupIn,
+      c::kOutChannels, c::kGroupOut, c::kBatchGroups, c::kInputSize, c::kKernelSize, c::kOutputSize, c::kInDims,
+      c::kKernelDims, c::kOutDims, c::kStrides, c::kLow, c::kInputDilation, c::kKernelDilation);
 }
 
 // Storage and compute types of `t`, as struct `name`.
@@ -47,8 +54,10 @@ std::string io_struct(const std::string& name, DType t) {
       "  typedef {2} C;\n"
       "  static SL_FN C load(S x) {{ return {3}; }}\n"
       "  static SL_FN S store(C x) {{ return {4}; }}\n"
+      "  static SL_FN C zero() {{ return {5}; }}\n"
       "}};\n",
-      name, storage_type(t), compute_type(t), load(t, "x"), store(t, "x"));
+      name, storage_type(t), compute_type(t), load(t, "x"), store(t, "x"),
+      is_complex(t) ? fmt::format("sl::mk(({0})0, ({0})0)", compute_type(to_real(t))) : "C(0)");
 }
 
 // The reduction `op` from `in` to `out`, as struct R.
@@ -161,6 +170,11 @@ KernelSource sort_kernel(const Node& node) {
                      entry("sort_tile", sort_words::kWords, "sort_tile") +
                      entry("sort_write", sort_words::kWords, fmt::format("sort_write<{}, {}>", written, positions));
   return {std::move(code), {"sort_prepare", "sort_step", "sort_tile", "sort_write"}};
+}
+
+KernelSource conv_kernel(DType dtype) {
+  std::string code = start() + io_struct("IO", dtype) + entry("conv", conv_words::kWords, "convolve<IO>");
+  return {std::move(code), {"conv"}};
 }
 
 }  // namespace sluice::cuda

@@ -3,7 +3,8 @@
 // and a gradient through a scan), long scans (a block per line), sorts of
 // thousands of elements with ties, NaNs and signed zeros (stable: argsort
 // exactly the host's), scatters with many duplicate indices (integers
-// bitwise), windows of rank 3 and the gradient of a max pool. On a machine
+// bitwise), windows of rank 3 and the gradient of a max pool, convolutions
+// with every option and a conv layer's gradients. On a machine
 // with only the host it compares the host with itself, which checks the
 // harness; on one with a GPU it is the GPU's check (scripts/gpu-check).
 
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -61,6 +63,16 @@ void expect_agree(const Tensor& got, const Tensor& want, double rtol, const std:
   switch (want.dtype()) {
     case DType::F32: return floats.template operator()<float>();
     case DType::F64: return floats.template operator()<double>();
+    case DType::C64: {
+      const std::vector<std::complex<float>> g = got.to_vector<std::complex<float>>(),
+                                             w = want.to_vector<std::complex<float>>();
+      int64_t bad = 0;
+      for (size_t i = 0; i < g.size(); ++i)
+        if (std::abs(g[i] - w[i]) > rtol * std::max(1.0f, std::abs(w[i])) && bad++ < 5)
+          ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", the host's " << w[i];
+      EXPECT_EQ(bad, 0) << what << ": elements differing from the host's";
+      return;
+    }
     default: {
       std::vector<uint8_t> g(static_cast<size_t>(got.spec().bytes())), w(g.size());
       got.copy_to_host(g.data());
@@ -210,6 +222,35 @@ TEST_P(OnDevice, WindowsAndMaxPoolGradientsRunAsOnTheHost) {
                iota(Spec{DType::F32, Shape{2, 3, 16, 16}}, std::nullopt));
   });
   expect_as_host(value_and_grad(pool), {filled<float>(Shape{2, 3, 32, 32}, 21)}, 1e-5, "max pool gradient");
+}
+
+TEST_P(OnDevice, ConvolutionsWithEveryOptionRunAsOnTheHost) {
+  Function f = trace({f32({4, 6, 13, 11}), f32({6, 3, 3, 2}), f64({2, 4, 9, 8, 7}), f64({4, 4, 2, 3, 2}), c64({3, 2, 10}),
+                      c64({6, 2, 3})},
+                     [](Expr x, Expr k, Expr x3, Expr k3, Expr xc, Expr kc) {
+                       return tuple(
+                           // strides, explicit padding (a negative side trims), both dilations, feature groups
+                           conv(x, k, {.strides = {2, 1}, .padding = ConvPadding::Explicit,
+                                       .padding_config = {{2, -1, 0}, {1, 3, 0}}, .input_dilation = {2, 1},
+                                       .kernel_dilation = {1, 2}, .feature_group_size = 2}),
+                           // three spatial axes, same padding
+                           conv(x3, k3, {.padding = ConvPadding::Same}),
+                           // batch groups, complex
+                           conv(xc, kc, {.strides = {3}, .batch_group_size = 3}));
+                     });
+  std::vector<std::complex<float>> xc, kc;
+  for (double v : values(60, 23)) xc.emplace_back(static_cast<float>(v), static_cast<float>(1 - v));
+  for (double v : values(36, 24)) kc.emplace_back(static_cast<float>(-v), static_cast<float>(v * v));
+  expect_as_host(f, {filled<float>(Shape{4, 6, 13, 11}, 25), filled<float>(Shape{6, 3, 3, 2}, 26),
+                     filled<double>(Shape{2, 4, 9, 8, 7}, 27), filled<double>(Shape{4, 4, 2, 3, 2}, 28),
+                     tensor(xc, Shape{3, 2, 10}), tensor(kc, Shape{6, 2, 3})},
+                 1e-5, "conv");
+  // A conv layer's gradients: both operands, through grouped convs.
+  Function loss = trace({f32({2, 4, 12, 12}), f32({8, 2, 3, 3})}, [](Expr x, Expr k) {
+    return sum(tanh(conv(x, k, {.strides = {2, 2}, .padding = ConvPadding::Same, .feature_group_size = 2})));
+  });
+  expect_as_host(value_and_grad(loss, {0, 1}), {filled<float>(Shape{2, 4, 12, 12}, 29), filled<float>(Shape{8, 2, 3, 3}, 30)},
+                 1e-4, "conv gradient");
 }
 
 INSTANTIATE_TEST_SUITE_P(Platforms, OnDevice, ::testing::ValuesIn(platforms()), [](const auto& p) { return p.param; });

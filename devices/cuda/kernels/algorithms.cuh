@@ -1,9 +1,10 @@
 // The kernels of the CUDA backend that are algorithms rather than one
 // expression per element: windows, cumulative scans, gather and scatter,
-// sorting.
+// sorting, convolution.
 // Each is a template over what the generator fills in for one op and dtype
 // (kernel_source_algorithms.cpp):
-//   IO   storage and compute types: typedef S, C; C load(S); S store(C)
+//   IO   storage and compute types: typedef S, C; C load(S); S store(C);
+//        C zero()
 //   R    a reduction: typedef Acc, Out (the result's storage type);
 //        Acc identity(); Acc lift(C); Acc combine(Acc, Acc); Out finish(Acc)
 // and reads its parameters by the word positions of kernel_params.h (the
@@ -456,6 +457,62 @@ SL_FN void sort_write(const Words<W>& a) {
     const u64 from = places[line * padded + r];
     if constexpr (Positions) y[base + r * inner] = (E)from;
     else y[base + r * inner] = x[base + (i64)from * inner];
+  }
+}
+
+// ---------------------------------------------------------------- convolution
+
+// One thread per output element [out batch][out channel][spatial...]: the
+// sum over its group's input channels and the kernel's window of input
+// times kernel, positions in padding or in the holes of input dilation
+// skipped (they hold zeros). Feature groups read a block of channels of
+// batch b; batch groups all channels of batch group * out_batch + b.
+// Accumulates in IO::C (f32 for f16 and bf16).
+template <class IO, int W>
+SL_FN void convolve(const Words<W>& a) {
+  namespace w = conv_words;
+  const i64* p = (const i64*)a.w;
+  const typename IO::S* x = (const typename IO::S*)a.w[w::kInput];
+  const typename IO::S* kernel = (const typename IO::S*)a.w[w::kKernel];
+  typename IO::S* y = (typename IO::S*)a.w[w::kResult];
+  const int spatial = (int)p[w::kSpatial];
+  const i64 out_batch = p[w::kOutBatch], channels = p[w::kChannels], group_in = p[w::kGroupIn];
+  const i64 out_channels = p[w::kOutChannels], group_out = p[w::kGroupOut], batch_groups = p[w::kBatchGroups];
+  const i64 input_size = p[w::kInputSize], kernel_size = p[w::kKernelSize], output_size = p[w::kOutputSize];
+  const i64 n = out_batch * out_channels * output_size;
+  for (i64 i = first_item(); i < n; i += item_stride()) {
+    const i64 q_flat = i % output_size, o = i / output_size % out_channels, b = i / output_size / out_channels;
+    const i64 group = o / group_out;
+    const i64 batch = batch_groups > 1 ? group * out_batch + b : b;
+    const i64 c0 = batch_groups > 1 ? 0 : group * group_in;
+    i64 q[kMaxRank];
+    i64 rest = q_flat;
+    for (int d = spatial - 1; d >= 0; --d) {
+      q[d] = rest % p[w::kOutDims + d];
+      rest /= p[w::kOutDims + d];
+    }
+    typename IO::C acc = IO::zero();
+    for (i64 t = 0; t < kernel_size; ++t) {
+      // Window offset t: where it reads on each axis, if anywhere.
+      i64 offset = 0, step = 1, left = t;
+      bool inside = true;
+      for (int d = spatial - 1; d >= 0; --d) {
+        const i64 wd = left % p[w::kKernelDims + d];
+        left /= p[w::kKernelDims + d];
+        const i64 at = q[d] * p[w::kStrides + d] + wd * p[w::kKernelDilation + d] - p[w::kLow + d];
+        const i64 dilation = p[w::kInputDilation + d];
+        const i64 src = at / dilation;
+        inside = inside && at >= 0 && at % dilation == 0 && src < p[w::kInDims + d];
+        offset += src * step;
+        step *= p[w::kInDims + d];
+      }
+      if (!inside) continue;
+      const typename IO::S* xs = x + (batch * channels + c0) * input_size + offset;
+      const typename IO::S* ks = kernel + o * group_in * kernel_size + t;
+      for (i64 c = 0; c < group_in; ++c)
+        acc = add(acc, multiply(IO::load(xs[c * input_size]), IO::load(ks[c * kernel_size])));
+    }
+    y[i] = IO::store(acc);
   }
 }
 

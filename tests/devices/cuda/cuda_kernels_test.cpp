@@ -282,6 +282,13 @@ TEST(CudaKernels, SortsCompileForEveryDtype) {
   EXPECT_GT(compiled, 2 * (2 * 12 + 8) - 1);
 }
 
+TEST(CudaKernels, ConvCompilesForEveryFloatingDtype) {
+  int compiled = 0;
+  for (DType t : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::C64, DType::C128})
+    compiled += compile_everywhere(conv_kernel(t), fmt::format("conv of {}", dtype_name(t)));
+  EXPECT_EQ(compiled, 12);
+}
+
 TEST(CudaKernels, GatherAndScatterKernelsCompileForEveryElement) {
   int compiled = 0;
   for (int bytes : {1, 2, 4, 8, 16}) {

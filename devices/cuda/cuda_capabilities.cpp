@@ -8,36 +8,10 @@
 #include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cuda {
-namespace {
-
-bool runs(OpFamily family) {
-  switch (family) {
-    case OpFamily::Leaf:
-    case OpFamily::Unary:
-    case OpFamily::Binary:
-    case OpFamily::Ternary:
-    case OpFamily::Convert:
-    case OpFamily::Shape:
-    case OpFamily::Reduce:
-    case OpFamily::Dot:
-    case OpFamily::Fft:
-    case OpFamily::Window:
-    case OpFamily::Scan:
-    case OpFamily::Index:
-    case OpFamily::Sort:
-    case OpFamily::Loop:
-    case OpFamily::Conv:
-    case OpFamily::Result: return true;
-    default: return false;
-  }
-}
-
-}  // namespace
 
 Capabilities cuda_capabilities() {
   Capabilities caps;
-  for (int i = 0; i < kOpCount; ++i)
-    if (runs(op_family(static_cast<Op>(i)))) caps.ops.push_back(static_cast<Op>(i));
+  for (int i = 0; i < kOpCount; ++i) caps.ops.push_back(static_cast<Op>(i));
   for (int t = 0; t < kDTypeCount; ++t) caps.dtypes.push_back(static_cast<DType>(t));
   // Their branch cuts and large arguments want more care than the formulas
   // of the prelude give: declined rather than inexact.
@@ -52,6 +26,11 @@ std::optional<std::string> cuda_declines(const Node& node) {
     const DotShape d = make_dot_operands(node).shape;
     if (d.m > kIntMax || d.n > kIntMax || d.k > kIntMax || d.batch > kIntMax)
       return fmt::format("cuBLAS takes matrices of at most 2^31 - 1 rows and columns, found {}x{}x{}", d.m, d.n, d.k);
+  }
+  if (op_family(node.op) == OpFamily::LinAlg) {
+    const Shape& a = node.operands[0]->spec.shape;
+    if (a.dim(a.rank() - 1) > kIntMax || a.dim(a.rank() - 2) > kIntMax || node.spec.size() > kIntMax)
+      return fmt::format("cuBLAS's trsm and cuSOLVER's orgqr take 32-bit sizes, found a matrix {}", a);
   }
   if (node.op == Op::Fft || node.op == Op::Ifft) {
     const Shape& x = node.operands[0]->spec.shape;

@@ -1,8 +1,7 @@
 #pragma once
-// What the CUDA backend runs: the op catalogue's elementwise, shape,
-// reduction, dot, window, cumulative, gather and scatter, sort, conv, fft,
-// loop and creation families in every dtype, except complex inverse
-// trigonometric and hyperbolic functions; linear algebra is declined, so compile fails at once naming the op. No CUDA here:
+// What the CUDA backend runs: every op of the catalogue in every dtype,
+// except complex inverse trigonometric and hyperbolic functions, which are
+// declined, so compile fails at once naming the op. No CUDA here:
 // tests and `sluice devices` read the table where no GPU is.
 
 #include <optional>

@@ -23,4 +23,9 @@ void check_cufft(int status, std::string_view where, std::string_view what) {
   throw DeviceError(error_message(where, fmt::format("{} failed: cuFFT status {}", what, status), "", ""));
 }
 
+void check_cusolver(int status, std::string_view where, std::string_view what) {
+  if (status == 0) return;  // CUSOLVER_STATUS_SUCCESS
+  throw DeviceError(error_message(where, fmt::format("{} failed: cuSOLVER status {}", what, status), "", ""));
+}
+
 }  // namespace sluice::cuda

@@ -55,6 +55,8 @@ CudaDevice::CudaDevice(Device device, int ordinal, const ClientOptions& options)
 CudaDevice::~CudaDevice() {
   for (auto& [key, plan] : fft_plans_) cufft_library().destroy(plan);
   if (cublas_) cublas_library().destroy(cublas_);
+  if (cusolver_params_) cusolver_library().destroy_params(cusolver_params_);
+  if (cusolver_) cusolver_library().destroy(cusolver_);
 }
 
 void CudaDevice::activate() const { check(cudaSetDevice(ordinal_), who_, "cudaSetDevice"); }
@@ -71,6 +73,19 @@ cublasHandle_t CudaDevice::cublas() {
     check_cublas(cublas_library().set_stream(cublas_, compute_->stream()), who_, "cublasSetStream");
   }
   return cublas_;
+}
+
+cusolverDnHandle_t CudaDevice::cusolver() {
+  if (!cusolver_) {
+    check_cusolver(cusolver_library().create(&cusolver_), who_, "cusolverDnCreate");
+    check_cusolver(cusolver_library().set_stream(cusolver_, compute_->stream()), who_, "cusolverDnSetStream");
+  }
+  return cusolver_;
+}
+
+cusolverDnParams_t CudaDevice::cusolver_params() {
+  if (!cusolver_params_) check_cusolver(cusolver_library().create_params(&cusolver_params_), who_, "cusolverDnCreateParams");
+  return cusolver_params_;
 }
 
 cufftHandle CudaDevice::fft_plan(int64_t n, int64_t rows, bool double_precision) {

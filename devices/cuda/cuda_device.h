@@ -1,13 +1,14 @@
 #pragma once
 // One GPU as the CUDA backend holds it: its memory (the caching allocator),
 // its three queues (kernels and library calls; uploads; downloads, so that
-// chunk k+1 uploads while chunk k computes), its cuBLAS handle and cuFFT
-// plans, and what kernels are compiled for (its architecture).
+// chunk k+1 uploads while chunk k computes), its cuBLAS and cuSOLVER handles
+// and cuFFT plans, and what kernels are compiled for (its architecture).
 // Thread safety: every member may be called from any thread; work for one
 // run is queued under `enqueue`, which also guards the library handles.
 
 #include <cublas_v2.h>
 #include <cufft.h>
+#include <cusolverDn.h>
 
 #include <map>
 #include <memory>
@@ -47,6 +48,10 @@ class CudaDevice {
 
   // On the compute queue; callers hold enqueue().
   cublasHandle_t cublas();
+  // cuSOLVER's dense handle on the compute queue, and its default
+  // parameters; callers hold enqueue().
+  cusolverDnHandle_t cusolver();
+  cusolverDnParams_t cusolver_params();
   // A C2C (c64) or Z2Z (c128) plan for `rows` transforms of length n, made
   // once; callers hold enqueue().
   cufftHandle fft_plan(int64_t n, int64_t rows, bool double_precision);
@@ -61,6 +66,8 @@ class CudaDevice {
   std::unique_ptr<CudaQueue> compute_, upload_, download_;
   std::mutex enqueue_;
   cublasHandle_t cublas_ = nullptr;
+  cusolverDnHandle_t cusolver_ = nullptr;
+  cusolverDnParams_t cusolver_params_ = nullptr;
   std::map<std::tuple<int64_t, int64_t, bool>, cufftHandle> fft_plans_;
 };
 

@@ -63,6 +63,10 @@ const CublasLibrary& cublas_library() {
     l.bind(f.destroy, "cublasDestroy_v2");
     l.bind(f.set_stream, "cublasSetStream_v2");
     l.bind(f.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
+    l.bind(f.strsm, "cublasStrsm_v2");
+    l.bind(f.dtrsm, "cublasDtrsm_v2");
+    l.bind(f.ctrsm, "cublasCtrsm_v2");
+    l.bind(f.ztrsm, "cublasZtrsm_v2");
     return f;
   }();
   return library;
@@ -77,6 +81,37 @@ const CufftLibrary& cufft_library() {
     l.bind(f.exec_c2c, "cufftExecC2C");
     l.bind(f.exec_z2z, "cufftExecZ2Z");
     l.bind(f.destroy, "cufftDestroy");
+    return f;
+  }();
+  return library;
+}
+
+const CusolverLibrary& cusolver_library() {
+  static const CusolverLibrary library = [] {
+    const Library l(SLUICE_CUSOLVER_LIBRARY);
+    CusolverLibrary f;
+    l.bind(f.create, "cusolverDnCreate");
+    l.bind(f.destroy, "cusolverDnDestroy");
+    l.bind(f.set_stream, "cusolverDnSetStream");
+    l.bind(f.create_params, "cusolverDnCreateParams");
+    l.bind(f.destroy_params, "cusolverDnDestroyParams");
+    l.bind(f.potrf_buffer_size, "cusolverDnXpotrf_bufferSize");
+    l.bind(f.potrf, "cusolverDnXpotrf");
+    l.bind(f.getrf_buffer_size, "cusolverDnXgetrf_bufferSize");
+    l.bind(f.getrf, "cusolverDnXgetrf");
+    l.bind(f.getrs, "cusolverDnXgetrs");
+    l.bind(f.geqrf_buffer_size, "cusolverDnXgeqrf_bufferSize");
+    l.bind(f.geqrf, "cusolverDnXgeqrf");
+    l.bind(f.syevd_buffer_size, "cusolverDnXsyevd_bufferSize");
+    l.bind(f.syevd, "cusolverDnXsyevd");
+    l.bind(f.sorgqr_buffer_size, "cusolverDnSorgqr_bufferSize");
+    l.bind(f.dorgqr_buffer_size, "cusolverDnDorgqr_bufferSize");
+    l.bind(f.cungqr_buffer_size, "cusolverDnCungqr_bufferSize");
+    l.bind(f.zungqr_buffer_size, "cusolverDnZungqr_bufferSize");
+    l.bind(f.sorgqr, "cusolverDnSorgqr");
+    l.bind(f.dorgqr, "cusolverDnDorgqr");
+    l.bind(f.cungqr, "cusolverDnCungqr");
+    l.bind(f.zungqr, "cusolverDnZungqr");
     return f;
   }();
   return library;

@@ -1,5 +1,5 @@
 #pragma once
-// NVRTC, cuBLAS and cuFFT, loaded (dlopen) when the CUDA backend first needs
+// NVRTC, cuBLAS, cuFFT and cuSOLVER, loaded (dlopen) when the CUDA backend first needs
 // each: linked at build time, they cost every sluice program about 0.2 s and
 // 250 MB of memory when it starts, with a GPU or without one. Only the CUDA
 // runtime is linked (statically); it loads the driver itself. A library that
@@ -8,6 +8,7 @@
 
 #include <cublas_v2.h>
 #include <cufft.h>
+#include <cusolverDn.h>
 #include <nvrtc.h>
 
 namespace sluice::cuda {
@@ -34,6 +35,10 @@ struct CublasLibrary {
                                             const void*, const void*, cudaDataType, int, long long, const void*,
                                             cudaDataType, int, long long, const void*, void*, cudaDataType, int,
                                             long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+  decltype(&::cublasStrsm_v2) strsm;
+  decltype(&::cublasDtrsm_v2) dtrsm;
+  decltype(&::cublasCtrsm_v2) ctrsm;
+  decltype(&::cublasZtrsm_v2) ztrsm;
 };
 const CublasLibrary& cublas_library();
 
@@ -45,5 +50,33 @@ struct CufftLibrary {
   decltype(&::cufftDestroy) destroy;
 };
 const CufftLibrary& cufft_library();
+
+// The dense solvers: the 64-bit generic API where it has the routine, the
+// typed orgqr/ungqr where it has not.
+struct CusolverLibrary {
+  decltype(&::cusolverDnCreate) create;
+  decltype(&::cusolverDnDestroy) destroy;
+  decltype(&::cusolverDnSetStream) set_stream;
+  decltype(&::cusolverDnCreateParams) create_params;
+  decltype(&::cusolverDnDestroyParams) destroy_params;
+  decltype(&::cusolverDnXpotrf_bufferSize) potrf_buffer_size;
+  decltype(&::cusolverDnXpotrf) potrf;
+  decltype(&::cusolverDnXgetrf_bufferSize) getrf_buffer_size;
+  decltype(&::cusolverDnXgetrf) getrf;
+  decltype(&::cusolverDnXgetrs) getrs;
+  decltype(&::cusolverDnXgeqrf_bufferSize) geqrf_buffer_size;
+  decltype(&::cusolverDnXgeqrf) geqrf;
+  decltype(&::cusolverDnXsyevd_bufferSize) syevd_buffer_size;
+  decltype(&::cusolverDnXsyevd) syevd;
+  decltype(&::cusolverDnSorgqr_bufferSize) sorgqr_buffer_size;
+  decltype(&::cusolverDnDorgqr_bufferSize) dorgqr_buffer_size;
+  decltype(&::cusolverDnCungqr_bufferSize) cungqr_buffer_size;
+  decltype(&::cusolverDnZungqr_bufferSize) zungqr_buffer_size;
+  decltype(&::cusolverDnSorgqr) sorgqr;
+  decltype(&::cusolverDnDorgqr) dorgqr;
+  decltype(&::cusolverDnCungqr) cungqr;
+  decltype(&::cusolverDnZungqr) zungqr;
+};
+const CusolverLibrary& cusolver_library();
 
 }  // namespace sluice::cuda

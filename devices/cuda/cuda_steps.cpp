@@ -21,6 +21,7 @@ std::unique_ptr<CudaUnit> make_step(const LoweredUnit& step, CudaDevice& device)
     case OpFamily::Sort: return make_sort_step(node, device);
     case OpFamily::Loop: return make_loop_step(node, device);
     case OpFamily::Conv: return make_conv_step(node, device);
+    case OpFamily::LinAlg: return make_linalg_step(node, device);
     default: break;
   }
   // capabilities() and declines() keep every other op from reaching here.

@@ -45,6 +45,7 @@ std::unique_ptr<CudaUnit> make_index_step(const Node& node, CudaDevice& device);
 std::unique_ptr<CudaUnit> make_sort_step(const Node& node, CudaDevice& device);
 std::unique_ptr<CudaUnit> make_loop_step(const Node& node, CudaDevice& device);
 std::unique_ptr<CudaUnit> make_conv_step(const Node& node, CudaDevice& device);
+std::unique_ptr<CudaUnit> make_linalg_step(const Node& node, CudaDevice& device);
 
 // Queues the copy of `box` (normalised here) of `elem_bytes` elements from
 // `source` to `result` (device addresses of element 0 of each view), moved by

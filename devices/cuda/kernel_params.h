@@ -94,6 +94,21 @@ inline constexpr int kInput = 0, kKernel = 1, kResult = 2, kSpatial = 3, kOutBat
                      kKernelDilation = kInputDilation + kMaxRank, kWords = kKernelDilation + kMaxRank;
 }
 
+// Linear algebra's helpers around cuSOLVER (which stores matrices by
+// column): a batch of kCount result matrices [kRows][kCols] copied from a
+// source read by row (or by column, kTranspose), whose matrices start
+// kSourceStride apart with kSourceLd elements between rows (columns) and
+// have kSourceRows rows (columns) (zeros past them); kPart keeps a part
+// (linalg_part), kConjugate conjugates. kInfo: one status per matrix, whose
+// matrices become NaN where it is not 0.
+namespace linalg_words {
+inline constexpr int kSource = 0, kResult = 1, kInfo = 2, kScratch = 3, kCount = 4, kRows = 5, kCols = 6,
+                     kTranspose = 7, kSourceLd = 8, kSourceStride = 9, kSourceRows = 10, kPart = 11, kConjugate = 12,
+                     kWords = 13;
+}
+// The part of a matrix a copy keeps (zeros elsewhere).
+enum class LinalgPart : int64_t { All = 0, Lower = 1, UnitLower = 2, Upper = 3 };
+
 // A word holding a pointer, a count or the bits of a double.
 inline Word word(const void* p) { return static_cast<Word>(reinterpret_cast<uintptr_t>(p)); }
 inline Word word(int64_t v) { return static_cast<Word>(v); }

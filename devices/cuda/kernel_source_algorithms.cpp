@@ -23,6 +23,7 @@ std::string word_positions() {
   namespace x = index_words;
   namespace o = sort_words;
   namespace c = conv_words;
+  namespace l = linalg_words;
   return fmt::format(
       "constexpr int kMaxRank = {}, kBlockThreads = {}, kSortTile = {};\n"
       "namespace window_words {{ constexpr int kSource = {}, kResult = {}, kPicks = {}, kSource2 = {}, kInit = {}, "
@@ -36,14 +37,19 @@ std::string word_positions() {
       "namespace conv_words {{ constexpr int kInput = {}, kKernel = {}, kResult = {}, kSpatial = {}, kOutBatch = {}, "
       "kChannels = {}, kGroupIn = {}, kOutChannels = {}, kGroupOut = {}, kBatchGroups = {}, kInputSize = {}, "
       "kKernelSize = {}, kOutputSize = {}, kInDims = {}, kKernelDims = {}, kOutDims = {}, kStrides = {}, kLow = {}, "
-      "kInputDilation = {}, kKernelDilation = {}; }}\n",
+      "kInputDilation = {}, kKernelDilation = {}; }}\n"
+      "namespace linalg_words {{ constexpr int kSource = {}, kResult = {}, kInfo = {}, kScratch = {}, kCount = {}, "
+      "kRows = {}, kCols = {}, kTranspose = {}, kSourceLd = {}, kSourceStride = {}, kSourceRows = {}, kPart = {}, "
+      "kConjugate = {}; }}\n",
       kMaxRank, kBlockThreads, kSortTile, w::kSource, w::kResult, w::kPicks, w::kSource2, w::kInit, w::kCount, w::kRank, w::kDims,
       w::kWindows, w::kWindow, w::kStride, w::kLow, s::kSource, s::kResult, s::kOuter, s::kN, s::kInner, s::kReverse,
       s::kBlockPerLine, x::kSource, x::kIndices, x::kResult, x::kClaims, x::kRows, x::kBlock, x::kK, x::kIndexKind, x::kDims,
       x::kStrides, o::kSource, o::kResult, o::kKeys, o::kPlaces, o::kLines, o::kN, o::kInner, o::kPadded, o::kK, o::kJ,
       o::kKLast, c::kInput, c::kKernel, c::kResult, c::kSpatial, c::kOutBatch, c::kChannels, c::kGroupIn,
       c::kOutChannels, c::kGroupOut, c::kBatchGroups, c::kInputSize, c::kKernelSize, c::kOutputSize, c::kInDims,
-      c::kKernelDims, c::kOutDims, c::kStrides, c::kLow, c::kInputDilation, c::kKernelDilation);
+      c::kKernelDims, c::kOutDims, c::kStrides, c::kLow, c::kInputDilation, c::kKernelDilation, l::kSource, l::kResult,
+      l::kInfo, l::kScratch, l::kCount, l::kRows, l::kCols, l::kTranspose, l::kSourceLd, l::kSourceStride,
+      l::kSourceRows, l::kPart, l::kConjugate);
 }
 
 // Storage and compute types of `t`, as struct `name`.
@@ -175,6 +181,14 @@ KernelSource sort_kernel(const Node& node) {
 KernelSource conv_kernel(DType dtype) {
   std::string code = start() + io_struct("IO", dtype) + entry("conv", conv_words::kWords, "convolve<IO>");
   return {std::move(code), {"conv"}};
+}
+
+KernelSource linalg_kernel(DType dtype) {
+  const std::string e = storage_type(dtype);
+  std::string code = start() + entry("matrix_copy", linalg_words::kWords, fmt::format("matrix_copy<{}>", e)) +
+                     entry("nan_where_failed", linalg_words::kWords, fmt::format("nan_where_failed<{}>", e)) +
+                     entry("permutation", linalg_words::kWords, "permutation");
+  return {std::move(code), {"matrix_copy", "nan_where_failed", "permutation"}};
 }
 
 }  // namespace sluice::cuda

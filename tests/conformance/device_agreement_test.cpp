@@ -4,7 +4,8 @@
 // thousands of elements with ties, NaNs and signed zeros (stable: argsort
 // exactly the host's), scatters with many duplicate indices (integers
 // bitwise), windows of rank 3 and the gradient of a max pool, convolutions
-// with every option and a conv layer's gradients. On a machine
+// with every option and a conv layer's gradients, every linear algebra op
+// (eigenvectors up to sign). On a machine
 // with only the host it compares the host with itself, which checks the
 // harness; on one with a GPU it is the GPU's check (scripts/gpu-check).
 
@@ -251,6 +252,88 @@ TEST_P(OnDevice, ConvolutionsWithEveryOptionRunAsOnTheHost) {
   });
   expect_as_host(value_and_grad(loss, {0, 1}), {filled<float>(Shape{2, 4, 12, 12}, 29), filled<float>(Shape{8, 2, 3, 3}, 30)},
                  1e-4, "conv gradient");
+}
+
+// Well-conditioned matrices: random ones plus n on the diagonal; Hermitian
+// positive definite ones as a aᵀ + n.
+Tensor conditioned(const Shape& shape, uint64_t seed, bool symmetric) {
+  const int64_t n = shape.dim(shape.rank() - 1), count = shape.size() / (n * n);
+  const std::vector<double> v = values(shape.size(), seed);
+  std::vector<double> m(v.size());
+  for (int64_t b = 0; b < count; ++b)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double x = v[static_cast<size_t>((b * n + i) * n + j)];
+        if (symmetric) {
+          x = 0;
+          for (int64_t k = 0; k < n; ++k)
+            x += v[static_cast<size_t>((b * n + i) * n + k)] * v[static_cast<size_t>((b * n + j) * n + k)];
+        }
+        m[static_cast<size_t>((b * n + i) * n + j)] = x + (i == j ? static_cast<double>(n) : 0.0);
+      }
+  return tensor(m, shape);
+}
+
+TEST_P(OnDevice, LinearAlgebraRunsAsOnTheHost) {
+  const Tensor spd = conditioned(Shape{3, 6, 6}, 31, true), square = conditioned(Shape{3, 6, 6}, 32, false);
+  const Tensor b = filled<double>(Shape{3, 6, 4}, 33), bv = filled<double>(Shape{3, 6}, 34);
+  Function f = trace({f64({3, 6, 6}), f64({3, 6, 6}), f64({3, 6, 4}), f64({3, 6})},
+                     [](Expr spd, Expr a, Expr b, Expr bv) {
+                       Tuple out = tuple(cholesky(spd), solve(a, b), solve(a, bv));
+                       for (bool left : {true, false})
+                         for (bool lower : {true, false})
+                           for (TriangularTransform t : {TriangularTransform::None, TriangularTransform::Transpose,
+                                                         TriangularTransform::ConjugateTranspose}) {
+                             const TriangularSolveOptions o{.left_side = left, .lower = lower, .transform_a = t};
+                             out.push_back(triangular_solve(a, left ? b : transpose(b, {0, 2, 1}), o));
+                             out.push_back(triangular_solve(a, bv, o));
+                           }
+                       Lu l = lu(a);
+                       out.push_back(l.p);
+                       out.push_back(l.l);
+                       out.push_back(l.u);
+                       return out;
+                     });
+  expect_as_host(f, {spd, square, b, bv}, 1e-10, "cholesky, solve, triangular_solve, lu");
+  // qr of tall, wide and square matrices, both modes; eigh's values, and its
+  // vectors up to sign (as abs).
+  Function g = trace({f32({2, 7, 4}), f32({2, 3, 5}), f64({3, 6, 6})}, [](Expr tall, Expr wide, Expr s) {
+    Tuple out;
+    for (Expr a : {tall, wide})
+      for (QrMode mode : {QrMode::Reduced, QrMode::Complete}) {
+        Qr q = qr(a, {.mode = mode});
+        out.push_back(q.q);
+        out.push_back(q.r);
+      }
+    Eigh e = eigh(s);
+    out.push_back(e.eigenvalues);
+    out.push_back(abs(e.eigenvectors));
+    return out;
+  });
+  expect_as_host(g, {filled<float>(Shape{2, 7, 4}, 35), filled<float>(Shape{2, 3, 5}, 36), spd}, 1e-4, "qr, eigh");
+  // Complex: cholesky and eigh of Hermitian matrices, a conjugate-transposed solve.
+  std::vector<std::complex<float>> h;
+  const std::vector<double> re = values(2 * 5 * 5, 37), im = values(2 * 5 * 5, 38);
+  for (int64_t bi = 0; bi < 2; ++bi)
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        std::complex<float> x(0, 0);
+        for (int64_t k = 0; k < 5; ++k) {
+          const auto at = [&](int64_t r, int64_t c) { return static_cast<size_t>((bi * 5 + r) * 5 + c); };
+          x += std::complex<float>(static_cast<float>(re[at(i, k)]), static_cast<float>(im[at(i, k)])) *
+               std::conj(std::complex<float>(static_cast<float>(re[at(j, k)]), static_cast<float>(im[at(j, k)])));
+        }
+        h.push_back(x + std::complex<float>(i == j ? 5.0f : 0.0f, 0));
+      }
+  Function c = trace({c64({2, 5, 5}), c64({2, 5, 3})}, [](Expr a, Expr rhs) {
+    Eigh e = eigh(a);
+    return tuple(cholesky(a), e.eigenvalues, abs(e.eigenvectors),
+                 triangular_solve(cholesky(a), rhs, {.transform_a = TriangularTransform::ConjugateTranspose}),
+                 solve(a, rhs));
+  });
+  std::vector<std::complex<float>> rhs;
+  for (double x : values(30, 39)) rhs.emplace_back(static_cast<float>(x), static_cast<float>(-x));
+  expect_as_host(c, {tensor(h, Shape{2, 5, 5}), tensor(rhs, Shape{2, 5, 3})}, 1e-4, "complex linear algebra");
 }
 
 INSTANTIATE_TEST_SUITE_P(Platforms, OnDevice, ::testing::ValuesIn(platforms()), [](const auto& p) { return p.param; });

@@ -1,6 +1,6 @@
 // The kernels of the CUDA backend that are algorithms rather than one
 // expression per element: windows, cumulative scans, gather and scatter,
-// sorting, convolution.
+// sorting, convolution, the copies around linear algebra.
 // Each is a template over what the generator fills in for one op and dtype
 // (kernel_source_algorithms.cpp):
 //   IO   storage and compute types: typedef S, C; C load(S); S store(C);
@@ -513,6 +513,80 @@ SL_FN void convolve(const Words<W>& a) {
         acc = add(acc, multiply(IO::load(xs[c * input_size]), IO::load(ks[c * kernel_size])));
     }
     y[i] = IO::store(acc);
+  }
+}
+
+// ---------------------------------------------------------------- linear algebra
+
+template <class E> SL_FN E conjugated(E v) { return v; }
+template <class F> SL_FN cx<F> conjugated(cx<F> v) { return mk(v.re, -v.im); }
+template <class E> SL_FN E unit() { return E(1); }
+template <class E> SL_FN E nothing() { return E(0); }
+template <> SL_FN c64 unit<c64>() { return mk(1.0f, 0.0f); }
+template <> SL_FN c128 unit<c128>() { return mk(1.0, 0.0); }
+template <> SL_FN c64 nothing<c64>() { return mk(0.0f, 0.0f); }
+template <> SL_FN c128 nothing<c128>() { return mk(0.0, 0.0); }
+template <class E> SL_FN E not_a_number() { return E(flt<E>::nan()); }
+template <> SL_FN c64 not_a_number<c64>() { return mk(flt<float>::nan(), flt<float>::nan()); }
+template <> SL_FN c128 not_a_number<c128>() { return mk(flt<double>::nan(), flt<double>::nan()); }
+
+// One thread per element of the result (linalg_words).
+template <class E, int W>
+SL_FN void matrix_copy(const Words<W>& a) {
+  namespace w = linalg_words;
+  const i64* p = (const i64*)a.w;
+  const E* x = (const E*)a.w[w::kSource];
+  E* y = (E*)a.w[w::kResult];
+  const i64 rows = p[w::kRows], cols = p[w::kCols], n = p[w::kCount] * rows * cols;
+  const bool transpose = p[w::kTranspose] != 0, conjugate = p[w::kConjugate] != 0;
+  const i64 ld = p[w::kSourceLd], stride = p[w::kSourceStride], source_rows = p[w::kSourceRows];
+  const int part = (int)p[w::kPart];
+  for (i64 i = first_item(); i < n; i += item_stride()) {
+    const i64 c = i % cols, r = i / cols % rows, b = i / cols / rows;
+    const i64 major = transpose ? c : r, minor = transpose ? r : c;
+    E v = nothing<E>();
+    const bool kept = part == 0 || (part == 1 && c <= r) || (part == 2 && c < r) || (part == 3 && c >= r);
+    if (kept && major < source_rows) v = x[b * stride + major * ld + minor];
+    if (conjugate) v = conjugated(v);
+    if (part == 2 && c == r) v = unit<E>();
+    y[i] = v;
+  }
+}
+
+// Matrices whose status is not 0 (cuSOLVER's info: not positive definite,
+// singular, no convergence) become NaN, as ops.h says: a thread per element.
+template <class E, int W>
+SL_FN void nan_where_failed(const Words<W>& a) {
+  namespace w = linalg_words;
+  const i64* p = (const i64*)a.w;
+  const int* info = (const int*)a.w[w::kInfo];
+  E* y = (E*)a.w[w::kResult];
+  const i64 size = p[w::kRows] * p[w::kCols], n = p[w::kCount] * size;
+  for (i64 i = first_item(); i < n; i += item_stride())
+    if (info[i / size] != 0) y[i] = not_a_number<E>();
+}
+
+// lu's p (s64 [n][n], zeroed before) from getrf's pivots (1-based, row r
+// swapped with row pivots[r] in order): a thread per matrix, the
+// permutation built in the scratch (n per matrix). Row r of l u is row
+// perm[r] of a, so p has a 1 at (perm[r], r).
+template <int W>
+SL_FN void permutation(const Words<W>& a) {
+  namespace w = linalg_words;
+  const i64* p = (const i64*)a.w;
+  const i64* pivots = (const i64*)a.w[w::kSource];
+  i64* y = (i64*)a.w[w::kResult];
+  i64* perm = (i64*)a.w[w::kScratch];
+  const i64 n = p[w::kRows];
+  for (i64 b = first_item(); b < p[w::kCount]; b += item_stride()) {
+    i64* q = perm + b * n;
+    for (i64 r = 0; r < n; ++r) q[r] = r;
+    for (i64 r = 0; r < n; ++r) {
+      const i64 s = pivots[b * n + r] - 1, t = q[r];
+      q[r] = q[s];
+      q[s] = t;
+    }
+    for (i64 r = 0; r < n; ++r) y[b * n * n + q[r] * n + r] = 1;
   }
 }
 

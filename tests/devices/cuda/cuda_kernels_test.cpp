@@ -289,6 +289,13 @@ TEST(CudaKernels, ConvCompilesForEveryFloatingDtype) {
   EXPECT_EQ(compiled, 12);
 }
 
+TEST(CudaKernels, LinearAlgebraCopiesCompileForEveryLapackDtype) {
+  int compiled = 0;
+  for (DType t : {DType::F32, DType::F64, DType::C64, DType::C128})
+    compiled += compile_everywhere(linalg_kernel(t), fmt::format("linear algebra copies of {}", dtype_name(t)));
+  EXPECT_EQ(compiled, 8);
+}
+
 TEST(CudaKernels, GatherAndScatterKernelsCompileForEveryElement) {
   int compiled = 0;
   for (int bytes : {1, 2, 4, 8, 16}) {

@@ -168,10 +168,9 @@ TEST(CudaCapabilities, DeclinedOpsAndPairsAreNamed) {
   const Capabilities caps = cuda_capabilities();
   for (Op op : {Op::Add, Op::Tanh, Op::AsType, Op::Transpose, Op::Sum, Op::Argmax, Op::Dot, Op::Fft, Op::Iota,
                 Op::Gather, Op::IndexedAdd, Op::WindowSum, Op::WindowScatterMax, Op::CumulativeSum, Op::Sort, Op::Argsort,
-                Op::ScanLoop, Op::WhileLoop, Op::Result, Op::Conv})
+                Op::ScanLoop, Op::WhileLoop, Op::Result, Op::Conv,
+                Op::Cholesky, Op::Qr, Op::Eigh})
     EXPECT_TRUE(caps.supports(op)) << op_name(op);
-  for (Op op : {Op::Cholesky, Op::Qr})
-    EXPECT_FALSE(caps.supports(op)) << op_name(op) << " is declined until the backend has it";
   EXPECT_EQ(caps.dtypes.size(), static_cast<size_t>(kDTypeCount));
   EXPECT_TRUE(caps.supports(Op::Tanh, DType::C64));
   EXPECT_FALSE(caps.supports(Op::Asinh, DType::C64)) << "complex inverse hyperbolic functions are declined";

@@ -13,10 +13,6 @@ Capabilities cuda_capabilities() {
   Capabilities caps;
   for (int i = 0; i < kOpCount; ++i) caps.ops.push_back(static_cast<Op>(i));
   for (int t = 0; t < kDTypeCount; ++t) caps.dtypes.push_back(static_cast<DType>(t));
-  // Their branch cuts and large arguments want more care than the formulas
-  // of the prelude give: declined rather than inexact.
-  for (Op op : {Op::Asin, Op::Acos, Op::Atan, Op::Asinh, Op::Acosh, Op::Atanh})
-    for (DType t : {DType::C64, DType::C128}) caps.declined.emplace_back(op, t);
   return caps;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// What the CUDA backend runs: every op of the catalogue in every dtype,
-// except complex inverse trigonometric and hyperbolic functions, which are
-// declined, so compile fails at once naming the op. No CUDA here:
-// tests and `sluice devices` read the table where no GPU is.
+// What the CUDA backend runs: every op of the catalogue in every dtype. Its
+// finer limits (sizes the libraries take as 32-bit ints) are declined, so
+// compile fails at once naming the op. No CUDA here: tests and `sluice
+// devices` read the table where no GPU is.
 
 #include <optional>
 #include <string>

@@ -11,7 +11,9 @@
 // row is the lower one; eigh's vectors are conjugated back); trsm solves
 // the transposed equation (left and right, lower and upper swap); lu, solve
 // and qr transpose their operands into scratch first and their factors back
-// (matrix_copy, kernels/algorithms.cuh).
+// (matrix_copy, kernels/algorithms.cuh). Where cuSOLVER's conventions differ
+// from LAPACK's (qr's reflector of a column starting with -0.0), the
+// factors are put back as LAPACK makes them.
 
 #include <fmt/format.h>
 
@@ -200,10 +202,10 @@ class LinalgStep final : public CudaUnit {
     nan_where_failed(ctx, info, l, a_.count, a_.size());
   }
 
-  // op(a) x = b (left) or x op(a) = b: read by column, x and b are
-  // transposed, so the left side is cuBLAS's right one, the lower triangle
-  // its upper, and op(a) transposed is a (read by column) transposed or
-  // not, or conjugated (copied conjugated first: cuBLAS has no such op).
+  // op(a) x = b (left) or x op(a) = b: read by column, a is m = aᵀ and x
+  // and b are transposed, so the left side is cuBLAS's right one, the lower
+  // triangle its upper, and op(a)ᵀ is m (a), mᵀ (aᵀ) or mᴴ (aᴴ): the same op
+  // of m.
   void triangular_solve(StepContext& ctx, const void* a, const void* b, void* x) const {
     const LinAlgAttrs& o = node_.attrs.linalg;
     const int64_t k = a_.rows;
@@ -211,23 +213,16 @@ class LinalgStep final : public CudaUnit {
     if (rhs_ == 0 || k == 0) return;
     const Shape& bs = node_.spec.shape;
     const int64_t rows = vector_ ? (o.left_side ? k : 1) : bs.dim(bs.rank() - 2), cols = rhs_ / rows;
-    const void* m = a;
-    cublasOperation_t op = o.transform == TriangularTransform::None ? CUBLAS_OP_N : CUBLAS_OP_T;
-    if (o.transform == TriangularTransform::ConjugateTranspose && is_complex(dtype_)) {
-      char* conjugated = scratch(ctx, a_.count * a_.size() * elem_);
-      matrix_copy(ctx, a, conjugated,
-                  {.count = a_.count, .rows = k, .cols = k, .ld = k, .stride = a_.size(), .source_rows = k,
-                   .conjugate = true});
-      m = conjugated;
-      op = CUBLAS_OP_N;
-    }
+    const cublasOperation_t op = o.transform == TriangularTransform::None        ? CUBLAS_OP_N
+                                 : o.transform == TriangularTransform::Transpose ? CUBLAS_OP_T
+                                                                                 : CUBLAS_OP_C;
     const cublasSideMode_t side = o.left_side ? CUBLAS_SIDE_RIGHT : CUBLAS_SIDE_LEFT;
     const cublasFillMode_t fill = o.lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     const int mm = static_cast<int>(cols), nn = static_cast<int>(rows), kk = static_cast<int>(k), ld = static_cast<int>(cols);
     const CublasLibrary& l = cublas_library();
     cublasHandle_t h = ctx.device.cublas();
     for (int64_t i = 0; i < a_.count; ++i) {
-      const void* mi = static_cast<const char*>(m) + i * a_.size() * elem_;
+      const void* mi = static_cast<const char*>(a) + i * a_.size() * elem_;
       void* xi = at(x, i, rhs_);
       int status = 0;
       switch (dtype_) {
@@ -341,6 +336,20 @@ class LinalgStep final : public CudaUnit {
     matrix_copy(ctx, qc, q,
                 {.count = a_.count, .rows = m, .cols = qcols, .transpose = true, .ld = m, .stride = m * qcols,
                  .source_rows = qcols});
+    // LAPACK's reflector for a first column starting with -0.0 has the sign
+    // of -0.0; cuSOLVER's that of +0.0: such factors are flipped back (q's
+    // first column, r's first row), so that q and r are numpy's.
+    namespace w = linalg_words;
+    std::vector<Word> words(w::kWords, 0);
+    words[w::kSource] = word(a);
+    words[w::kResult] = word(q);
+    words[w::kSecond] = word(r);
+    words[w::kCount] = word(a_.count);
+    words[w::kRows] = word(m);
+    words[w::kCols] = word(n);
+    words[w::kSourceLd] = word(qcols);
+    launch(kernels_[3], loop_launch(a_.count, ctx.device.multiprocessors()), words, ctx.stream, ctx.device.who(),
+           "qr: signs");
   }
 
   void orgqr(StepContext& ctx, int64_t m, int64_t n, int64_t k, char* qc, char* tau, int* info) const {

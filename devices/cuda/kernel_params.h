@@ -100,11 +100,11 @@ inline constexpr int kInput = 0, kKernel = 1, kResult = 2, kSpatial = 3, kOutBat
 // kSourceStride apart with kSourceLd elements between rows (columns) and
 // have kSourceRows rows (columns) (zeros past them); kPart keeps a part
 // (linalg_part), kConjugate conjugates. kInfo: one status per matrix, whose
-// matrices become NaN where it is not 0.
+// matrices become NaN where it is not 0. kSecond: a second result (qr's r).
 namespace linalg_words {
 inline constexpr int kSource = 0, kResult = 1, kInfo = 2, kScratch = 3, kCount = 4, kRows = 5, kCols = 6,
                      kTranspose = 7, kSourceLd = 8, kSourceStride = 9, kSourceRows = 10, kPart = 11, kConjugate = 12,
-                     kWords = 13;
+                     kSecond = 13, kWords = 14;
 }
 // The part of a matrix a copy keeps (zeros elsewhere).
 enum class LinalgPart : int64_t { All = 0, Lower = 1, UnitLower = 2, Upper = 3 };

@@ -69,7 +69,8 @@ KernelSource sort_kernel(const Node& node);
 // conv of `dtype` (floating), entry "conv": conv_words.
 KernelSource conv_kernel(DType dtype);
 // The copies around linear algebra on cuSOLVER, of `dtype` (f32, f64, c64,
-// c128): "matrix_copy", "nan_where_failed", "permutation": linalg_words.
+// c128): "matrix_copy", "nan_where_failed", "permutation", "qr_signs":
+// linalg_words.
 KernelSource linalg_kernel(DType dtype);
 
 // C++ names of a dtype's storage and compute types in generated code.

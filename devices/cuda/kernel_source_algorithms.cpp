@@ -40,7 +40,7 @@ std::string word_positions() {
       "kInputDilation = {}, kKernelDilation = {}; }}\n"
       "namespace linalg_words {{ constexpr int kSource = {}, kResult = {}, kInfo = {}, kScratch = {}, kCount = {}, "
       "kRows = {}, kCols = {}, kTranspose = {}, kSourceLd = {}, kSourceStride = {}, kSourceRows = {}, kPart = {}, "
-      "kConjugate = {}; }}\n",
+      "kConjugate = {}, kSecond = {}; }}\n",
       kMaxRank, kBlockThreads, kSortTile, w::kSource, w::kResult, w::kPicks, w::kSource2, w::kInit, w::kCount, w::kRank, w::kDims,
       w::kWindows, w::kWindow, w::kStride, w::kLow, s::kSource, s::kResult, s::kOuter, s::kN, s::kInner, s::kReverse,
       s::kBlockPerLine, x::kSource, x::kIndices, x::kResult, x::kClaims, x::kRows, x::kBlock, x::kK, x::kIndexKind, x::kDims,
@@ -49,7 +49,7 @@ std::string word_positions() {
       c::kOutChannels, c::kGroupOut, c::kBatchGroups, c::kInputSize, c::kKernelSize, c::kOutputSize, c::kInDims,
       c::kKernelDims, c::kOutDims, c::kStrides, c::kLow, c::kInputDilation, c::kKernelDilation, l::kSource, l::kResult,
       l::kInfo, l::kScratch, l::kCount, l::kRows, l::kCols, l::kTranspose, l::kSourceLd, l::kSourceStride,
-      l::kSourceRows, l::kPart, l::kConjugate);
+      l::kSourceRows, l::kPart, l::kConjugate, l::kSecond);
 }
 
 // Storage and compute types of `t`, as struct `name`.
@@ -187,8 +187,9 @@ KernelSource linalg_kernel(DType dtype) {
   const std::string e = storage_type(dtype);
   std::string code = start() + entry("matrix_copy", linalg_words::kWords, fmt::format("matrix_copy<{}>", e)) +
                      entry("nan_where_failed", linalg_words::kWords, fmt::format("nan_where_failed<{}>", e)) +
-                     entry("permutation", linalg_words::kWords, "permutation");
-  return {std::move(code), {"matrix_copy", "nan_where_failed", "permutation"}};
+                     entry("permutation", linalg_words::kWords, "permutation") +
+                     entry("qr_signs", linalg_words::kWords, fmt::format("qr_signs<{}>", e));
+  return {std::move(code), {"matrix_copy", "nan_where_failed", "permutation", "qr_signs"}};
 }
 
 }  // namespace sluice::cuda

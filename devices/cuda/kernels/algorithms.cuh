@@ -566,6 +566,37 @@ SL_FN void nan_where_failed(const Words<W>& a) {
     if (info[i / size] != 0) y[i] = not_a_number<E>();
 }
 
+// qr (a [m][n], q [m][kSourceLd], r [..][n]): where a's first column starts
+// with -0.0 (its real part) and is not all zero, LAPACK's first reflector
+// takes the sign of -0.0 and cuSOLVER's that of +0.0, so q's first column
+// and r's first row are negated, making them LAPACK's (a thread per matrix).
+SL_FN bool negative_zero(float v) { return v == 0 && (bits(v) >> 31) != 0; }
+SL_FN bool negative_zero(double v) { return v == 0 && (bits(v) >> 63) != 0; }
+template <class E> SL_FN bool negative_zero(E v) { return negative_zero(v.re); }
+template <class E> SL_FN bool nonzero(E v) { return v != E(0); }
+template <class F> SL_FN bool nonzero(cx<F> v) { return v.re != 0 || v.im != 0; }
+template <class E> SL_FN bool nonzero_imag(E) { return false; }
+template <class F> SL_FN bool nonzero_imag(cx<F> v) { return v.im != 0; }
+
+template <class E, int W>
+SL_FN void qr_signs(const Words<W>& a) {
+  namespace w = linalg_words;
+  const i64* p = (const i64*)a.w;
+  const E* x = (const E*)a.w[w::kSource];
+  E* q = (E*)a.w[w::kResult];
+  E* r = (E*)a.w[w::kSecond];
+  const i64 m = p[w::kRows], n = p[w::kCols], qcols = p[w::kSourceLd], rrows = qcols;
+  for (i64 b = first_item(); b < p[w::kCount]; b += item_stride()) {
+    const E* xb = x + b * m * n;
+    bool reflects = nonzero_imag(xb[0]);
+    for (i64 i = 1; i < m; ++i) reflects = reflects || nonzero(xb[i * n]);
+    if (!negative_zero(xb[0]) || !reflects) continue;
+    for (i64 i = 0; i < m; ++i) q[b * m * qcols + i * qcols] = negate(q[b * m * qcols + i * qcols]);
+    if (rrows > 0)
+      for (i64 j = 0; j < n; ++j) r[b * rrows * n + j] = negate(r[b * rrows * n + j]);
+  }
+}
+
 // lu's p (s64 [n][n], zeroed before) from getrf's pivots (1-based, row r
 // swapped with row pivots[r] in order): a thread per matrix, the
 // permutation built in the scratch (n per matrix). Row r of l u is row

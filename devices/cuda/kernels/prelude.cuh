@@ -641,6 +641,107 @@ template <class F> SL_CALL cx<F> pow(cx<F> z, cx<F> w) {
   return exp(multiply(w, log(z)));
 }
 
+// ---- inverse trigonometric and hyperbolic functions of complex numbers.
+// Finite values by Kahan's formulas ("Branch cuts for complex elementary
+// functions"), written with square roots whose signed zeros put each value
+// on its side of a branch cut: with s = sqrt(1 - z), t = sqrt(1 + z),
+//   asin z  = atan(x / Re(s t)) + i asinh(Im(conj(s) t))
+//   acos z  = 2 atan(Re s / Re t) + i asinh(Im(conj(t) s))
+//   acosh z = asinh(Re(conj(u) v)) + i 2 atan(Im u / Re v), u = sqrt(z - 1), v = sqrt(z + 1)
+//   atanh z = log1p(4x / ((1 - x)^2 + y^2)) / 4 + i atan2(2y, (1 - x)(1 + x) - y^2) / 2
+// and asinh z = i asin(-i z), atan z = -i atanh(i z). Infinities, NaNs and
+// zeros as C99's Annex G says (and so glibc's casinh, cacosh, catanh, on
+// which the host backend's std:: functions stand), sign by sign.
+template <class F> SL_FN F pi_() { return F(3.14159265358979323846); }
+template <class F> SL_CALL cx<F> asin(cx<F> z) {
+  const F x = z.re, y = z.im;
+  if (finite(x) && finite(y)) {
+    if (x == 0 && y == 0) return z;
+    const cx<F> s = sqrt(mk(1 - x, -y)), t = sqrt(mk(1 + x, y));
+    return mk(atan2(x, fabs_(s.re * t.re - s.im * t.im)), asinh(s.re * t.im - s.im * t.re));
+  }
+  const cx<F> w = asinh(mk(-y, x));  // asin z = -i asinh(i z)
+  return mk(w.im, -w.re);
+}
+template <class F> SL_CALL cx<F> asinh(cx<F> z) {
+  const F x = z.re, y = z.im;
+  if (finite(x) && finite(y)) {
+    const cx<F> w = asin(mk(y, -x));  // asinh z = i asin(-i z)
+    return mk(-w.im, w.re);
+  }
+  if (is_infinity(y)) {
+    if (x != x) return mk(copysign_(flt<F>::inf(), x), flt<F>::nan());
+    return mk(copysign_(flt<F>::inf(), x), copysign_(finite(x) ? pi_<F>() / 2 : pi_<F>() / 4, y));
+  }
+  if (!finite(x)) {  // infinite or NaN, y finite or NaN
+    const bool zero_im = (is_infinity(x) && y == y) || (x != x && y == 0);
+    return mk(x, zero_im ? copysign_(F(0), y) : flt<F>::nan());
+  }
+  return mk(flt<F>::nan(), flt<F>::nan());
+}
+template <class F> SL_CALL cx<F> acos(cx<F> z) {
+  const F x = z.re, y = z.im;
+  if (finite(x) && finite(y) && !(x == 0 && y == 0)) {
+    const cx<F> s = sqrt(mk(1 - x, -y)), t = sqrt(mk(1 + x, y));
+    return mk(2 * atan2(s.re, t.re), asinh(t.re * s.im - t.im * s.re));
+  }
+  const cx<F> w = asin(z);  // pi/2 - asin z, exact where this is reached
+  return mk(pi_<F>() / 2 - w.re, -w.im);
+}
+template <class F> SL_CALL cx<F> acosh(cx<F> z) {
+  const F x = z.re, y = z.im;
+  if (finite(x) && finite(y)) {
+    if (x == 0 && y == 0) return mk(F(0), copysign_(pi_<F>() / 2, y));
+    const cx<F> u = sqrt(mk(x - 1, y)), v = sqrt(mk(x + 1, y));
+    return mk(asinh(u.re * v.re + u.im * v.im), 2 * atan2(u.im, v.re));
+  }
+  if (is_infinity(y)) {
+    if (x != x) return mk(flt<F>::inf(), flt<F>::nan());
+    const F angle = is_infinity(x) ? (x < 0 ? 3 * pi_<F>() / 4 : pi_<F>() / 4) : pi_<F>() / 2;
+    return mk(flt<F>::inf(), copysign_(angle, y));
+  }
+  if (is_infinity(x)) {
+    if (y != y) return mk(flt<F>::inf(), flt<F>::nan());
+    return mk(flt<F>::inf(), copysign_(x < 0 ? pi_<F>() : F(0), y));
+  }
+  return mk(flt<F>::nan(), x == 0 ? pi_<F>() / 2 : flt<F>::nan());
+}
+template <class F> SL_CALL cx<F> atanh(cx<F> z) {
+  const F x = z.re, y = z.im;
+  if (!finite(x) || !finite(y)) {
+    if (is_infinity(y)) return mk(copysign_(F(0), x), copysign_(pi_<F>() / 2, y));
+    if (is_infinity(x) || x == 0) return mk(copysign_(F(0), x), y == y ? copysign_(pi_<F>() / 2, y) : flt<F>::nan());
+    return mk(flt<F>::nan(), flt<F>::nan());
+  }
+  if (x == 0 && y == 0) return z;
+  const F ax = fabs_(x), ay = fabs_(y);
+  // Beyond 2^p / eps the squares would overflow: the value is 1/z to F's precision.
+  const F big = F(flt<F>::digits == 24 ? 1.34217728e8 : 7.2057594037927936e16);
+  if (ax >= big || ay >= big) {
+    F re;
+    if (ay <= 1) re = 1 / x;
+    else if (ax <= 1) re = x / y / y;
+    else {
+      const F h = abs(mk(x / 2, y / 2));
+      re = x / h / h / 4;
+    }
+    return mk(re, copysign_(pi_<F>() / 2, y));
+  }
+  const F y2 = y * y, below = 1 - x, above = 1 + x;
+  const F num = above * above + y2, den = below * below + y2;
+  F re = num / den < F(0.5) ? F(0.25) * log(num / den) : F(0.25) * log1p(4 * x / den);
+  const F tiny = F(flt<F>::digits == 24 ? 1.4210855e-14 : 4.930380657631324e-32);  // eps^2
+  if (ax == 1 && ay < tiny) re = copysign_(F(0.5), x) * (F(0.6931471805599453) - log(ay));  // y^2 would underflow
+
+  F d = (1 - ax) * (1 + ax) - ay * ay;
+  if (d == 0) d = 0;  // -0.0 would turn atan2 to the other side of the cut
+  return mk(re, F(0.5) * atan2(2 * y, d));
+}
+template <class F> SL_CALL cx<F> atan(cx<F> z) {
+  const cx<F> w = atanh(mk(-z.im, z.re));  // atan z = -i atanh(i z)
+  return mk(w.im, -w.re);
+}
+
 // ---------------------------------------------------------------- kernels' plumbing
 // A kernel's parameters: 64-bit words the launcher packs (kernel_params.h).
 template <int N> struct Words { u64 w[N]; };

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include <sluice/devices/detail/conv_geometry.h>
 #include <sluice/devices/detail/dot_layout.h>
 #include <sluice/ops/detail/error_format.h>
 
@@ -22,6 +23,12 @@ std::optional<std::string> cuda_declines(const Node& node) {
     const DotShape d = make_dot_operands(node).shape;
     if (d.m > kIntMax || d.n > kIntMax || d.k > kIntMax || d.batch > kIntMax)
       return fmt::format("cuBLAS takes matrices of at most 2^31 - 1 rows and columns, found {}x{}x{}", d.m, d.n, d.k);
+  }
+  if (node.op == Op::Conv) {
+    const ConvGeometry g = conv_geometry(node);
+    if (g.output_size > kIntMax || g.group_in * g.kernel_size > kIntMax || g.group_out > kIntMax)
+      return fmt::format("cuBLAS takes matrices of at most 2^31 - 1 rows and columns, found conv's {}x{}x{}",
+                         g.group_out, g.output_size, g.group_in * g.kernel_size);
   }
   if (op_family(node.op) == OpFamily::LinAlg) {
     const Shape& a = node.operands[0]->spec.shape;

@@ -1,7 +1,15 @@
 // Conv with every option the host takes (any number of spatial axes,
 // strides, padding, input and kernel dilation, feature and batch groups), in
-// every floating dtype: a thread per output element summing its window
-// directly (kernels/algorithms.cuh), f16 and bf16 accumulating in f32.
+// every floating dtype, as the host's im2col path does it: per (output
+// batch, group) item, the windows' input elements are copied into a column
+// matrix [group_in * window][outputs] (kernels/algorithms.cuh), and the
+// item's outputs are one matrix product with the group's kernel on cuBLAS
+// (f16 and bf16 accumulating in f32), batched over the output batch. A
+// 1x1 window at stride 1 reads the input as it is, without columns. The
+// columns of a large batch are made a part of the batch at a time, so their
+// scratch stays under kColumnBytes.
+
+#include <algorithm>
 
 #include <sluice/devices/cuda/cuda_check.h>
 #include <sluice/devices/cuda/cuda_steps.h>
@@ -11,57 +19,100 @@
 namespace sluice::cuda {
 namespace {
 
+constexpr int64_t kColumnBytes = int64_t{512} << 20;
+
+bool reads_input_as_is(const ConvGeometry& g) {
+  if (g.batch_groups > 1) return false;
+  for (int i = 0; i < g.spatial(); ++i) {
+    const auto s = static_cast<size_t>(i);
+    if (g.kernel[s] != 1 || g.strides[s] != 1 || g.low[s] != 0 || g.high[s] != 0 || g.input_dilation[s] != 1)
+      return false;
+  }
+  return true;
+}
+
 class ConvStep final : public CudaUnit {
  public:
-  ConvStep(const Node& node, CudaDevice& device) : bytes_(node.spec.bytes()) {
+  ConvStep(const Node& node, CudaDevice& device)
+      : g_(conv_geometry(node)), dtype_(node.spec.dtype), elem_(dtype_size(dtype_)), as_is_(reads_input_as_is(g_)) {
     namespace w = conv_words;
-    const ConvGeometry g = conv_geometry(node);
-    outputs_ = node.spec.size();
-    empty_window_ = g.group_in == 0;
     words_.assign(w::kWords, 0);
-    words_[w::kSpatial] = word(int64_t{g.spatial()});
-    words_[w::kOutBatch] = word(g.out_batch);
-    words_[w::kChannels] = word(g.channels);
-    words_[w::kGroupIn] = word(g.group_in);
-    words_[w::kOutChannels] = word(g.out_channels);
-    words_[w::kGroupOut] = word(g.group_out);
-    words_[w::kBatchGroups] = word(g.batch_groups);
-    words_[w::kInputSize] = word(g.input_size);
-    words_[w::kKernelSize] = word(g.kernel_size);
-    words_[w::kOutputSize] = word(g.output_size);
-    for (int d = 0; d < g.spatial(); ++d) {
+    words_[w::kGroups] = word(g_.groups);
+    words_[w::kOutBatch] = word(g_.out_batch);
+    words_[w::kChannels] = word(g_.channels);
+    words_[w::kGroupIn] = word(g_.group_in);
+    words_[w::kBatchGroups] = word(g_.batch_groups);
+    words_[w::kInputSize] = word(g_.input_size);
+    words_[w::kKernelSize] = word(g_.kernel_size);
+    words_[w::kOutputSize] = word(g_.output_size);
+    for (int d = 0; d < g_.spatial(); ++d) {
       const auto s = static_cast<size_t>(d);
-      words_[w::kInDims + d] = word(g.input[s]);
-      words_[w::kKernelDims + d] = word(g.kernel[s]);
-      words_[w::kOutDims + d] = word(g.output[s]);
-      words_[w::kStrides + d] = word(g.strides[s]);
-      words_[w::kLow + d] = word(g.low[s]);
-      words_[w::kInputDilation + d] = word(g.input_dilation[s]);
-      words_[w::kKernelDilation + d] = word(g.kernel_dilation[s]);
+      words_[w::kInDims + d] = word(g_.input[s]);
+      words_[w::kKernelDims + d] = word(g_.kernel[s]);
+      words_[w::kOutDims + d] = word(g_.output[s]);
+      words_[w::kStrides + d] = word(g_.strides[s]);
+      words_[w::kLow + d] = word(g_.low[s]);
+      words_[w::kInputDilation + d] = word(g_.input_dilation[s]);
+      words_[w::kKernelDilation + d] = word(g_.kernel_dilation[s]);
     }
-    kernel_ = load_kernels(conv_kernel(node.spec.dtype), device.arch()).front();
-    geometry_ = loop_launch(outputs_, device.multiprocessors());
+    depth_ = g_.group_in * g_.kernel_size;
+    const int64_t item_bytes = g_.groups * depth_ * g_.output_size * elem_;
+    chunk_ = std::clamp<int64_t>(item_bytes == 0 ? g_.out_batch : kColumnBytes / item_bytes, 1,
+                                 std::max<int64_t>(g_.out_batch, 1));
+    if (!as_is_) im2col_ = load_kernels(im2col_kernel(elem_, g_.spatial()), device.arch()).front();
   }
 
   void enqueue(StepContext& ctx, std::span<void* const> in, std::span<void* const> out) const override {
-    if (outputs_ == 0) return;
-    if (empty_window_) {  // nothing to sum over
-      check(cudaMemsetAsync(out[0], 0, static_cast<size_t>(bytes_), ctx.stream), ctx.device.who(), "conv: zeros");
+    const int64_t outputs = g_.out_batch * g_.out_channels * g_.output_size;
+    if (outputs == 0) return;
+    if (depth_ == 0) {  // nothing to sum over
+      check(cudaMemsetAsync(out[0], 0, static_cast<size_t>(outputs * elem_), ctx.stream), ctx.device.who(), "conv: zeros");
       return;
     }
-    std::vector<Word> words = words_;
-    words[conv_words::kInput] = word(in[0]);
-    words[conv_words::kKernel] = word(in[1]);
-    words[conv_words::kResult] = word(out[0]);
-    launch(kernel_, geometry_, words, ctx.stream, ctx.device.who(), "conv");
+    char* columns = nullptr;
+    if (!as_is_) {
+      std::shared_ptr<void> memory = ctx.device.allocate(static_cast<size_t>(chunk_ * g_.groups * depth_ * g_.output_size * elem_));
+      ctx.keep.push_back(memory);
+      columns = static_cast<char*>(memory.get());
+    }
+    for (int64_t b0 = 0; b0 < g_.out_batch; b0 += chunk_) {
+      const int64_t count = std::min(chunk_, g_.out_batch - b0);
+      // Where item (b, group)'s column matrix starts, and how far apart two b's are.
+      const char* cols = static_cast<const char*>(in[0]) + b0 * g_.channels * g_.input_size * elem_;
+      int64_t b_stride = g_.channels * g_.input_size;
+      if (!as_is_) {
+        namespace w = conv_words;
+        std::vector<Word> words = words_;
+        words[w::kInput] = word(in[0]);
+        words[w::kColumns] = word(columns);
+        words[w::kItems] = word(count * g_.groups);
+        words[w::kFirstBatch] = word(b0);
+        launch(im2col_, loop_launch(count * g_.groups * depth_ * g_.output_size, ctx.device.multiprocessors()), words,
+               ctx.stream, ctx.device.who(), "conv: columns");
+        cols = columns;
+        b_stride = g_.groups * depth_ * g_.output_size;
+      }
+      // y [b][group's out channels][outputs] = kernel [group's out channels][depth] x cols [depth][outputs]
+      for (int64_t group = 0; group < g_.groups; ++group)
+        enqueue_gemm(ctx, dtype_,
+                     {.batch = count, .m = g_.group_out, .n = g_.output_size, .k = depth_,
+                      .a = static_cast<const char*>(in[1]) + group * g_.group_out * depth_ * elem_, .lda = depth_,
+                      .stride_a = 0, .b = cols + group * depth_ * g_.output_size * elem_, .ldb = g_.output_size,
+                      .stride_b = b_stride,
+                      .c = static_cast<char*>(out[0]) + (b0 * g_.out_channels + group * g_.group_out) * g_.output_size * elem_,
+                      .ldc = g_.output_size, .stride_c = g_.out_channels * g_.output_size},
+                     "conv");
+    }
   }
 
  private:
-  int64_t bytes_, outputs_ = 0;
-  bool empty_window_ = false;
+  ConvGeometry g_;
+  DType dtype_;
+  int elem_;
+  bool as_is_;
   std::vector<Word> words_;
-  cudaKernel_t kernel_ = nullptr;
-  Launch geometry_;
+  int64_t depth_ = 0, chunk_ = 1;
+  cudaKernel_t im2col_ = nullptr;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // widens them); an operand already a stack of matrices in either orientation
 // is passed as it is, any other is permuted into a temporary by the box-copy
 // kernel first. Integers run a generated kernel that wraps in their type.
+// enqueue_gemm, the cuBLAS call, serves conv too.
 
 #include <cublas_v2.h>
 #include <fmt/format.h>
@@ -98,24 +99,14 @@ class DotStep final : public CudaUnit {
     return copy.get();
   }
 
-  // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets b first.
-  // A row-major [m][k] read column-major is A^T as it is (no transpose), a
-  // [k][m] one needs one; likewise b.
   void gemm(StepContext& ctx, const void* a, DotLayout a_layout, const void* b, DotLayout b_layout, void* c) const {
     const DotShape& d = ops_.shape;
-    const BlasTypes t = blas_types(dtype_);
     const bool a_plain = a_layout == DotLayout::FreeFirst, b_plain = b_layout == DotLayout::ContractFirst;
-    const double one[2] = {1, 0}, zero[2] = {0, 0};
-    const float one_f[2] = {1, 0}, zero_f[2] = {0, 0};
-    check_cublas(cublas_library().gemm_strided_batched_ex(
-                     ctx.device.cublas(), b_plain ? CUBLAS_OP_N : CUBLAS_OP_T, a_plain ? CUBLAS_OP_N : CUBLAS_OP_T,
-                     static_cast<int>(d.n), static_cast<int>(d.m), static_cast<int>(d.k),
-                     t.double_scale ? static_cast<const void*>(one) : one_f, b, t.data,
-                     static_cast<int>(b_plain ? d.n : d.k), d.k * d.n, a, t.data, static_cast<int>(a_plain ? d.k : d.m),
-                     d.m * d.k, t.double_scale ? static_cast<const void*>(zero) : zero_f, c, t.data,
-                     static_cast<int>(d.n), d.m * d.n, static_cast<int>(d.batch), t.compute, CUBLAS_GEMM_DEFAULT),
-                 ctx.device.who(), fmt::format("dot: cublasGemmStridedBatchedEx ({}, {}x{}x{}, {} batches)",
-                                               dtype_name(dtype_), d.m, d.n, d.k, d.batch));
+    enqueue_gemm(ctx, dtype_,
+                 {.batch = d.batch, .m = d.m, .n = d.n, .k = d.k, .a = a, .a_transposed = !a_plain,
+                  .lda = a_plain ? d.k : d.m, .stride_a = d.m * d.k, .b = b, .b_transposed = !b_plain,
+                  .ldb = b_plain ? d.n : d.k, .stride_b = d.k * d.n, .c = c, .ldc = d.n, .stride_c = d.m * d.n},
+                 "dot");
   }
 
   DotOperands ops_;
@@ -127,6 +118,24 @@ class DotStep final : public CudaUnit {
 };
 
 }  // namespace
+
+// Row-major C = A B is column-major Cᵀ = Bᵀ Aᵀ: cuBLAS gets b first. A
+// row-major [m][k] read by column is Aᵀ as it is (no transpose), a [k][m]
+// one needs one; likewise b.
+void enqueue_gemm(StepContext& ctx, DType dtype, const RowMajorGemm& g, std::string_view what) {
+  const BlasTypes t = blas_types(dtype);
+  const double one[2] = {1, 0}, zero[2] = {0, 0};
+  const float one_f[2] = {1, 0}, zero_f[2] = {0, 0};
+  check_cublas(cublas_library().gemm_strided_batched_ex(
+                   ctx.device.cublas(), g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                   g.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
+                   static_cast<int>(g.k), t.double_scale ? static_cast<const void*>(one) : one_f, g.b, t.data,
+                   static_cast<int>(g.ldb), g.stride_b, g.a, t.data, static_cast<int>(g.lda), g.stride_a,
+                   t.double_scale ? static_cast<const void*>(zero) : zero_f, g.c, t.data, static_cast<int>(g.ldc),
+                   g.stride_c, static_cast<int>(g.batch), t.compute, CUBLAS_GEMM_DEFAULT),
+               ctx.device.who(), fmt::format("{}: cublasGemmStridedBatchedEx ({}, {}x{}x{}, {} batches)", what,
+                                             dtype_name(dtype), g.m, g.n, g.k, g.batch));
+}
 
 std::unique_ptr<CudaUnit> make_dot_step(const Node& node, CudaDevice& device) {
   return std::make_unique<DotStep>(node, device);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <sluice/devices/cuda/cuda_device.h>
@@ -46,6 +47,23 @@ std::unique_ptr<CudaUnit> make_sort_step(const Node& node, CudaDevice& device);
 std::unique_ptr<CudaUnit> make_loop_step(const Node& node, CudaDevice& device);
 std::unique_ptr<CudaUnit> make_conv_step(const Node& node, CudaDevice& device);
 std::unique_ptr<CudaUnit> make_linalg_step(const Node& node, CudaDevice& device);
+
+// Row-major C = A B for `batch` matrices: A [m][k] (stored [k][m] when
+// a_transposed), B [k][n] (stored [n][k] when b_transposed), each lda / ldb
+// / ldc elements between rows and stride_* between matrices (0: one matrix
+// for all). Floating dtypes, on cuBLAS; `what` names the step in errors.
+struct RowMajorGemm {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  bool a_transposed = false;
+  int64_t lda = 0, stride_a = 0;
+  const void* b = nullptr;
+  bool b_transposed = false;
+  int64_t ldb = 0, stride_b = 0;
+  void* c = nullptr;
+  int64_t ldc = 0, stride_c = 0;
+};
+void enqueue_gemm(StepContext& ctx, DType dtype, const RowMajorGemm& g, std::string_view what);
 
 // Queues the copy of `box` (normalised here) of `elem_bytes` elements from
 // `source` to `result` (device addresses of element 0 of each view), moved by

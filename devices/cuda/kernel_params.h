@@ -83,13 +83,15 @@ inline constexpr int kSource = 0, kResult = 1, kKeys = 2, kPlaces = 3, kLines = 
 // Pairs a block sorts in shared memory (16 bytes each: 32 KiB).
 inline constexpr int64_t kSortTile = 2048;
 
-// Conv (devices/detail/conv_geometry.h's sizes): per spatial axis the
-// input's, kernel's and output's dims, the stride, the low padding and the
-// input and kernel dilations.
+// Conv's column matrices (devices/detail/conv_geometry.h's sizes): kItems
+// (output batch, group) items from output batch kFirstBatch on, each a
+// [group_in * kernel_size][output_size] matrix of the input's elements its
+// windows read; per spatial axis the input's, kernel's and output's dims,
+// the stride, the low padding and the input and kernel dilations.
 namespace conv_words {
-inline constexpr int kInput = 0, kKernel = 1, kResult = 2, kSpatial = 3, kOutBatch = 4, kChannels = 5, kGroupIn = 6,
-                     kOutChannels = 7, kGroupOut = 8, kBatchGroups = 9, kInputSize = 10, kKernelSize = 11,
-                     kOutputSize = 12, kInDims = 13, kKernelDims = kInDims + kMaxRank, kOutDims = kKernelDims + kMaxRank,
+inline constexpr int kInput = 0, kColumns = 1, kItems = 2, kFirstBatch = 3, kGroups = 4, kOutBatch = 5,
+                     kChannels = 6, kGroupIn = 7, kBatchGroups = 8, kInputSize = 9, kKernelSize = 10, kOutputSize = 11,
+                     kInDims = 12, kKernelDims = kInDims + kMaxRank, kOutDims = kKernelDims + kMaxRank,
                      kStrides = kOutDims + kMaxRank, kLow = kStrides + kMaxRank, kInputDilation = kLow + kMaxRank,
                      kKernelDilation = kInputDilation + kMaxRank, kWords = kKernelDilation + kMaxRank;
 }

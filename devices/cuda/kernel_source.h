@@ -66,8 +66,9 @@ KernelSource put_kernel(int elem_bytes);
 // sort or argsort: "sort_prepare", "sort_step", "sort_tile", "sort_write":
 // sort_words.
 KernelSource sort_kernel(const Node& node);
-// conv of `dtype` (floating), entry "conv": conv_words.
-KernelSource conv_kernel(DType dtype);
+// conv's column matrices of `elem_bytes` elements over `spatial` axes,
+// entry "im2col": conv_words.
+KernelSource im2col_kernel(int elem_bytes, int spatial);
 // The copies around linear algebra on cuSOLVER, of `dtype` (f32, f64, c64,
 // c128): "matrix_copy", "nan_where_failed", "permutation", "qr_signs":
 // linalg_words.

@@ -34,8 +34,8 @@ std::string word_positions() {
       "kBlock = {}, kK = {}, kIndexKind = {}, kDims = {}, kStrides = {}; }}\n"
       "namespace sort_words {{ constexpr int kSource = {}, kResult = {}, kKeys = {}, kPlaces = {}, kLines = {}, "
       "kN = {}, kInner = {}, kPadded = {}, kK = {}, kJ = {}, kKLast = {}; }}\n"
-      "namespace conv_words {{ constexpr int kInput = {}, kKernel = {}, kResult = {}, kSpatial = {}, kOutBatch = {}, "
-      "kChannels = {}, kGroupIn = {}, kOutChannels = {}, kGroupOut = {}, kBatchGroups = {}, kInputSize = {}, "
+      "namespace conv_words {{ constexpr int kInput = {}, kColumns = {}, kItems = {}, kFirstBatch = {}, kGroups = {}, "
+      "kOutBatch = {}, kChannels = {}, kGroupIn = {}, kBatchGroups = {}, kInputSize = {}, "
       "kKernelSize = {}, kOutputSize = {}, kInDims = {}, kKernelDims = {}, kOutDims = {}, kStrides = {}, kLow = {}, "
       "kInputDilation = {}, kKernelDilation = {}; }}\n"
       "namespace linalg_words {{ constexpr int kSource = {}, kResult = {}, kInfo = {}, kScratch = {}, kCount = {}, "
@@ -45,8 +45,8 @@ std::string word_positions() {
       w::kWindows, w::kWindow, w::kStride, w::kLow, s::kSource, s::kResult, s::kOuter, s::kN, s::kInner, s::kReverse,
       s::kBlockPerLine, x::kSource, x::kIndices, x::kResult, x::kClaims, x::kRows, x::kBlock, x::kK, x::kIndexKind, x::kDims,
       x::kStrides, o::kSource, o::kResult, o::kKeys, o::kPlaces, o::kLines, o::kN, o::kInner, o::kPadded, o::kK, o::kJ,
-      o::kKLast, c::kInput, c::kKernel, c::kResult, c::kSpatial, c::kOutBatch, c::kChannels, c::kGroupIn,
-      c::kOutChannels, c::kGroupOut, c::kBatchGroups, c::kInputSize, c::kKernelSize, c::kOutputSize, c::kInDims,
+      o::kKLast, c::kInput, c::kColumns, c::kItems, c::kFirstBatch, c::kGroups, c::kOutBatch, c::kChannels,
+      c::kGroupIn, c::kBatchGroups, c::kInputSize, c::kKernelSize, c::kOutputSize, c::kInDims,
       c::kKernelDims, c::kOutDims, c::kStrides, c::kLow, c::kInputDilation, c::kKernelDilation, l::kSource, l::kResult,
       l::kInfo, l::kScratch, l::kCount, l::kRows, l::kCols, l::kTranspose, l::kSourceLd, l::kSourceStride,
       l::kSourceRows, l::kPart, l::kConjugate, l::kSecond);
@@ -60,10 +60,8 @@ std::string io_struct(const std::string& name, DType t) {
       "  typedef {2} C;\n"
       "  static SL_FN C load(S x) {{ return {3}; }}\n"
       "  static SL_FN S store(C x) {{ return {4}; }}\n"
-      "  static SL_FN C zero() {{ return {5}; }}\n"
       "}};\n",
-      name, storage_type(t), compute_type(t), load(t, "x"), store(t, "x"),
-      is_complex(t) ? fmt::format("sl::mk(({0})0, ({0})0)", compute_type(to_real(t))) : "C(0)");
+      name, storage_type(t), compute_type(t), load(t, "x"), store(t, "x"));
 }
 
 // The reduction `op` from `in` to `out`, as struct R.
@@ -115,7 +113,7 @@ KernelSource window_kernel(const Node& node) {
   }
   const DType in = node.operands[0]->spec.dtype;
   std::string code = start() + io_struct("IO", in) + reduction_struct(op, in, node.spec.dtype) +
-                     entry("window", window_words::kWords, "window_reduce<IO, R>");
+                     entry("window", window_words::kWords, fmt::format("window_reduce<IO, R, {}>", node.spec.shape.rank()));
   return {std::move(code), {"window"}};
 }
 
@@ -178,9 +176,10 @@ KernelSource sort_kernel(const Node& node) {
   return {std::move(code), {"sort_prepare", "sort_step", "sort_tile", "sort_write"}};
 }
 
-KernelSource conv_kernel(DType dtype) {
-  std::string code = start() + io_struct("IO", dtype) + entry("conv", conv_words::kWords, "convolve<IO>");
-  return {std::move(code), {"conv"}};
+KernelSource im2col_kernel(int elem_bytes, int spatial) {
+  std::string code = start() + entry("im2col", conv_words::kWords,
+                                     fmt::format("im2col<{}, {}>", element_of(elem_bytes), spatial));
+  return {std::move(code), {"im2col"}};
 }
 
 KernelSource linalg_kernel(DType dtype) {

@@ -1,10 +1,9 @@
 // The kernels of the CUDA backend that are algorithms rather than one
 // expression per element: windows, cumulative scans, gather and scatter,
-// sorting, convolution, the copies around linear algebra.
+// sorting, convolution's column matrices, the copies around linear algebra.
 // Each is a template over what the generator fills in for one op and dtype
 // (kernel_source_algorithms.cpp):
-//   IO   storage and compute types: typedef S, C; C load(S); S store(C);
-//        C zero()
+//   IO   storage and compute types: typedef S, C; C load(S); S store(C)
 //   R    a reduction: typedef Acc, Out (the result's storage type);
 //        Acc identity(); Acc lift(C); Acc combine(Acc, Acc); Out finish(Acc)
 // and reads its parameters by the word positions of kernel_params.h (the
@@ -21,38 +20,52 @@ SL_FN i64 item_stride() { return (i64)gridDim.x * blockDim.x; }
 
 // One thread per output: the combination of the window's elements inside x
 // (the padding holds the identity, so it is skipped), in row-major order.
-template <class IO, class R, int W>
+// Rank is x's rank, known when the kernel is generated: the loops over axes
+// unroll and the window's position stays in registers, walked as an
+// odometer (no division per element).
+template <class IO, class R, int Rank, int W>
 SL_FN void window_reduce(const Words<W>& a) {
+  namespace w = window_words;
   const i64* p = (const i64*)a.w;
-  const typename IO::S* x = (const typename IO::S*)a.w[window_words::kSource];
-  typename R::Out* y = (typename R::Out*)a.w[window_words::kResult];
-  const int rank = (int)p[window_words::kRank];
-  const i64 n = p[window_words::kCount];
-  const i64* dims = p + window_words::kDims;
-  const i64* windows = p + window_words::kWindows;
-  const i64* window = p + window_words::kWindow;
-  i64 size = 1;
-  for (int k = 0; k < rank; ++k) size *= window[k];
+  const typename IO::S* x = (const typename IO::S*)a.w[w::kSource];
+  typename R::Out* y = (typename R::Out*)a.w[w::kResult];
+  const i64 n = p[w::kCount];
+  i64 dims[Rank > 0 ? Rank : 1], window[Rank > 0 ? Rank : 1], step[Rank > 0 ? Rank : 1];
+  i64 size = 1, stride = 1;
+#pragma unroll
+  for (int k = Rank - 1; k >= 0; --k) {
+    dims[k] = p[w::kDims + k];
+    window[k] = p[w::kWindow + k];
+    step[k] = stride;
+    stride *= dims[k];
+    size *= window[k];
+  }
   for (i64 i = first_item(); i < n; i += item_stride()) {
-    i64 start[kMaxRank];
+    i64 start[Rank > 0 ? Rank : 1], pos[Rank > 0 ? Rank : 1];
     i64 rest = i;
-    for (int k = rank - 1; k >= 0; --k) {
-      start[k] = rest % windows[k] * p[window_words::kStride + k] - p[window_words::kLow + k];
-      rest /= windows[k];
+#pragma unroll
+    for (int k = Rank - 1; k >= 0; --k) {
+      const i64 windows = p[w::kWindows + k];
+      start[k] = rest % windows * p[w::kStride + k] - p[w::kLow + k];
+      rest /= windows;
+      pos[k] = start[k];
     }
     typename R::Acc acc = R::identity();
     for (i64 t = 0; t < size; ++t) {
-      // Element t of the window, row-major: its place in x, if inside.
-      i64 at = 0, step = 1, left = t;
+      i64 at = 0;
       bool inside = true;
-      for (int k = rank - 1; k >= 0; --k) {
-        const i64 c = start[k] + left % window[k];
-        left /= window[k];
-        inside = inside && c >= 0 && c < dims[k];
-        at += c * step;
-        step *= dims[k];
+#pragma unroll
+      for (int k = 0; k < Rank; ++k) {
+        inside = inside && pos[k] >= 0 && pos[k] < dims[k];
+        at += pos[k] * step[k];
       }
       if (inside) acc = R::combine(acc, R::lift(IO::load(x[at])));
+      // The next element of the window, the last axis fastest.
+#pragma unroll
+      for (int k = Rank - 1; k >= 0; --k) {
+        if (++pos[k] < start[k] + window[k]) break;
+        pos[k] = start[k];
+      }
     }
     y[i] = R::finish(acc);
   }
@@ -462,57 +475,44 @@ SL_FN void sort_write(const Words<W>& a) {
 
 // ---------------------------------------------------------------- convolution
 
-// One thread per output element [out batch][out channel][spatial...]: the
-// sum over its group's input channels and the kernel's window of input
-// times kernel, positions in padding or in the holes of input dilation
-// skipped (they hold zeros). Feature groups read a block of channels of
-// batch b; batch groups all channels of batch group * out_batch + b.
-// Accumulates in IO::C (f32 for f16 and bf16).
-template <class IO, int W>
-SL_FN void convolve(const Words<W>& a) {
+// Conv's column matrices, one thread per element: item (b, group)'s element
+// [c * kernel_size + t][q] is the input element that window position t of
+// output position q reads in the item's channel c, or zero in padding and
+// in the holes of input dilation. Feature groups read a block of channels
+// of batch b; batch groups all channels of batch group * out_batch + b.
+// Spatial is known when the kernel is generated: its loops unroll.
+template <class E, int Spatial, int W>
+SL_FN void im2col(const Words<W>& a) {
   namespace w = conv_words;
   const i64* p = (const i64*)a.w;
-  const typename IO::S* x = (const typename IO::S*)a.w[w::kInput];
-  const typename IO::S* kernel = (const typename IO::S*)a.w[w::kKernel];
-  typename IO::S* y = (typename IO::S*)a.w[w::kResult];
-  const int spatial = (int)p[w::kSpatial];
-  const i64 out_batch = p[w::kOutBatch], channels = p[w::kChannels], group_in = p[w::kGroupIn];
-  const i64 out_channels = p[w::kOutChannels], group_out = p[w::kGroupOut], batch_groups = p[w::kBatchGroups];
+  const E* x = (const E*)a.w[w::kInput];
+  E* col = (E*)a.w[w::kColumns];
+  const i64 groups = p[w::kGroups], first_batch = p[w::kFirstBatch], out_batch = p[w::kOutBatch];
+  const i64 channels = p[w::kChannels], group_in = p[w::kGroupIn], batch_groups = p[w::kBatchGroups];
   const i64 input_size = p[w::kInputSize], kernel_size = p[w::kKernelSize], output_size = p[w::kOutputSize];
-  const i64 n = out_batch * out_channels * output_size;
+  const i64 n = p[w::kItems] * group_in * kernel_size * output_size;
   for (i64 i = first_item(); i < n; i += item_stride()) {
-    const i64 q_flat = i % output_size, o = i / output_size % out_channels, b = i / output_size / out_channels;
-    const i64 group = o / group_out;
+    const i64 row = i / output_size;
+    u32 q = (u32)(i - row * output_size), t = (u32)(row % kernel_size);
+    const i64 c = row / kernel_size % group_in, item = row / kernel_size / group_in;
+    const i64 b = first_batch + item / groups, group = item % groups;
     const i64 batch = batch_groups > 1 ? group * out_batch + b : b;
     const i64 c0 = batch_groups > 1 ? 0 : group * group_in;
-    i64 q[kMaxRank];
-    i64 rest = q_flat;
-    for (int d = spatial - 1; d >= 0; --d) {
-      q[d] = rest % p[w::kOutDims + d];
-      rest /= p[w::kOutDims + d];
+    i64 offset = 0, step = 1;
+    bool inside = true;
+#pragma unroll
+    for (int d = Spatial - 1; d >= 0; --d) {
+      const u32 out_dim = (u32)p[w::kOutDims + d], kernel_dim = (u32)p[w::kKernelDims + d];
+      const i64 at = (i64)(q % out_dim) * p[w::kStrides + d] + (i64)(t % kernel_dim) * p[w::kKernelDilation + d] -
+                     p[w::kLow + d];
+      q /= out_dim;
+      t /= kernel_dim;
+      const i64 dilation = p[w::kInputDilation + d], src = at / dilation;
+      inside = inside && at >= 0 && at % dilation == 0 && src < p[w::kInDims + d];
+      offset += src * step;
+      step *= p[w::kInDims + d];
     }
-    typename IO::C acc = IO::zero();
-    for (i64 t = 0; t < kernel_size; ++t) {
-      // Window offset t: where it reads on each axis, if anywhere.
-      i64 offset = 0, step = 1, left = t;
-      bool inside = true;
-      for (int d = spatial - 1; d >= 0; --d) {
-        const i64 wd = left % p[w::kKernelDims + d];
-        left /= p[w::kKernelDims + d];
-        const i64 at = q[d] * p[w::kStrides + d] + wd * p[w::kKernelDilation + d] - p[w::kLow + d];
-        const i64 dilation = p[w::kInputDilation + d];
-        const i64 src = at / dilation;
-        inside = inside && at >= 0 && at % dilation == 0 && src < p[w::kInDims + d];
-        offset += src * step;
-        step *= p[w::kInDims + d];
-      }
-      if (!inside) continue;
-      const typename IO::S* xs = x + (batch * channels + c0) * input_size + offset;
-      const typename IO::S* ks = kernel + o * group_in * kernel_size + t;
-      for (i64 c = 0; c < group_in; ++c)
-        acc = add(acc, multiply(IO::load(xs[c * input_size]), IO::load(ks[c * kernel_size])));
-    }
-    y[i] = IO::store(acc);
+    col[i] = inside ? x[(batch * channels + c0 + c) * input_size + offset] : E{};
   }
 }
 

@@ -282,11 +282,14 @@ TEST(CudaKernels, SortsCompileForEveryDtype) {
   EXPECT_GT(compiled, 2 * (2 * 12 + 8) - 1);
 }
 
-TEST(CudaKernels, ConvCompilesForEveryFloatingDtype) {
+// Conv's column matrices of every floating element size (2: f16/bf16, 4, 8,
+// 16: c128), over one to three spatial axes, and none (a product over channels).
+TEST(CudaKernels, ConvColumnsCompileForEveryElementAndRank) {
   int compiled = 0;
-  for (DType t : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::C64, DType::C128})
-    compiled += compile_everywhere(conv_kernel(t), fmt::format("conv of {}", dtype_name(t)));
-  EXPECT_EQ(compiled, 12);
+  for (int bytes : {2, 4, 8, 16})
+    for (int spatial = 0; spatial <= 3; ++spatial)
+      compiled += compile_everywhere(im2col_kernel(bytes, spatial), fmt::format("im2col of {} bytes, {} axes", bytes, spatial));
+  EXPECT_EQ(compiled, 32);
 }
 
 TEST(CudaKernels, LinearAlgebraCopiesCompileForEveryLapackDtype) {

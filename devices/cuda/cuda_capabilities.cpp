@@ -29,6 +29,9 @@ std::optional<std::string> cuda_declines(const Node& node) {
     if (g.output_size > kIntMax || g.group_in * g.kernel_size > kIntMax || g.group_out > kIntMax)
       return fmt::format("cuBLAS takes matrices of at most 2^31 - 1 rows and columns, found conv's {}x{}x{}",
                          g.group_out, g.output_size, g.group_in * g.kernel_size);
+    if (g.groups * g.group_in * g.kernel_size * g.output_size > kIntMax)
+      return fmt::format("the column matrices of one batch element take at most 2^31 - 1 elements, found {}",
+                         g.groups * g.group_in * g.kernel_size * g.output_size);
   }
   if (op_family(node.op) == OpFamily::LinAlg) {
     const Shape& a = node.operands[0]->spec.shape;

@@ -2,7 +2,8 @@
 // numbers go to cuBLAS (f16 and bf16 with f32 accumulation, as the host
 // widens them); an operand already a stack of matrices in either orientation
 // is passed as it is, any other is permuted into a temporary by the box-copy
-// kernel first. Integers run a generated kernel that wraps in their type.
+// kernel first. Integers, and products too small for cuBLAS's call to pay,
+// run a generated kernel (integers wrapping in their type).
 // enqueue_gemm, the cuBLAS call, serves conv too.
 
 #include <cublas_v2.h>
@@ -19,6 +20,11 @@
 
 namespace sluice::cuda {
 namespace {
+
+// Multiply-adds below which a dot runs the generated kernel rather than
+// cuBLAS: cuBLAS's call costs the host several microseconds, more than a
+// kernel launch, which a small product inside a loop pays every step.
+constexpr int64_t kSmallDot = int64_t{1} << 16;
 
 // cuBLAS's data and compute types for a dtype.
 struct BlasTypes {
@@ -47,11 +53,11 @@ class DotStep final : public CudaUnit {
     bytes_ = dtype_size(dtype_);
     const DotShape& d = ops_.shape;
     empty_ = node.spec.size() == 0;
-    if (is_integer(dtype_)) {
-      int_kernel_ = load_kernels(int_dot_kernel(dtype_), device.arch()).front();
+    if (is_integer(dtype_) || d.batch * d.m * d.n * d.k <= kSmallDot) {
+      kernel_ = load_kernels(dot_kernel(dtype_), device.arch()).front();
       geometry_ = loop_launch(d.batch * d.m * d.n, device.multiprocessors());
     }
-    if (ops_.a_layout == DotLayout::Other || ops_.b_layout == DotLayout::Other || int_kernel_)
+    if (ops_.a_layout == DotLayout::Other || ops_.b_layout == DotLayout::Other || kernel_)
       load_kernels(box_copy_kernel(bytes_), device.arch());
   }
 
@@ -63,19 +69,19 @@ class DotStep final : public CudaUnit {
             ctx.device.who(), "dot: cudaMemsetAsync");
       return;
     }
-    // The integer kernel takes plain layouts only; cuBLAS either orientation.
+    // The generated kernel takes plain layouts only; cuBLAS either orientation.
     const void* a = in[0];
     const void* b = in[1];
     DotLayout a_layout = ops_.a_layout, b_layout = ops_.b_layout;
-    if (a_layout == DotLayout::Other || (int_kernel_ && a_layout != DotLayout::FreeFirst)) {
+    if (a_layout == DotLayout::Other || (kernel_ && a_layout != DotLayout::FreeFirst)) {
       a = permuted(ctx, a, ops_.a_permutation(), d.batch * d.m * d.k);
       a_layout = DotLayout::FreeFirst;
     }
-    if (b_layout == DotLayout::Other || (int_kernel_ && b_layout != DotLayout::ContractFirst)) {
+    if (b_layout == DotLayout::Other || (kernel_ && b_layout != DotLayout::ContractFirst)) {
       b = permuted(ctx, b, ops_.b_permutation(), d.batch * d.k * d.n);
       b_layout = DotLayout::ContractFirst;
     }
-    if (int_kernel_) {
+    if (kernel_) {
       namespace w = dot_words;
       std::vector<Word> words(w::kWords, 0);
       words[w::kA] = word(a);
@@ -85,7 +91,7 @@ class DotStep final : public CudaUnit {
       words[w::kM] = word(d.m);
       words[w::kN] = word(d.n);
       words[w::kK] = word(d.k);
-      launch(int_kernel_, geometry_, words, ctx.stream, ctx.device.who(), "dot");
+      launch(kernel_, geometry_, words, ctx.stream, ctx.device.who(), "dot");
       return;
     }
     gemm(ctx, a, a_layout, b, b_layout, out[0]);
@@ -113,7 +119,7 @@ class DotStep final : public CudaUnit {
   DType dtype_;
   int bytes_ = 0;
   bool empty_ = false;
-  cudaKernel_t int_kernel_ = nullptr;
+  cudaKernel_t kernel_ = nullptr;
   Launch geometry_;
 };
 

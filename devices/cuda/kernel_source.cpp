@@ -428,10 +428,24 @@ KernelSource creation_kernel(const Node& node) {
   return {std::move(code), {"create"}};
 }
 
-KernelSource int_dot_kernel(DType dtype) {
+KernelSource dot_kernel(DType dtype) {
   namespace w = dot_words;
   const std::string t = storage_type(dtype);
-  std::string code = prelude_source() + head("int_dot", w::kWords);
+  // Integers wrap in their type; floats accumulate in their compute type
+  // (f32 for f16 and bf16), rounded once when stored.
+  std::string acc, term, result;
+  if (is_integer(dtype)) {
+    acc = fmt::format("typedef sl::wrap_type<{0}>::type W;\n    W acc = 0;\n", t);
+    term = "acc += (W)x[q] * (W)y[q * nn];\n";
+    result = fmt::format("({})acc", t);
+  } else {
+    const std::string c = compute_type(dtype);
+    acc = is_complex(dtype) ? fmt::format("{0} acc = sl::mk(({1})0, ({1})0);\n", c, compute_type(to_real(dtype)))
+                            : fmt::format("{} acc = 0;\n", c);
+    term = fmt::format("acc = sl::add(acc, sl::multiply({}, {}));\n", load(dtype, "x[q]"), load(dtype, "y[q * nn]"));
+    result = store(dtype, "acc");
+  }
+  std::string code = prelude_source() + head("dot", w::kWords);
   code += fmt::format(
       "  const sl::i64* p = (const sl::i64*)a.w;\n"
       "  const {0}* A = (const {0}*)a.w[{1}];\n"
@@ -440,16 +454,15 @@ KernelSource int_dot_kernel(DType dtype) {
       "  const sl::i64 m = p[{4}], nn = p[{5}], k = p[{6}], n = p[{7}] * m * nn;\n"
       "{8}"
       "    const sl::i64 b = i / (m * nn), row = i / nn % m, col = i % nn;\n"
-      "    typedef sl::wrap_type<{0}>::type W;\n"
-      "    W acc = 0;\n"
+      "    {9}"
       "    const {0}* x = A + (b * m + row) * k;\n"
       "    const {0}* y = B + b * k * nn + col;\n"
-      "    for (sl::i64 q = 0; q < k; ++q) acc += (W)x[q] * (W)y[q * nn];\n"
-      "    C[i] = ({0})acc;\n"
+      "    for (sl::i64 q = 0; q < k; ++q) {10}"
+      "    C[i] = {11};\n"
       "  }}\n"
       "}}\n",
-      t, w::kA, w::kB, w::kC, w::kM, w::kN, w::kK, w::kBatch, kGridLoop);
-  return {std::move(code), {"int_dot"}};
+      t, w::kA, w::kB, w::kC, w::kM, w::kN, w::kK, w::kBatch, kGridLoop, acc, term, result);
+  return {std::move(code), {"dot"}};
 }
 
 KernelSource scale_kernel(DType dtype) {

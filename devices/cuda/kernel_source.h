@@ -44,8 +44,9 @@ KernelSource box_copy_kernel(int elem_bytes);
 KernelSource reduce_kernel(const Node& node);
 // iota or eye, shape fixed in the source; one word: the output.
 KernelSource creation_kernel(const Node& node);
-// dot of integers of `dtype`, wrapping in it: dot_words.
-KernelSource int_dot_kernel(DType dtype);
+// dot of `dtype` by a thread per result (integers, wrapping in their type,
+// and dots too small for cuBLAS's call to pay): dot_words.
+KernelSource dot_kernel(DType dtype);
 // Multiplies c64 or c128 data by a real scale: scale_words.
 KernelSource scale_kernel(DType dtype);
 

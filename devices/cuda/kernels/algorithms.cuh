@@ -21,8 +21,9 @@ SL_FN i64 item_stride() { return (i64)gridDim.x * blockDim.x; }
 // One thread per output: the combination of the window's elements inside x
 // (the padding holds the identity, so it is skipped), in row-major order.
 // Rank is x's rank, known when the kernel is generated: the loops over axes
-// unroll and the window's position stays in registers, walked as an
-// odometer (no division per element).
+// unroll and the window's position stays in registers, its outer axes
+// walked as an odometer and its last axis as a plain loop over the part
+// inside x (no check, no division per element).
 template <class IO, class R, int Rank, int W>
 SL_FN void window_reduce(const Words<W>& a) {
   namespace w = window_words;
@@ -30,44 +31,53 @@ SL_FN void window_reduce(const Words<W>& a) {
   const typename IO::S* x = (const typename IO::S*)a.w[w::kSource];
   typename R::Out* y = (typename R::Out*)a.w[w::kResult];
   const i64 n = p[w::kCount];
-  i64 dims[Rank > 0 ? Rank : 1], window[Rank > 0 ? Rank : 1], step[Rank > 0 ? Rank : 1];
-  i64 size = 1, stride = 1;
+  if constexpr (Rank == 0) {
+    if (first_item() == 0 && n > 0) y[0] = R::finish(R::combine(R::identity(), R::lift(IO::load(x[0]))));
+    return;
+  } else {
+    constexpr int L = Rank - 1;  // the last axis
+    i64 dims[Rank], window[Rank], step[Rank];
+    i64 rows = 1, stride = 1;
 #pragma unroll
-  for (int k = Rank - 1; k >= 0; --k) {
-    dims[k] = p[w::kDims + k];
-    window[k] = p[w::kWindow + k];
-    step[k] = stride;
-    stride *= dims[k];
-    size *= window[k];
-  }
-  for (i64 i = first_item(); i < n; i += item_stride()) {
-    i64 start[Rank > 0 ? Rank : 1], pos[Rank > 0 ? Rank : 1];
-    i64 rest = i;
-#pragma unroll
-    for (int k = Rank - 1; k >= 0; --k) {
-      const i64 windows = p[w::kWindows + k];
-      start[k] = rest % windows * p[w::kStride + k] - p[w::kLow + k];
-      rest /= windows;
-      pos[k] = start[k];
+    for (int k = L; k >= 0; --k) {
+      dims[k] = p[w::kDims + k];
+      window[k] = p[w::kWindow + k];
+      step[k] = stride;
+      stride *= dims[k];
+      if (k < L) rows *= window[k];
     }
-    typename R::Acc acc = R::identity();
-    for (i64 t = 0; t < size; ++t) {
-      i64 at = 0;
-      bool inside = true;
+    for (i64 i = first_item(); i < n; i += item_stride()) {
+      i64 start[Rank], pos[Rank];
+      i64 rest = i;
 #pragma unroll
-      for (int k = 0; k < Rank; ++k) {
-        inside = inside && pos[k] >= 0 && pos[k] < dims[k];
-        at += pos[k] * step[k];
-      }
-      if (inside) acc = R::combine(acc, R::lift(IO::load(x[at])));
-      // The next element of the window, the last axis fastest.
-#pragma unroll
-      for (int k = Rank - 1; k >= 0; --k) {
-        if (++pos[k] < start[k] + window[k]) break;
+      for (int k = L; k >= 0; --k) {
+        const i64 windows = p[w::kWindows + k];
+        start[k] = rest % windows * p[w::kStride + k] - p[w::kLow + k];
+        rest /= windows;
         pos[k] = start[k];
       }
+      // The part of the last axis' window inside x.
+      const i64 lo = start[L] < 0 ? -start[L] : 0;
+      const i64 hi = start[L] + window[L] > dims[L] ? dims[L] - start[L] : window[L];
+      typename R::Acc acc = R::identity();
+      for (i64 row = 0; row < rows; ++row) {
+        i64 at = start[L];
+        bool inside = true;
+#pragma unroll
+        for (int k = 0; k < L; ++k) {
+          inside = inside && pos[k] >= 0 && pos[k] < dims[k];
+          at += pos[k] * step[k];
+        }
+        if (inside)
+          for (i64 t = lo; t < hi; ++t) acc = R::combine(acc, R::lift(IO::load(x[at + t])));
+#pragma unroll
+        for (int k = L - 1; k >= 0; --k) {
+          if (++pos[k] < start[k] + window[k]) break;
+          pos[k] = start[k];
+        }
+      }
+      y[i] = R::finish(acc);
     }
-    y[i] = R::finish(acc);
   }
 }
 
@@ -487,14 +497,17 @@ SL_FN void im2col(const Words<W>& a) {
   const i64* p = (const i64*)a.w;
   const E* x = (const E*)a.w[w::kInput];
   E* col = (E*)a.w[w::kColumns];
-  const i64 groups = p[w::kGroups], first_batch = p[w::kFirstBatch], out_batch = p[w::kOutBatch];
-  const i64 channels = p[w::kChannels], group_in = p[w::kGroupIn], batch_groups = p[w::kBatchGroups];
-  const i64 input_size = p[w::kInputSize], kernel_size = p[w::kKernelSize], output_size = p[w::kOutputSize];
-  const i64 n = p[w::kItems] * group_in * kernel_size * output_size;
-  for (i64 i = first_item(); i < n; i += item_stride()) {
-    const i64 row = i / output_size;
-    u32 q = (u32)(i - row * output_size), t = (u32)(row % kernel_size);
-    const i64 c = row / kernel_size % group_in, item = row / kernel_size / group_in;
+  // One launch's columns are under 2^31 elements (cuda_step_conv.cpp and
+  // the backend's declines see to it): their indices are 32-bit.
+  const u32 groups = (u32)p[w::kGroups], group_in = (u32)p[w::kGroupIn];
+  const u32 kernel_size = (u32)p[w::kKernelSize], output_size = (u32)p[w::kOutputSize];
+  const i64 first_batch = p[w::kFirstBatch], out_batch = p[w::kOutBatch], channels = p[w::kChannels];
+  const i64 batch_groups = p[w::kBatchGroups], input_size = p[w::kInputSize];
+  const u32 n = (u32)(p[w::kItems] * group_in * kernel_size * output_size);
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const u32 row = i / output_size;
+    u32 q = i - row * output_size, t = row % kernel_size;
+    const u32 c = row / kernel_size % group_in, item = row / kernel_size / group_in;
     const i64 b = first_batch + item / groups, group = item % groups;
     const i64 batch = batch_groups > 1 ? group * out_batch + b : b;
     const i64 c0 = batch_groups > 1 ? 0 : group * group_in;
@@ -507,8 +520,8 @@ SL_FN void im2col(const Words<W>& a) {
                      p[w::kLow + d];
       q /= out_dim;
       t /= kernel_dim;
-      const i64 dilation = p[w::kInputDilation + d], src = at / dilation;
-      inside = inside && at >= 0 && at % dilation == 0 && src < p[w::kInDims + d];
+      const i64 dilation = p[w::kInputDilation + d], src = dilation == 1 ? at : at / dilation;
+      inside = inside && at >= 0 && (dilation == 1 || at % dilation == 0) && src < p[w::kInDims + d];
       offset += src * step;
       step *= p[w::kInDims + d];
     }

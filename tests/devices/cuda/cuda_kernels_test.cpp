@@ -181,9 +181,7 @@ TEST(CudaKernels, CreationDotAndScaleKernelsCompile) {
     for (int arch : kArchitectures) {
       EXPECT_NO_THROW(nvrtc_compile(creation_kernel(output_node(iota_f)), arch)) << "iota " << dtype_name(t);
       EXPECT_NO_THROW(nvrtc_compile(creation_kernel(output_node(eye_f)), arch)) << "eye " << dtype_name(t);
-      if (is_integer(t)) {
-        EXPECT_NO_THROW(nvrtc_compile(int_dot_kernel(t), arch)) << "dot " << dtype_name(t);
-      }
+      EXPECT_NO_THROW(nvrtc_compile(dot_kernel(t), arch)) << "dot " << dtype_name(t);
       if (is_complex(t)) {
         EXPECT_NO_THROW(nvrtc_compile(scale_kernel(t), arch)) << "scale " << dtype_name(t);
       }

@@ -60,21 +60,8 @@ void BM_cuda_fused_256M(benchmark::State& state) {
     }
     if (!check_close(state, sampled, want, 1e-5)) return;
   }
-  void* dst = nullptr;
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
-  check_cuda(cudaMalloc(&dst, bytes), "cudaMalloc");
-  const void* src = x.buffer()->data;
-  Samples s = interleave(state, timed([&] {
-                           Tensor y;
-                           for (int i = 0; i < kCalls; ++i) y = exe.run({x})[0];
-                           y.wait();
-                         }),
-                         timed([&] {
-                           for (int i = 0; i < kCalls; ++i)
-                             check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, nullptr), "copy");
-                           check_cuda(cudaStreamSynchronize(nullptr), "sync");
-                         }));
-  cudaFree(dst);
+  Samples s = against_device_copy(state, [&] { return exe.run({x})[0]; }, x.buffer()->data, bytes, kCalls);
   state.counters["GB/s"] = 2.0 * static_cast<double>(bytes) * kCalls / median(s.sluice) / 1e9;
   report_speedup("cuda_fused_256M", s, 0.85);
 }
@@ -172,6 +159,24 @@ const bool registered = [] {
 }();
 
 }  // namespace
+
+Samples against_device_copy(benchmark::State& state, const std::function<Tensor()>& run, const void* source,
+                            size_t bytes, int calls) {
+  void* copy = nullptr;
+  check_cuda(cudaMalloc(&copy, bytes), "cudaMalloc");
+  Samples s = interleave(state, timed([&] {
+                           Tensor y;
+                           for (int i = 0; i < calls; ++i) y = run();
+                           y.wait();
+                         }),
+                         timed([&] {
+                           for (int i = 0; i < calls; ++i)
+                             check_cuda(cudaMemcpyAsync(copy, source, bytes, cudaMemcpyDeviceToDevice, nullptr), "copy");
+                           check_cuda(cudaStreamSynchronize(nullptr), "sync");
+                         }));
+  cudaFree(copy);
+  return s;
+}
 
 bool gpu_here() {
   const std::vector<std::string> here = platforms();

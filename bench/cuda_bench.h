@@ -4,8 +4,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_report.h"
 
 #include <sluice/devices/backend.h>
 
@@ -24,5 +29,11 @@ inline Device gpu() {
 
 // Whether this machine has a GPU: the benchmarks register only then.
 bool gpu_here();
+
+// `calls` runs of `run` (each queuing work on the GPU and returning its
+// result) against `calls` device-to-device copies of `bytes` from `source`,
+// interleaved, each side waiting once per round.
+Samples against_device_copy(benchmark::State& state, const std::function<Tensor()>& run, const void* source,
+                            size_t bytes, int calls);
 
 }  // namespace sluice::bench

@@ -52,21 +52,8 @@ void BM_cuda_window_sum_64M(benchmark::State& state) {
     }
     if (!check_close(state, sampled, want, 1e-5)) return;
   }
-  void* dst = nullptr;
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
-  check_cuda(cudaMalloc(&dst, bytes), "cudaMalloc");
-  const void* src = x.buffer()->data;
-  Samples s = interleave(state, timed([&] {
-                           Tensor y;
-                           for (int i = 0; i < kCalls; ++i) y = exe.run({x})[0];
-                           y.wait();
-                         }),
-                         timed([&] {
-                           for (int i = 0; i < kCalls; ++i)
-                             check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, nullptr), "copy");
-                           check_cuda(cudaStreamSynchronize(nullptr), "sync");
-                         }));
-  cudaFree(dst);
+  Samples s = against_device_copy(state, [&] { return exe.run({x})[0]; }, x.buffer()->data, bytes, kCalls);
   state.counters["GB/s"] = 2.0 * static_cast<double>(bytes) * kCalls / median(s.sluice) / 1e9;
   report_speedup("cuda_window_sum_64M", s, 0.7);
 }

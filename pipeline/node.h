@@ -192,6 +192,8 @@ class PipelineNode {
   virtual bool needs_order() const { return false; }
   // It passes messages on out of order (a stage with `ordered` off).
   virtual bool reorders() const { return false; }
+  // Where the nodes before it best write their outputs (Sink::input_memory).
+  virtual OutputMemory input_memory() const { return OutputMemory::Default; }
 
   // ---- the graph
   virtual NodePorts join(NodeContext& ctx) = 0;

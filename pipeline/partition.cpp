@@ -104,12 +104,10 @@ void Pipeline::Impl::partition() {
         if (place.curve())
           o.channel.curve = {.secret = here.curve_secret, .server = place.at(to).curve_public};
         const std::string endpoint = place.connect_endpoint(to, k, edge);
+        // ipc is this host: the sink asks for the producer's outputs in
+        // shared memory (Sink::input_memory), which the channel then shares.
         int sink = add_slot(sink_node(edge, sinks::zmq(endpoint, o)));
         link(at[static_cast<size_t>(a)], sink);
-        // ipc is this host: the channel shares the producer's memory, which
-        // its outputs are then written in (ChannelOptions::shared_memory).
-        if (endpoint.find("ipc://") != std::string::npos)
-          slot(at[static_cast<size_t>(a)]).output_memory = OutputMemory::Shared;
       }
       if (to == me) {
         ZmqSourceOptions o;

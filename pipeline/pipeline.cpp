@@ -194,6 +194,10 @@ void Pipeline::Impl::analyse() {
     s.keeps_order = !s.node->reorders() &&
                     std::all_of(s.inputs.begin(), s.inputs.end(), [&](int p) { return slot(p).keeps_order; });
   }
+  // Outputs a node after them passes on by reference are written in shared memory.
+  for (Slot& s : slots)
+    if (s.node->input_memory() == OutputMemory::Shared)
+      for (int p : s.inputs) slot(p).output_memory = OutputMemory::Shared;
   // Connected parts: their sources place barriers together (checkpoints.h).
   std::vector<int> part(slots.size());
   for (size_t i = 0; i < slots.size(); ++i) part[i] = static_cast<int>(i);

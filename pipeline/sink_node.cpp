@@ -20,6 +20,7 @@ class SinkNode : public PipelineNode {
   bool has_output() const override { return false; }
   std::optional<std::vector<Spec>> output_spec() const override { return std::nullopt; }
   bool needs_order() const override { return true; }
+  OutputMemory input_memory() const override { return sink_->input_memory(); }
 
   NodePorts join(NodeContext& ctx) override {
     auto* body = ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(

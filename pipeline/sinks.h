@@ -41,6 +41,12 @@ class Sink {
   // Figures of its own next to its node's metrics, by name (a ZeroMQ sink's
   // channel counters). Any thread, while the pipeline runs.
   virtual std::map<std::string, double> figures() const { return {}; }
+
+  // Where the tensors it consumes are best computed: Shared for a sink that
+  // passes them to another process of this host by reference (a ZeroMQ
+  // sink on an ipc endpoint), so that the stages before it write them
+  // there once rather than the sink copying them.
+  virtual OutputMemory input_memory() const { return OutputMemory::Default; }
 };
 
 // Keeps every message's tensors, in arrival order. Thread safety: results()

@@ -395,6 +395,13 @@ void ZmqSink::consume(uint64_t seq, const Tensors& tensors) {
   if (send_or_cancelled(m)) next_seq_ = seq + 1;
 }
 
+OutputMemory ZmqSink::input_memory() const {
+  const ChannelOptions& c = options_.channel;
+  const bool by_reference = c.delivery == Delivery::Reliable && c.shared_memory && !c.crc &&
+                            channel_.endpoint().rfind("ipc://", 0) == 0;
+  return by_reference ? OutputMemory::Shared : OutputMemory::Default;
+}
+
 std::string ZmqSink::prepare(int64_t number) {
   if (options_.channel.delivery != Delivery::Reliable) {
     if (stored_)

@@ -187,6 +187,9 @@ class ZmqSink : public Sink {
   // Its channel's counters; any thread while the pipeline runs (a restore
   // replaces the channel before).
   ChannelCounters channel_counters() const { return channel_.counters(); }
+  // Shared on an ipc endpoint of a reliable channel that shares memory: its
+  // tensors then go to the receiver by reference.
+  OutputMemory input_memory() const override;
   // Reliable: channel_credit (messages it may still send before it waits),
   // channel_unacknowledged, channel_resent, channel_peers_lost.
   std::map<std::string, double> figures() const override;

@@ -32,7 +32,8 @@ struct Pipeline::Impl {
     bool keeps_order = true;
     int component = 0;        // connected part of the graph it is in
     uint64_t seq_offset = 0;  // restored: its messages' numbers go on from the checkpoint's position
-    // Shared: its outputs cross to another process of this host (partition.cpp).
+    // Shared: a node after it passes its outputs to another process of this
+    // host by reference (PipelineNode::input_memory; analyse() sets it).
     OutputMemory output_memory = OutputMemory::Default;
     std::unique_ptr<NodeContext> context;  // while it runs (a RunContext)
   };

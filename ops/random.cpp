@@ -37,13 +37,32 @@ Expr unit_interval(const Expr& key, int64_t n, DType dtype) {
     Expr bits = (slice(words, {0}, {n}) << 32) | slice(words, {n}, {n});
     return bitcast((bits >> 12) | int64_t{0x3FF0000000000000}, DType::F64) - 1.0;
   }
-  Expr bits = random_bits32(key, n);
-  if (dtype == DType::F32) return bitcast((bits >> 9) | int64_t{0x3F800000}, DType::F32) - 1.0;
-  // 16-bit floats from the top bits of the same words (rounding an f32
-  // draw could reach 1.0): a 10-bit (f16) or 7-bit (bf16) mantissa.
-  const int mantissa = dtype == DType::F16 ? 10 : 7;
+  if (dtype == DType::F32) return bitcast((random_bits32(key, n) >> 9) | int64_t{0x3F800000}, DType::F32) - 1.0;
+  // 16-bit floats as JAX draws them: `width` random bits per value, 16 for
+  // f16 and 8 for bf16 (JAX draws 8 bits for a mantissa under 8 bits),
+  // packed in the 32-bit words from their low end (value i is bits
+  // width * (i % k) of word i / k, k values a word); the top mantissa bits
+  // of each make a float in [1, 2). Never 1.0, as rounding an f32 draw could.
+  const int width = dtype == DType::F16 ? 16 : 8, mantissa = dtype == DType::F16 ? 10 : 7;
+  const int64_t per_word = 32 / width, words = (n + per_word - 1) / per_word;
   const int64_t one = dtype == DType::F16 ? 0x3C00 : 0x3F80;
-  return bitcast(as_type((bits >> (32 - mantissa)) | one, DType::U16), dtype) - 1.0;
+  Expr packed = broadcast(random_bits32(key, words), Shape{words, per_word}, {0});
+  Expr shifts = iota(Spec{DType::U32, Shape{words, per_word}}, 1) * int64_t{width};
+  Expr lanes = slice(reshape((packed >> shifts) & int64_t{(1 << width) - 1}, Shape{words * per_word}), {0}, {n});
+  return bitcast(as_type((lanes >> (width - mantissa)) | one, DType::U16), dtype) - 1.0;
+}
+
+// The largest value of `dtype` below `x` (x itself representable or not), as
+// an expression: a uniform draw that rounds up to its bound is moved there.
+Expr below(double x, DType dtype) {
+  const Expr at = constant(x, dtype);  // the nearest value of dtype
+  const DType bits = dtype == DType::F64 ? DType::U64 : dtype == DType::F32 ? DType::U32 : DType::U16;
+  // One step towards -infinity in the bits: down for a positive value, up for
+  // a negative one; below 0 is the negative value nearest 0.
+  Expr b = bitcast(at, bits);
+  Expr down = x > 0 ? b - 1 : x < 0 ? b + 1 : b | int64_t{1} << (dtype_bits(dtype) - 1) | int64_t{1};
+  Expr step = bitcast(down, dtype);
+  return select(as_type(at, DType::F64) < x, at, step);
 }
 
 void check_float(std::string_view op, DType dtype) {
@@ -98,14 +117,21 @@ Expr random_uniform(Expr key, const Shape& shape, DType dtype, double low, doubl
   check_float("random_uniform", dtype);
   Expr u = unit_interval(key, shape.size(), dtype);
   Expr lo = constant(low, dtype);
-  return reshape(max(u * (high - low) + lo, lo), shape);
+  // u * (high - low) + low can round up to high (in f32 over [1e6, 1e6 + 1),
+  // 3% of draws): those become the largest value below high, so that every
+  // draw is in [low, high) as promised.
+  Expr r = max(u * (high - low) + lo, lo);
+  return reshape(select(as_type(r, DType::F64) >= high, below(high, dtype), r), shape);
 }
 
 Expr random_normal(Expr key, const Shape& shape, DType dtype, double mean, double deviation) {
   check_key("random_normal", key);
   check_float("random_normal", dtype);
-  // Open at -1, where erf_inv is -infinity: the float after -1 towards 0.
-  const double lo = dtype == DType::F64 ? std::nextafter(-1.0, 0.0) : std::nextafter(-1.0f, 0.0f);
+  // Open at -1, where erf_inv is -infinity: the value of dtype after -1
+  // towards 0, -(1 - 2^-p) for p significand bits (as JAX's nextafter in the
+  // dtype; one taken in f32 would round back to -1 in f16 and bf16).
+  const int p = dtype == DType::F64 ? 53 : dtype == DType::F32 ? 24 : dtype == DType::F16 ? 11 : 8;
+  const double lo = -(1.0 - std::ldexp(1.0, -p));
   Expr u = random_uniform(key, shape, dtype, lo, 1.0);
   return erf_inv(u) * (deviation * std::sqrt(2.0)) + mean;
 }

@@ -33,11 +33,14 @@ Expr random_split(Expr key, int64_t n);
 Expr random_key_at(Expr keys, int64_t i);
 
 // Uniform floats in [min, max) of `shape` and `dtype` (f16, bf16, f32, f64):
-// the top mantissa bits of threefry's output, as jax.random.uniform.
+// the top mantissa bits of threefry's output, as jax.random.uniform (16
+// random bits per f16 value, 8 per bf16 one, as JAX draws them). A draw
+// that rounds up to max (JAX would return it) is the largest value below.
 Expr random_uniform(Expr key, const Shape& shape, DType dtype = DType::F32, double min = 0, double max = 1);
 
 // Normal floats of mean `mean` and standard deviation `std`: sqrt(2) *
-// erf_inv(u) of a u uniform in (-1, 1), as jax.random.normal.
+// erf_inv(u) of a u uniform in (-1, 1) (open at -1 in dtype's own
+// precision, so never -inf), as jax.random.normal.
 Expr random_normal(Expr key, const Shape& shape, DType dtype = DType::F32, double mean = 0, double std = 1);
 
 // The threefry2x32 block cipher with 20 rounds: (x0, x1), u32 tensors of one

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -87,6 +88,55 @@ TEST(Random, UniformIsInRangeEvenAndReproducible) {
     Expr half = random_uniform(key, Shape{4096}, t);
     std::vector<float> h = values_of<float>(as_type(half, DType::F32));
     for (float v : h) ASSERT_TRUE(v >= 0 && v < 1) << dtype_name(t) << " " << v;
+  }
+}
+
+// f16 and bf16 draws are JAX's too: 16 random bits per f16 value, 8 per bf16
+// one (JAX 0.10.2, random_reference.py). They used to be the top bits of a
+// 32-bit word each: 0.140625 where JAX gives 0.5234375 for the key below.
+TEST(Random, HalfPrecisionDrawsAreJaxs) {
+  auto halves = [](const Expr& e) { return values_of<float>(as_type(e, DType::F32)); };
+  EXPECT_EQ(halves(random_uniform(u32_key(4290683981u, 2994753282u), Shape{}, DType::BF16)),
+            std::vector<float>{0.5234375f});
+  EXPECT_EQ(halves(random_uniform(random_key(7), Shape{5}, DType::F16)),
+            (std::vector<float>{0.591796875f, 0.224609375f, 0.8486328125f, 0.42578125f, 0.7421875f}));
+  EXPECT_EQ(halves(random_uniform(random_key(7), Shape{5}, DType::BF16)),
+            (std::vector<float>{0.7421875f, 0.15625f, 0.625f, 0.0390625f, 0.7421875f}));
+  EXPECT_EQ(halves(random_uniform(random_key(7), Shape{7}, DType::F16, -2, 3)),
+            (std::vector<float>{0.958984375f, -0.876953125f, -0.1787109375f, -0.8525390625f, 1.7109375f, 0.265625f,
+                                -1.2431640625f}));
+  // Normal draws go through erf_inv, computed in f32 and rounded: within a unit in the last place.
+  const std::vector<float> f16 = halves(random_normal(random_key(3), Shape{5}, DType::F16));
+  const std::vector<float> bf16 = halves(random_normal(random_key(3), Shape{5}, DType::BF16));
+  const std::vector<float> jax_f16 = {0.85888671875f, -0.7109375f, 0.5625f, -2.0390625f, 0.708984375f};
+  const std::vector<float> jax_bf16 = {-0.55078125f, -0.82421875f, -2.109375f, -0.1123046875f, 0.142578125f};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_NEAR(f16[i], jax_f16[i], std::abs(jax_f16[i]) * 0x1p-10) << "f16 draw " << i;
+    EXPECT_NEAR(bf16[i], jax_bf16[i], std::abs(jax_bf16[i]) * 0x1p-7) << "bf16 draw " << i;
+  }
+}
+
+// A draw that rounds up to max is moved below it: in f32 over [1e6, 1e6 + 1)
+// about 3% of draws used to equal 1e6 + 1, in bf16 over [10, 11) likewise.
+TEST(Random, UniformNeverReachesItsUpperBound) {
+  const std::vector<float> f = values_of<float>(random_uniform(random_key(11), Shape{100000}, DType::F32, 1e6, 1e6 + 1));
+  EXPECT_EQ(std::count_if(f.begin(), f.end(), [](float v) { return v >= 1e6f + 1; }), 0);
+  EXPECT_EQ(std::count_if(f.begin(), f.end(), [](float v) { return v < 1e6f; }), 0);
+  const std::vector<float> b =
+      values_of<float>(as_type(random_uniform(random_key(11), Shape{100000}, DType::BF16, 10, 11), DType::F32));
+  EXPECT_EQ(std::count_if(b.begin(), b.end(), [](float v) { return v >= 11 || v < 10; }), 0);
+  const std::vector<double> d = values_of<double>(random_uniform(random_key(11), Shape{100000}, DType::F64, -1, -0.0));
+  EXPECT_EQ(std::count_if(d.begin(), d.end(), [](double v) { return v >= 0 || v < -1; }), 0);
+}
+
+// Normal draws in f16 and bf16 are finite: the uniform under them is open at
+// -1 in their own precision (taken in f32, its bound rounded to -1, and
+// erf_inv(-1) is -inf: 106 of 100,000 f16 and 808 bf16 draws were -inf).
+TEST(Random, HalfPrecisionNormalDrawsAreFinite) {
+  for (DType t : {DType::F16, DType::BF16}) {
+    const std::vector<float> z =
+        values_of<float>(as_type(random_normal(u32_key(0, 20240611), Shape{100000}, t), DType::F32));
+    EXPECT_EQ(std::count_if(z.begin(), z.end(), [](float v) { return !std::isfinite(v); }), 0) << dtype_name(t);
   }
 }
 

@@ -4,8 +4,10 @@
 // are spread across cores; one long row is sorted by oneTBB's parallel_sort.
 //
 // Orders (ops.h): ascending puts NaNs last, descending is ascending
-// reversed. Sort reorders values only, so it partitions NaNs out and sorts
-// the rest with plain `<`; f16/bf16 rows sort as f32 (exact both ways).
+// reversed with ties in index order. Sort reorders values only, so it
+// partitions NaNs out and sorts the rest with plain `<`, then puts the
+// zeros and the NaNs back in the row's order (their signs and payloads
+// differ: stable, as argsort); f16/bf16 rows sort as f32 (exact both ways).
 // Argsort compares (value, index) pairs, so it is stable and its result
 // does not depend on the algorithm or the number of threads.
 
@@ -88,6 +90,16 @@ bool ascending(K a, K b) {
 
 template <typename K>
 void sort_keys(K* row, int64_t n, bool descending, bool parallel) {
+  // Values that compare equal but differ in their bits (-0.0 and 0.0, NaNs
+  // of other payloads), in the row's order: the sort below may swap them, a
+  // stable sort keeps them in this order, and they are put back so.
+  std::vector<K> zeros, nans;
+  if constexpr (std::is_floating_point_v<K>) {
+    for (int64_t j = 0; j < n; ++j) {
+      if (row[j] == 0) zeros.push_back(row[j]);
+      else if (std::isnan(row[j])) nans.push_back(row[j]);
+    }
+  }
   K* end = row + n;
   if constexpr (std::is_floating_point_v<K>) end = std::partition(row, end, [](K v) { return !std::isnan(v); });
   if (parallel)
@@ -95,6 +107,10 @@ void sort_keys(K* row, int64_t n, bool descending, bool parallel) {
   else
     std::sort(row, end);
   if (descending) std::reverse(row, row + n);
+  if constexpr (std::is_floating_point_v<K>) {
+    if (!zeros.empty()) std::copy(zeros.begin(), zeros.end(), std::find(row, row + n, K(0)));
+    if (!nans.empty()) std::copy(nans.begin(), nans.end(), descending ? row : row + n - nans.size());
+  }
 }
 
 template <typename T>

@@ -275,8 +275,8 @@ Tensor conditioned(const Shape& shape, uint64_t seed, bool symmetric) {
 }
 
 TEST_P(OnDevice, LinearAlgebraRunsAsOnTheHost) {
-  const Tensor spd = conditioned(Shape{3, 6, 6}, 31, true), square = conditioned(Shape{3, 6, 6}, 32, false);
-  const Tensor b = filled<double>(Shape{3, 6, 4}, 33), bv = filled<double>(Shape{3, 6}, 34);
+  const Tensor spd_values = conditioned(Shape{3, 6, 6}, 31, true), square = conditioned(Shape{3, 6, 6}, 32, false);
+  const Tensor matrix_rhs = filled<double>(Shape{3, 6, 4}, 33), vector_rhs = filled<double>(Shape{3, 6}, 34);
   Function f = trace({f64({3, 6, 6}), f64({3, 6, 6}), f64({3, 6, 4}), f64({3, 6})},
                      [](Expr spd, Expr a, Expr b, Expr bv) {
                        Tuple out = tuple(cholesky(spd), solve(a, b), solve(a, bv));
@@ -294,7 +294,7 @@ TEST_P(OnDevice, LinearAlgebraRunsAsOnTheHost) {
                        out.push_back(l.u);
                        return out;
                      });
-  expect_as_host(f, {spd, square, b, bv}, 1e-10, "cholesky, solve, triangular_solve, lu");
+  expect_as_host(f, {spd_values, square, matrix_rhs, vector_rhs}, 1e-10, "cholesky, solve, triangular_solve, lu");
   // qr of tall, wide and square matrices, both modes; eigh's values, and its
   // vectors up to sign (as abs).
   Function g = trace({f32({2, 7, 4}), f32({2, 3, 5}), f64({3, 6, 6})}, [](Expr tall, Expr wide, Expr s) {
@@ -310,7 +310,7 @@ TEST_P(OnDevice, LinearAlgebraRunsAsOnTheHost) {
     out.push_back(abs(e.eigenvectors));
     return out;
   });
-  expect_as_host(g, {filled<float>(Shape{2, 7, 4}, 35), filled<float>(Shape{2, 3, 5}, 36), spd}, 1e-4, "qr, eigh");
+  expect_as_host(g, {filled<float>(Shape{2, 7, 4}, 35), filled<float>(Shape{2, 3, 5}, 36), spd_values}, 1e-4, "qr, eigh");
   // Complex: cholesky and eigh of Hermitian matrices, a conjugate-transposed solve.
   std::vector<std::complex<float>> h;
   const std::vector<double> re = values(2 * 5 * 5, 37), im = values(2 * 5 * 5, 38);

@@ -69,14 +69,18 @@ def run_damaging(directory, damage):
                 break
             time.sleep(0.02)
         os.kill(pid, signal.SIGSTOP)
-        damage(checkpoints(directory))
-        os.kill(pid, signal.SIGKILL)
+        try:
+            damage(checkpoints(directory))
+        finally:
+            # Killed whatever happened: a stopped process left behind would
+            # hold the demo's pipes open, and communicate() with them.
+            os.kill(pid, signal.SIGKILL)
         out, err = demo.communicate(timeout=DEADLINE)
         return demo.returncode, out, err
     finally:
         if demo.poll() is None:
             demo.kill()
-            demo.communicate()
+            demo.communicate(timeout=60)
 
 
 def windows_counted(out):
@@ -87,8 +91,10 @@ def windows_counted(out):
 
 
 with tempfile.TemporaryDirectory() as tmp:
+    # The store keeps 3; a fourth may still be there when the process is
+    # stopped between writing the newest and removing the oldest.
     def two_newest(kept):
-        assert len(kept) == 3, kept
+        assert len(kept) >= 3, kept
         flip_a_byte(kept[-1])
         cut_the_manifest(kept[-2])
 
@@ -100,7 +106,7 @@ with tempfile.TemporaryDirectory() as tmp:
     print(f"ok: the two newest checkpoints damaged, then a kill: exit 0, {windows} windows each counted once")
 
     def all_kept(kept):
-        assert len(kept) == 3, kept
+        assert len(kept) >= 3, kept
         for chk in kept:
             flip_a_byte(chk)
 

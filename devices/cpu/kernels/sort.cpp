@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -90,16 +92,6 @@ bool ascending(K a, K b) {
 
 template <typename K>
 void sort_keys(K* row, int64_t n, bool descending, bool parallel) {
-  // Values that compare equal but differ in their bits (-0.0 and 0.0, NaNs
-  // of other payloads), in the row's order: the sort below may swap them, a
-  // stable sort keeps them in this order, and they are put back so.
-  std::vector<K> zeros, nans;
-  if constexpr (std::is_floating_point_v<K>) {
-    for (int64_t j = 0; j < n; ++j) {
-      if (row[j] == 0) zeros.push_back(row[j]);
-      else if (std::isnan(row[j])) nans.push_back(row[j]);
-    }
-  }
   K* end = row + n;
   if constexpr (std::is_floating_point_v<K>) end = std::partition(row, end, [](K v) { return !std::isnan(v); });
   if (parallel)
@@ -107,12 +99,32 @@ void sort_keys(K* row, int64_t n, bool descending, bool parallel) {
   else
     std::sort(row, end);
   if (descending) std::reverse(row, row + n);
-  if constexpr (std::is_floating_point_v<K>) {
-    if (!zeros.empty()) std::copy(zeros.begin(), zeros.end(), std::find(row, row + n, K(0)));
-    if (!nans.empty()) std::copy(nans.begin(), nans.end(), descending ? row : row + n - nans.size());
-  }
 }
 
+// Values that compare equal but differ in their bits (-0.0 and 0.0, NaNs of
+// other payloads) end up in a run of their own, in any order: a stable sort
+// keeps them in the row's order. Where a run mixes bits, it is rewritten
+// from the row (original(j): the key of its element j). Found by binary
+// search in a sorted row, so a row without such a run costs nothing more.
+template <typename K, typename Original>
+void keep_order_of_equals(K* row, int64_t n, bool descending, const Original& original) {
+  if constexpr (std::is_floating_point_v<K>) {
+    auto rewrite = [&](K* first, K* last, auto belongs) {
+      const bool mixed = std::any_of(first, last, [&](K v) { return std::memcmp(&v, first, sizeof(K)) != 0; });
+      if (!mixed) return;
+      for (int64_t j = 0; j < n && first != last; ++j)
+        if (const K v = original(j); belongs(v)) *first++ = v;
+    };
+    auto is_nan = [](K v) { return std::isnan(v); };
+    // NaNs last (ascending) or first (descending); the numbers sorted between.
+    K* numbers = descending ? std::partition_point(row, row + n, is_nan) : row;
+    K* numbers_end = descending ? row + n : std::partition_point(row, row + n, [](K v) { return !std::isnan(v); });
+    rewrite(descending ? row : numbers_end, descending ? numbers : row + n, is_nan);
+    const auto zeros = descending ? std::equal_range(numbers, numbers_end, K(0), std::greater<K>())
+                                  : std::equal_range(numbers, numbers_end, K(0));
+    rewrite(zeros.first, zeros.second, [](K v) { return v == 0; });
+  }
+}
 template <typename T>
 void sort_rows(const Rows& rows, const T* in, T* out, bool descending) {
   using K = Key<T>;
@@ -121,16 +133,19 @@ void sort_rows(const Rows& rows, const T* in, T* out, bool descending) {
     std::vector<K> keys;
     for (int64_t r = begin; r < end; ++r) {
       const int64_t base = rows.base(r);
+      auto original = [&](int64_t j) { return key(in[base + j * rows.inner]); };
       if constexpr (std::is_same_v<K, T>) {
         if (rows.inner == 1) {
           std::copy(in + base, in + base + rows.n, out + base);
           sort_keys(out + base, rows.n, descending, parallel);
+          keep_order_of_equals(out + base, rows.n, descending, original);
           continue;
         }
       }
       keys.resize(static_cast<size_t>(rows.n));
-      for (int64_t j = 0; j < rows.n; ++j) keys[static_cast<size_t>(j)] = key(in[base + j * rows.inner]);
+      for (int64_t j = 0; j < rows.n; ++j) keys[static_cast<size_t>(j)] = original(j);
       sort_keys(keys.data(), rows.n, descending, parallel);
+      keep_order_of_equals(keys.data(), rows.n, descending, original);
       for (int64_t j = 0; j < rows.n; ++j) out[base + j * rows.inner] = stored<T>(keys[static_cast<size_t>(j)]);
     }
   });

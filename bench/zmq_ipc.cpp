@@ -22,6 +22,7 @@
 //   shm_ipc_16MiB      16 MiB f32 tensors, shared against raw-computed; both
 //                      receivers read a float of every 4 KiB page of each tensor
 //   shm_ipc_64KiB      64 KiB f32 tensors, the same
+//   tcp_64B            64-byte f32 tensors over tcp loopback, reliable against raw
 //   curve_tcp_1MiB     1 MiB f32 tensors over tcp loopback, reliable with
 //                      CurveZMQ against reliable without: what encryption costs
 // and, not a row, zmq_ipc_64B_plain: plain against raw, to tell the
@@ -224,14 +225,18 @@ class SluiceReceiver : public Receiver {
 // The receiving end in raw libzmq: one PULL socket, one reused message.
 class RawReceiver : public Receiver {
  public:
-  // Fed by peers of `mode` (raw, raw-computed).
-  explicit RawReceiver(size_t bytes, std::string mode = "raw")
-      : mode_(std::move(mode)), endpoint_(ipc_endpoint("raw", bytes)), bytes_(bytes) {
+  // Fed by peers of `mode` (raw, raw-computed), bound at `bind` (empty: an
+  // ipc path of its own).
+  explicit RawReceiver(size_t bytes, std::string mode = "raw", std::string bind = "")
+      : mode_(std::move(mode)), endpoint_(bind.empty() ? ipc_endpoint("raw", bytes) : bind), bytes_(bytes) {
     ctx_ = zmq_ctx_new();
     pull_ = zmq_socket(ctx_, ZMQ_PULL);
     int timeout_ms = static_cast<int>(kTimeout.count());
     zmq_setsockopt(pull_, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
     if (zmq_bind(pull_, endpoint_.c_str()) != 0) throw std::runtime_error("raw: bind failed");
+    char bound[256];
+    size_t length = sizeof bound;
+    if (zmq_getsockopt(pull_, ZMQ_LAST_ENDPOINT, bound, &length) == 0) endpoint_ = bound;  // tcp: the port taken
     zmq_msg_init(&msg_);
   }
   ~RawReceiver() override {
@@ -401,6 +406,19 @@ BENCHMARK(BM_shm_ipc_16MiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMi
 
 void BM_shm_ipc_64KiB(benchmark::State& state) { shared_against_raw(state, "shm_ipc_64KiB", size_t{64} << 10, 20000, 2); }
 BENCHMARK(BM_shm_ipc_64KiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Between hosts (tcp loopback): the default channel against raw libzmq,
+// one message a frame. Small messages sent close together travel
+// coalesced (WIRE_FORMAT.md, "Batches"); raw ZeroMQ batches only inside
+// its I/O thread.
+void BM_tcp_64B(benchmark::State& state) {
+  run_benchmark(state, [&] {
+    SluiceReceiver reliable(64, "reliable", "@tcp://127.0.0.1:*", {});
+    RawReceiver raw(64, "raw", "tcp://127.0.0.1:*");
+    compare(state, "tcp_64B", reliable, raw, kCount64B, 1.5);
+  });
+}
+BENCHMARK(BM_tcp_64B)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // Both ends default channels (reliable, in frames) over tcp loopback, one
 // pair with CurveZMQ (the sender's key allowed by the receiver), one without.

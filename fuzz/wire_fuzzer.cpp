@@ -1,5 +1,5 @@
 // libFuzzer target: wire::parse, the strict decoder every received message
-// goes through, on arbitrary frames. It may reject (WireError) but must not
+// goes through, and wire::split_batch, on arbitrary frames. It may reject (WireError) but must not
 // crash, read out of bounds, overflow, allocate what a header claims, or
 // accept a message whose tensors do not match their frames.
 //
@@ -81,6 +81,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(again == t.spec && header_bytes == header.size() && header.size() % 64 == 0);
     }
   } catch (const WireError&) {
+  }
+  // A batch (what a reliable receiver splits before parsing): its entries
+  // lie within the frame, one after another, as many as its count says.
+  if (!frames.empty()) {
+    try {
+      const std::vector<wire::Bytes> entries = wire::split_batch(frames[0], "fuzz");
+      const wire::Header h = wire::read_header(frames[0], "fuzz", /*packed_ok=*/true);
+      check(h.kind == wire::Kind::Batch && entries.size() == h.count);
+      const uint8_t* at = frames[0].data() + wire::kHeaderBytes;
+      for (wire::Bytes e : entries) {
+        check(e.data() == at + wire::kBatchEntryHeaderBytes && e.size() >= wire::kHeaderBytes);
+        at += wire::batch_entry_bytes(e.size());
+      }
+      check(at == frames[0].data() + frames[0].size());
+    } catch (const WireError&) {
+    }
   }
   return 0;
 }

@@ -136,6 +136,7 @@ void validate(const ChannelOptions& o, Pattern pattern, const std::string& where
     fail("heartbeats", "an interval above 0 ms and at least 1 missed beat",
          fmt::format("{} ms and {}", o.heartbeat_interval.count(), o.missed_heartbeats));
   if (o.peer_timeout.count() < 0) fail("peer_timeout", "0 ms or more", "a negative time");
+  if (o.coalesce_delay.count() < 0) fail("coalesce_delay", "0 us (no coalescing) or more", "a negative time");
 }
 
 }  // namespace
@@ -482,6 +483,7 @@ ChannelCounters Channel::counters() const {
     n.credit = c.sender->credit();
     n.refusals = c.sender->refusals_received();
     n.shared = c.sender->shared();
+    n.coalesced = c.sender->coalesced();
   }
   return n;
 }

@@ -98,6 +98,18 @@ struct ChannelOptions {
   bool crc = false;                  // send a CRC-32C of the data frames
   // Data messages below this many bytes travel packed in one frame.
   size_t pack_below = 4096;
+  // Reliable sending: coalescing (Kafka's linger). Messages of one frame
+  // (packed data, ends of stream, barriers) sent within coalesce_delay of
+  // each other travel together in one ZeroMQ frame of at most
+  // coalesce_bytes (WIRE_FORMAT.md, "Batches"): a ZeroMQ message costs far
+  // more than copying a small one. A message goes at once when the channel
+  // has sent nothing for coalesce_delay, so a lone message waits for
+  // nothing; in a burst, the batch goes when it is full or coalesce_delay
+  // after its first message. flush sends what waits at once. A zero delay
+  // sends every message alone (a latency-sensitive edge); so does a
+  // receiver that does not take batches (an older or a Python one).
+  std::chrono::microseconds coalesce_delay{50};
+  size_t coalesce_bytes = 64 * 1024;
   std::vector<uint64_t> subscribe;   // sub: stream ids to receive; empty: all
   std::chrono::milliseconds linger{2000};  // how long close waits for unsent messages
 
@@ -173,6 +185,8 @@ struct ChannelCounters {
   // Data and updates that went (sending) or came (receiving) as
   // shared-memory references, not copied frames.
   uint64_t shared = 0;
+  // Sending: messages that went coalesced with others in a batch.
+  uint64_t coalesced = 0;
 };
 
 // A message a reliable sender's receiver refused (Channel::refuse): its

@@ -46,8 +46,7 @@ wire::MapShared refuse_shared(const std::string& why) {
   return [why](const SharedHandle&) -> std::shared_ptr<void> { throw WireError(why); };
 }
 
-wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes, size_t max_frames,
-                              const std::string& where, const wire::MapShared& map) {
+void check_incoming(const Incoming& in, int64_t max_bytes, size_t max_frames, const std::string& where) {
   if (in.total > max_bytes)
     throw WireError(error_message(where, "message size",
                                   fmt::format("at most max_message_bytes = {} bytes", max_bytes), in.total));
@@ -55,6 +54,11 @@ wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes
     throw WireError(error_message(
         where, "frame count",
         fmt::format("at most {} frames within max_message_bytes = {}", max_frames, max_bytes), in.frames));
+}
+
+wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes, size_t max_frames,
+                              const std::string& where, const wire::MapShared& map) {
+  check_incoming(in, max_bytes, max_frames, where);
   return wire::decode(received_frames(in, skip), {.max_message_bytes = max_bytes}, where, map);
 }
 
@@ -83,6 +87,21 @@ bool write_frames(zmq::socket_ref socket, const std::vector<wire::Frame>& frames
     if (!socket.send(msg, flags)) return false;
   }
   return true;
+}
+
+bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
+                 const std::vector<const wire::Frame*>& messages, bool dont_wait) {
+  size_t bytes = wire::kHeaderBytes;
+  for (const wire::Frame* f : messages) bytes += wire::batch_entry_bytes(f->size);
+  zmq::message_t batch(bytes);
+  auto* out = static_cast<uint8_t*>(batch.data());
+  wire::write_header({wire::Kind::Batch, 0, stream_id, first_seq, static_cast<uint32_t>(messages.size()), 0}, out);
+  out += wire::kHeaderBytes;
+  for (const wire::Frame* f : messages) {
+    wire::write_batch_entry({static_cast<const uint8_t*>(f->data), f->size}, out);
+    out += wire::batch_entry_bytes(f->size);
+  }
+  return socket.send(batch, dont_wait ? zmq::send_flags::dontwait : zmq::send_flags::none).has_value();
 }
 
 bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait) {

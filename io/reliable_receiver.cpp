@@ -48,6 +48,7 @@ void AckQueue::push(uint64_t peer, uint64_t seq, What what) {
     if (closed) return;
     wake = pending.empty();
     pending.push_back({peer, seq, what});
+    any.store(true, std::memory_order_release);
   }
   // One wake-up per batch: the receiving thread takes them all at once.
   if (wake) {
@@ -58,9 +59,11 @@ void AckQueue::push(uint64_t peer, uint64_t seq, What what) {
 
 std::vector<AckQueue::Entry> AckQueue::take() {
   std::vector<Entry> out;
+  if (!any.load(std::memory_order_acquire)) return out;
   std::lock_guard lock(mutex);
   if (pending.empty()) return out;  // nothing pushed, so no wake-up to drain: no system call per message
   out.swap(pending);
+  any.store(false, std::memory_order_relaxed);
   uint64_t drained;
   (void)!::read(wake_fd, &drained, sizeof drained);
   return out;
@@ -95,8 +98,10 @@ ReliableReceiver::~ReliableReceiver() {
       }
       // Only heartbeats matter now; data is left for the sender to send to
       // the next receiver (it was not acknowledged, nor taken).
-      if (auto m = accept(in, Clock::now())) untake(peers_.at(m->peer));
+      accept(in, Clock::now());
     }
+    // Nor what was taken and never handed on: given back, last first.
+    for (; !ready_.empty(); ready_.pop_back()) untake(peers_.at(ready_.back().peer));
   } catch (const std::exception& e) {
     logger().warn("{}: last acknowledgements not confirmed: {}", where_, e.what());
   }
@@ -177,10 +182,11 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
     return;
   }
   wire::Message m;
-  m.header = {kind, 0, p.stream_id, acknowledgement(p), 0, 0};
+  m.header = {kind, wire::kFlagTakesBatches, p.stream_id, acknowledgement(p), 0, 0};
   if (p.share == Peer::Share::Yes) {
     m.shared = true;
     for (const auto& [seq, bytes] : p.leased) m.leases.push_back(seq);
+    m.pid = static_cast<uint64_t>(::getpid());  // the sender reuses what it lent once this process is gone
   }
   // Checkpoint: what the owner finished and has not committed stays with
   // the sender (it is sent again if this receiver restarts), and the grant
@@ -295,6 +301,18 @@ void ReliableReceiver::skip(Peer& p, uint64_t seq) {
 
 void ReliableReceiver::resume_stream(uint64_t stream_id, uint64_t next_seq) {
   streams_[stream_id] = next_seq;  // sessions met or not: accept applies it to their next message
+  // Taken already but not handed on (the rest of a batch): dropped as
+  // accept drops what comes below the stream's position.
+  for (auto it = ready_.begin(); it != ready_.end();) {
+    auto peer = peers_.find(it->peer);
+    if (peer == peers_.end() || it->header.stream_id != stream_id || it->header.seq >= next_seq) {
+      ++it;
+      continue;
+    }
+    ++duplicates_;
+    skip(peer->second, it->header.seq);
+    it = ready_.erase(it);
+  }
 }
 
 void ReliableReceiver::mark_done(uint64_t session, uint64_t seq) {
@@ -416,28 +434,74 @@ void ReliableReceiver::keep_alive() {
   beat(Clock::now());
 }
 
-std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
+void ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
   const uint64_t session = session_of((*in.parts)[0]);
   if (session == 0) {
     reject(where_ + ": a peer without a sluice sender's routing id (a plain push? set delivery = Plain on both ends)");
-    return std::nullopt;
+    return;
   }
+  const std::optional<wire::Header> h = header_of(in);
   if (!peers_.contains(session)) {
     // A sender this receiver has not met: it restarted, or this receiver did
     // and the sender's socket still held what it had sent to the one before
     // (shared-memory references among it, agreed with that one). Only a
     // heartbeat, which meets it, is read; anything else gets credit, which
     // makes it say where its stream stands and send again from there.
-    const std::optional<wire::Header> h = header_of(in);
     if (h && h->kind != wire::Kind::Heartbeat && !wire::is_control(h->kind)) {
       Peer p;
       p.routing_id = routing_id_of(session);
       p.stream_id = h->stream_id;
       send_control(p, wire::Kind::Credit, now);
-      return std::nullopt;
+      return;
     }
   }
+  const zmq::message_t& first = in.parts->size() > 1 ? (*in.parts)[1] : (*in.parts)[0];
+  const wire::Bytes header_frame{static_cast<const uint8_t*>(first.data()), in.parts->size() > 1 ? first.size() : 0};
   const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
+  try {
+    check_incoming(in, options_.max_message_bytes, max_frames, where_);
+    if (h && h->kind == wire::Kind::Batch) {
+      if (in.frames != 2)
+        throw WireError(error_message(fmt::format("{}: batch from seq {}", where_, h->seq), "frames", 1,
+                                      in.frames - 1));
+      const std::shared_ptr<void> owner(in.parts, &(*in.parts)[1]);
+      for (wire::Bytes entry : wire::split_batch(header_frame, where_))
+        accept_one(session, {{entry, owner}}, entry.size(), now);
+      return;
+    }
+  } catch (const WireError& e) {
+    reject(e.what());
+    take_unreadable(session, header_frame, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
+    return;
+  }
+  accept_one(session, received_frames(in, 1), static_cast<uint64_t>(in.total) - (*in.parts)[0].size(), now);
+}
+
+void ReliableReceiver::take_unreadable(uint64_t session, wire::Bytes header_frame, uint64_t bytes) {
+  auto it = peers_.find(session);
+  if (it == peers_.end()) return;
+  Peer& p = it->second;
+  std::optional<wire::Header> h;
+  try {
+    h = wire::read_header(header_frame, "", /*packed_ok=*/true);
+  } catch (const WireError&) {
+    return;
+  }
+  if (h->seq != p.expected) return;
+  // A batch's places: at most as many as its bytes could hold.
+  const uint64_t places =
+      h->kind != wire::Kind::Batch
+          ? 1
+          : std::min<uint64_t>(h->count, header_frame.size() / (wire::kBatchEntryHeaderBytes + wire::kHeaderBytes));
+  for (uint64_t i = 0; i < places; ++i) {
+    take(p, h->kind == wire::Kind::Batch ? 0 : bytes);
+    mark_done(p, p.expected - 1);
+  }
+}
+
+void ReliableReceiver::accept_one(uint64_t session, std::vector<wire::ReceivedFrame> frames, uint64_t bytes,
+                                  Clock::time_point now) {
+  const wire::Bytes header_frame = frames.empty() ? wire::Bytes{} : frames[0].bytes;
   wire::Message m;
   try {
     const auto known = peers_.find(session);
@@ -449,18 +513,11 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
             ""));
       return known->second.mappings.map(h);
     };
-    m = decode_incoming(in, 1, options_.max_message_bytes, max_frames, where_, map);
+    m = wire::decode(std::move(frames), {.max_message_bytes = options_.max_message_bytes}, where_, map);
   } catch (const WireError& e) {
     reject(e.what());
-    // A malformed message still takes its place in the stream, or the
-    // sender would send it again for ever.
-    auto it = peers_.find(session);
-    const std::optional<wire::Header> h = header_of(in);
-    if (it != peers_.end() && h && h->seq == it->second.expected) {
-      take(it->second, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
-      mark_done(session, h->seq);
-    }
-    return std::nullopt;
+    take_unreadable(session, header_frame, bytes);
+    return;
   }
   auto it = peers_.find(session);
   const wire::Header& h = m.header;
@@ -483,7 +540,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     }
     if (m.control.session == 0) {
       reject(where_ + ": heartbeat: expected the sender's session, found 0");
-      return std::nullopt;
+      return;
     }
     // Sent and not here: lost with a connection. Ask again from the gap.
     if (m.control.next > p.expected) {
@@ -491,13 +548,13 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     } else {
       send_control(p, wire::Kind::Credit, now);
     }
-    return std::nullopt;
+    return;
   }
   if (wire::is_control(h.kind)) {
     reject(error_message(fmt::format("{}: seq {}", where_, h.seq), "kind",
                          "data, end of stream, error, checkpoint barrier, update or heartbeat from a sender",
                          wire::kind_name(h.kind)));
-    return std::nullopt;
+    return;
   }
   Peer& p = it->second;  // met: by a heartbeat, the only message read from a sender not met
   p.last_heard = now;
@@ -509,11 +566,11 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     } else if (acknowledgement(p) == p.acked_sent) {
       send_control(p, wire::Kind::Ack, now);  // it went back past our ack: say it again
     }
-    return std::nullopt;
+    return;
   }
   if (h.seq > p.expected) {
     ask_resend(p, now);
-    return std::nullopt;
+    return;
   }
   // A stream that sessions before this one (or a checkpoint) took further:
   // what it sends below that was taken already. Checked on each message, not
@@ -525,7 +582,7 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
     skip_to(p, *floor);
     ++duplicates_;
     skip(p, h.seq);
-    return std::nullopt;
+    return;
   }
   if (!p.placed && floor && *floor < h.seq) {
     // The sender no longer keeps what its stream had before this (it was
@@ -544,13 +601,12 @@ std::optional<wire::Message> ReliableReceiver::accept(Incoming& in, Clock::time_
   if (h.kind == wire::Kind::EndOfStream) p.ended = true;
   // What it weighs for credit is what its frames would hold: the data a
   // reference names counts as the sender counts it.
-  uint64_t bytes = static_cast<uint64_t>(in.total) - (*in.parts)[0].size();
   if (m.shared)
     for (const Tensor& t : m.tensors) bytes += static_cast<uint64_t>(t.spec().bytes()) - wire::kSharedRefBytes;
   take(p, bytes);
   m.peer = session;
   if (m.shared) lease(p, m);
-  return m;
+  ready_.push_back(std::move(m));
 }
 
 bool ReliableReceiver::takes_shared(const wire::Message& heartbeat) const {
@@ -600,14 +656,17 @@ void ReliableReceiver::lease(Peer& p, wire::Message& m) {
   }
 }
 
+wire::Message ReliableReceiver::hand_on() {
+  wire::Message m = std::move(ready_.front());
+  ready_.pop_front();
+  if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m.peer, m.header.seq};
+  return m;
+}
+
 std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds timeout) {
   throw_losses();
-  if (after_loss_) {
-    std::optional<wire::Message> m = std::exchange(after_loss_, std::nullopt);
-    if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m->peer, m->header.seq};
-    return m;
-  }
   take_acks(/*flush_all=*/false);
+  if (!ready_.empty()) return hand_on();
   const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
   std::optional<Clock::time_point> deadline, quiet_since;
   Incoming in;
@@ -623,14 +682,10 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
     if (got) {
       // A loss found on a message taken is said first; the message, the
       // owner's already, comes with the next recv.
-      std::optional<wire::Message> m = accept(in, now);
-      if (m && !lost_.empty()) after_loss_ = std::exchange(m, std::nullopt);
-      if (!m) {
-        throw_losses();
-        continue;
-      }
-      if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m->peer, m->header.seq};
-      return m;
+      accept(in, now);
+      throw_losses();
+      if (ready_.empty()) continue;
+      return hand_on();
     }
     // Nothing to read. What was done with is acknowledged once the socket
     // has stayed quiet for kAckDelay: a receiver that keeps up with its

@@ -2,8 +2,15 @@
 // mode"). A message is sent on the caller's thread when credit allows, so
 // it costs no hand-off; the pacemaker does the rest while the caller is away.
 
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include <sluice/base/detail/log.h>
 #include <sluice/io/detail/channel_impl.h>
@@ -60,18 +67,69 @@ ReliableSender::~ReliableSender() {
   }
   stop_cv_.notify_all();
   pacemaker_.join();
+  for (const auto& [session, pidfd] : receiver_processes_) ::close(pidfd);
+}
+
+void ReliableSender::watch_receiver(uint64_t session, uint64_t pid) {
+  if (pid == 0 || pid > static_cast<uint64_t>(std::numeric_limits<pid_t>::max()) ||
+      receiver_processes_.contains(session))
+    return;
+  // Opened while the receiver is alive (it has just sent this record), so
+  // the pidfd is that process's even if its pid is later reused.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0) {
+    logger().debug("{}: cannot watch receiver process {} ({}): what it is lent stays until this sender closes",
+                   where_, pid, std::strerror(errno));
+    return;
+  }
+  receiver_processes_.emplace(session, pidfd);
+}
+
+void ReliableSender::reclaim_from_gone_receivers(Clock::time_point now) {
+  last_reclaimed_ = now;
+  for (auto it = receiver_processes_.begin(); it != receiver_processes_.end();) {
+    const auto [session, pidfd] = *it;
+    pollfd exited{pidfd, POLLIN, 0};
+    if (session == receiver_ || ::poll(&exited, 1, 0) != 1) {
+      ++it;
+      continue;
+    }
+    size_t freed = 0;
+    for (auto lent = lent_.begin(); lent != lent_.end();) {
+      const bool theirs = lent->first.second == session;
+      freed += theirs;
+      lent = theirs ? lent_.erase(lent) : std::next(lent);
+    }
+    if (freed > 0)
+      logger().debug("{}: receiver {:016x} is gone: the memory of {} message(s) lent to it is free", where_, session,
+                     freed);
+    ::close(pidfd);
+    it = receiver_processes_.erase(it);
+  }
 }
 
 void ReliableSender::pace() {
+  // A batch is due tens of microseconds after its first message: the
+  // default timer slack (50 us) would double that.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
   std::unique_lock lock(mutex_);
   bool logged = false;
+  Clock::time_point serviced = Clock::now();
   while (!stopping_) {
     // Often while there is something to deliver or a receiver to meet;
-    // otherwise twice a heartbeat interval.
+    // otherwise twice a heartbeat interval; and when a batch is due.
     const bool busy = receiver_ == 0 || !unacked_.empty();
-    const auto tick = busy ? std::chrono::milliseconds(5) : options_.heartbeat_interval / 2;
-    stop_cv_.wait_for(lock, tick, [this] { return stopping_; });
+    const Clock::time_point tick = serviced + (busy ? std::chrono::milliseconds(5) : options_.heartbeat_interval / 2);
+    std::optional<Clock::time_point> due = batch_due();
+    pacer_wakes_ = due ? std::min(tick, *due) : tick;
+    stop_cv_.wait_until(lock, pacer_wakes_);
+    pacer_wakes_ = Clock::time_point::min();
     if (stopping_) return;
+    // Woken early by send for a batch due sooner, or for one that a send
+    // has sent meanwhile: wait again.
+    const Clock::time_point now = Clock::now();
+    due = batch_due();
+    if (now < tick && !(due && *due <= now)) continue;
     try {
       service(std::chrono::milliseconds(0));
       logged = false;
@@ -80,6 +138,7 @@ void ReliableSender::pace() {
       if (!logged) logger().warn("{}: {}", where_, e.what());
       logged = true;
     }
+    serviced = Clock::now();
   }
 }
 
@@ -89,16 +148,20 @@ std::vector<Refusal> ReliableSender::refusals() const {
 }
 
 void ReliableSender::publish() {
-  published_.unacknowledged.store(unacked_.size());
-  published_.resent.store(resent_);
-  published_.peers_lost.store(peers_lost_);
-  published_.rejected.store(rejected_);
-  published_.refusals.store(refusals_received_);
-  published_.shared.store(shared_);
+  // Relaxed: each counter is read alone, and a sequentially consistent
+  // store costs a fence per counter per message.
+  constexpr auto relaxed = std::memory_order_relaxed;
+  published_.unacknowledged.store(unacked_.size(), relaxed);
+  published_.resent.store(resent_, relaxed);
+  published_.peers_lost.store(peers_lost_, relaxed);
+  published_.rejected.store(rejected_, relaxed);
+  published_.refusals.store(refusals_received_, relaxed);
+  published_.shared.store(shared_, relaxed);
+  published_.coalesced.store(coalesced_, relaxed);
   // The room room_for() sees, in messages.
   const uint64_t finished = receiver_ == 0 ? 0 : grant_.credit_messages - base_messages_;
   const uint64_t room = saturating_add(options_.credit_messages, finished);
-  published_.credit.store(room > unacked_.size() ? room - unacked_.size() : 0);
+  published_.credit.store(room > unacked_.size() ? room - unacked_.size() : 0, relaxed);
 }
 
 bool ReliableSender::alive(Clock::time_point now) const {
@@ -186,9 +249,11 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
     if (now >= deadline) return false;
     service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
   }
-  unacked_.push_back({next_seq_++, std::move(m), std::move(frames), bytes, false});
+  unacked_.push_back({next_seq_++, std::move(m), std::move(frames), bytes, false, now});
   unacked_bytes_ += bytes;
   transmit(now);
+  // A batch left waiting goes when due, by the pacemaker if no send comes first.
+  if (const std::optional<Clock::time_point> due = batch_due(); due && *due < pacer_wakes_) stop_cv_.notify_one();
   publish();
   return true;
 }
@@ -197,7 +262,7 @@ void ReliableSender::flush(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   const Clock::time_point deadline = Clock::now() + timeout;
   for (;;) {
-    service(std::chrono::milliseconds(0));
+    service(std::chrono::milliseconds(0), /*flush_batch=*/true);
     if (unacked_.empty()) return;
     const Clock::time_point now = Clock::now();
     check_receiver(now, 0);
@@ -207,11 +272,12 @@ void ReliableSender::flush(std::chrono::milliseconds timeout) {
           fmt::format("flush: {} message(s) not acknowledged within {} ms (seq {} to {})", unacked_.size(),
                       timeout.count(), unacked_.front().seq, unacked_.back().seq),
           "", ""));
-    service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
+    service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)),
+            /*flush_batch=*/true);
   }
 }
 
-void ReliableSender::service(std::chrono::milliseconds wait) {
+void ReliableSender::service(std::chrono::milliseconds wait, bool flush_batch) {
   // Whichever way it returns, what it read shows in the counters.
   struct Publish {
     ReliableSender& sender;
@@ -251,7 +317,9 @@ void ReliableSender::service(std::chrono::milliseconds wait) {
       continue;
     }
     if (now - last_sent_ >= options_.heartbeat_interval) send_heartbeat(now);
-    transmit(now);
+    transmit(now, flush_batch);
+    if (!receiver_processes_.empty() && now - last_reclaimed_ >= options_.heartbeat_interval)
+      reclaim_from_gone_receivers(now);
     if (heard_ && !alive(now) && !declared_dead_) {
       declared_dead_ = true;
       ++peers_lost_;
@@ -279,6 +347,9 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
   last_heard_ = now;
   heard_ = true;
   share_ = probe_ && m.shared;
+  batches_ = (m.header.flags & wire::kFlagTakesBatches) != 0;
+  gathered_ = {};
+  if (share_) watch_receiver(c.session, m.pid);
   if (declared_dead_) {
     declared_dead_ = false;
     logger().info("{}: the receiver is back", where_);
@@ -300,6 +371,8 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     base_messages_ = c.credit_messages;
     base_bytes_ = c.credit_bytes;
     send_heartbeat(now);
+    // A receiver that restarted: the one before may be gone already.
+    reclaim_from_gone_receivers(now);
   } else if (c.rewind > rewind_seen_) {
     // The receiver missed a message: go back to the one it expects.
     rewind_seen_ = c.rewind;
@@ -352,28 +425,85 @@ void ReliableSender::record_refusal(const wire::Message& m) {
   logger().info("{}: the receiver refused seq {}: {}", where_, seq, m.error);
 }
 
-void ReliableSender::transmit(Clock::time_point now) {
+void ReliableSender::transmit(Clock::time_point now, bool flush_batch) {
   if (receiver_ == 0 || !alive(now)) return;
   // Within the receiver's credit; one message above its byte credit goes alone.
-  while (sent_ < unacked_.size() && sent_ < grant_.credit_messages &&
-         (sent_ == 0 || sent_bytes_ + unacked_[sent_].bytes <= grant_.credit_bytes)) {
+  auto credit_allows = [&](size_t i, uint64_t bytes_before) {
+    return i < unacked_.size() && i < grant_.credit_messages &&
+           (i == 0 || bytes_before + unacked_[i].bytes <= grant_.credit_bytes);
+  };
+  while (credit_allows(sent_, sent_bytes_)) {
     if (unacked_[sent_].bytes > grant_.max_message_bytes)
       throw WireError(error_message(
           fmt::format("{}: seq {}", where_, unacked_[sent_].seq), "message size",
           fmt::format("at most {} bytes (the receiver's max_message_bytes)", grant_.max_message_bytes),
           unacked_[sent_].bytes));
+    // The batch from sent_: the one-frame messages that follow, within the
+    // credit and coalesce_bytes.
+    size_t end = sent_;
+    uint64_t bytes = sent_bytes_;
+    size_t batch_bytes = wire::kHeaderBytes;
+    if (gathered_.first_seq == unacked_[sent_].seq) {
+      end += gathered_.count;
+      bytes += gathered_.credit_bytes;
+      batch_bytes = gathered_.frame_bytes;
+    }
+    const uint64_t most = std::min<uint64_t>(options_.coalesce_bytes, grant_.max_message_bytes);
+    while (credit_allows(end, bytes) && batchable(unacked_[end]) &&
+           batch_bytes + wire::batch_entry_bytes(unacked_[end].frames[0].size) <= most) {
+      batch_bytes += wire::batch_entry_bytes(unacked_[end].frames[0].size);
+      bytes += unacked_[end].bytes;
+      ++end;
+    }
+    if (end > sent_) {
+      // It waits for company while more may come: not when something stops
+      // it short (a message that cannot join, the credit, coalesce_bytes),
+      // nor once its first message has waited coalesce_delay, nor when the
+      // channel sent nothing for that long (a lone message goes at once).
+      const bool due = flush_batch || end < unacked_.size() ||
+                       now - unacked_[sent_].queued >= options_.coalesce_delay ||
+                       now - last_data_sent_ >= options_.coalesce_delay;
+      if (!due) {
+        gathered_ = {unacked_[sent_].seq, end - sent_, bytes - sent_bytes_, batch_bytes};
+        return;
+      }
+    } else {
+      end = sent_ + 1;
+    }
     try {
-      if (!write_frames(socket_, frames_for_receiver(unacked_[sent_]), nullptr, /*dont_wait=*/true)) return;
+      bool written = false;
+      if (end == sent_ + 1) {
+        written = write_frames(socket_, frames_for_receiver(unacked_[sent_]), nullptr, /*dont_wait=*/true);
+      } else {
+        std::vector<const wire::Frame*> messages;
+        messages.reserve(end - sent_);
+        for (size_t i = sent_; i < end; ++i) messages.push_back(&unacked_[i].frames[0]);
+        written = write_batch(socket_, *stream_id_, unacked_[sent_].seq, messages, /*dont_wait=*/true);
+        if (written) coalesced_ += end - sent_;
+      }
+      gathered_ = {};
+      if (!written) return;
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) return;
       throw WireError(error_message(
           where_, fmt::format("send of seq {} failed: {}", unacked_[sent_].seq, e.what()), "", ""));
     }
-    sent_bytes_ += unacked_[sent_].bytes;
-    if (unacked_[sent_].shared) ++shared_;
-    ++sent_;
-    last_sent_ = now;
+    for (; sent_ < end; ++sent_) {
+      sent_bytes_ += unacked_[sent_].bytes;
+      if (unacked_[sent_].shared) ++shared_;
+    }
+    last_sent_ = last_data_sent_ = now;
   }
+}
+
+bool ReliableSender::batchable(Kept& k) {
+  return batches_ && options_.coalesce_delay.count() > 0 && frames_for_receiver(k).size() == 1 &&
+         wire::kHeaderBytes + wire::batch_entry_bytes(k.frames[0].size) <= options_.coalesce_bytes;
+}
+
+std::optional<Clock::time_point> ReliableSender::batch_due() const {
+  if (!batches_ || receiver_ == 0 || sent_ >= unacked_.size()) return std::nullopt;
+  return unacked_[sent_].queued + options_.coalesce_delay;
 }
 
 const std::vector<wire::Frame>& ReliableSender::frames_for_receiver(Kept& k) {

@@ -42,21 +42,22 @@ Bytes bytes_of(const std::string& text) { return {reinterpret_cast<const uint8_t
 // What a reader would reject in `m`, refused before any frame is made.
 void check_encodable(const Message& m) {
   const Header& h = m.header;
-  const std::string at = fmt::format("encode: seq {}", h.seq);
+  // Built only where it is needed: a data message's path formats nothing.
+  auto at = [&] { return fmt::format("encode: seq {}", h.seq); };
   if (static_cast<uint8_t>(h.kind) > static_cast<uint8_t>(Kind::Update))
     throw WireError(error_message(
         "encode", "kind", "data, end of stream, error, credit, ack, checkpoint barrier, heartbeat or update",
         fmt::format("{} ({})", static_cast<int>(h.kind), kind_name(h.kind))));
   if (!carries_tensors(h.kind) && !m.tensors.empty())
-    throw WireError(error_message(at, "tensors",
+    throw WireError(error_message(at(), "tensors",
                                   fmt::format("none (a {} message carries no tensors)", kind_name(h.kind)),
                                   m.tensors.size()));
   if (h.kind == Kind::Error && !valid_utf8(bytes_of(m.error)))
-    throw WireError(error_message(at, "error message", "UTF-8 text", "invalid bytes"));
+    throw WireError(error_message(at(), "error message", "UTF-8 text", "invalid bytes"));
   if (h.kind == Kind::Update) {
-    check_target(bytes_of(m.target), at);
+    check_target(bytes_of(m.target), at());
     if (m.tensors.empty())
-      throw WireError(error_message(at, "update", "at least 1 tensor", m.tensors.size()));
+      throw WireError(error_message(at(), "update", "at least 1 tensor", m.tensors.size()));
   }
 }
 
@@ -69,6 +70,7 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   h.flags = options.crc ? kFlagCrc : 0;
   h.crc = 0;
   if (is_control(h.kind)) {
+    h.flags |= m.header.flags & kFlagTakesBatches;  // a receiver's, as its writer says
     if (m.probe && h.kind == Kind::Heartbeat) h.flags |= kFlagShareOffer;
     if (m.shared) {
       if (m.leases.size() > kMaxLeases)
@@ -76,6 +78,7 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
                                       fmt::format("at most {}", kMaxLeases), m.leases.size()));
       h.flags |= kFlagShared;
       h.count = static_cast<uint32_t>(m.leases.size());
+      if (m.pid != 0) h.flags |= kFlagPid;
     }
     if (!(h.flags & (kFlagShared | kFlagShareOffer)))
       return one_frame<kControlBytes>(h, [&](uint8_t* out) { write_control(m.control, out); });
@@ -92,6 +95,8 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
       for (int b = 0; b < 8; ++b) out[b] = static_cast<uint8_t>(seq >> (8 * b));
       out += 8;
     }
+    if (h.flags & kFlagPid)
+      for (int b = 0; b < 8; ++b) out[b] = static_cast<uint8_t>(m.pid >> (8 * b));
     return {{bytes->data(), bytes->size(), bytes}};
   }
   if (h.kind == Kind::Barrier)
@@ -108,8 +113,9 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   if (h.kind == Kind::Data && packed_bytes < options.pack_below && !options.shared) {
     // One frame: the header, then each tensor as an .npy file.
     h.flags |= kFlagPacked;
-    auto bytes = std::make_shared<std::string>(packed_bytes, '\0');
-    auto* out = reinterpret_cast<uint8_t*>(bytes->data()) + kHeaderBytes;
+    // One allocation: the control block and the bytes together.
+    std::shared_ptr<uint8_t[]> bytes = std::make_shared_for_overwrite<uint8_t[]>(packed_bytes);
+    uint8_t* out = bytes.get() + kHeaderBytes;
     for (const Tensor& t : host) {
       auto npy = npy_header(t.spec());
       std::memcpy(out, npy->data(), npy->size());
@@ -119,8 +125,8 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
       if (options.crc) h.crc = crc32c(h.crc, out, size);
       out += size;
     }
-    write_header(h, reinterpret_cast<uint8_t*>(bytes->data()));
-    frames.push_back({bytes->data(), bytes->size(), bytes});
+    write_header(h, bytes.get());
+    frames.push_back({bytes.get(), packed_bytes, std::move(bytes)});
     return frames;
   }
   frames.reserve(1 + 2 * host.size());
@@ -172,6 +178,7 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
   m.shared = (parsed.header.flags & kFlagShared) != 0;
   m.probe = parsed.probe;
   m.leases = std::move(parsed.leases);
+  m.pid = parsed.pid;
   m.tensors.reserve(parsed.tensors.size());
   const bool packed = (parsed.header.flags & kFlagPacked) != 0;
   const size_t first_data = first_tensor_frame(parsed.header.kind) + 1;

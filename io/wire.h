@@ -42,7 +42,7 @@ struct ReceivedFrame {
 };
 
 struct Message {
-  Header header;                // encode sets count, flags and crc itself
+  Header header;                // encode sets count, flags (but a control's kFlagTakesBatches) and crc itself
   std::vector<Tensor> tensors;  // Data, Update
   std::string error;            // Error: UTF-8
   std::string target;           // Update: what to apply the tensors to (a pipeline stage), UTF-8
@@ -59,6 +59,10 @@ struct Message {
   bool shared = false;
   std::optional<SharedHandle> probe;
   std::vector<uint64_t> leases;
+  // A receiver's control message that takes shared memory: its process id
+  // (kFlagPid), which its sender watches to reuse what it lent once the
+  // process is gone. 0: not said.
+  uint64_t pid = 0;
 };
 
 struct EncodeOptions {

@@ -132,6 +132,7 @@ std::string_view kind_name(Kind kind) {
     case Kind::Barrier: return "checkpoint barrier";
     case Kind::Heartbeat: return "heartbeat";
     case Kind::Update: return "update";
+    case Kind::Batch: return "batch";
   }
   return "unknown";
 }
@@ -161,9 +162,9 @@ Header read_header(Bytes f, std::string_view where, bool packed_ok) {
     wire_fail(where, "header frame", fmt::format("{} bytes", kHeaderBytes), f.size());
   if (std::memcmp(f.data(), kMagic, 4) != 0) wire_fail(where, "header frame", "magic SLCE", "other bytes");
   if (f[4] != kVersion) wire_fail(where, "header frame", "version 1", unsigned{f[4]});
-  if (f[5] > static_cast<uint8_t>(Kind::Update)) {
+  if (f[5] > static_cast<uint8_t>(Kind::Batch)) {
     wire_fail(where, "header frame",
-         "kind 0 to 7 (data, end of stream, error, credit, ack, checkpoint barrier, heartbeat, update)",
+         "kind 0 to 8 (data, end of stream, error, credit, ack, checkpoint barrier, heartbeat, update, batch)",
          unsigned{f[5]});
   }
   Header h;
@@ -230,6 +231,50 @@ uint64_t read_checkpoint(Bytes f, std::string_view where) {
   return get<uint64_t>(f.data());
 }
 
+void write_batch_entry(Bytes frame, uint8_t* out) {
+  put<uint32_t>(out, static_cast<uint32_t>(frame.size()));
+  put<uint32_t>(out + 4, 0);
+  std::memcpy(out + kBatchEntryHeaderBytes, frame.data(), frame.size());
+  const size_t end = batch_entry_bytes(frame.size());
+  std::memset(out + kBatchEntryHeaderBytes + frame.size(), 0, end - kBatchEntryHeaderBytes - frame.size());
+}
+
+std::vector<Bytes> split_batch(Bytes frame, std::string_view where) {
+  const Header h = read_header(frame, where, /*packed_ok=*/true);
+  if (h.kind != Kind::Batch) wire_fail(where, "kind", "batch", kind_name(h.kind));
+  auto at = [&] { return fmt::format("{}: batch from seq {}", where, h.seq); };
+  // The smallest entry is a header alone: the count cannot claim more.
+  constexpr size_t kSmallest = kBatchEntryHeaderBytes + kHeaderBytes;
+  if (h.count == 0 || h.count > (frame.size() - kHeaderBytes) / kSmallest)
+    wire_fail(at(), "message count", fmt::format("1 to {} (what {} bytes hold)",
+                                                 (frame.size() - kHeaderBytes) / kSmallest, frame.size()),
+              h.count);
+  std::vector<Bytes> entries;
+  entries.reserve(h.count);
+  size_t at_byte = kHeaderBytes;
+  while (at_byte < frame.size()) {
+    if (entries.size() == h.count)
+      wire_fail(at(), "size", fmt::format("{} messages ending at byte {}", h.count, at_byte), frame.size());
+    if (frame.size() - at_byte < kSmallest)
+      wire_fail(at(), fmt::format("message {}", entries.size()), "a length word and at least a header",
+                fmt::format("{} bytes left", frame.size() - at_byte));
+    const size_t length = get<uint32_t>(frame.data() + at_byte);
+    if (get<uint32_t>(frame.data() + at_byte + 4) != 0)
+      wire_fail(at(), fmt::format("message {}", entries.size()), "a reserved word of 0", "another value");
+    if (length < kHeaderBytes || batch_entry_bytes(length) > frame.size() - at_byte)
+      wire_fail(at(), fmt::format("message {}", entries.size()),
+                fmt::format("{} to {} bytes", kHeaderBytes, frame.size() - at_byte - kBatchEntryHeaderBytes),
+                length);
+    const size_t start = at_byte + kBatchEntryHeaderBytes, end = at_byte + batch_entry_bytes(length);
+    for (size_t i = start + length; i < end; ++i)
+      if (frame[i] != 0) wire_fail(at(), fmt::format("message {}", entries.size()), "zero padding", "other bytes");
+    entries.push_back(frame.subspan(start, length));
+    at_byte = end;
+  }
+  if (entries.size() != h.count) wire_fail(at(), "message count", h.count, entries.size());
+  return entries;
+}
+
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::string_view where) {
   if (frames.empty()) wire_fail(where, "", "a header frame", "an empty message");
   // The total first: nothing below may cost more than the bytes received.
@@ -241,6 +286,9 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   Parsed m;
   m.header = read_header(frames[0], where, /*packed_ok=*/true);
   const Header& h = m.header;
+  if (h.kind == Kind::Batch)
+    wire_fail(where, "kind", "one message (a batch is split into its messages by a reliable receiver)",
+              "a batch");
   const bool packed = (h.flags & kFlagPacked) != 0;
   const bool shared = (h.flags & kFlagShared) != 0;
   // Built only on failure: the common path must not format strings.
@@ -261,6 +309,9 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   if (shared && (packed || !(carries_tensors(h.kind) || is_control(h.kind))))
     wire_fail(at(), "flags", "shared (bit 2) only on data, updates and control messages, never packed",
               fmt::format("it on kind {}{}", kind_name(h.kind), packed ? ", packed" : ""));
+  if ((h.flags & kFlagPid) && !(shared && is_control(h.kind)))
+    wire_fail(at(), "flags", "pid (bit 5) only on control messages that take shared memory (bit 2)",
+              fmt::format("it on kind {}{}", kind_name(h.kind), shared ? "" : " without bit 2"));
   if ((h.flags & kFlagShareOffer) && h.kind != Kind::Heartbeat)
     wire_fail(at(), "flags", "share offer (bit 3) only on heartbeats", fmt::format("it on kind {}", kind_name(h.kind)));
   if (shared && is_control(h.kind) && h.count > kMaxLeases)
@@ -294,6 +345,8 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   if (is_control(h.kind) && shared) {
     m.leases.resize(h.count);  // at most kMaxLeases, and the frame's size was checked against it
     for (uint32_t i = 0; i < h.count; ++i) m.leases[i] = get<uint64_t>(frames[0].data() + after + 8 * size_t{i});
+    after += 8 * size_t{h.count};
+    if (h.flags & kFlagPid) m.pid = get<uint64_t>(frames[0].data() + after);
   }
   if (h.kind == Kind::Barrier) m.checkpoint = read_checkpoint(frames[0].subspan(kHeaderBytes), at());
   // A packed message's tensors follow the header in its one frame; each

@@ -38,6 +38,11 @@ enum class Kind : uint8_t {
   // (UTF-8), then the tensors as in a data message, never packed. A stream
   // message like data: numbered and delivered in order.
   Update = 7,
+  // Reliable mode only: small one-frame messages of one sender (packed
+  // data, ends of stream, barriers) coalesced into one frame, for a
+  // receiver that says it takes them (kFlagTakesBatches). The channel
+  // splits it (split_batch) before anything is parsed; parse refuses it.
+  Batch = 8,
 };
 
 enum Flags : uint16_t {
@@ -52,6 +57,12 @@ enum Flags : uint16_t {
   // On a sender's heartbeat: it offers shared memory; a reference to its
   // probe (8 bytes holding its session) follows the control record.
   kFlagShareOffer = 1 << 3,
+  // On a reliable receiver's control message: it takes batches (Kind::Batch).
+  kFlagTakesBatches = 1 << 4,
+  // On a reliable receiver's control message taking shared memory: its
+  // process id follows (a u64 after the leases), so that its sender knows
+  // when it is gone and may reuse the memory it lent it.
+  kFlagPid = 1 << 5,
 };
 // A shared-memory reference: pid u32, fd u32, then segment, offset, bytes
 // and generation as u64, little-endian (devices/shared_memory.h).
@@ -114,6 +125,7 @@ struct Parsed {
   uint64_t checkpoint = 0;          // Barrier: the checkpoint it closes
   std::optional<SharedHandle> probe;  // a sender's heartbeat offering shared memory: its probe
   std::vector<uint64_t> leases;       // a receiver's control message taking shared memory
+  uint64_t pid = 0;                   // kFlagPid: the receiver's process id (else 0)
 };
 
 // True for the kinds of the reliable protocol's control messages.
@@ -125,14 +137,35 @@ inline bool carries_tensors(Kind kind) { return kind == Kind::Data || kind == Ki
 inline size_t first_tensor_frame(Kind kind) { return kind == Kind::Update ? 2 : 1; }
 // The bytes of a header frame that is not packed: the header, and the
 // record a control message or a barrier carries after it (then a
-// heartbeat's probe reference, a receiver's leases).
+// heartbeat's probe reference, a receiver's leases and its pid).
 inline size_t header_frame_bytes(const Header& h) {
   const bool control = is_control(h.kind);
   const bool offer = h.kind == Kind::Heartbeat && (h.flags & kFlagShareOffer);
   const bool leases = control && (h.flags & kFlagShared);
+  const bool pid = control && (h.flags & kFlagPid);
   return kHeaderBytes + (control ? kControlBytes : h.kind == Kind::Barrier ? kBarrierBytes : 0) +
-         (offer ? kSharedRefBytes : 0) + (leases ? 8 * size_t{h.count} : 0);
+         (offer ? kSharedRefBytes : 0) + (leases ? 8 * size_t{h.count} : 0) + (pid ? 8 : 0);
 }
+
+// A batch frame (WIRE_FORMAT.md, "Batches"): the 32-byte header (kind 8,
+// `count` the messages it holds, `seq` the first one's), then per message a
+// u32 length, a u32 0, the message's one frame and zeros up to a multiple
+// of 8 bytes (which keeps each message's tensors as aligned as the frame).
+inline constexpr size_t kBatchEntryHeaderBytes = 8;
+// What one message of `frame_bytes` takes in a batch frame.
+inline size_t batch_entry_bytes(size_t frame_bytes) {
+  return kBatchEntryHeaderBytes + (frame_bytes + 7) / 8 * 8;
+}
+// Writes a message's frame as an entry at `out` (batch_entry_bytes(frame.size()) bytes).
+void write_batch_entry(Bytes frame, uint8_t* out);
+// The messages of a batch frame, in order, each the bytes of its one frame
+// (not parsed: each is parsed as a message of its own). WireError naming
+// `where` when the header is not a batch's, `count` is 0, an entry is
+// shorter than a header or runs past the frame, its padding or reserved
+// word is not 0, or the entries do not fill the frame exactly or number
+// other than `count`. Allocates nothing beyond the list it returns, which
+// is at most one entry per 40 bytes of the frame.
+std::vector<Bytes> split_batch(Bytes frame, std::string_view where);
 
 // Validates every frame of one message: the header (magic, version, kind,
 // frame count), each tensor's .npy header (version 1.0, dtype, rank, dims)
@@ -149,7 +182,7 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits = {}, std
 // callers pass 0 for bits they do not define.
 void write_header(const Header& h, uint8_t* out);
 // Checks size (at least 32 bytes when `packed_ok`, so that a packed
-// message's frame passes; else exactly 32), magic, version and kind (0 to 7);
+// message's frame passes; else exactly 32), magic, version and kind (0 to 8);
 // unknown flag bits are ignored.
 Header read_header(Bytes frame, std::string_view where, bool packed_ok = false);
 
@@ -174,7 +207,7 @@ bool valid_utf8(Bytes text);
 // kMaxTargetBytes bytes of UTF-8.
 void check_target(Bytes name, std::string_view where);
 
-// "data", "end of stream", "error", "credit", "ack", "checkpoint barrier", "heartbeat", "update".
+// "data", "end of stream", "error", "credit", "ack", "checkpoint barrier", "heartbeat", "update", "batch".
 std::string_view kind_name(Kind kind);
 
 }  // namespace sluice::wire

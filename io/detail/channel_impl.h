@@ -40,8 +40,10 @@ struct Incoming {
 bool read_multipart(zmq::socket_ref socket, Incoming& in, int64_t max_bytes, size_t max_frames);
 // in.parts[skip...] as received frames, each keeping every part alive.
 std::vector<wire::ReceivedFrame> received_frames(const Incoming& in, size_t skip);
-// The message in in.parts[skip...] (skip 1 on a ROUTER: its routing id);
-// `map` opens its shared-memory references.
+// WireError naming `where` when `in` holds more than max_bytes or max_frames.
+void check_incoming(const Incoming& in, int64_t max_bytes, size_t max_frames, const std::string& where);
+// The message in in.parts[skip...] (skip 1 on a ROUTER: its routing id),
+// checked as above; `map` opens its shared-memory references.
 wire::Message decode_incoming(const Incoming& in, size_t skip, int64_t max_bytes, size_t max_frames,
                               const std::string& where, const wire::MapShared& map);
 // A MapShared that refuses every reference, saying `why`: for those who
@@ -54,6 +56,10 @@ wire::MapShared refuse_shared(const std::string& why);
 // not copied: ZeroMQ holds a reference to their owner until they are sent.
 bool write_frames(zmq::socket_ref socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,
                   bool dont_wait);
+// Writes `messages` (each one frame) as one batch frame (Kind::Batch;
+// WIRE_FORMAT.md, "Batches"), copied into it; false as write_frames.
+bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
+                 const std::vector<const wire::Frame*>& messages, bool dont_wait);
 
 // Waits on a socket (and an extra file descriptor when >= 0) for input, up
 // to `wait` (negative: forever). EINTR counts as woken. Whether the extra
@@ -95,6 +101,7 @@ class ReliableSender {
   uint64_t refusals_received() const { return published_.refusals.load(); }
   uint64_t credit() const { return published_.credit.load(); }
   uint64_t shared() const { return published_.shared.load(); }
+  uint64_t coalesced() const { return published_.coalesced.load(); }
   std::vector<Refusal> refusals() const;
 
  private:
@@ -104,6 +111,7 @@ class ReliableSender {
     std::vector<wire::Frame> frames;  // as last encoded
     uint64_t bytes;                   // of the message in frames (what credit counts)
     bool shared = false;              // frames are shared-memory references
+    Clock::time_point queued;         // when send took it: a batch waits at most coalesce_delay from it
   };
   // Its frames in the form the receiver takes (shared-memory references or
   // frames of its own), encoding it again when that is not the form it has.
@@ -111,11 +119,18 @@ class ReliableSender {
   // Reads what the receiver sent, beats, and sends what the credit allows;
   // waits up to `wait` for the receiver when there is nothing to read.
   // Called with mutex_ held.
-  void service(std::chrono::milliseconds wait);
+  // `flush_batch`: what waits to be coalesced goes now.
+  void service(std::chrono::milliseconds wait, bool flush_batch = false);
   void handle(const wire::Message& m, Clock::time_point now);
   // An error record from the receiver: it refused message m.header.seq.
   void record_refusal(const wire::Message& m);
-  void transmit(Clock::time_point now);
+  // Sends what the receiver's credit allows, coalescing one-frame messages
+  // into batches; a batch not yet due (coalesce_delay) waits unless `flush_batch`.
+  void transmit(Clock::time_point now, bool flush_batch = false);
+  // Whether unacked_[i] may go in a batch (for this receiver, its frames as they go).
+  bool batchable(Kept& k);
+  // When the message waiting to be coalesced must go; nullopt when none waits.
+  std::optional<Clock::time_point> batch_due() const;
   void send_heartbeat(Clock::time_point now);
   bool alive(Clock::time_point now) const;
   bool room_for(uint64_t bytes) const;
@@ -157,6 +172,25 @@ class ReliableSender {
   static constexpr std::chrono::microseconds kServiceInterval{100};
   bool heard_ = false;
   bool declared_dead_ = false;
+  // Coalescing: whether the receiver takes batches (its records say so),
+  // when data last went, and when the waiting pacemaker wakes
+  // (time_point::min() while it runs), so that send wakes it only for a
+  // batch due sooner.
+  bool batches_ = false;
+  Clock::time_point last_data_sent_{};
+  Clock::time_point pacer_wakes_ = Clock::time_point::min();
+  // The batch gathered so far while it waits, so that each send adds its
+  // message rather than going over the batch again: it starts at
+  // first_seq and holds `count` messages of `credit_bytes` (as credit
+  // counts them) in `frame_bytes`. Forgotten when anything is sent and on
+  // every record of the receiver (which may change what fits).
+  struct Gathered {
+    uint64_t first_seq = UINT64_MAX;
+    size_t count = 0;
+    uint64_t credit_bytes = 0;
+    size_t frame_bytes = 0;
+  };
+  Gathered gathered_;
   // Shared memory: the probe this sender's heartbeats offer (8 bytes
   // holding its session, which a receiver reads to prove it maps this
   // process's memory), and whether the receiver takes references.
@@ -167,16 +201,29 @@ class ReliableSender {
   // acknowledged by it and listed in its records, or sent to a receiver
   // that went away (it may live on, holding them). Their frames keep the
   // shared memory from reuse until a record of that receiver no longer
-  // lists them, which for a receiver gone is never (at most its credit).
+  // lists them or, for a receiver gone, until its process has exited.
   std::map<std::pair<uint64_t, uint64_t>, std::vector<wire::Frame>> lent_;
-  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0, shared_ = 0;
+  // The processes of the receivers that took shared memory, by session: a
+  // pidfd of each, readable once it has exited. What was lent to a
+  // receiver that is not the current one is reused once its process is
+  // gone (a process's mappings go with it); one whose process this sender
+  // cannot watch (pidfd_open failed: another pid namespace, an old kernel)
+  // keeps it until the sender closes.
+  std::map<uint64_t, int> receiver_processes_;
+  Clock::time_point last_reclaimed_{};
+  // Learns the process of receiver `session` from its record.
+  void watch_receiver(uint64_t session, uint64_t pid);
+  // Forgets what was lent to receivers, other than the current one, whose process is gone.
+  void reclaim_from_gone_receivers(Clock::time_point now);
+  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0, shared_ = 0, coalesced_ = 0;
   // What the receiver refused: the last kMaxRefusalsKept, once per seq;
   // refusals_received_ counts every one recorded.
   static constexpr size_t kMaxRefusalsKept = 1024;
   std::deque<Refusal> refusals_;
   uint64_t refusals_received_ = 0;
   struct Published {
-    std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0}, shared{0};
+    std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0}, shared{0},
+        coalesced{0};
   };
   Published published_;
   std::thread pacemaker_;
@@ -201,6 +248,9 @@ struct AckQueue {
   std::vector<Entry> take();
   std::mutex mutex;
   std::vector<Entry> pending;
+  // Whether `pending` may hold any: read without the mutex, so that a recv
+  // with nothing pushed (one per message) takes no lock.
+  std::atomic<bool> any{false};
   bool closed = false;
   int wake_fd = -1;  // an eventfd: readable while acks are pending
 };
@@ -316,9 +366,18 @@ class ReliableReceiver {
   // The sender of a message recv returned; WireError when it is not one.
   Peer& taker_of(const wire::Message& m);
   void ask_resend(Peer& p, Clock::time_point now);
-  // What to do with one message read from the socket: nullopt when it is
-  // not for the owner (control, duplicate, out of order).
-  std::optional<wire::Message> accept(Incoming& in, Clock::time_point now);
+  // Takes what one read from the socket holds: the messages for the owner
+  // go to ready_ (none for control, duplicates, messages out of order; a
+  // batch's, in order).
+  void accept(Incoming& in, Clock::time_point now);
+  // One message of sender `session`, in `frames` of `bytes` (what credit counts).
+  void accept_one(uint64_t session, std::vector<wire::ReceivedFrame> frames, uint64_t bytes, Clock::time_point now);
+  // A message that could not be read still takes its place in the stream
+  // (its header, when that reads, says which), or its sender would send it
+  // again for ever; a batch's header names `count` places from its seq.
+  void take_unreadable(uint64_t session, wire::Bytes header_frame, uint64_t bytes);
+  // The next message of ready_ for the owner.
+  wire::Message hand_on();
   void reject(const std::string& why);
 
   zmq::socket_t& socket_;
@@ -333,8 +392,9 @@ class ReliableReceiver {
   uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0;
   // Losses found and not yet told: recv throws them, one WireError for all.
   std::vector<std::string> lost_;
-  // A message taken as a loss before it was found: recv returns it after the loss's WireError.
-  std::optional<wire::Message> after_loss_;
+  // Messages taken and not yet returned by recv, in order: the rest of a
+  // batch, or one taken as a loss was found (recv throws the loss first).
+  std::deque<wire::Message> ready_;
   std::string last_rejection_;
 };
 

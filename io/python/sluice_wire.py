@@ -62,6 +62,7 @@ bf16 travels as the void type '<V2': view such an array as np.uint16, or as
 ml_dtypes.bfloat16 where that is installed.
 """
 
+import collections
 import fcntl
 import io
 import mmap
@@ -86,10 +87,13 @@ VERSION = 1
 DATA, END_OF_STREAM, ERROR = 0, 1, 2
 CREDIT, ACK, BARRIER, HEARTBEAT = 3, 4, 5, 6
 UPDATE = 7
+BATCH = 8  # reliable mode: one-frame messages of one sender coalesced in one frame (split_batch)
 FLAG_CRC = 1 << 0
 FLAG_PACKED = 1 << 1
 FLAG_SHARED = 1 << 2  # data frames are shared-memory references; a receiver's leases (WIRE_FORMAT.md, "Shared memory")
 FLAG_SHARE_OFFER = 1 << 3  # a sender's heartbeat offering shared memory: its probe follows the record
+FLAG_TAKES_BATCHES = 1 << 4  # a receiver's control message: it takes batches (kind 8)
+FLAG_PID = 1 << 5  # a receiver's control message taking shared memory: its pid (u64) follows the leases
 MAX_LEASES = 256
 MAX_RANK = 16
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
@@ -376,13 +380,55 @@ def encode_update(target, arrays, seq=0, stream_id=0, crc=False):
     return [_HEADER.pack(_MAGIC, VERSION, UPDATE, flags, stream_id, seq, len(frames) // 2, checksum), name] + frames
 
 
-def encode_control(kind, control, seq, stream_id=0, leases=None):
+def encode_control(kind, control, seq, stream_id=0, leases=None, pid=0, takes_batches=False):
     """The one frame of a credit, ack or heartbeat message: its header, then its record (then, from a
-    receiver taking shared memory, the seqs whose arrays still view the sender's memory)."""
+    receiver taking shared memory, the seqs whose arrays still view the sender's memory, and its pid
+    when given, so that the sender reuses what it lent once this process is gone). takes_batches: a
+    receiver's, which splits batches (split_batch)."""
+    batches = FLAG_TAKES_BATCHES if takes_batches else 0
     if leases is None:
-        return [_HEADER.pack(_MAGIC, VERSION, kind, 0, stream_id, seq, 0, 0) + _CONTROL.pack(*control)]
-    header = _HEADER.pack(_MAGIC, VERSION, kind, FLAG_SHARED, stream_id, seq, len(leases), 0)
-    return [header + _CONTROL.pack(*control) + struct.pack(f"<{len(leases)}Q", *leases)]
+        return [_HEADER.pack(_MAGIC, VERSION, kind, batches, stream_id, seq, 0, 0) + _CONTROL.pack(*control)]
+    flags = FLAG_SHARED | batches | (FLAG_PID if pid else 0)
+    header = _HEADER.pack(_MAGIC, VERSION, kind, flags, stream_id, seq, len(leases), 0)
+    return [header + _CONTROL.pack(*control) + struct.pack(f"<{len(leases)}Q", *leases) +
+            (struct.pack("<Q", pid) if pid else b"")]
+
+
+def split_batch(frame, where="wire"):
+    """The messages of a batch frame (kind 8, WIRE_FORMAT.md "Batches"), each the memoryview of its
+    one frame, in order; WireError when the batch is malformed."""
+    view = memoryview(frame)
+    if len(view) < _HEADER.size:
+        raise WireError(f"{where}: header frame: expected at least {_HEADER.size} bytes, found {len(view)}")
+    magic, version, kind, _flags, _stream_id, seq, count, _crc = _HEADER.unpack(view[:_HEADER.size])
+    if magic != _MAGIC or version != VERSION or kind != BATCH:
+        raise WireError(f"{where}: kind: expected batch, found magic {magic!r}, version {version}, kind {kind}")
+    at = f"{where}: batch from seq {seq}"
+    smallest = 8 + _HEADER.size
+    most = (len(view) - _HEADER.size) // smallest
+    if count == 0 or count > most:
+        raise WireError(f"{at}: message count: expected 1 to {most}, found {count}")
+    entries, offset = [], _HEADER.size
+    while offset < len(view):
+        if len(entries) == count:
+            raise WireError(f"{at}: size: expected {count} messages ending at byte {offset}, found {len(view)}")
+        if len(view) - offset < smallest:
+            raise WireError(f"{at}: message {len(entries)}: expected a length word and at least a header, "
+                            f"found {len(view) - offset} bytes left")
+        length, reserved = struct.unpack_from("<II", view, offset)
+        end = offset + 8 + (length + 7) // 8 * 8
+        if reserved != 0:
+            raise WireError(f"{at}: message {len(entries)}: expected a reserved word of 0, found {reserved}")
+        if length < _HEADER.size or end > len(view):
+            raise WireError(f"{at}: message {len(entries)}: expected {_HEADER.size} to "
+                            f"{len(view) - offset - 8} bytes, found {length}")
+        if any(view[offset + 8 + length:end]):
+            raise WireError(f"{at}: message {len(entries)}: expected zero padding, found other bytes")
+        entries.append(view[offset + 8:offset + 8 + length])
+        offset = end
+    if len(entries) != count:
+        raise WireError(f"{at}: message count: expected {count}, found {len(entries)}")
+    return entries
 
 
 def encode_end_of_stream(seq, stream_id=0):
@@ -463,6 +509,8 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
         if count > MAX_LEASES:
             raise WireError(f"{where}: seq {seq}: lease count: expected at most {MAX_LEASES}, found {count}")
         header_frame += 8 * count  # a receiver's leases
+        if flags & FLAG_PID:
+            header_frame += 8  # and its pid
     if len(frames[0]) != header_frame and not packed:
         what = " (the header, then its u64 checkpoint number)" if kind == BARRIER else ""
         raise WireError(f"{where}: header frame: expected {header_frame} bytes for kind {_KIND_NAMES[kind]}{what}, "
@@ -473,6 +521,9 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
     if shared and (packed or kind not in (DATA, UPDATE, CREDIT, ACK, HEARTBEAT)):
         raise WireError(f"{at}: flags: expected shared (bit 2) only on data, updates and control messages, "
                         f"never packed, found it on kind {_KIND_NAMES[kind]}")
+    if flags & FLAG_PID and not (control_kind and shared):
+        raise WireError(f"{at}: flags: expected pid (bit 5) only on control messages that take shared memory "
+                        f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
     if flags & FLAG_SHARE_OFFER and kind != HEARTBEAT:
         raise WireError(f"{at}: flags: expected share offer (bit 3) only on heartbeats, found it on kind "
                         f"{_KIND_NAMES[kind]}")
@@ -907,6 +958,7 @@ class ReliableReceiver:
         self.endpoint = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
         self.where = f"receiver {self.endpoint}"
         self.peers, self.handed, self.duplicates = {}, None, 0
+        self.ready = collections.deque()  # (routing id, message) taken and not yet returned: a batch's rest
 
     def _control(self, peer, kind):
         zmq = _zmq()
@@ -914,7 +966,8 @@ class ReliableReceiver:
                          self.max_message_bytes, peer.rewind)
         try:
             frames = encode_control(kind, record, peer.acked, peer.stream_id,
-                                    leases=sorted(peer.leased) if peer.share else None)
+                                    leases=sorted(peer.leased) if peer.share else None,
+                                    pid=os.getpid() if peer.share else 0, takes_batches=True)
             self.socket.send_multipart([peer.routing_id] + frames, flags=zmq.DONTWAIT)
             peer.last_sent = time.monotonic()
             peer.acked_sent = max(peer.acked_sent, peer.acked)
@@ -977,9 +1030,25 @@ class ReliableReceiver:
         return m
 
     def _accept(self, frames):
+        """Takes what one read holds: the messages for the owner go to self.ready (a batch's, in order)."""
         routing_id = bytes(frames[0])
         if len(routing_id) != 9 or routing_id[:1] != b"S":
-            return None  # not a sluice sender
+            return  # not a sluice sender
+        first = frames[1].buffer if len(frames) > 1 and hasattr(frames[1], "buffer") else None
+        if len(frames) == 2 and first is not None and len(first) >= _HEADER.size and first[5] == BATCH:
+            if routing_id not in self.peers:
+                self._control(_Peer(routing_id, 0, 0), CREDIT)  # makes the sender say where it stands
+                return
+            try:
+                entries = split_batch(first, self.where)
+            except WireError:
+                return
+            for entry in entries:
+                self._accept_one(routing_id, [entry])
+            return
+        self._accept_one(routing_id, frames[1:])
+
+    def _accept_one(self, routing_id, frames):
         p = self.peers.get(routing_id)
         views = []  # of the sender's shared memory, which its arrays keep alive
 
@@ -989,9 +1058,9 @@ class ReliableReceiver:
             views.append(p.mappings.view(ref))
             return views[-1]
         try:
-            m = decode(frames[1:], self.max_message_bytes, self.where, map_shared)
+            m = decode(frames, self.max_message_bytes, self.where, map_shared)
         except WireError:
-            return None
+            return
         if m.kind == HEARTBEAT:
             if p is None:
                 p = self.peers[routing_id] = _Peer(routing_id, m.stream_id, m.seq)
@@ -1005,21 +1074,20 @@ class ReliableReceiver:
                 self._ask_resend(p)
             else:
                 self._control(p, CREDIT)
-            return None
+            return
         if m.kind not in (DATA, END_OF_STREAM, ERROR, BARRIER, UPDATE):
-            return None
+            return
         if p is None:
             self._control(_Peer(routing_id, m.stream_id, 0), CREDIT)  # makes the sender say where it stands
-            return None
+            return
         if m.seq < p.expected:
             self.duplicates += 1
-            return None
+            return
         if m.seq > p.expected:
             self._ask_resend(p)
-            return None
+            return
         p.expected += 1
-        self.handed = (routing_id, m.seq)
-        return self._lease(p, m, views) if m.flags & FLAG_SHARED else m
+        self.ready.append((routing_id, self._lease(p, m, views) if m.flags & FLAG_SHARED else m))
 
     def refuse(self, message, why):
         """Tells the sender of message, the last one recv returned (the only one not yet
@@ -1041,10 +1109,12 @@ class ReliableReceiver:
         self._settle(False)
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            if self.ready:
+                routing_id, m = self.ready.popleft()
+                self.handed = (routing_id, m.seq)
+                return m
             if self.socket.poll(0, zmq.POLLIN):
-                m = self._accept(self.socket.recv_multipart(copy=False))
-                if m is not None:
-                    return m
+                self._accept(self.socket.recv_multipart(copy=False))
                 continue
             self._settle(True)
             now = time.monotonic()
@@ -1064,10 +1134,11 @@ class ReliableReceiver:
         deadline = time.monotonic() + linger
         while any(p.confirmed < p.acked_sent for p in self.peers.values()) and time.monotonic() < deadline:
             if self.socket.poll(10, zmq.POLLIN):
-                m = self._accept(self.socket.recv_multipart(copy=False))
-                if m is not None:  # not taken after all: its sender sends it to the next receiver
-                    self.peers[self.handed[0]].expected -= 1
-                    self.handed = None
+                self._accept(self.socket.recv_multipart(copy=False))
+        # Taken and never returned: not taken after all, its sender sends it to the next receiver.
+        while self.ready:
+            routing_id, _ = self.ready.pop()
+            self.peers[routing_id].expected -= 1
         self.socket.close(linger=int(linger * 1000))
         if self.curve_context is not None:
             _curve_server_closed(self.curve_context)

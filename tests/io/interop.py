@@ -314,6 +314,37 @@ def selftest():
             assert reason in str(e), f"{reason}: {e}"
         else:
             raise AssertionError(f"{reason}: accepted")
+    # A batch (WIRE_FORMAT.md, "Batches"): split into its messages, each read as one; every
+    # malformed class refused.
+    import struct
+    one = bytes(sluice_wire.encode([np.arange(3, dtype=np.float32)], seq=7, pack_below=4096)[0])
+    (end,) = sluice_wire.encode_end_of_stream(8)
+    def batch(messages, count=None):
+        body = b"".join(struct.pack("<II", len(m), 0) + m + b"\0" * (-len(m) % 8) for m in messages)
+        return struct.pack("<4sBBHQQII", b"SLCE", 1, sluice_wire.BATCH, 0, 0, 7,
+                           len(messages) if count is None else count, 0) + body
+    entries = sluice_wire.split_batch(batch([one, end]))
+    assert [bytes(e) for e in entries] == [one, bytes(end)], entries
+    first = sluice_wire.decode([entries[0]])
+    assert first.seq == 7 and np.array_equal(first.arrays[0], np.arange(3, dtype=np.float32)), first
+    assert sluice_wire.decode([entries[1]]).kind == sluice_wire.END_OF_STREAM
+    assert len(one) % 8 != 0, "the padding case needs a message short of a multiple of 8"
+    good_batch = batch([one, end])
+    for reason, frame in {
+        "message count": batch([one, end], count=0),
+        "expected 1 to": batch([one, end], count=99),
+        "size": batch([one, end], count=1),
+        "reserved word": good_batch[:36] + b"\x01" + good_batch[37:],
+        "zero padding": good_batch[:40 + len(one)] + b"\x01" + good_batch[41 + len(one):],
+        "message 1": good_batch[:-4],
+        "expected batch": good,
+    }.items():
+        try:
+            sluice_wire.split_batch(frame if isinstance(frame, bytes) else frame[0])
+        except sluice_wire.WireError as e:
+            assert reason in str(e), f"{reason}: {e}"
+        else:
+            raise AssertionError(f"batch, {reason}: accepted")
     crc = [bytes(f) for f in sluice_wire.encode([np.arange(4.0)], crc=True)]
     crc[2] = b"\x01" + crc[2][1:]
     try:

@@ -13,10 +13,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include <sluice/devices/shared_memory.h>
+#include <sluice/io/channel.h>
 #include "tests/io/wire_test_util.h"
 
 namespace sluice {
@@ -156,6 +159,70 @@ TEST(ReliableFaults, ReceiverKilledTenTimesLosesNothing) {
   auto lives = lives_in(log);
   EXPECT_EQ(lives.size(), 11u);
   expect_all_once_in_order(lives, kCount);
+}
+
+// A receiver that shares the sender's memory (the same host), killed with
+// SIGKILL and started again 50 times: what the sender lent each one it
+// reuses once that process is gone, so the sender's shared memory in use
+// stays within its credit of unacknowledged messages (and the half credit
+// a live receiver may keep leased), not growing with each restart.
+TEST(ReliableFaults, AReceiverRestartedFiftyTimesLeavesTheSendersSharedMemoryWithinACredit) {
+  constexpr int kRestarts = 50;
+  constexpr uint64_t kCount = 4000;
+  constexpr int64_t kFloats = 16384;  // 64 KiB: sent as references to shared memory
+  constexpr uint64_t kCredit = 32;    // messages the sender keeps unacknowledged
+  test::TempDir dir;
+  const std::string log = dir.path() + "/received";
+  const std::string bind = dir.ipc("restarted");
+  auto start_receiver = [&](int sleep_us) {
+    return std::make_unique<test::Child>(std::vector<std::string>{
+        SLUICE_WIRE_PEER, "receive", bind, std::to_string(kCount), log, "--floats=" + std::to_string(kFloats),
+        "--sleep-us=" + std::to_string(sleep_us)});
+  };
+  auto receiver = start_receiver(500);
+  const std::string endpoint = endpoint_of(log, *receiver);
+  ASSERT_FALSE(endpoint.empty());
+  const size_t before = shared_memory_stats().slots_in_use;
+  Channel out(Pattern::Push, ">" + endpoint,
+              {.credit_messages = kCredit, .peer_timeout = milliseconds(30000)});
+  std::thread sender([&] {
+    try {
+      for (uint64_t i = 0; i < kCount; ++i) out.send(test::peer_message(i, kFloats), i);
+      out.send_end_of_stream(kCount);
+      out.flush(milliseconds(60000));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the sender failed: " << e.what();
+    }
+  });
+  size_t most = 0;
+  for (int restart = 0; restart < kRestarts; ++restart) {
+    // Killed once it has taken more than the sender's credit (so it has
+    // acknowledged messages sent to the ones before it, and holds others).
+    const auto deadline = std::chrono::steady_clock::now() + milliseconds(20000);
+    while ((lives_in(log).size() < static_cast<size_t>(restart) + 1 ||
+            lives_in(log).back().size() < kCredit + 8) &&
+           std::chrono::steady_clock::now() < deadline && !receiver->exited())
+      std::this_thread::sleep_for(milliseconds(2));
+    ASSERT_FALSE(receiver->exited()) << "the receiver ended before restart " << restart;
+    most = std::max(most, shared_memory_stats().slots_in_use - before);
+    receiver->signal(SIGKILL);
+    receiver->wait(milliseconds(5000));
+    receiver = start_receiver(restart + 1 < kRestarts ? 500 : 0);
+  }
+  sender.join();
+  EXPECT_EQ(receiver->wait(milliseconds(60000)), 0) << "the last receiver did not end with everything";
+  most = std::max(most, shared_memory_stats().slots_in_use - before);
+  // In slots of shared memory: a message is two tensors (its data and its
+  // index), each copied to a slot of its own, and the sender's probe takes
+  // one. Before the sender watched its receivers' processes it held what
+  // each receiver acknowledged of what the dead ones before it had been
+  // sent (3,201 slots here, some 1,600 messages).
+  const size_t slots_per_message = test::peer_message(0, kFloats).size();
+  EXPECT_LE(most, 1 + slots_per_message * (kCredit + kCredit / 2))
+      << "slots of shared memory the sender held at most over " << kRestarts << " restarts";
+  std::cout << "the sender held at most " << most << " slots of shared memory (" << slots_per_message
+            << " a message, credit " << kCredit << " messages, " << kRestarts << " restarts)\n";
+  expect_all_once_in_order(lives_in(log), kCount);
 }
 
 int64_t resident_kib(pid_t pid) {

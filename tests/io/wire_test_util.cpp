@@ -92,8 +92,8 @@ std::vector<Malformed> malformed_messages() {
   };
   add("bad magic", "magic", [](auto& f) { f[0][0] = 'X'; });
   add("bad version", "version", [](auto& f) { f[0][4] = 2; });
-  add("unknown kind", "kind", [](auto& f) { f[0][5] = 9; });
-  add("kind 8", "expected kind 0 to 7", [](auto& f) { f[0][5] = 8; });
+  add("unknown kind", "expected kind 0 to 8", [](auto& f) { f[0][5] = 9; });
+  add("a batch", "a batch is split into its messages", [](auto& f) { f[0][5] = 8; });
   add("update kind in a data message's frames", "expected 4 frames, found 3", [](auto& f) { f[0][5] = 7; });
   add("barrier kind in a data frame", "expected 40 bytes for kind checkpoint barrier",
       [](auto& f) { f[0][5] = 5; });

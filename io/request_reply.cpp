@@ -163,8 +163,21 @@ RequestSocket::~RequestSocket() {
   zmq_close(socket_);
 }
 
-bool RequestSocket::send(const std::vector<wire::Frame>& frames) {
-  return send_message(socket_, frames, nullptr, /*dont_wait=*/false);
+RequestSocket::Sent RequestSocket::send(const std::vector<wire::Frame>& frames, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (send_message(socket_, frames, nullptr, /*dont_wait=*/true)) return Sent::Yes;
+    if (zmq_errno() != EAGAIN) return Sent::Failed;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Sent::TimedOut;
+    zmq::pollitem_t room{socket_, 0, ZMQ_POLLOUT, 0};
+    try {
+      zmq::poll(&room, 1, std::min(left, std::chrono::milliseconds(100)));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) return Sent::Failed;
+    }
+  }
 }
 
 std::string RequestSocket::last_error() const { return zmq_error(); }

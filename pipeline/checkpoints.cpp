@@ -178,10 +178,12 @@ void CheckpointCoordinator::store(Pending p, bool final) {
 
 void CheckpointCoordinator::final_checkpoint(std::map<std::string, Tensors> accumulators) {
   if (!store_) return;
-  finish();  // what was complete is stored first, in order
   Pending p;
   p.first_placed = p.last_reached = Clock::now();
-  p.checkpoint.number = std::max(highest_, restored_) + 1;
+  {
+    std::lock_guard lock(mutex_);
+    p.checkpoint.number = std::max(highest_, restored_) + 1;
+  }
   p.checkpoint.accumulators = std::move(accumulators);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Member& n = nodes_[i];
@@ -190,6 +192,10 @@ void CheckpointCoordinator::final_checkpoint(std::map<std::string, Tensors> accu
     std::string state = n.node->checkpoint_state(p.checkpoint.number);
     if (!state.empty()) p.checkpoint.states[n.node->name()] = std::move(state);
   }
+  // What was complete is stored first, in order: checkpoints whose last
+  // parts the nodes handed in just now (a ZeroMQ sink's, acknowledged by
+  // the flush its state waits for) among them.
+  finish();
   store(std::move(p), /*final=*/true);
 }
 

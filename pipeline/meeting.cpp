@@ -62,23 +62,35 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
     CurveOptions curve;
     if (placement.curve()) curve = {.secret = placement.at(me).curve_secret, .server = placement.at(host).curve_public};
     RequestSocket socket(endpoint, false, {.where = where}, curve);
-    if (!socket.send({text_frame(me), text_frame(description)}))
-      throw PipelineError(error_message(where, "send failed: " + socket.last_error(), "", ""));
     // Longer than the host waits, so that its verdict on who is missing
     // comes first; a refusal at the handshake ends it at once.
     const auto deadline = std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5);
-    std::optional<std::vector<wire::ReceivedFrame>> verdict;
-    while (!(verdict = socket.receive(std::chrono::milliseconds(100)))) {
+    auto refused = [&] {
       if (socket.handshakes().failed() > 0)
         throw PipelineError(error_message(
             where, "", fmt::format("to be let in by process '{}'", host),
             fmt::format("process '{}' {} at the handshake", host, socket.handshakes().last_reason())));
-      if (std::chrono::steady_clock::now() >= deadline)
-        throw PipelineError(error_message(
-            fmt::format("process '{}'", me), "",
-            fmt::format("an answer from process '{}' at {} within {}", host, endpoint,
-                        seconds(timeout + std::chrono::seconds(5))),
-            "none (is it running?)"));
+    };
+    auto late = [&] {
+      return PipelineError(error_message(fmt::format("process '{}'", me), "",
+                                         fmt::format("an answer from process '{}' at {} within {}", host, endpoint,
+                                                     seconds(timeout + std::chrono::seconds(5))),
+                                         "none (is it running?)"));
+    };
+    // A socket the host refused at the handshake never has room: bounded.
+    for (;;) {
+      const RequestSocket::Sent sent =
+          socket.send({text_frame(me), text_frame(description)}, std::chrono::milliseconds(100));
+      if (sent == RequestSocket::Sent::Yes) break;
+      if (sent == RequestSocket::Sent::Failed)
+        throw PipelineError(error_message(where, "send failed: " + socket.last_error(), "", ""));
+      refused();
+      if (std::chrono::steady_clock::now() >= deadline) throw late();
+    }
+    std::optional<std::vector<wire::ReceivedFrame>> verdict;
+    while (!(verdict = socket.receive(std::chrono::milliseconds(100)))) {
+      refused();
+      if (std::chrono::steady_clock::now() >= deadline) throw late();
     }
     if (!verdict->empty() && !verdict->front().bytes.empty()) throw PipelineError(text_of(verdict->front()));
     logger().info("process '{}': met process '{}' at {}, same pipeline", me, host, endpoint);

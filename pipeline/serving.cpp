@@ -419,14 +419,22 @@ ServingClient::ServingClient(const std::string& endpoint, ServingClientOptions o
 
 ServingClient::~ServingClient() = default;
 
-uint64_t ServingClient::send(const Tensors& request) {
+uint64_t ServingClient::send(const Tensors& request, std::chrono::milliseconds timeout) {
   wire::Message m;
   m.header.kind = wire::Kind::Data;
   m.header.seq = next_seq_;
   m.tensors = request;
-  if (!socket_->send(wire::encode(m, {.pack_below = kPackBelow})))
-    throw WireError(error_message(fmt::format("serving client {}: request seq {}", endpoint_, next_seq_),
-                                  "send failed: " + socket_->last_error(), "", ""));
+  const RequestSocket::Sent sent = socket_->send(wire::encode(m, {.pack_below = kPackBelow}), timeout);
+  if (sent != RequestSocket::Sent::Yes) {
+    const std::string who = fmt::format("serving client {}: request seq {}", endpoint_, next_seq_);
+    if (sent == RequestSocket::Sent::Failed)
+      throw WireError(error_message(who, "send failed: " + socket_->last_error(), "", ""));
+    throw PipelineError(error_message(
+        who, "", fmt::format("a server taking it within {} ms", timeout.count()),
+        socket_->handshakes().failed() > 0
+            ? "none: the endpoint " + socket_->handshakes().last_reason() + " at the handshake"
+            : std::string("none connected")));
+  }
   return next_seq_++;
 }
 
@@ -437,9 +445,9 @@ std::optional<wire::Message> ServingClient::receive(std::chrono::milliseconds ti
 }
 
 Tensors ServingClient::call(const Tensors& request, std::chrono::milliseconds timeout) {
-  const uint64_t seq = send(request);
-  const std::string who = fmt::format("serving client {}: request seq {}", endpoint_, seq);
   const auto deadline = Clock::now() + timeout;
+  const uint64_t seq = send(request, timeout);
+  const std::string who = fmt::format("serving client {}: request seq {}", endpoint_, seq);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     std::optional<wire::Message> m = receive(std::max(left, std::chrono::milliseconds(0)));

@@ -143,10 +143,12 @@ class ServingClient {
   // when none came; WireError for a malformed reply.
   Tensors call(const Tensors& request, std::chrono::milliseconds timeout);
 
-  // Pipelined use: send returns the request's seq (0, 1, 2...); receive
-  // returns the next reply (data or error, its header seq saying which
-  // request it answers), or nullopt after `timeout`.
-  uint64_t send(const Tensors& request);
+  // Pipelined use: send returns the request's seq (0, 1, 2...), waiting
+  // up to `timeout` for the socket to take it (PipelineError naming the
+  // endpoint, and a refusal at the handshake if there was one, when it did
+  // not); receive returns the next reply (data or error, its header seq
+  // saying which request it answers), or nullopt after `timeout`.
+  uint64_t send(const Tensors& request, std::chrono::milliseconds timeout);
   std::optional<wire::Message> receive(std::chrono::milliseconds timeout);
 
   const std::string& endpoint() const { return endpoint_; }

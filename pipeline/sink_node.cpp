@@ -1,6 +1,8 @@
 // A sink: consumes each message in sequence order (serial), prepares its
-// output at each checkpoint barrier and commits it once the checkpoint is
-// stored (a two-phase commit).
+// output at each checkpoint barrier (handing its part in when the sink says
+// it is done, which may be after later messages: a ZeroMQ sink's receiver
+// acknowledging) and commits it once the checkpoint is stored (a two-phase
+// commit).
 
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/detail/node_kinds.h>
@@ -27,12 +29,19 @@ class SinkNode : public PipelineNode {
         ctx.graph(), flow::serial, [this, &ctx](const Envelope& m) {
           Visit v(counters(), m);
           if (m.barrier) {
-            try {
-              ctx.reached(m.barrier, {}, sink_->prepare(m.barrier));
-            } catch (const std::exception& e) {
+            sink_->prepare_then(m.barrier, [&ctx, number = m.barrier, seq = m.seq](std::string state,
+                                                                                    std::exception_ptr error) {
+              if (!error) {
+                ctx.reached(number, {}, std::move(state));
+                return;
+              }
               // Not handed in: this checkpoint never completes.
-              ctx.fail(m.seq, std::string("prepare: ") + e.what(), std::current_exception());
-            }
+              try {
+                std::rethrow_exception(error);
+              } catch (const std::exception& e) {
+                ctx.fail(seq, std::string("prepare: ") + e.what(), error);
+              }
+            });
           }
           if (!m.skipped) {
             try {

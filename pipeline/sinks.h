@@ -1,6 +1,7 @@
 #pragma once
 // Where a pipeline's messages end: a callback, a collector keeping them, or .npy files.
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +31,23 @@ class Sink {
   // that checkpoint. Make it durable (or ready to publish) and return what
   // resume() needs to carry on after it (a sequence number, say).
   virtual std::string prepare(int64_t /*number*/) { return {}; }
+  // The same, for a sink whose part is done only after the barrier has
+  // passed (a ZeroMQ sink: once its receiver has acknowledged what it sent
+  // before the barrier): it goes on consuming meanwhile and calls `done`
+  // with what prepare would return, or with the error that failed it, once,
+  // from any thread, and never after finish() has returned. The default
+  // calls prepare, then done.
+  using Prepared = std::function<void(std::string state, std::exception_ptr error)>;
+  virtual void prepare_then(int64_t number, const Prepared& done) {
+    std::string state;
+    try {
+      state = prepare(number);
+    } catch (...) {
+      done({}, std::current_exception());
+      return;
+    }
+    done(std::move(state), nullptr);
+  }
   // Checkpoint `number` is stored: what was prepared for it may be
   // published. Any thread, in increasing numbers.
   virtual void commit(int64_t /*number*/) {}

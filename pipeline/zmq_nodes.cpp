@@ -402,13 +402,7 @@ OutputMemory ZmqSink::input_memory() const {
   return by_reference ? OutputMemory::Shared : OutputMemory::Default;
 }
 
-std::string ZmqSink::prepare(int64_t number) {
-  if (options_.channel.delivery != Delivery::Reliable) {
-    if (stored_)
-      throw PipelineError(error_message("sink zmq " + channel_.endpoint(),
-                                        "checkpoints need a reliable channel", "", "a plain one"));
-    return {};  // a plain peer takes no barriers
-  }
+void ZmqSink::send_barrier(int64_t number) {
   wire::Message m;
   m.header.kind = wire::Kind::Barrier;
   m.header.stream_id = options_.stream_id;
@@ -416,6 +410,16 @@ std::string ZmqSink::prepare(int64_t number) {
   if (!send_or_cancelled(m))
     throw PipelineError(error_message("sink zmq " + channel_.endpoint(),
                                       fmt::format("cancelled at barrier {}", number), "", ""));
+}
+
+std::string ZmqSink::prepare(int64_t number) {
+  if (options_.channel.delivery != Delivery::Reliable) {
+    if (stored_)
+      throw PipelineError(error_message("sink zmq " + channel_.endpoint(),
+                                        "checkpoints need a reliable channel", "", "a plain one"));
+    return {};  // a plain peer takes no barriers
+  }
+  send_barrier(number);
   if (!stored_) return {};
   // Everything before the barrier is with the receiver before the
   // checkpoint counts: a restored sender numbers on from here.
@@ -425,8 +429,94 @@ std::string ZmqSink::prepare(int64_t number) {
     throw PipelineError(error_message("sink zmq " + channel_.endpoint(),
                                       fmt::format("barrier {}: {}", number, e.what()), "", ""));
   }
-  return fmt::format("{}", sent_);
+  hand_in_acknowledged();  // barriers before it, acknowledged too: their checkpoints first
+  return fmt::format("{}", sent_.load());
 }
+
+void ZmqSink::hand_in_acknowledged() {
+  std::lock_guard handing(handing_mutex_);
+  for (;;) {
+    Awaited a;
+    {
+      std::lock_guard lock(awaited_mutex_);
+      if (awaited_.empty() || awaited_.front().seq >= acknowledged_below()) return;
+      a = std::move(awaited_.front());
+      awaited_.pop_front();
+    }
+    a.done(std::move(a.state), nullptr);
+  }
+}
+
+void ZmqSink::prepare_then(int64_t number, const Prepared& done) {
+  if (options_.channel.delivery != Delivery::Reliable || !stored_) return Sink::prepare_then(number, done);
+  try {
+    send_barrier(number);
+  } catch (...) {
+    done({}, std::current_exception());
+    return;
+  }
+  // As prepare, but the acknowledgement is awaited by the watcher while
+  // data flows on behind the barrier (the checkpoint's alignment allows it:
+  // what follows belongs to the next checkpoint).
+  const uint64_t next = sent_.load();
+  {
+    std::lock_guard lock(awaited_mutex_);
+    awaited_.push_back({number, next - 1, fmt::format("{}", next), done,
+                        std::chrono::steady_clock::now() + options_.finish_timeout});
+    if (!watcher_.joinable()) watcher_ = std::thread([this] { watch_barriers(); });
+  }
+  awaited_cv_.notify_one();
+}
+
+uint64_t ZmqSink::acknowledged_below() const {
+  // The channel numbers its messages consecutively and keeps the
+  // unacknowledged ones: the oldest kept is the next number less them. Read
+  // in this order, a message sent in between only makes it lower (later).
+  const uint64_t unacknowledged = channel_.counters().unacknowledged;
+  const uint64_t next = sent_.load();
+  return next > unacknowledged ? next - unacknowledged : 0;
+}
+
+void ZmqSink::watch_barriers() {
+  std::unique_lock lock(awaited_mutex_);
+  while (!watcher_stopping_) {
+    if (awaited_.empty()) {
+      awaited_cv_.wait(lock);
+      continue;
+    }
+    if (awaited_.front().seq < acknowledged_below()) {
+      lock.unlock();
+      hand_in_acknowledged();
+      lock.lock();
+      continue;
+    }
+    if (std::chrono::steady_clock::now() >= awaited_.front().deadline) {
+      Awaited a = std::move(awaited_.front());
+      awaited_.pop_front();
+      lock.unlock();
+      std::lock_guard handing(handing_mutex_);
+      a.done({}, std::make_exception_ptr(PipelineError(error_message(
+                     "sink zmq " + channel_.endpoint(), fmt::format("barrier {}", a.number),
+                     fmt::format("acknowledged within {} ms (finish_timeout)", options_.finish_timeout.count()),
+                     fmt::format("{} message(s) not acknowledged", channel_.counters().unacknowledged)))));
+      lock.lock();
+      continue;
+    }
+    // Acknowledgements come in batches, a few a millisecond at most.
+    awaited_cv_.wait_for(lock, std::chrono::milliseconds(1));
+  }
+}
+
+void ZmqSink::stop_watching() {
+  {
+    std::lock_guard lock(awaited_mutex_);
+    watcher_stopping_ = true;
+  }
+  awaited_cv_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+ZmqSink::~ZmqSink() { stop_watching(); }
 
 void ZmqSink::resume(int64_t number, const std::string& state) {
   if (number == 0) return;  // a fresh start numbers from 0
@@ -448,6 +538,12 @@ void ZmqSink::resume(int64_t number, const std::string& state) {
 void ZmqSink::finish() {
   if (finished_) return;
   finished_ = true;
+  // Barriers still awaited are done with the end of stream's flush, or
+  // never (the run is over either way): none is handed in after this.
+  struct Stop {
+    ZmqSink& sink;
+    ~Stop() { sink.stop_watching(); }
+  } stop{*this};
   wire::Message m;
   m.header.kind = wire::Kind::EndOfStream;
   m.header.stream_id = options_.stream_id;

@@ -166,9 +166,11 @@ struct ZmqSinkOptions {
 // Sends each message, and an end of stream from finish(). Plain: each
 // message keeps its pipeline sequence number; reliable: the channel numbers
 // them 0, 1, 2... itself. At a checkpoint barrier it sends the barrier on;
-// when its pipeline stores checkpoints, it then waits until the receiver has
-// acknowledged everything before it, so that its output is safe with the
-// checkpoint. Restored, it numbers on from the checkpoint's, and a receiver
+// when its pipeline stores checkpoints, its part of the checkpoint is done
+// once the receiver has acknowledged everything up to the barrier, so that
+// its output is safe with the checkpoint: it goes on sending meanwhile (a
+// watcher thread hands its part in), rather than stall its pipeline for a
+// round trip to the receiver's own checkpoint. Restored, it numbers on from the checkpoint's, and a receiver
 // with ChannelOptions::continue_streams drops what it had. While there is no room (the peer's credit or
 // queue is full) consume waits: backpressure reaches the pipeline; a
 // cancelled pipeline lets it go. finish() sends the end of stream and,
@@ -182,7 +184,9 @@ class ZmqSink : public Sink {
   void finish() override;
   void checkpointing(bool stored) override { stored_ = stored; }
   std::string prepare(int64_t number) override;
+  void prepare_then(int64_t number, const Prepared& done) override;
   void resume(int64_t number, const std::string& state) override;
+  ~ZmqSink() override;
   std::string bound_endpoint() const { return channel_.bound_endpoint(); }
   // Its channel's counters; any thread while the pipeline runs (a restore
   // replaces the channel before).
@@ -202,10 +206,36 @@ class ZmqSink : public Sink {
   std::string endpoint_;
   ZmqSinkOptions options_;
   Channel channel_;
+  // Sends barrier `number`; WireError... as prepare, before it waits.
+  void send_barrier(int64_t number);
+  // Every seq below this one is acknowledged by the receiver (any thread).
+  uint64_t acknowledged_below() const;
+  // The watcher: hands in each barrier's part once it is acknowledged, or
+  // fails it past finish_timeout. `stop`: the run is over, the rest are dropped.
+  void watch_barriers();
+  void stop_watching();
+  // Hands in, oldest first, the parts of the awaited barriers the receiver
+  // has acknowledged.
+  void hand_in_acknowledged();
+
   uint64_t next_seq_ = 0;
-  uint64_t sent_ = 0;  // reliable: the number the channel gives the next message
+  std::atomic<uint64_t> sent_{0};  // reliable: the number the channel gives the next message
   bool stored_ = false;
   bool finished_ = false;
+  // Barriers sent and not yet acknowledged, oldest first.
+  struct Awaited {
+    int64_t number = 0;
+    uint64_t seq = 0;  // the barrier's, as the channel numbered it
+    std::string state;
+    Prepared done;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::mutex handing_mutex_;  // held while parts are handed in: in barrier order, from either thread
+  std::mutex awaited_mutex_;
+  std::condition_variable awaited_cv_;
+  std::deque<Awaited> awaited_;
+  bool watcher_stopping_ = false;
+  std::thread watcher_;
 };
 
 namespace sources {

@@ -90,9 +90,11 @@ class RequestSocket {
   RequestSocket& operator=(const RequestSocket&) = delete;
 
   const std::string& endpoint() const { return endpoint_; }
-  // Queues `frames` as one request (waiting for room); false when ZeroMQ
-  // refuses it, saying why in last_error().
-  bool send(const std::vector<wire::Frame>& frames);
+  // Queues `frames` as one request, waiting up to `timeout` for room (a
+  // DEALER has none while no server is connected: one refused at the
+  // handshake never is). Failed: ZeroMQ refused it, last_error() says why.
+  enum class Sent : uint8_t { Yes, TimedOut, Failed };
+  Sent send(const std::vector<wire::Frame>& frames, std::chrono::milliseconds timeout);
   std::string last_error() const;
   // The next answer's frames, or nullopt when none came within `timeout`.
   std::optional<std::vector<wire::ReceivedFrame>> receive(std::chrono::milliseconds timeout);

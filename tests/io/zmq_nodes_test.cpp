@@ -45,6 +45,59 @@ TEST(ZmqNodes, SinkSendsEachMessageThenEndOfStream) {
   producer.join();
 }
 
+// With checkpoints stored, a sink's part of checkpoint n is done once its
+// receiver has acknowledged everything up to barrier n (for a receiver
+// with Acknowledge::Checkpoint: committed it). Data goes on behind the
+// barrier meanwhile: the receiver here takes the barrier and the messages
+// after it before it commits anything, and only then does the checkpoint
+// complete.
+TEST(ZmqNodes, SinkSendsOnWhileABarriersAcknowledgementIsOutstanding) {
+  test::TempDir dir;
+  Channel pull(Pattern::Pull, "@inproc://nodes-barrier", {.acknowledge = Acknowledge::Checkpoint});
+  PipelineOptions options;
+  options.checkpoint_dir = dir.path() + "/checkpoints";
+  options.checkpoint_interval.messages = 10;
+  Pipeline p(options);
+  std::vector<Tensor> values;
+  for (int64_t i = 0; i < 30; ++i) values.push_back(tensor<int64_t>({i}));
+  p.connect(p.source("values", sources::list(values)), p.sink("send", sinks::zmq(">inproc://nodes-barrier")));
+  PipelineResult result;
+  std::thread producer([&p, &result] { result = p.run(); });
+  std::optional<uint64_t> barrier_seq;
+  std::vector<wire::Message> after;
+  while (after.size() < 5) {
+    std::optional<wire::Message> m = pull.recv(milliseconds(5000));
+    if (!m) {
+      ADD_FAILURE() << (barrier_seq ? "nothing came after the first barrier while it was unacknowledged: the sink "
+                                      "waited for it"
+                                    : "no barrier");
+      break;
+    }
+    pull.ack(*m);  // finished with (credit), not committed
+    if (m->header.kind == wire::Kind::Barrier && !barrier_seq) {
+      barrier_seq = m->header.seq;
+    } else if (barrier_seq) {
+      after.push_back(*m);
+    }
+  }
+  EXPECT_EQ(p.checkpoint_metrics().completed, 0u) << "checkpoint 1 completed before its barrier was committed";
+  // Committed: checkpoint 1 completes, and the rest of the run goes through.
+  for (;;) {
+    if (!after.empty()) pull.commit(after.back().peer, after.back().header.seq);
+    std::optional<wire::Message> m = pull.recv(milliseconds(5000));
+    ASSERT_TRUE(m) << "the rest of the stream did not come";
+    pull.ack(*m);
+    after.push_back(*m);
+    if (m->header.kind == wire::Kind::EndOfStream) {
+      pull.commit(m->peer, m->header.seq);
+      pull.keep_alive();
+      break;
+    }
+  }
+  producer.join();
+  EXPECT_GE(result.checkpoints.completed, 3u) << "checkpoints 1 and 2 and the final one";
+}
+
 TEST(ZmqNodes, SourceEndsAfterEveryExpectedPeerEnded) {
   auto source = sources::zmq("@inproc://nodes-two-peers", {f32({3})}, {.expected_peers = 2});
   Channel a(Pattern::Push, ">inproc://nodes-two-peers"), b(Pattern::Push, ">inproc://nodes-two-peers");

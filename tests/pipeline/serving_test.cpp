@@ -268,7 +268,7 @@ TEST(Serving, ReqAndDealerClientsAreBothServed) {
   // DEALER, pipelined: several requests out, replies matched by seq.
   ServingClient dealer(server->bound_endpoint());
   std::map<uint64_t, double> asked;
-  for (int k = 0; k < 5; ++k) asked[dealer.send(request_of(-k - 0.5))] = -k - 0.5;
+  for (int k = 0; k < 5; ++k) asked[dealer.send(request_of(-k - 0.5), kCallTimeout)] = -k - 0.5;
   EXPECT_EQ(asked.size(), 5u) << "each request its own seq";
   for (int k = 0; k < 5; ++k) {
     std::optional<wire::Message> reply = dealer.receive(kCallTimeout);

@@ -157,6 +157,21 @@ def consume_updates(endpoint):
     inp.close()
 
 
+def consume_burst(endpoint, n):
+    """Takes n int64 scalars 0, 1, 2... in order, then the end of stream: a burst its C++
+    sender coalesces into batches, which this receiver splits."""
+    r = sluice_wire.ReliableReceiver("@" + endpoint)
+    for i in range(n + 1):
+        m = r.recv(timeout=TIMEOUT_MS / 1000)
+        assert m is not None, f"message {i}: nothing within {TIMEOUT_MS} ms"
+        if i == n:
+            assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
+            break
+        assert m.kind == sluice_wire.DATA and m.seq == i, f"message {i}: kind {m.kind}, seq {m.seq}"
+        assert int(m.arrays[0]) == i, f"message {i}: {m.arrays[0]}"
+    r.close()
+
+
 def consume_shared(endpoint, n, shared):
     import hashlib
     r = sluice_wire.ReliableReceiver("@" + endpoint, shared_memory=shared)
@@ -369,6 +384,8 @@ if __name__ == "__main__":
             produce_updates(sys.argv[2])
         elif sys.argv[1] == "consume-updates":
             consume_updates(sys.argv[2])
+        elif sys.argv[1] == "consume-burst":
+            consume_burst(sys.argv[2], int(sys.argv[3]))
         elif sys.argv[1] == "consume-shared":
             consume_shared(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1")
         else:

@@ -61,6 +61,23 @@ TEST(PythonInterop, PythonToCppPipelineToPython) {
   EXPECT_EQ(source->rejected(), 0u) << source->last_rejection();
 }
 
+// A burst of small messages from a C++ channel to sluice_wire's
+// ReliableReceiver, which says it takes batches: they go coalesced, and the
+// Python side splits them and takes each once, in order.
+TEST(PythonInterop, APythonReceiverTakesBatches) {
+  std::string python = python_or_skip_reason();
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
+  constexpr int kCount = 5000;
+  test::TempDir dir;
+  test::Child consumer({python, kScript, "consume-burst", dir.ipc("burst"), std::to_string(kCount)}, {kPythonPath});
+  Channel out(Pattern::Push, ">" + dir.ipc("burst"), {.peer_timeout = milliseconds(30000)});
+  for (int i = 0; i < kCount; ++i) out.send({scalar(static_cast<int64_t>(i))}, static_cast<uint64_t>(i));
+  out.send_end_of_stream(kCount);
+  out.flush(milliseconds(30000));
+  EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
+  EXPECT_GT(out.counters().coalesced, static_cast<uint64_t>(kCount / 2)) << "of " << kCount << " sent in a burst";
+}
+
 // CurveZMQ both ways over tcp: a Python sender allowed by the C++ source,
 // and a C++ sink allowed by the Python receiver; the same keys on each side.
 TEST(PythonInterop, PythonAndCppSpeakCurveZmq) {

@@ -251,14 +251,16 @@ Channel::~Channel() = default;
 Channel::Channel(Channel&&) noexcept = default;
 Channel& Channel::operator=(Channel&&) noexcept = default;
 
-void Channel::send(const wire::Message& message) { send(message, std::chrono::milliseconds(-1)); }
+namespace {
 
-bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeout) {
-  Impl& c = *impl_;
+// What every send comes to, taking the message to keep (reliable) or
+// encode: the helpers below build theirs and move it here, so that a
+// message is not copied on its way.
+bool send_message(Channel::Impl& c, wire::Message message, std::chrono::milliseconds timeout) {
   if (receives(c.pattern) && c.pattern != Pattern::Pair)
     throw WireError(error_message(
         c.where, fmt::format("send: a {} channel only receives", pattern_name(c.pattern)), "", ""));
-  if (c.sender) return c.sender->send(message, timeout);
+  if (c.sender) return c.sender->send(std::move(message), timeout);
   std::vector<wire::Frame> frames =
       wire::encode(message, {.crc = c.options.crc, .pack_below = c.options.pack_below});
   try {
@@ -283,24 +285,34 @@ bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeo
   return true;
 }
 
+constexpr std::chrono::milliseconds kForever{-1};
+
+}  // namespace
+
+void Channel::send(const wire::Message& message) { send_message(*impl_, message, kForever); }
+
+bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeout) {
+  return send_message(*impl_, message, timeout);
+}
+
 void Channel::send(const std::vector<Tensor>& tensors, uint64_t seq, uint64_t stream_id) {
   wire::Message m;
   m.header = {wire::Kind::Data, 0, stream_id, seq, 0, 0};
   m.tensors = tensors;
-  send(m);
+  send_message(*impl_, std::move(m), kForever);
 }
 
 void Channel::send_end_of_stream(uint64_t seq, uint64_t stream_id) {
   wire::Message m;
   m.header = {wire::Kind::EndOfStream, 0, stream_id, seq, 0, 0};
-  send(m);
+  send_message(*impl_, std::move(m), kForever);
 }
 
 void Channel::send_error(const std::string& what, uint64_t seq, uint64_t stream_id) {
   wire::Message m;
   m.header = {wire::Kind::Error, 0, stream_id, seq, 0, 0};
   m.error = what;
-  send(m);
+  send_message(*impl_, std::move(m), kForever);
 }
 
 namespace {
@@ -315,12 +327,12 @@ wire::Message barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id) {
 }  // namespace
 
 void Channel::send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id) {
-  send(barrier(checkpoint, seq, stream_id));
+  send_message(*impl_, barrier(checkpoint, seq, stream_id), kForever);
 }
 
 bool Channel::send_barrier(uint64_t checkpoint, uint64_t seq, uint64_t stream_id,
                            std::chrono::milliseconds timeout) {
-  return send(barrier(checkpoint, seq, stream_id), timeout);
+  return send_message(*impl_, barrier(checkpoint, seq, stream_id), timeout);
 }
 
 void Channel::send_update(const std::string& target, const std::vector<Tensor>& tensors, uint64_t seq,
@@ -329,7 +341,7 @@ void Channel::send_update(const std::string& target, const std::vector<Tensor>& 
   m.header = {wire::Kind::Update, 0, stream_id, seq, 0, 0};
   m.target = target;
   m.tensors = tensors;
-  send(m);
+  send_message(*impl_, std::move(m), kForever);
 }
 
 void Channel::flush(std::chrono::milliseconds timeout) {

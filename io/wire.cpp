@@ -165,10 +165,20 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
 
 Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, std::string_view where,
                const MapShared& map) {
-  std::vector<Bytes> views;
-  views.reserve(frames.size());
-  for (const ReceivedFrame& f : frames) views.push_back(f.bytes);
-  Parsed parsed = parse(views, limits, where);
+  // A message of a few frames (one packed, a tensor's three) is parsed from
+  // views on the stack: no allocation per message for them.
+  constexpr size_t kFew = 4;
+  std::array<Bytes, kFew> few;
+  std::vector<Bytes> many;
+  if (frames.size() > kFew) many.reserve(frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (frames.size() > kFew)
+      many.push_back(frames[i].bytes);
+    else
+      few[i] = frames[i].bytes;
+  }
+  Parsed parsed = parse(frames.size() > kFew ? std::span<const Bytes>(many) : std::span<const Bytes>(few.data(), frames.size()),
+                        limits, where);
   Message m;
   m.header = parsed.header;
   m.error = parsed.error;

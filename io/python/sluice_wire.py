@@ -1161,9 +1161,15 @@ class ServingClient:
         self.where = f"serving client {address}"
         self.next_seq = 0
 
-    def send(self, arrays):
-        """Sends arrays as one request (their data is not copied); returns its seq."""
+    def send(self, arrays, timeout_ms=60000):
+        """Sends arrays as one request (their data is not copied); returns its seq. WireError when
+        the socket takes it not within timeout_ms (a DEALER has no room while no server is
+        connected, and one that refused this client at the handshake never is)."""
+        zmq = _zmq()
         seq = self.next_seq
+        if not self.socket.poll(max(0, int(timeout_ms)), zmq.POLLOUT):
+            raise WireError(f"{self.where}: request seq {seq}: expected a server taking it within {timeout_ms} ms, "
+                            f"found none connected")
         self.socket.send_multipart(encode(arrays, seq, self.stream_id, pack_below=self.pack_below), copy=False)
         self.next_seq += 1
         return seq
@@ -1178,8 +1184,8 @@ class ServingClient:
     def call(self, arrays, timeout_ms=60000):
         """Sends arrays and returns the reply's arrays. WireError with the server's text for an
         error reply, or naming the endpoint and timeout_ms when no reply came."""
-        seq = self.send(arrays)
         deadline = time.monotonic() + timeout_ms / 1000
+        seq = self.send(arrays, timeout_ms)
         while True:
             left = deadline - time.monotonic()
             m = self.recv(left * 1000) if left > 0 else None

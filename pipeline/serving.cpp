@@ -300,7 +300,8 @@ void ServingEndpoint::serve() {
     OnDone done = [weak, index](bool finished) {
       if (auto state = weak.lock()) state->done(index, finished);
     };
-    const std::string request = fmt::format("{}: request seq {}", s.where, a.seq);
+    // Formatted only for an error answer: not per request.
+    auto request = [&] { return fmt::format("{}: request seq {}", s.where, a.seq); };
     for (;;) {
       try {
         if (requests_->push_for(m.tensors, options_.poll_interval, done)) {
@@ -311,12 +312,12 @@ void ServingEndpoint::serve() {
       } catch (const PipelineError&) {
         pipeline_stopped = true;
         forget();
-        return answer_error(a, request + ": the pipeline has stopped", false);
+        return answer_error(a, request() + ": the pipeline has stopped", false);
       }
       flush();
       if (stopping_.load()) {
         forget();
-        return answer_error(a, request + ": the server stopped before the pipeline took it", false);
+        return answer_error(a, request() + ": the server stopped before the pipeline took it", false);
       }
     }
   };
@@ -339,20 +340,21 @@ void ServingEndpoint::serve() {
         // Left 0: the decode below says what is wrong.
       }
     }
-    const std::string request = fmt::format("{}: request seq {}", s.where, a.seq);
-    if (drain_deadline) return answer_error(a, request + ": the server is stopping", false);
-    if (pipeline_stopped) return answer_error(a, request + ": the pipeline has stopped", false);
+    // Formatted only for an error answer: not per request.
+    auto request = [&] { return fmt::format("{}: request seq {}", s.where, a.seq); };
+    if (drain_deadline) return answer_error(a, request() + ": the server is stopping", false);
+    if (pipeline_stopped) return answer_error(a, request() + ": the pipeline has stopped", false);
     wire::Message m;
     try {
       m = wire::decode(std::move(frames), {.max_message_bytes = options_.max_message_bytes}, s.where);
     } catch (const WireError& e) { return reject(a, e.what()); }
     if (m.header.kind != wire::Kind::Data)
-      return reject(a, request + ": expected a data message, found kind " +
+      return reject(a, request() + ": expected a data message, found kind " +
                            std::string(wire::kind_name(m.header.kind)));
     std::vector<Spec> got;
     for (const Tensor& t : m.tensors) got.push_back(t.spec());
     if (got != s.spec)
-      return reject(a, request + ": expected " + specs_str(s.spec) + ", found " + specs_str(got));
+      return reject(a, request() + ": expected " + specs_str(s.spec) + ", found " + specs_str(got));
     push(a, m);
   };
 

@@ -957,7 +957,7 @@ class ReliableReceiver:
         (self.socket.bind if bind else self.socket.connect)(address)
         self.endpoint = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
         self.where = f"receiver {self.endpoint}"
-        self.peers, self.handed, self.duplicates = {}, None, 0
+        self.peers, self.handed, self.duplicates, self.rejected = {}, None, 0, 0
         self.ready = collections.deque()  # (routing id, message) taken and not yet returned: a batch's rest
 
     def _control(self, peer, kind):
@@ -1042,6 +1042,7 @@ class ReliableReceiver:
             try:
                 entries = split_batch(first, self.where)
             except WireError:
+                self._take_unreadable(routing_id, first, batch=True)
                 return
             for entry in entries:
                 self._accept_one(routing_id, [entry])
@@ -1060,6 +1061,8 @@ class ReliableReceiver:
         try:
             m = decode(frames, self.max_message_bytes, self.where, map_shared)
         except WireError:
+            if frames:
+                self._take_unreadable(routing_id, frames[0])
             return
         if m.kind == HEARTBEAT:
             if p is None:
@@ -1088,6 +1091,26 @@ class ReliableReceiver:
             return
         p.expected += 1
         self.ready.append((routing_id, self._lease(p, m, views) if m.flags & FLAG_SHARED else m))
+
+    def _take_unreadable(self, routing_id, header_frame, batch=False):
+        """A message that could not be read still takes its place in its sender's stream (its header,
+        when that reads, says which; a batch's, its count of places, at most one per 40 bytes), or the
+        sender would send it again for ever. Done with at once: acknowledged with the next record."""
+        self.rejected += 1
+        p = self.peers.get(routing_id)
+        head = _bytes_of(header_frame)
+        if p is None or len(head) < _HEADER.size:
+            return
+        magic, version, _kind, _flags, _stream_id, seq, count, _crc = _HEADER.unpack(head[:_HEADER.size])
+        if magic != _MAGIC or version != VERSION or seq != p.expected:
+            return
+        places = min(count, len(head) // (8 + _HEADER.size)) if batch else 1
+        for _ in range(places):
+            p.done.add(p.expected)
+            p.expected += 1
+        while p.acked in p.done:
+            p.done.discard(p.acked)
+            p.acked += 1
 
     def refuse(self, message, why):
         """Tells the sender of message, the last one recv returned (the only one not yet

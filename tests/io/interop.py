@@ -246,6 +246,26 @@ def reliable_selftest():
         assert "update target" in str(e), e
     out.close()
     inp.close(linger=0)
+
+    # A message the receiver cannot read takes its place in the stream: the one after it
+    # comes next (a receiver that only skipped it would ask for it again for ever).
+    inp = sluice_wire.ReliableReceiver("@inproc://selftest-malformed", heartbeat_interval=0.05, context=context)
+    raw = context.socket(zmq.DEALER)
+    session = 0x5EED0FBA7C4E5002
+    raw.setsockopt(zmq.ROUTING_ID, b"S" + session.to_bytes(8, "little"))
+    raw.setsockopt(zmq.LINGER, 0)
+    raw.connect("inproc://selftest-malformed")
+    raw.send_multipart(sluice_wire.encode_control(sluice_wire.HEARTBEAT, sluice_wire.Control(session=session), 0))
+    assert inp.recv(timeout=0.05) is None, "a heartbeat is not for the owner"
+    bad = [bytes(f) for f in sluice_wire.encode([np.arange(3, dtype=np.float32)], seq=0)]
+    bad[1] = bad[1].replace(b"'<f4'", b"'>f4'")  # a big-endian .npy header: refused
+    raw.send_multipart(bad)
+    raw.send_multipart(sluice_wire.encode([np.arange(4, dtype=np.float32)], seq=1))
+    m = inp.recv(timeout=5)
+    assert m is not None and m.seq == 1 and m.arrays[0].shape == (4,), f"after a malformed message: {m}"
+    assert inp.rejected == 1, inp.rejected
+    raw.close()
+    inp.close(linger=0)
     context.term()
 
 

@@ -38,10 +38,10 @@
 
 #include <fmt/format.h>
 
-#include "bench/bench_report.h"
-#include "bench/child_process.h"
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/serving.h>
+#include "bench/bench_report.h"
+#include "bench/child_process.h"
 
 namespace sluice::bench {
 namespace {
@@ -105,8 +105,9 @@ double serve(const Function& f, const StageOptions& options, std::vector<double>
   p.start();
   const bool python = python_clients_possible();
   const int cpp_clients = (kClients - (python ? kPythonClients : 0)) / kCppProcesses;
-  const double go = std::chrono::duration<double>((std::chrono::steady_clock::now() + kStartAfter).time_since_epoch())
-                        .count();
+  const double go =
+      std::chrono::duration<double>((std::chrono::steady_clock::now() + kStartAfter).time_since_epoch())
+          .count();
   const std::string go_text = fmt::format("{:.6f}", go);
   std::vector<std::string> outputs;
   std::vector<std::unique_ptr<ChildProcess>> clients;
@@ -169,7 +170,8 @@ void BM_serving_small_requests(benchmark::State& state) {
     Samples s = interleave(
         state,
         [&] {
-          const double seconds = serve(batch, batched, rounds++ > 0 ? &latencies : nullptr, &figures, &answered);
+          const double seconds =
+              serve(batch, batched, rounds++ > 0 ? &latencies : nullptr, &figures, &answered);
           if (answered != expected)
             throw std::runtime_error(fmt::format("batched: {} of {} requests answered", answered, expected));
           return seconds / static_cast<double>(answered);
@@ -177,7 +179,8 @@ void BM_serving_small_requests(benchmark::State& state) {
         [&] {
           const double seconds = serve(one, unbatched, nullptr, nullptr, &answered);
           if (answered != expected)
-            throw std::runtime_error(fmt::format("unbatched: {} of {} requests answered", answered, expected));
+            throw std::runtime_error(
+                fmt::format("unbatched: {} of {} requests answered", answered, expected));
           return seconds / static_cast<double>(answered);
         });
     report_speedup("serving_small_requests", s, 5.0);
@@ -189,9 +192,9 @@ void BM_serving_small_requests(benchmark::State& state) {
   const double p99 = percentile(latencies, 0.99);
   const double bound = std::chrono::duration<double>(kTimeout).count() + 2 * batch_compute_s;
   std::printf(
-      "serving_small_requests: clients in %d C++ processes%s; p99 latency %.3f ms (p50 %.3f ms), bound timeout + "
-      "2 x batch compute = %.3f ms (one batch of %lld computes in %.1f us); batches of %.1f rows on average, %.0f "
-      "of %.0f flushed by the timeout\n",
+      "serving_small_requests: clients in %d C++ processes%s; p99 latency %.3f ms (p50 %.3f ms), "
+      "bound timeout + 2 x batch compute = %.3f ms (one batch of %lld computes in %.1f us); "
+      "batches of %.1f rows on average, %.0f of %.0f flushed by the timeout\n",
       kCppProcesses, python_clients_possible() ? " and a Python one" : " (no python3 with numpy and pyzmq)",
       p99 * 1e3, percentile(latencies, 0.5) * 1e3, bound * 1e3, static_cast<long long>(kBatch),
       batch_compute_s * 1e6, figures["batch_size_mean"], figures["timeouts"], figures["batches"]);

@@ -47,7 +47,9 @@ bool run_client(const std::string& endpoint, int in_flight, int requests, unsign
     if (!reply || reply->header.kind != sluice::wire::Kind::Data || reply->tensors.size() != 1 ||
         reply->tensors[0].spec() != sluice::f32({16})) {
       std::fprintf(stderr, "bench_serving_client: request %d: %s\n", answered,
-                   !reply ? "no reply within 30 s" : reply->error.empty() ? "not an f32[16] reply" : reply->error.c_str());
+                   !reply                 ? "no reply within 30 s"
+                   : reply->error.empty() ? "not an f32[16] reply"
+                                          : reply->error.c_str());
       return false;
     }
     auto it = asked.find(reply->header.seq);
@@ -72,15 +74,16 @@ int main(int argc, char** argv) {
   }
   const std::string endpoint = argv[1];
   const int clients = std::atoi(argv[2]), in_flight = std::atoi(argv[3]), requests = std::atoi(argv[4]);
-  const Clock::time_point go{std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::atof(argv[5])))};
+  const Clock::time_point go{
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::atof(argv[5])))};
   std::vector<std::vector<double>> latencies(static_cast<size_t>(clients));
   std::vector<int> ok(static_cast<size_t>(clients), 0);
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c)
     threads.emplace_back([&, c] {
       try {
-        ok[static_cast<size_t>(c)] = run_client(endpoint, in_flight, requests, static_cast<unsigned>(c) + 1, go,
-                                                latencies[static_cast<size_t>(c)]);
+        ok[static_cast<size_t>(c)] = run_client(endpoint, in_flight, requests, static_cast<unsigned>(c) + 1,
+                                                go, latencies[static_cast<size_t>(c)]);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_serving_client: client %d: %s\n", c, e.what());
       }

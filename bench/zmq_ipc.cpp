@@ -236,7 +236,8 @@ class RawReceiver : public Receiver {
     if (zmq_bind(pull_, endpoint_.c_str()) != 0) throw std::runtime_error("raw: bind failed");
     char bound[256];
     size_t length = sizeof bound;
-    if (zmq_getsockopt(pull_, ZMQ_LAST_ENDPOINT, bound, &length) == 0) endpoint_ = bound;  // tcp: the port taken
+    if (zmq_getsockopt(pull_, ZMQ_LAST_ENDPOINT, bound, &length) == 0)
+      endpoint_ = bound;  // tcp: the port taken
     zmq_msg_init(&msg_);
   }
   ~RawReceiver() override {

@@ -95,8 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         at += wire::batch_entry_bytes(e.size());
       }
       check(at == frames[0].data() + frames[0].size());
-    } catch (const WireError&) {
-    }
+    } catch (const WireError&) {}
   }
   return 0;
 }

@@ -95,7 +95,8 @@ bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
   for (const wire::Frame* f : messages) bytes += wire::batch_entry_bytes(f->size);
   zmq::message_t batch(bytes);
   auto* out = static_cast<uint8_t*>(batch.data());
-  wire::write_header({wire::Kind::Batch, 0, stream_id, first_seq, static_cast<uint32_t>(messages.size()), 0}, out);
+  wire::write_header({wire::Kind::Batch, 0, stream_id, first_seq, static_cast<uint32_t>(messages.size()), 0},
+                     out);
   out += wire::kHeaderBytes;
   for (const wire::Frame* f : messages) {
     wire::write_batch_entry({static_cast<const uint8_t*>(f->data), f->size}, out);

@@ -21,13 +21,18 @@ std::chrono::milliseconds ms(Clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
-// The header of a message read by a ROUTER (frame 0: the routing id), or
-// nullopt when it has none that reads.
-std::optional<wire::Header> header_of(const Incoming& in) {
-  if (in.parts->size() < 2) return std::nullopt;
+// The first frame of a message read by a ROUTER (frame 0 is the routing
+// id); empty when there is none.
+wire::Bytes first_frame(const Incoming& in) {
+  if (in.parts->size() < 2) return {};
   const zmq::message_t& f = (*in.parts)[1];
+  return {static_cast<const uint8_t*>(f.data()), f.size()};
+}
+
+// The header `frame` starts with, or nullopt when none reads.
+std::optional<wire::Header> header_of(wire::Bytes frame) {
   try {
-    return wire::read_header({static_cast<const uint8_t*>(f.data()), f.size()}, "", /*packed_ok=*/true);
+    return wire::read_header(frame, "", /*packed_ok=*/true);
   } catch (const WireError&) {
     return std::nullopt;
   }
@@ -440,7 +445,8 @@ void ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
     reject(where_ + ": a peer without a sluice sender's routing id (a plain push? set delivery = Plain on both ends)");
     return;
   }
-  const std::optional<wire::Header> h = header_of(in);
+  const wire::Bytes header_frame = first_frame(in);
+  const std::optional<wire::Header> h = header_of(header_frame);
   if (!peers_.contains(session)) {
     // A sender this receiver has not met: it restarted, or this receiver did
     // and the sender's socket still held what it had sent to the one before
@@ -455,15 +461,15 @@ void ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
       return;
     }
   }
-  const zmq::message_t& first = in.parts->size() > 1 ? (*in.parts)[1] : (*in.parts)[0];
-  const wire::Bytes header_frame{static_cast<const uint8_t*>(first.data()), in.parts->size() > 1 ? first.size() : 0};
+  const uint64_t bytes =
+      static_cast<uint64_t>(in.total) - (*in.parts)[0].size();  // the routing id's not counted
   const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
   try {
     check_incoming(in, options_.max_message_bytes, max_frames, where_);
     if (h && h->kind == wire::Kind::Batch) {
       if (in.frames != 2)
-        throw WireError(error_message(fmt::format("{}: batch from seq {}", where_, h->seq), "frames", 1,
-                                      in.frames - 1));
+        throw WireError(
+            error_message(fmt::format("{}: batch from seq {}", where_, h->seq), "frames", 1, in.frames - 1));
       const std::shared_ptr<void> owner(in.parts, &(*in.parts)[1]);
       for (wire::Bytes entry : wire::split_batch(header_frame, where_))
         accept_one(session, {{entry, owner}}, entry.size(), now);
@@ -471,28 +477,24 @@ void ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
     }
   } catch (const WireError& e) {
     reject(e.what());
-    take_unreadable(session, header_frame, static_cast<uint64_t>(in.total) - (*in.parts)[0].size());
+    take_unreadable(session, header_frame, bytes);
     return;
   }
-  accept_one(session, received_frames(in, 1), static_cast<uint64_t>(in.total) - (*in.parts)[0].size(), now);
+  accept_one(session, received_frames(in, 1), bytes, now);
 }
 
 void ReliableReceiver::take_unreadable(uint64_t session, wire::Bytes header_frame, uint64_t bytes) {
   auto it = peers_.find(session);
   if (it == peers_.end()) return;
   Peer& p = it->second;
-  std::optional<wire::Header> h;
-  try {
-    h = wire::read_header(header_frame, "", /*packed_ok=*/true);
-  } catch (const WireError&) {
-    return;
-  }
-  if (h->seq != p.expected) return;
+  const std::optional<wire::Header> h = header_of(header_frame);
+  if (!h || h->seq != p.expected) return;
   // A batch's places: at most as many as its bytes could hold.
   const uint64_t places =
       h->kind != wire::Kind::Batch
           ? 1
-          : std::min<uint64_t>(h->count, header_frame.size() / (wire::kBatchEntryHeaderBytes + wire::kHeaderBytes));
+          : std::min<uint64_t>(h->count,
+                               header_frame.size() / (wire::kBatchEntryHeaderBytes + wire::kHeaderBytes));
   for (uint64_t i = 0; i < places; ++i) {
     take(p, h->kind == wire::Kind::Batch ? 0 : bytes);
     mark_done(p, p.expected - 1);

@@ -78,8 +78,9 @@ void ReliableSender::watch_receiver(uint64_t session, uint64_t pid) {
   // the pidfd is that process's even if its pid is later reused.
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
   if (pidfd < 0) {
-    logger().debug("{}: cannot watch receiver process {} ({}): what it is lent stays until this sender closes",
-                   where_, pid, std::strerror(errno));
+    logger().debug(
+        "{}: cannot watch receiver process {} ({}): what it is lent stays until this sender closes", where_,
+        pid, std::strerror(errno));
     return;
   }
   receiver_processes_.emplace(session, pidfd);
@@ -101,8 +102,8 @@ void ReliableSender::reclaim_from_gone_receivers(Clock::time_point now) {
       lent = theirs ? lent_.erase(lent) : std::next(lent);
     }
     if (freed > 0)
-      logger().debug("{}: receiver {:016x} is gone: the memory of {} message(s) lent to it is free", where_, session,
-                     freed);
+      logger().debug("{}: receiver {:016x} is gone: the memory of {} message(s) lent to it is free", where_,
+                     session, freed);
     ::close(pidfd);
     it = receiver_processes_.erase(it);
   }
@@ -119,7 +120,8 @@ void ReliableSender::pace() {
     // Often while there is something to deliver or a receiver to meet;
     // otherwise twice a heartbeat interval; and when a batch is due.
     const bool busy = receiver_ == 0 || !unacked_.empty();
-    const Clock::time_point tick = serviced + (busy ? std::chrono::milliseconds(5) : options_.heartbeat_interval / 2);
+    const Clock::time_point tick =
+        serviced + (busy ? std::chrono::milliseconds(5) : options_.heartbeat_interval / 2);
     std::optional<Clock::time_point> due = batch_due();
     pacer_wakes_ = due ? std::min(tick, *due) : tick;
     stop_cv_.wait_until(lock, pacer_wakes_);
@@ -253,7 +255,8 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
   unacked_bytes_ += bytes;
   transmit(now);
   // A batch left waiting goes when due, by the pacemaker if no send comes first.
-  if (const std::optional<Clock::time_point> due = batch_due(); due && *due < pacer_wakes_) stop_cv_.notify_one();
+  if (const std::optional<Clock::time_point> due = batch_due(); due && *due < pacer_wakes_)
+    stop_cv_.notify_one();
   publish();
   return true;
 }

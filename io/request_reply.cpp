@@ -163,7 +163,8 @@ RequestSocket::~RequestSocket() {
   zmq_close(socket_);
 }
 
-RequestSocket::Sent RequestSocket::send(const std::vector<wire::Frame>& frames, std::chrono::milliseconds timeout) {
+RequestSocket::Sent RequestSocket::send(const std::vector<wire::Frame>& frames,
+                                        std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     if (send_message(socket_, frames, nullptr, /*dont_wait=*/true)) return Sent::Yes;

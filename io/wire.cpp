@@ -169,16 +169,11 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
   // views on the stack: no allocation per message for them.
   constexpr size_t kFew = 4;
   std::array<Bytes, kFew> few;
-  std::vector<Bytes> many;
-  if (frames.size() > kFew) many.reserve(frames.size());
-  for (size_t i = 0; i < frames.size(); ++i) {
-    if (frames.size() > kFew)
-      many.push_back(frames[i].bytes);
-    else
-      few[i] = frames[i].bytes;
-  }
-  Parsed parsed = parse(frames.size() > kFew ? std::span<const Bytes>(many) : std::span<const Bytes>(few.data(), frames.size()),
-                        limits, where);
+  std::vector<Bytes> many(frames.size() > kFew ? frames.size() : 0);
+  const std::span<Bytes> views =
+      many.empty() ? std::span<Bytes>(few.data(), frames.size()) : std::span<Bytes>(many);
+  for (size_t i = 0; i < frames.size(); ++i) views[i] = frames[i].bytes;
+  Parsed parsed = parse(views, limits, where);
   Message m;
   m.header = parsed.header;
   m.error = parsed.error;

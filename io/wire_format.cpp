@@ -163,9 +163,10 @@ Header read_header(Bytes f, std::string_view where, bool packed_ok) {
   if (std::memcmp(f.data(), kMagic, 4) != 0) wire_fail(where, "header frame", "magic SLCE", "other bytes");
   if (f[4] != kVersion) wire_fail(where, "header frame", "version 1", unsigned{f[4]});
   if (f[5] > static_cast<uint8_t>(Kind::Batch)) {
-    wire_fail(where, "header frame",
-         "kind 0 to 8 (data, end of stream, error, credit, ack, checkpoint barrier, heartbeat, update, batch)",
-         unsigned{f[5]});
+    wire_fail(
+        where, "header frame",
+        "kind 0 to 8 (data, end of stream, error, credit, ack, checkpoint barrier, heartbeat, update, batch)",
+        unsigned{f[5]});
   }
   Header h;
   h.kind = static_cast<Kind>(f[5]);
@@ -246,9 +247,10 @@ std::vector<Bytes> split_batch(Bytes frame, std::string_view where) {
   // The smallest entry is a header alone: the count cannot claim more.
   constexpr size_t kSmallest = kBatchEntryHeaderBytes + kHeaderBytes;
   if (h.count == 0 || h.count > (frame.size() - kHeaderBytes) / kSmallest)
-    wire_fail(at(), "message count", fmt::format("1 to {} (what {} bytes hold)",
-                                                 (frame.size() - kHeaderBytes) / kSmallest, frame.size()),
-              h.count);
+    wire_fail(
+        at(), "message count",
+        fmt::format("1 to {} (what {} bytes hold)", (frame.size() - kHeaderBytes) / kSmallest, frame.size()),
+        h.count);
   std::vector<Bytes> entries;
   entries.reserve(h.count);
   size_t at_byte = kHeaderBytes;
@@ -267,7 +269,8 @@ std::vector<Bytes> split_batch(Bytes frame, std::string_view where) {
                 length);
     const size_t start = at_byte + kBatchEntryHeaderBytes, end = at_byte + batch_entry_bytes(length);
     for (size_t i = start + length; i < end; ++i)
-      if (frame[i] != 0) wire_fail(at(), fmt::format("message {}", entries.size()), "zero padding", "other bytes");
+      if (frame[i] != 0)
+        wire_fail(at(), fmt::format("message {}", entries.size()), "zero padding", "other bytes");
     entries.push_back(frame.subspan(start, length));
     at_byte = end;
   }

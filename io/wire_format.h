@@ -143,7 +143,10 @@ inline size_t header_frame_bytes(const Header& h) {
   const bool offer = h.kind == Kind::Heartbeat && (h.flags & kFlagShareOffer);
   const bool leases = control && (h.flags & kFlagShared);
   const bool pid = control && (h.flags & kFlagPid);
-  return kHeaderBytes + (control ? kControlBytes : h.kind == Kind::Barrier ? kBarrierBytes : 0) +
+  return kHeaderBytes +
+         (control                   ? kControlBytes
+          : h.kind == Kind::Barrier ? kBarrierBytes
+                                    : 0) +
          (offer ? kSharedRefBytes : 0) + (leases ? 8 * size_t{h.count} : 0) + (pid ? 8 : 0);
 }
 

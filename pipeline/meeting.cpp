@@ -73,8 +73,8 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
     };
     auto late = [&] {
       return PipelineError(error_message(fmt::format("process '{}'", me), "",
-                                         fmt::format("an answer from process '{}' at {} within {}", host, endpoint,
-                                                     seconds(timeout + std::chrono::seconds(5))),
+                                         fmt::format("an answer from process '{}' at {} within {}", host,
+                                                     endpoint, seconds(timeout + std::chrono::seconds(5))),
                                          "none (is it running?)"));
     };
     // A socket the host refused at the handshake never has room: bounded.

@@ -255,6 +255,8 @@ void ServingEndpoint::serve() {
   bool pipeline_stopped = false;  // pushing threw: no run will take requests any more
   std::optional<Clock::time_point> drain_deadline;
 
+  // How an error answer names the request: formatted only for one, not per request.
+  auto describe = [&](const State::Asker& a) { return fmt::format("{}: request seq {}", s.where, a.seq); };
   // Counted before the send, so that a client holding its answer sees it counted.
   auto send = [&](State::Answer& a) {
     (a.error ? s.errors : s.replies).fetch_add(1);
@@ -300,8 +302,6 @@ void ServingEndpoint::serve() {
     OnDone done = [weak, index](bool finished) {
       if (auto state = weak.lock()) state->done(index, finished);
     };
-    // Formatted only for an error answer: not per request.
-    auto request = [&] { return fmt::format("{}: request seq {}", s.where, a.seq); };
     for (;;) {
       try {
         if (requests_->push_for(m.tensors, options_.poll_interval, done)) {
@@ -312,12 +312,12 @@ void ServingEndpoint::serve() {
       } catch (const PipelineError&) {
         pipeline_stopped = true;
         forget();
-        return answer_error(a, request() + ": the pipeline has stopped", false);
+        return answer_error(a, describe(a) + ": the pipeline has stopped", false);
       }
       flush();
       if (stopping_.load()) {
         forget();
-        return answer_error(a, request() + ": the server stopped before the pipeline took it", false);
+        return answer_error(a, describe(a) + ": the server stopped before the pipeline took it", false);
       }
     }
   };
@@ -340,21 +340,19 @@ void ServingEndpoint::serve() {
         // Left 0: the decode below says what is wrong.
       }
     }
-    // Formatted only for an error answer: not per request.
-    auto request = [&] { return fmt::format("{}: request seq {}", s.where, a.seq); };
-    if (drain_deadline) return answer_error(a, request() + ": the server is stopping", false);
-    if (pipeline_stopped) return answer_error(a, request() + ": the pipeline has stopped", false);
+    if (drain_deadline) return answer_error(a, describe(a) + ": the server is stopping", false);
+    if (pipeline_stopped) return answer_error(a, describe(a) + ": the pipeline has stopped", false);
     wire::Message m;
     try {
       m = wire::decode(std::move(frames), {.max_message_bytes = options_.max_message_bytes}, s.where);
     } catch (const WireError& e) { return reject(a, e.what()); }
     if (m.header.kind != wire::Kind::Data)
-      return reject(a, request() + ": expected a data message, found kind " +
+      return reject(a, describe(a) + ": expected a data message, found kind " +
                            std::string(wire::kind_name(m.header.kind)));
     std::vector<Spec> got;
     for (const Tensor& t : m.tensors) got.push_back(t.spec());
     if (got != s.spec)
-      return reject(a, request() + ": expected " + specs_str(s.spec) + ", found " + specs_str(got));
+      return reject(a, describe(a) + ": expected " + specs_str(s.spec) + ", found " + specs_str(got));
     push(a, m);
   };
 
@@ -431,11 +429,11 @@ uint64_t ServingClient::send(const Tensors& request, std::chrono::milliseconds t
     const std::string who = fmt::format("serving client {}: request seq {}", endpoint_, next_seq_);
     if (sent == RequestSocket::Sent::Failed)
       throw WireError(error_message(who, "send failed: " + socket_->last_error(), "", ""));
-    throw PipelineError(error_message(
-        who, "", fmt::format("a server taking it within {} ms", timeout.count()),
-        socket_->handshakes().failed() > 0
-            ? "none: the endpoint " + socket_->handshakes().last_reason() + " at the handshake"
-            : std::string("none connected")));
+    throw PipelineError(
+        error_message(who, "", fmt::format("a server taking it within {} ms", timeout.count()),
+                      socket_->handshakes().failed() > 0
+                          ? "none: the endpoint " + socket_->handshakes().last_reason() + " at the handshake"
+                          : std::string("none connected")));
   }
   return next_seq_++;
 }

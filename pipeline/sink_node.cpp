@@ -30,7 +30,7 @@ class SinkNode : public PipelineNode {
           Visit v(counters(), m);
           if (m.barrier) {
             sink_->prepare_then(m.barrier, [&ctx, number = m.barrier, seq = m.seq](std::string state,
-                                                                                    std::exception_ptr error) {
+                                                                                   std::exception_ptr error) {
               if (!error) {
                 ctx.reached(number, {}, std::move(state));
                 return;
@@ -38,9 +38,7 @@ class SinkNode : public PipelineNode {
               // Not handed in: this checkpoint never completes.
               try {
                 std::rethrow_exception(error);
-              } catch (const std::exception& e) {
-                ctx.fail(seq, std::string("prepare: ") + e.what(), error);
-              }
+              } catch (const std::exception& e) { ctx.fail(seq, std::string("prepare: ") + e.what(), error); }
             });
           }
           if (!m.skipped) {

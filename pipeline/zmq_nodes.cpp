@@ -495,10 +495,11 @@ void ZmqSink::watch_barriers() {
       awaited_.pop_front();
       lock.unlock();
       std::lock_guard handing(handing_mutex_);
-      a.done({}, std::make_exception_ptr(PipelineError(error_message(
-                     "sink zmq " + channel_.endpoint(), fmt::format("barrier {}", a.number),
-                     fmt::format("acknowledged within {} ms (finish_timeout)", options_.finish_timeout.count()),
-                     fmt::format("{} message(s) not acknowledged", channel_.counters().unacknowledged)))));
+      a.done({},
+             std::make_exception_ptr(PipelineError(error_message(
+                 "sink zmq " + channel_.endpoint(), fmt::format("barrier {}", a.number),
+                 fmt::format("acknowledged within {} ms (finish_timeout)", options_.finish_timeout.count()),
+                 fmt::format("{} message(s) not acknowledged", channel_.counters().unacknowledged)))));
       lock.lock();
       continue;
     }

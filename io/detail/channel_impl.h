@@ -222,8 +222,8 @@ class ReliableSender {
   std::deque<Refusal> refusals_;
   uint64_t refusals_received_ = 0;
   struct Published {
-    std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0}, shared{0},
-        coalesced{0};
+    std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0},
+        shared{0}, coalesced{0};
   };
   Published published_;
   std::thread pacemaker_;
@@ -371,7 +371,8 @@ class ReliableReceiver {
   // batch's, in order).
   void accept(Incoming& in, Clock::time_point now);
   // One message of sender `session`, in `frames` of `bytes` (what credit counts).
-  void accept_one(uint64_t session, std::vector<wire::ReceivedFrame> frames, uint64_t bytes, Clock::time_point now);
+  void accept_one(uint64_t session, std::vector<wire::ReceivedFrame> frames, uint64_t bytes,
+                  Clock::time_point now);
   // A message that could not be read still takes its place in the stream
   // (its header, when that reads, says which), or its sender would send it
   // again for ever; a batch's header names `count` places from its seq.

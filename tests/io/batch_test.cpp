@@ -27,7 +27,8 @@ std::vector<uint8_t> batch_of(const std::vector<std::vector<uint8_t>>& messages,
   size_t bytes = wire::kHeaderBytes;
   for (const auto& m : messages) bytes += wire::batch_entry_bytes(m.size());
   std::vector<uint8_t> frame(bytes);
-  wire::write_header({wire::Kind::Batch, 0, 7, first_seq, static_cast<uint32_t>(messages.size()), 0}, frame.data());
+  wire::write_header({wire::Kind::Batch, 0, 7, first_seq, static_cast<uint32_t>(messages.size()), 0},
+                     frame.data());
   uint8_t* out = frame.data() + wire::kHeaderBytes;
   for (const auto& m : messages) {
     wire::write_batch_entry(m, out);
@@ -57,13 +58,15 @@ std::vector<uint8_t> end_of_stream(uint64_t seq) {
 }
 
 TEST(Batches, SplitGivesEachMessageItsFrameInOrder) {
-  const std::vector<std::vector<uint8_t>> messages = {packed_message(1, 3), end_of_stream(4), packed_message(5, 5)};
+  const std::vector<std::vector<uint8_t>> messages = {packed_message(1, 3), end_of_stream(4),
+                                                      packed_message(5, 5)};
   const std::vector<uint8_t> frame = batch_of(messages, 3);
   const std::vector<wire::Bytes> entries = wire::split_batch(frame, "test");
   ASSERT_EQ(entries.size(), 3u);
   for (size_t i = 0; i < entries.size(); ++i) {
     EXPECT_EQ(std::vector<uint8_t>(entries[i].begin(), entries[i].end()), messages[i]) << "message " << i;
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(entries[i].data()) % 8, reinterpret_cast<uintptr_t>(frame.data()) % 8)
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(entries[i].data()) % 8,
+              reinterpret_cast<uintptr_t>(frame.data()) % 8)
         << "each message as aligned as the frame";
   }
   // Each entry is a message of its own, read as one.
@@ -115,7 +118,8 @@ TEST(Batches, RejectsEveryMalformedBatchNamingWhatWasWrong) {
     ASSERT_NE(length % 8, 0u) << "the test message needs padding";
     f[first_length + wire::kBatchEntryHeaderBytes + length] = 1;
   });
-  with("cut inside a message", "message 1", [&](auto& f) { f.resize(wire::kHeaderBytes + first_entry + 20); });
+  with("cut inside a message", "message 1",
+       [&](auto& f) { f.resize(wire::kHeaderBytes + first_entry + 20); });
   with("not a batch", "kind", [&](auto& f) { f[5] = static_cast<uint8_t>(wire::Kind::Data); });
   for (const Case& c : cases) {
     try {
@@ -224,7 +228,8 @@ TEST(Batches, AReceiverSaysItTakesBatchesAndAMalformedOneTakesItsPlacesWhileTheS
   EXPECT_FALSE(pull.recv(milliseconds(200))) << "a heartbeat is not for the owner";
   zmq::message_t reply;
   ASSERT_TRUE(dealer.recv(reply)) << "the receiver answers a heartbeat with its record";
-  const wire::Header record = wire::read_header({static_cast<const uint8_t*>(reply.data()), reply.size()}, "test", true);
+  const wire::Header record =
+      wire::read_header({static_cast<const uint8_t*>(reply.data()), reply.size()}, "test", true);
   EXPECT_TRUE(wire::is_control(record.kind));
   EXPECT_NE(record.flags & wire::kFlagTakesBatches, 0) << "its records say it takes batches";
 

@@ -66,16 +66,19 @@ TEST(PythonInterop, PythonToCppPipelineToPython) {
 // Python side splits them and takes each once, in order.
 TEST(PythonInterop, APythonReceiverTakesBatches) {
   std::string python = python_or_skip_reason();
-  if (python.empty()) GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
+  if (python.empty())
+    GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
   constexpr int kCount = 5000;
   test::TempDir dir;
-  test::Child consumer({python, kScript, "consume-burst", dir.ipc("burst"), std::to_string(kCount)}, {kPythonPath});
+  test::Child consumer({python, kScript, "consume-burst", dir.ipc("burst"), std::to_string(kCount)},
+                       {kPythonPath});
   Channel out(Pattern::Push, ">" + dir.ipc("burst"), {.peer_timeout = milliseconds(30000)});
   for (int i = 0; i < kCount; ++i) out.send({scalar(static_cast<int64_t>(i))}, static_cast<uint64_t>(i));
   out.send_end_of_stream(kCount);
   out.flush(milliseconds(30000));
   EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
-  EXPECT_GT(out.counters().coalesced, static_cast<uint64_t>(kCount / 2)) << "of " << kCount << " sent in a burst";
+  EXPECT_GT(out.counters().coalesced, static_cast<uint64_t>(kCount / 2))
+      << "of " << kCount << " sent in a burst";
 }
 
 // CurveZMQ both ways over tcp: a Python sender allowed by the C++ source,

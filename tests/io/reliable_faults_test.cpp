@@ -190,9 +190,7 @@ TEST(ReliableFaults, AReceiverRestartedFiftyTimesLeavesTheSendersSharedMemoryWit
       for (uint64_t i = 0; i < kCount; ++i) out.send(test::peer_message(i, kFloats), i);
       out.send_end_of_stream(kCount);
       out.flush(milliseconds(60000));
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "the sender failed: " << e.what();
-    }
+    } catch (const std::exception& e) { ADD_FAILURE() << "the sender failed: " << e.what(); }
   });
   size_t most = 0;
   for (int restart = 0; restart < kRestarts; ++restart) {

@@ -68,9 +68,10 @@ TEST(ZmqNodes, SinkSendsOnWhileABarriersAcknowledgementIsOutstanding) {
   while (after.size() < 5) {
     std::optional<wire::Message> m = pull.recv(milliseconds(5000));
     if (!m) {
-      ADD_FAILURE() << (barrier_seq ? "nothing came after the first barrier while it was unacknowledged: the sink "
-                                      "waited for it"
-                                    : "no barrier");
+      ADD_FAILURE() << (barrier_seq
+                            ? "nothing came after the first barrier while it was unacknowledged: the sink "
+                              "waited for it"
+                            : "no barrier");
       break;
     }
     pull.ack(*m);  // finished with (credit), not committed
@@ -80,7 +81,8 @@ TEST(ZmqNodes, SinkSendsOnWhileABarriersAcknowledgementIsOutstanding) {
       after.push_back(*m);
     }
   }
-  EXPECT_EQ(p.checkpoint_metrics().completed, 0u) << "checkpoint 1 completed before its barrier was committed";
+  EXPECT_EQ(p.checkpoint_metrics().completed, 0u)
+      << "checkpoint 1 completed before its barrier was committed";
   // Committed: checkpoint 1 completes, and the rest of the run goes through.
   for (;;) {
     if (!after.empty()) pull.commit(after.back().peer, after.back().header.seq);

@@ -57,7 +57,8 @@ void Pipeline::Impl::partition() {
           error_message(fmt::format("process '{}' of the placement from {}", p.name, place.source), "",
                         "at least one node to run", "none"));
   const ProcessPlace& here = place.at(me);
-  if (!here.ipc_dir.empty()) std::filesystem::create_directories(here.ipc_dir);
+  // A directory for the edges' socket files; an abstract name (@...) is in no file system.
+  if (!here.ipc_dir.empty() && here.ipc_dir[0] != '@') std::filesystem::create_directories(here.ipc_dir);
   meeting = std::make_unique<Meeting>(place, me, description(), po.meet_timeout);
 
   // Every node's name and output, read before this process's nodes move out of `all`.

@@ -2,7 +2,8 @@
 // bench_zmq_ipc_peer, sends; this one receives and times. Three senders:
 //   reliable  a sluice Channel as a user gets it by default (reliable
 //             delivery: credit, acknowledgements, heartbeats; a tensor below
-//             pack_below travels packed in one frame; on this host, in
+//             pack_below travels packed in one frame; on this host,
+//             through a ring in shared memory, a larger tensor's data in
 //             shared memory, copied there from the tensor's own);
 //   shared    the same, each message a new tensor computed whole into a
 //             freshly allocated slot of shared memory (as a pipeline stage's
@@ -18,13 +19,19 @@
 //   zmq_ipc_64B        64-byte f32 tensors, reliable against raw
 //   reliable_ipc_1MiB  1 MiB f32 tensors, reliable against plain: what
 //                      reliability costs (both in frames: the receiver declines shared memory)
-//   reliable_ipc_64B   64-byte f32 tensors, reliable against plain
+//   reliable_ipc_64B   64-byte f32 tensors, reliable (as a user gets it: over a
+//                      same-host ring) against plain
 //   shm_ipc_16MiB      16 MiB f32 tensors, shared against raw-computed; both
 //                      receivers read a float of every 4 KiB page of each tensor
 //   shm_ipc_64KiB      64 KiB f32 tensors, the same
-//   tcp_64B            64-byte f32 tensors over tcp loopback, reliable against raw
+//   tcp_64B            64-byte f32 tensors over tcp loopback, reliable (in
+//                      frames, as between hosts) against raw
 //   curve_tcp_1MiB     1 MiB f32 tensors over tcp loopback, reliable with
 //                      CurveZMQ against reliable without: what encryption costs
+//   hop_latency_64B    a 64-byte f32 tensor's round trip to another process
+//                      and back (ping-pong), through two default channels
+//                      (over a same-host ring each way) against two raw
+//                      libzmq PUSH/PULL pairs (bench_zmq_ipc_peer echo, raw-echo)
 // and, not a row, zmq_ipc_64B_plain: plain against raw, to tell the
 // Channel's and the wire format's cost from the reliable protocol's.
 // Each trial starts a fresh sender, takes its first message untimed (start-up
@@ -328,6 +335,117 @@ class CurveKeys {
   std::filesystem::path dir_;
 };
 
+// Ping-pong with a peer that sends each message straight back: seconds per
+// round trip. Both ends bound here, the peer connecting to both.
+class SluiceHop : public Receiver {
+ public:
+  explicit SluiceHop(size_t bytes)
+      : bytes_(bytes),
+        ping_(Pattern::Push, "@" + ipc_endpoint("ping", bytes), {}),
+        pong_(Pattern::Pull, "@" + ipc_endpoint("pong", bytes), {}),
+        ramp_(ramp(bytes)) {}
+  ~SluiceHop() override {
+    remove_ipc_file(ping_.bound_endpoint());
+    remove_ipc_file(pong_.bound_endpoint());
+  }
+  SluiceHop(const SluiceHop&) = delete;
+  SluiceHop& operator=(const SluiceHop&) = delete;
+
+  double trial(long count, std::vector<float>* first = nullptr) override {
+    Peer peer("echo", ping_.bound_endpoint(), bytes_, count, {pong_.bound_endpoint()});
+    Tensor back = round_trip();
+    if (first) first->assign(back.data<float>().begin(), back.data<float>().end());
+    auto start = Clock::now();
+    for (long i = 1; i < count; ++i) round_trip();
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    ping_.send_end_of_stream(seq_++);
+    std::optional<wire::Message> end = pong_.recv(kTimeout);
+    if (!end || end->header.kind != wire::Kind::EndOfStream)
+      throw std::runtime_error("echo: no end of stream");
+    pong_.keep_alive();
+    peer.finish();
+    return seconds / static_cast<double>(std::max(count - 1, 1L));
+  }
+
+ private:
+  static Tensor ramp(size_t bytes) {
+    std::vector<float> v(bytes / sizeof(float));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 1000) * 0.5f;
+    return tensor(v, Shape{static_cast<int64_t>(v.size())});
+  }
+  Tensor round_trip() {
+    ping_.send({ramp_}, seq_++);
+    std::optional<wire::Message> m = pong_.recv(kTimeout);
+    if (!m || m->tensors.size() != 1 || m->tensors[0].spec().bytes() != static_cast<int64_t>(bytes_))
+      throw std::runtime_error("echo: a message is missing or wrong");
+    return m->tensors[0];
+  }
+
+  size_t bytes_;
+  Channel ping_, pong_;
+  Tensor ramp_;
+  uint64_t seq_ = 0;
+};
+
+class RawHop : public Receiver {
+ public:
+  explicit RawHop(size_t bytes)
+      : bytes_(bytes),
+        ping_endpoint_(ipc_endpoint("raw-ping", bytes)),
+        pong_endpoint_(ipc_endpoint("raw-pong", bytes)) {
+    ctx_ = zmq_ctx_new();
+    push_ = zmq_socket(ctx_, ZMQ_PUSH);
+    pull_ = zmq_socket(ctx_, ZMQ_PULL);
+    int timeout_ms = static_cast<int>(kTimeout.count());
+    zmq_setsockopt(pull_, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    zmq_setsockopt(push_, ZMQ_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
+    if (zmq_bind(push_, ping_endpoint_.c_str()) != 0 || zmq_bind(pull_, pong_endpoint_.c_str()) != 0)
+      throw std::runtime_error("raw-echo: bind failed");
+    data_.resize(bytes / sizeof(float));
+    for (size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<float>(i % 1000) * 0.5f;
+    zmq_msg_init(&msg_);
+  }
+  ~RawHop() override {
+    zmq_msg_close(&msg_);
+    zmq_close(push_);
+    zmq_close(pull_);
+    zmq_ctx_term(ctx_);
+    remove_ipc_file(ping_endpoint_);
+    remove_ipc_file(pong_endpoint_);
+  }
+  RawHop(const RawHop&) = delete;
+  RawHop& operator=(const RawHop&) = delete;
+
+  double trial(long count, std::vector<float>* first = nullptr) override {
+    Peer peer("raw-echo", ping_endpoint_, bytes_, count, {pong_endpoint_});
+    round_trip();
+    if (first) {
+      const auto* f = static_cast<const float*>(zmq_msg_data(&msg_));
+      first->assign(f, f + bytes_ / sizeof(float));
+    }
+    auto start = Clock::now();
+    for (long i = 1; i < count; ++i) round_trip();
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    peer.finish();
+    return seconds / static_cast<double>(std::max(count - 1, 1L));
+  }
+
+ private:
+  void round_trip() {
+    if (zmq_send(push_, data_.data(), bytes_, 0) != static_cast<int>(bytes_) ||
+        zmq_msg_recv(&msg_, pull_, 0) != static_cast<int>(bytes_))
+      throw std::runtime_error(std::string("raw-echo: a round trip failed: ") + zmq_strerror(zmq_errno()));
+  }
+
+  size_t bytes_;
+  std::string ping_endpoint_, pong_endpoint_;
+  std::vector<float> data_;
+  void* ctx_ = nullptr;
+  void* push_ = nullptr;
+  void* pull_ = nullptr;
+  zmq_msg_t msg_;
+};
+
 constexpr size_t k1MiB = size_t{1} << 20;
 constexpr long kCount1MiB = 1000;
 constexpr long kCount64B = 200000;
@@ -381,9 +499,11 @@ void BM_reliable_ipc_1MiB(benchmark::State& state) {
 }
 BENCHMARK(BM_reliable_ipc_1MiB)->Iterations(15)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// A small message travels packed, so shared memory changes nothing but the
+// transport: the default reliable channel, over a same-host ring.
 void BM_reliable_ipc_64B(benchmark::State& state) {
   run_benchmark(state, [&] {
-    SluiceReceiver reliable(64, "reliable", "@" + ipc_endpoint("reliable", 64), in_frames());
+    SluiceReceiver reliable(64, Delivery::Reliable);
     SluiceReceiver plain(64, Delivery::Plain);
     compare(state, "reliable_ipc_64B", reliable, plain, kCount64B, 0.9);
   });
@@ -411,10 +531,11 @@ BENCHMARK(BM_shm_ipc_64KiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMi
 // Between hosts (tcp loopback): the default channel against raw libzmq,
 // one message a frame. Small messages sent close together travel
 // coalesced (WIRE_FORMAT.md, "Batches"); raw ZeroMQ batches only inside
-// its I/O thread.
+// its I/O thread. Two hosts share no memory, so neither does the receiver
+// here: over loopback it would, and the messages would take a ring.
 void BM_tcp_64B(benchmark::State& state) {
   run_benchmark(state, [&] {
-    SluiceReceiver reliable(64, "reliable", "@tcp://127.0.0.1:*", {});
+    SluiceReceiver reliable(64, "reliable", "@tcp://127.0.0.1:*", in_frames());
     RawReceiver raw(64, "raw", "tcp://127.0.0.1:*");
     compare(state, "tcp_64B", reliable, raw, kCount64B, 1.5);
   });
@@ -435,6 +556,15 @@ void BM_curve_tcp_1MiB(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_curve_tcp_1MiB)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_hop_latency_64B(benchmark::State& state) {
+  run_benchmark(state, [&] {
+    SluiceHop sluice(64);
+    RawHop raw(64);
+    compare(state, "hop_latency_64B", sluice, raw, 20000, 3);
+  });
+}
+BENCHMARK(BM_hop_latency_64B)->Iterations(9)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sluice::bench

@@ -1,5 +1,6 @@
 // The sending process of bench_zmq_ipc, which starts it once per trial:
-//   bench_zmq_ipc_peer reliable|shared|plain|raw|raw-computed ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET SERVER]
+//   bench_zmq_ipc_peer reliable|shared|plain|raw|raw-computed ENDPOINT BYTES COUNT ACK_ENDPOINT [SECRET
+//   SERVER] bench_zmq_ipc_peer echo|raw-echo ENDPOINT BYTES COUNT ACK_ENDPOINT BACK
 // connects to ENDPOINT and sends COUNT messages of one f32 tensor of BYTES
 // bytes (ramp values), then an end marker:
 //   reliable  through a Channel with default options, as a user gets it
@@ -17,6 +18,10 @@
 //             1 KiB up, as the Channel lends them; an empty frame at the end);
 //   raw-computed  as raw, each message computed as shared's are, into the
 //             process's own memory (the baseline of shared).
+//   echo      takes COUNT messages from ENDPOINT through a default Channel
+//             and sends each back at once to BACK through another, then
+//             the end of stream likewise (a ping-pong's far side);
+//   raw-echo  the same in raw libzmq PULL and PUSH, one frame each.
 // With SECRET and SERVER (certificate files), a reliable sender speaks
 // CurveZMQ to the receiver whose public certificate is SERVER.
 // plain and raw wait for the receiver's word on ACK_ENDPOINT that all
@@ -32,6 +37,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <optional>
 
 #include <sluice/io/channel.h>
 #include <sluice/ops/ops.h>
@@ -154,13 +161,52 @@ int send_plain(const std::string& endpoint, const sluice::Tensor& t, long count,
   return ack.wait() ? 0 : 1;
 }
 
+int echo(const std::string& endpoint, const std::string& back, long count, Acknowledgement& ack) {
+  using namespace sluice;
+  ChannelOptions options;  // the defaults, but a bounded wait for the other side
+  options.peer_timeout = kTimeout;
+  Channel in(Pattern::Pull, ">" + endpoint, options);
+  Channel out(Pattern::Push, ">" + back, options);
+  for (long i = 0; i <= count; ++i) {
+    std::optional<wire::Message> m = in.recv(kTimeout);
+    if (!m) return 1;
+    if (m->header.kind == wire::Kind::EndOfStream) {
+      out.send_end_of_stream(static_cast<uint64_t>(i));
+      break;
+    }
+    out.send(m->tensors, static_cast<uint64_t>(i));
+  }
+  out.flush(kTimeout);
+  return ack.wait() ? 0 : 1;
+}
+
+int raw_echo(const std::string& endpoint, const std::string& back, long count, Acknowledgement& ack) {
+  void* ctx = zmq_ctx_new();
+  void* pull = zmq_socket(ctx, ZMQ_PULL);
+  void* push = zmq_socket(ctx, ZMQ_PUSH);
+  if (zmq_connect(pull, endpoint.c_str()) != 0 || zmq_connect(push, back.c_str()) != 0) return 1;
+  zmq_msg_t msg;
+  zmq_msg_init(&msg);
+  for (long i = 0; i < count; ++i)
+    if (zmq_msg_recv(&msg, pull, 0) < 0 || zmq_msg_send(&msg, push, 0) < 0) return 1;
+  zmq_msg_close(&msg);
+  const bool acknowledged = ack.wait();
+  zmq_close(pull);
+  zmq_close(push);
+  zmq_ctx_term(ctx);
+  return acknowledged ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6 && argc != 8) {
-    std::fprintf(stderr,
-                 "usage: bench_zmq_ipc_peer reliable|shared|plain|raw|raw-computed ENDPOINT BYTES COUNT ACK_ENDPOINT "
-                 "[SECRET SERVER]\n");
+  const bool echoes =
+      argc > 1 && (std::strcmp(argv[1], "echo") == 0 || std::strcmp(argv[1], "raw-echo") == 0);
+  if (echoes ? argc != 7 : argc != 6 && argc != 8) {
+    std::fprintf(
+        stderr,
+        "usage: bench_zmq_ipc_peer reliable|shared|plain|raw|raw-computed ENDPOINT BYTES COUNT ACK_ENDPOINT "
+        "[SECRET SERVER]\n       bench_zmq_ipc_peer echo|raw-echo ENDPOINT BYTES COUNT ACK_ENDPOINT BACK\n");
     return 2;
   }
   const std::string mode = argv[1], endpoint = argv[2];
@@ -177,6 +223,8 @@ int main(int argc, char** argv) {
       return send_reliable(endpoint, t, count, curve, &computed);
     }
     Acknowledgement ack(argv[5]);
+    if (mode == "echo") return echo(endpoint, argv[6], count, ack);
+    if (mode == "raw-echo") return raw_echo(endpoint, argv[6], count, ack);
     if (mode == "plain") return send_plain(endpoint, t, count, ack);
     if (mode == "raw-computed") return send_raw_computed(endpoint, Computed(t), count, ack);
     if (mode != "raw") {

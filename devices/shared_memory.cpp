@@ -66,6 +66,31 @@ uint64_t random_id() {
   return id;
 }
 
+// A memfd of `size` bytes (whole pages), mode 0600, its pages reserved and
+// sealed at its size, mapped read-write here: a segment, or a SharedFile.
+std::pair<int, uint8_t*> create_sealed(size_t size) {
+  auto fail = [&](const char* call, int fd) -> std::pair<int, uint8_t*> {
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    throw DeviceError(
+        error_message("shared memory", call, fmt::format("a file of {} bytes", size), std::strerror(e)));
+  };
+  const int fd = ::memfd_create("sluice", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return fail("memfd_create", fd);
+  if (::fchmod(fd, 0600) != 0) return fail("fchmod", fd);
+  // fallocate reserves the pages now: a full memory fails here with an
+  // error, not later with a SIGBUS when a kernel writes a page.
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fail("ftruncate", fd);
+  if (::fallocate(fd, 0, 0, static_cast<off_t>(size)) != 0) return fail("fallocate", fd);
+  // Sealed at its size: a process of this user that opens the file cannot
+  // shrink it under a reader, who would die of SIGBUS on the pages cut off
+  // (readers check the seals before they map: open_sealed).
+  if (::fcntl(fd, F_ADD_SEALS, kSizeSeals | F_SEAL_SEAL) != 0) return fail("fcntl(F_ADD_SEALS)", fd);
+  void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) return fail("mmap", fd);
+  return {fd, static_cast<uint8_t*>(base)};
+}
+
 // ---------------------------------------------------------------- this process's segments
 
 struct Segment {
@@ -127,26 +152,8 @@ class Pool {
   Segment* create(size_t slot_bytes) {
     const auto slots = static_cast<uint32_t>(std::clamp<size_t>(kSegmentTarget / slot_bytes, 1, kMaxSlots));
     const size_t size = round_up(kPage + slots * slot_bytes, kPage);
-    auto fail = [&](const char* call, int fd) -> Segment* {
-      const int e = errno;
-      if (fd >= 0) ::close(fd);
-      throw DeviceError(error_message("shared memory", call, fmt::format("a segment of {} bytes", size),
-                                      std::strerror(e)));
-    };
-    const int fd = ::memfd_create("sluice", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0) return fail("memfd_create", fd);
-    if (::fchmod(fd, 0600) != 0) return fail("fchmod", fd);
-    // fallocate reserves the pages now: a full memory fails here with an
-    // error, not later with a SIGBUS when a kernel writes a slot.
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fail("ftruncate", fd);
-    if (::fallocate(fd, 0, 0, static_cast<off_t>(size)) != 0) return fail("fallocate", fd);
-    // Sealed at its size: a process of this user that opens the segment
-    // cannot shrink it under a reader, who would die of SIGBUS on the pages
-    // cut off (readers check the seals before they map: open_segment).
-    if (::fcntl(fd, F_ADD_SEALS, kSizeSeals | F_SEAL_SEAL) != 0) return fail("fcntl(F_ADD_SEALS)", fd);
-    void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (base == MAP_FAILED) return fail("mmap", fd);
-    auto* h = static_cast<SegmentHeader*>(base);
+    const auto [fd, base] = create_sealed(size);
+    auto* h = reinterpret_cast<SegmentHeader*>(base);
     std::memcpy(h->magic, kMagic, sizeof kMagic);
     h->version = kVersion;
     h->slots = slots;
@@ -155,7 +162,7 @@ class Pool {
     h->data_offset = kPage;
     auto s = std::make_unique<Segment>();
     s->fd = fd;
-    s->base = static_cast<uint8_t*>(base);
+    s->base = base;
     s->size = size;
     s->id = h->id;
     s->slot_bytes = slot_bytes;
@@ -228,11 +235,12 @@ std::string where(const SharedHandle& h) { return fmt::format("shared memory {}"
   throw DeviceError(error_message(where(h), what, expected, found));
 }
 
-std::shared_ptr<Mapping> open_segment(const SharedHandle& h) {
+// Maps the file `h` names (its pid and fd) whole, after checking that it is
+// this user's, a regular file of at least `least` bytes, and sealed at its
+// size. `writable`: read-write, else read-only.
+std::shared_ptr<Mapping> open_sealed(const SharedHandle& h, size_t least, bool writable) {
   const std::string path = fmt::format("/proc/{}/fd/{}", h.pid, h.fd);
-  // Read-only: a receiver cannot write through to what its sender, and every
-  // other process reading the slot, sees.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
     refuse(h, path, "a descriptor of a live process of this user",
@@ -241,30 +249,37 @@ std::shared_ptr<Mapping> open_segment(const SharedHandle& h) {
   struct stat st {};
   const bool stat_ok = ::fstat(fd, &st) == 0;
   if (!stat_ok || st.st_uid != ::geteuid() || !S_ISREG(st.st_mode) ||
-      static_cast<size_t>(st.st_size) < kPage) {
+      static_cast<size_t>(st.st_size) < least) {
     ::close(fd);
     if (!stat_ok) refuse(h, path, "a file fstat reads", std::strerror(errno));
     if (st.st_uid != ::geteuid())
       refuse(h, "owner", fmt::format("this process's user (uid {})", ::geteuid()),
              fmt::format("uid {}", st.st_uid));
-    refuse(h, path, "a sluice segment (a file of at least one page)",
+    refuse(h, path, fmt::format("a sluice file of at least {} bytes", least),
            fmt::format("{} bytes{}", st.st_size, S_ISREG(st.st_mode) ? "" : ", not a regular file"));
   }
-  // A segment's size cannot change while it is mapped, or the pages cut
-  // off would be a SIGBUS where a tensor is read.
+  // A file's size cannot change while it is mapped, or the pages cut off
+  // would be a SIGBUS where it is read.
   const int seals = ::fcntl(fd, F_GET_SEALS);
   if (seals < 0 || (seals & kSizeSeals) != kSizeSeals) {
     const int e = errno;
     ::close(fd);
-    refuse(h, "seals", "a segment sealed against shrinking and growing (F_SEAL_SHRINK | F_SEAL_GROW)",
+    refuse(h, "seals", "a file sealed against shrinking and growing (F_SEAL_SHRINK | F_SEAL_GROW)",
            seals < 0 ? std::string(std::strerror(e)) : fmt::format("seals {:#x}", seals));
   }
   const auto size = static_cast<size_t>(st.st_size);
-  void* base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  void* base = ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   const int e = errno;
   ::close(fd);  // the mapping keeps the file
   if (base == MAP_FAILED) refuse(h, "mmap", fmt::format("{} bytes mapped", size), std::strerror(e));
-  auto m = std::make_shared<Mapping>(base, size);
+  return std::make_shared<Mapping>(base, size);
+}
+
+std::shared_ptr<Mapping> open_segment(const SharedHandle& h) {
+  // Read-only: a receiver cannot write through to what its sender, and every
+  // other process reading the slot, sees.
+  auto m = open_sealed(h, kPage, /*writable=*/false);
+  const void* base = m->base;
   const auto* header = static_cast<const SegmentHeader*>(base);
   if (std::memcmp(header->magic, kMagic, sizeof kMagic) != 0 || header->version != kVersion)
     refuse(h, "segment", "magic SLUICESM, version 1", "other bytes");
@@ -391,5 +406,37 @@ std::shared_ptr<void> SharedMappings::map(const SharedHandle& handle) {
 }
 
 void SharedMappings::clear() { held_->segments.clear(); }
+
+struct SharedFile::Held {
+  int fd = -1;  // made here: kept open, so that another process opens it through /proc
+  std::shared_ptr<Mapping> mapping;
+  SharedHandle handle;
+  ~Held() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+SharedFile SharedFile::create(size_t bytes) {
+  const size_t size = round_up(std::max<size_t>(bytes, 1), kPage);
+  const auto [fd, base] = create_sealed(size);
+  SharedFile f;
+  f.held_ = std::make_shared<Held>();
+  f.held_->fd = fd;
+  f.held_->mapping = std::make_shared<Mapping>(base, size);
+  f.held_->handle = {static_cast<uint32_t>(::getpid()), static_cast<uint32_t>(fd), random_id(), 0, size, 0};
+  return f;
+}
+
+SharedFile SharedFile::open(const SharedHandle& handle) {
+  SharedFile f;
+  f.held_ = std::make_shared<Held>();
+  f.held_->mapping = open_sealed(handle, std::max<uint64_t>(handle.bytes, 1), /*writable=*/true);
+  f.held_->handle = handle;
+  return f;
+}
+
+uint8_t* SharedFile::data() const { return static_cast<uint8_t*>(held_->mapping->base); }
+size_t SharedFile::size() const { return held_->mapping->size; }
+const SharedHandle& SharedFile::handle() const { return held_->handle; }
 
 }  // namespace sluice

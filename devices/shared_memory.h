@@ -87,6 +87,31 @@ class SharedMappings {
   std::unique_ptr<Held> held_;
 };
 
+// A file of shared memory of its own, mapped read-write by each process
+// that holds it: for a structure two processes of one host both write (a
+// same-host channel's ring, io/detail/shared_ring.h), where a pooled slot,
+// which other processes map read-only, will not do. Made as segments are (a
+// memfd, mode 0600, sealed at its size) and opened the same way; what its
+// bytes mean, and checking them, is its user's. Copies share the mapping.
+class SharedFile {
+ public:
+  // A new file of `bytes` rounded up to whole pages, zeroed. Its handle
+  // names it: this process, its descriptor, a random id in `segment`, its
+  // bytes. DeviceError when the system gives none.
+  static SharedFile create(size_t bytes);
+  // The file `handle` names (its pid and fd), mapped read-write after the
+  // checks map_shared makes of a segment: this user's, sealed at its size,
+  // at least handle.bytes long. DeviceError naming what is wrong.
+  static SharedFile open(const SharedHandle& handle);
+  uint8_t* data() const;
+  size_t size() const;  // what is mapped: at least the handle's bytes
+  const SharedHandle& handle() const;
+
+ private:
+  struct Held;
+  std::shared_ptr<Held> held_;
+};
+
 struct SharedMemoryStats {
   size_t segments = 0;       // segments this process holds now
   size_t segment_bytes = 0;  // their bytes

@@ -44,6 +44,14 @@ def offering_heartbeat(seq):
     return [header + CONTROL.pack(3, 9, 0, 0, 0, 0) + SHARED_REF.pack(4321, 5, 0x5EED5EED5EED5EED, 64, 8, 1)]
 
 
+def credit_naming_a_ring(seq):
+    """A C++ receiver's credit taking shared memory, with its pid and its ring (WIRE_FORMAT.md, "Rings")."""
+    flags = sluice_wire.FLAG_SHARED | sluice_wire.FLAG_PID | sluice_wire.FLAG_RING
+    header = HEADER.pack(b"SLCE", sluice_wire.VERSION, sluice_wire.CREDIT, flags, 0, seq, 1, 0)
+    return [header + CONTROL.pack(1, 20, 16, 1 << 20, 1 << 30, 0) + struct.pack("<QQ", 12, 4321) +
+            SHARED_REF.pack(4321, 9, 0x5EED5EED5EED5EED, 0, 1 << 20, 0)]
+
+
 def main(directory):
     os.makedirs(directory, exist_ok=True)
     seeds = {
@@ -66,6 +74,7 @@ def main(directory):
         "credit_with_leases": sluice_wire.encode_control(sluice_wire.CREDIT,
                                                          sluice_wire.Control(1, 20, 16, 1 << 20, 1 << 30, 0),
                                                          seq=15, leases=[12, 17, 19]),
+        "credit_naming_a_ring": credit_naming_a_ring(seq=16),
         "update_two_tensors": sluice_wire.encode_update("scale", [np.ones((2, 2), np.float32),
                                                                   np.arange(3, dtype=np.int64)],
                                                         seq=11, stream_id=2, crc=True),

@@ -66,6 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(m.header.kind == wire::Kind::Barrier || m.checkpoint == 0);
     const bool shared = (m.header.flags & wire::kFlagShared) != 0;
     check(m.leases.size() == (control && shared ? m.header.count : 0) && m.leases.size() <= wire::kMaxLeases);
+    check(m.ring.has_value() == (control && shared && (m.header.flags & wire::kFlagRing) != 0));
     check(m.probe.has_value() ==
           (m.header.kind == wire::Kind::Heartbeat && (m.header.flags & wire::kFlagShareOffer) != 0));
     for (const wire::TensorView& t : m.tensors) {

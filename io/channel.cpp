@@ -5,6 +5,7 @@
 #include <sluice/io/channel.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstring>
 
@@ -137,6 +138,12 @@ void validate(const ChannelOptions& o, Pattern pattern, const std::string& where
          fmt::format("{} ms and {}", o.heartbeat_interval.count(), o.missed_heartbeats));
   if (o.peer_timeout.count() < 0) fail("peer_timeout", "0 ms or more", "a negative time");
   if (o.coalesce_delay.count() < 0) fail("coalesce_delay", "0 us (no coalescing) or more", "a negative time");
+  // A ring's entries are 8-byte aligned and at most a quarter of it; its
+  // indices are 64-bit byte counts.
+  if (o.ring_bytes != 0 &&
+      (!std::has_single_bit(o.ring_bytes) || o.ring_bytes < 4096 || o.ring_bytes > (size_t{1} << 32)))
+    fail("ring_bytes", "0 (no rings) or a power of two from 4096 to 2^32", o.ring_bytes);
+  if (o.ring_spin.count() < 0) fail("ring_spin", "0 us (no spinning) or more", "a negative time");
 }
 
 }  // namespace
@@ -487,6 +494,7 @@ ChannelCounters Channel::counters() const {
     n.peers_lost = c.receiver->peers_lost();
     n.refusals = c.receiver->refusals_sent();
     n.shared = c.receiver->shared();
+    n.ringed = c.receiver->ringed();
   }
   if (c.sender) {
     n.resent = c.sender->resent();
@@ -496,6 +504,7 @@ ChannelCounters Channel::counters() const {
     n.refusals = c.sender->refusals_received();
     n.shared = c.sender->shared();
     n.coalesced = c.sender->coalesced();
+    n.ringed = c.sender->ringed();
   }
   return n;
 }

@@ -162,6 +162,16 @@ struct ChannelOptions {
   // is set (a CRC is of bytes that travel), or the message is small enough
   // to travel packed (pack_below).
   bool shared_memory = true;
+  // Same-host rings (WIRE_FORMAT.md, "Rings"). A receiver that takes its
+  // sender's shared memory also gives it a ring of this many bytes (a power
+  // of two), and the sender's messages go through it rather than the
+  // socket: no system call on either side while both are busy. A message
+  // larger than a quarter of the ring takes the socket. 0: no rings. A
+  // receiver that runs dry spins ring_spin on its rings before it sleeps on
+  // its socket, where a sender that finds it asleep wakes it, so that an
+  // idle edge costs no CPU.
+  size_t ring_bytes = size_t{1} << 20;
+  std::chrono::microseconds ring_spin{50};
   CurveOptions curve{};
 };
 
@@ -187,6 +197,8 @@ struct ChannelCounters {
   uint64_t shared = 0;
   // Sending: messages that went coalesced with others in a batch.
   uint64_t coalesced = 0;
+  // Messages that went (sending) or came (receiving) through a same-host ring.
+  uint64_t ringed = 0;
 };
 
 // A message a reliable sender's receiver refused (Channel::refuse): its

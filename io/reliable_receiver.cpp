@@ -192,6 +192,18 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
     m.shared = true;
     for (const auto& [seq, bytes] : p.leased) m.leases.push_back(seq);
     m.pid = static_cast<uint64_t>(::getpid());  // the sender reuses what it lent once this process is gone
+    // A sender on this host writes its messages into a ring; one made anew
+    // (this sender came back after it was lost) says to start again from `expected`.
+    if (!p.ring && !p.ring_failed && p.alive && options_.ring_bytes > 0) {
+      try {
+        p.ring = std::make_unique<RingReader>(options_.ring_bytes, session_, where_);
+      } catch (const Error& e) {
+        p.ring_failed = true;
+        logger().info("{}: no ring for sender (stream {}); its messages take the socket: {}", where_,
+                      p.stream_id, e.what());
+      }
+    }
+    if (p.ring) m.ring = p.ring->handle();
   }
   // Checkpoint: what the owner finished and has not committed stays with
   // the sender (it is sent again if this receiver restarts), and the grant
@@ -414,6 +426,7 @@ void ReliableReceiver::beat(Clock::time_point now) {
       // state stays, so that it is known when it speaks again.
       p.alive = false;
       p.mappings.clear();  // tensors that view its memory keep their own mapping
+      p.ring.reset();      // if it comes back, a new one: what it wrote since is not waited for
       ++peers_lost_;
       // Worth a warning only while its stream has no one else to go on.
       const bool orphaned = !p.ended && !continued(p);
@@ -446,6 +459,9 @@ void ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
     return;
   }
   const wire::Bytes header_frame = first_frame(in);
+  // A doorbell (one empty frame): a sender woke this receiver for what it
+  // wrote into its ring, which recv reads next.
+  if (in.frames == 2 && header_frame.empty()) return;
   const std::optional<wire::Header> h = header_of(header_frame);
   if (!peers_.contains(session)) {
     // A sender this receiver has not met: it restarted, or this receiver did
@@ -461,6 +477,9 @@ void ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
       return;
     }
   }
+  // What its sender wrote into its ring before this came first.
+  if (auto it = peers_.find(session); it != peers_.end() && it->second.ring)
+    read_ring(session, it->second, now);
   const uint64_t bytes =
       static_cast<uint64_t>(in.total) - (*in.parts)[0].size();  // the routing id's not counted
   const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
@@ -528,6 +547,9 @@ void ReliableReceiver::accept_one(uint64_t session, std::vector<wire::ReceivedFr
     // one before was done with, here or by a receiver before) and one past
     // the last it sent.
     Peer& p = it == peers_.end() ? meet(session, h) : it->second;
+    // What it wrote into its ring before this beat comes first: its `next`
+    // counts it.
+    if (p.ring) read_ring(session, p, now);
     p.stream_id = h.stream_id;
     p.last_heard = now;
     p.alive = true;
@@ -658,6 +680,55 @@ void ReliableReceiver::lease(Peer& p, wire::Message& m) {
   }
 }
 
+bool ReliableReceiver::read_rings(Clock::time_point now) {
+  const size_t before = ready_.size();
+  for (auto& [session, p] : peers_)
+    if (p.ring) read_ring(session, p, now);
+  return ready_.size() != before;
+}
+
+void ReliableReceiver::read_ring(uint64_t session, Peer& p, Clock::time_point now) {
+  if (reading_ring_) return;
+  reading_ring_ = true;
+  try {
+    // The sender's credit bounds what the ring holds.
+    const wire::MapShared map = [&p](const SharedHandle& h) { return p.mappings.map(h); };
+    while (std::optional<RingReader::Entry> e = p.ring->next(map)) {
+      ++ringed_;
+      accept_one(session, std::move(e->frames), e->bytes, now);
+    }
+    if (p.ring->writer_waits()) send_control(p, wire::Kind::Credit, now);
+  } catch (const WireError& e) {
+    // Its sender goes back to the socket when the next record names no
+    // ring, and sends again from where this receiver stands.
+    reject(e.what());
+    p.ring.reset();
+    p.ring_failed = true;
+    send_control(p, wire::Kind::Credit, now);
+  }
+  reading_ring_ = false;
+}
+
+bool ReliableReceiver::any_ring() const {
+  for (const auto& [session, p] : peers_)
+    if (p.ring) return true;
+  return false;
+}
+
+bool ReliableReceiver::sleep_on_rings() {
+  for (auto& [session, p] : peers_)
+    if (p.ring && !p.ring->sleep()) {
+      wake_rings();
+      return false;
+    }
+  return true;
+}
+
+void ReliableReceiver::wake_rings() {
+  for (auto& [session, p] : peers_)
+    if (p.ring) p.ring->wake();
+}
+
 wire::Message ReliableReceiver::hand_on() {
   wire::Message m = std::move(ready_.front());
   ready_.pop_front();
@@ -673,6 +744,10 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
   std::optional<Clock::time_point> deadline, quiet_since;
   Incoming in;
   for (;;) {
+    if (read_rings(Clock::now())) {
+      throw_losses();
+      if (!ready_.empty()) return hand_on();
+    }
     bool got = false;
     try {
       got = read_multipart(socket_, in, options_.max_message_bytes, max_frames);
@@ -689,12 +764,21 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
       if (ready_.empty()) continue;
       return hand_on();
     }
-    // Nothing to read. What was done with is acknowledged once the socket
-    // has stayed quiet for kAckDelay: a receiver that keeps up with its
-    // sender runs dry after every message, and an acknowledgement each
-    // time (and the sender's heartbeat answering it) would triple the
-    // messages on the wire.
+    // Nothing to read. A sender writing into a ring is likely to write
+    // again within microseconds: looked for a while before anything else.
     if (!quiet_since) quiet_since = now;
+    const Clock::duration spin = timeout.count() < 0 ? Clock::duration(options_.ring_spin)
+                                                     : std::min<Clock::duration>(options_.ring_spin, timeout);
+    if (now - *quiet_since < spin && any_ring()) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+      continue;
+    }
+    // What was done with is acknowledged once the socket has stayed quiet
+    // for kAckDelay: a receiver that keeps up with its sender runs dry
+    // after every message, and an acknowledgement each time (and the
+    // sender's heartbeat answering it) would triple the messages on the wire.
     const bool quiet = now - *quiet_since >= kAckDelay;
     take_acks(/*flush_all=*/quiet);
     beat(now);
@@ -705,7 +789,10 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
       if (now >= *deadline) return std::nullopt;
       wait = std::min(wait, ms(*deadline - now) + std::chrono::milliseconds(1));
     }
+    // Asleep, a sender that writes into a ring rings the socket's doorbell.
+    if (!sleep_on_rings()) continue;
     wait_readable(socket_, acks_->wake_fd, wait);
+    wake_rings();
     take_acks(/*flush_all=*/false);
   }
 }

@@ -160,6 +160,7 @@ void ReliableSender::publish() {
   published_.refusals.store(refusals_received_, relaxed);
   published_.shared.store(shared_, relaxed);
   published_.coalesced.store(coalesced_, relaxed);
+  published_.ringed.store(ringed_, relaxed);
   // The room room_for() sees, in messages.
   const uint64_t finished = receiver_ == 0 ? 0 : grant_.credit_messages - base_messages_;
   const uint64_t room = saturating_add(options_.credit_messages, finished);
@@ -380,13 +381,12 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     // The receiver missed a message: go back to the one it expects.
     rewind_seen_ = c.rewind;
     if (c.next >= oldest()) {
-      size_t from = static_cast<size_t>(std::min<uint64_t>(c.next - oldest(), sent_));
-      resent_ += sent_ - from;
-      for (; sent_ > from; --sent_) sent_bytes_ -= unacked_[sent_ - 1].bytes;
+      rewind_to(c.next);
     } else {
       send_heartbeat(now);  // it asks for what was acknowledged before: say where the stream starts now
     }
   }
+  use_ring(m);
   grant_ = c;
   base_messages_ = std::min(base_messages_, c.credit_messages);
   base_bytes_ = std::min(base_bytes_, c.credit_bytes);
@@ -412,6 +412,30 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
   if (oldest() != before) send_heartbeat(now);
 }
 
+void ReliableSender::rewind_to(uint64_t next) {
+  const size_t from = static_cast<size_t>(std::min<uint64_t>(next > oldest() ? next - oldest() : 0, sent_));
+  resent_ += sent_ - from;
+  for (; sent_ > from; --sent_) sent_bytes_ -= unacked_[sent_ - 1].bytes;
+}
+
+void ReliableSender::use_ring(const wire::Message& record) {
+  const std::optional<SharedHandle> offered = share_ ? record.ring : std::nullopt;
+  if (offered && ring_ && ring_->id() == offered->segment) return;
+  if (!offered || offered->segment == ring_refused_) {
+    if (ring_) rewind_to(record.control.next);
+    ring_.reset();
+    return;
+  }
+  try {
+    ring_ = std::make_unique<RingWriter>(*offered, record.control.session, where_);
+  } catch (const Error& e) {
+    ring_refused_ = offered->segment;
+    ring_.reset();
+    logger().info("{}: the receiver's ring cannot be used; messages take the socket: {}", where_, e.what());
+  }
+  rewind_to(record.control.next);
+}
+
 void ReliableSender::record_refusal(const wire::Message& m) {
   const uint64_t seq = m.header.seq;
   // A seq this session never sent: stale (meant for a session before) or
@@ -428,19 +452,60 @@ void ReliableSender::record_refusal(const wire::Message& m) {
   logger().info("{}: the receiver refused seq {}: {}", where_, seq, m.error);
 }
 
+bool ReliableSender::credit_allows(size_t i, uint64_t bytes_before) const {
+  return i < unacked_.size() && i < grant_.credit_messages &&
+         (i == 0 || bytes_before + unacked_[i].bytes <= grant_.credit_bytes);
+}
+
+void ReliableSender::check_size(size_t i) const {
+  if (unacked_[i].bytes > grant_.max_message_bytes)
+    throw WireError(error_message(
+        fmt::format("{}: seq {}", where_, unacked_[i].seq), "message size",
+        fmt::format("at most {} bytes (the receiver's max_message_bytes)", grant_.max_message_bytes),
+        unacked_[i].bytes));
+}
+
+void ReliableSender::transmit_through_ring(Clock::time_point now) {
+  bool wrote = false;
+  try {
+    while (credit_allows(sent_, sent_bytes_)) {
+      check_size(sent_);
+      Kept& k = unacked_[sent_];
+      const std::vector<wire::Frame>& frames = frames_for_receiver(k);
+      if (!ring_->write(frames, k.outside)) break;
+      wrote = true;
+      sent_bytes_ += k.bytes;
+      if (k.shared) ++shared_;
+      ++ringed_;
+      ++sent_;
+      last_sent_ = last_data_sent_ = now;
+    }
+  } catch (const Error& e) {
+    // A receiver whose ring makes no sense, or no shared memory left for a
+    // large message: back to the socket, everything unacknowledged sent
+    // again (the receiver drops what it has).
+    logger().warn("{}: {}; messages take the socket", where_, e.what());
+    ring_refused_ = ring_->id();
+    ring_.reset();
+    rewind_to(oldest());
+    return;
+  }
+  // The receiver sleeps on its socket: an empty frame wakes it.
+  if (wrote && ring_->publish()) {
+    try {
+      write_frames(socket_, {wire::Frame{}}, nullptr, /*dont_wait=*/true);
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR)
+        throw WireError(error_message(where_, fmt::format("doorbell failed: {}", e.what()), "", ""));
+    }
+  }
+}
+
 void ReliableSender::transmit(Clock::time_point now, bool flush_batch) {
   if (receiver_ == 0 || !alive(now)) return;
-  // Within the receiver's credit; one message above its byte credit goes alone.
-  auto credit_allows = [&](size_t i, uint64_t bytes_before) {
-    return i < unacked_.size() && i < grant_.credit_messages &&
-           (i == 0 || bytes_before + unacked_[i].bytes <= grant_.credit_bytes);
-  };
+  if (ring_) return transmit_through_ring(now);
   while (credit_allows(sent_, sent_bytes_)) {
-    if (unacked_[sent_].bytes > grant_.max_message_bytes)
-      throw WireError(error_message(
-          fmt::format("{}: seq {}", where_, unacked_[sent_].seq), "message size",
-          fmt::format("at most {} bytes (the receiver's max_message_bytes)", grant_.max_message_bytes),
-          unacked_[sent_].bytes));
+    check_size(sent_);
     // The batch from sent_: the one-frame messages that follow, within the
     // credit and coalesce_bytes.
     size_t end = sent_;
@@ -505,7 +570,7 @@ bool ReliableSender::batchable(Kept& k) {
 }
 
 std::optional<Clock::time_point> ReliableSender::batch_due() const {
-  if (!batches_ || receiver_ == 0 || sent_ >= unacked_.size()) return std::nullopt;
+  if (!batches_ || ring_ || receiver_ == 0 || sent_ >= unacked_.size()) return std::nullopt;
   return unacked_[sent_].queued + options_.coalesce_delay;
 }
 
@@ -518,6 +583,7 @@ const std::vector<wire::Frame>& ReliableSender::frames_for_receiver(Kept& k) {
     options.shared = share;
     k.frames = wire::encode(k.message, options);
     k.shared = share;
+    k.outside.reset();
   }
   return k.frames;
 }

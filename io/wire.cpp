@@ -79,6 +79,7 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
       h.flags |= kFlagShared;
       h.count = static_cast<uint32_t>(m.leases.size());
       if (m.pid != 0) h.flags |= kFlagPid;
+      if (m.ring) h.flags |= kFlagRing;
     }
     if (!(h.flags & (kFlagShared | kFlagShareOffer)))
       return one_frame<kControlBytes>(h, [&](uint8_t* out) { write_control(m.control, out); });
@@ -95,8 +96,11 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
       for (int b = 0; b < 8; ++b) out[b] = static_cast<uint8_t>(seq >> (8 * b));
       out += 8;
     }
-    if (h.flags & kFlagPid)
+    if (h.flags & kFlagPid) {
       for (int b = 0; b < 8; ++b) out[b] = static_cast<uint8_t>(m.pid >> (8 * b));
+      out += 8;
+    }
+    if (h.flags & kFlagRing) write_shared_ref(*m.ring, out);
     return {{bytes->data(), bytes->size(), bytes}};
   }
   if (h.kind == Kind::Barrier)
@@ -184,6 +188,7 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
   m.probe = parsed.probe;
   m.leases = std::move(parsed.leases);
   m.pid = parsed.pid;
+  m.ring = parsed.ring;
   m.tensors.reserve(parsed.tensors.size());
   const bool packed = (parsed.header.flags & kFlagPacked) != 0;
   const size_t first_data = first_tensor_frame(parsed.header.kind) + 1;

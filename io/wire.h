@@ -63,6 +63,9 @@ struct Message {
   // (kFlagPid), which its sender watches to reuse what it lent once the
   // process is gone. 0: not said.
   uint64_t pid = 0;
+  // A receiver's control message that takes shared memory: the ring it
+  // reads its sender's messages from (kFlagRing; io/detail/shared_ring.h).
+  std::optional<SharedHandle> ring;
 };
 
 struct EncodeOptions {

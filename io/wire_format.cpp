@@ -296,16 +296,6 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   const bool shared = (h.flags & kFlagShared) != 0;
   // Built only on failure: the common path must not format strings.
   auto at = [&] { return fmt::format("{}: seq {}", where, h.seq); };
-  // A control message is one frame, its header then its record, and so is
-  // a barrier, its header then its checkpoint number: a message of one
-  // frame never arrives half-read, whatever its sender does.
-  const size_t header_frame = header_frame_bytes(h);
-  if (frames[0].size() != header_frame && !packed)
-    wire_fail(where, "header frame",
-         fmt::format("{} bytes for kind {}{}{}", header_frame, kind_name(h.kind),
-                     h.kind == Kind::Data ? " (flag bit 1, packed, is clear)" : "",
-                     h.kind == Kind::Barrier ? " (the header, then its u64 checkpoint number)" : ""),
-         frames[0].size());
   if (packed && h.kind != Kind::Data)
     wire_fail(at(), "flags", "packed (bit 1) only on data messages",
          fmt::format("it on kind {}", kind_name(h.kind)));
@@ -315,8 +305,21 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   if ((h.flags & kFlagPid) && !(shared && is_control(h.kind)))
     wire_fail(at(), "flags", "pid (bit 5) only on control messages that take shared memory (bit 2)",
               fmt::format("it on kind {}{}", kind_name(h.kind), shared ? "" : " without bit 2"));
+  if ((h.flags & kFlagRing) && !(shared && is_control(h.kind)))
+    wire_fail(at(), "flags", "ring (bit 6) only on control messages that take shared memory (bit 2)",
+              fmt::format("it on kind {}{}", kind_name(h.kind), shared ? "" : " without bit 2"));
   if ((h.flags & kFlagShareOffer) && h.kind != Kind::Heartbeat)
     wire_fail(at(), "flags", "share offer (bit 3) only on heartbeats", fmt::format("it on kind {}", kind_name(h.kind)));
+  // A control message is one frame, its header then its record, and so is
+  // a barrier, its header then its checkpoint number: a message of one
+  // frame never arrives half-read, whatever its sender does.
+  const size_t header_frame = header_frame_bytes(h);
+  if (frames[0].size() != header_frame && !packed)
+    wire_fail(where, "header frame",
+              fmt::format("{} bytes for kind {}{}{}", header_frame, kind_name(h.kind),
+                          h.kind == Kind::Data ? " (flag bit 1, packed, is clear)" : "",
+                          h.kind == Kind::Barrier ? " (the header, then its u64 checkpoint number)" : ""),
+              frames[0].size());
   if (shared && is_control(h.kind) && h.count > kMaxLeases)
     wire_fail(at(), "lease count", fmt::format("at most {}", kMaxLeases), h.count);
   if (!(h.flags & kFlagCrc) && h.crc != 0) wire_fail(at(), "crc", "0 when flag bit 0 (crc) is clear", h.crc);
@@ -349,7 +352,11 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
     m.leases.resize(h.count);  // at most kMaxLeases, and the frame's size was checked against it
     for (uint32_t i = 0; i < h.count; ++i) m.leases[i] = get<uint64_t>(frames[0].data() + after + 8 * size_t{i});
     after += 8 * size_t{h.count};
-    if (h.flags & kFlagPid) m.pid = get<uint64_t>(frames[0].data() + after);
+    if (h.flags & kFlagPid) {
+      m.pid = get<uint64_t>(frames[0].data() + after);
+      after += 8;
+    }
+    if (h.flags & kFlagRing) m.ring = read_shared_ref(frames[0].subspan(after, kSharedRefBytes), at());
   }
   if (h.kind == Kind::Barrier) m.checkpoint = read_checkpoint(frames[0].subspan(kHeaderBytes), at());
   // A packed message's tensors follow the header in its one frame; each

@@ -63,6 +63,10 @@ enum Flags : uint16_t {
   // process id follows (a u64 after the leases), so that its sender knows
   // when it is gone and may reuse the memory it lent it.
   kFlagPid = 1 << 5,
+  // On a reliable receiver's control message taking shared memory: a
+  // reference to the ring it reads this sender's messages from follows
+  // (after the pid, if any; WIRE_FORMAT.md, "Rings").
+  kFlagRing = 1 << 6,
 };
 // A shared-memory reference: pid u32, fd u32, then segment, offset, bytes
 // and generation as u64, little-endian (devices/shared_memory.h).
@@ -126,6 +130,7 @@ struct Parsed {
   std::optional<SharedHandle> probe;  // a sender's heartbeat offering shared memory: its probe
   std::vector<uint64_t> leases;       // a receiver's control message taking shared memory
   uint64_t pid = 0;                   // kFlagPid: the receiver's process id (else 0)
+  std::optional<SharedHandle> ring;   // kFlagRing: the receiver's ring for this sender
 };
 
 // True for the kinds of the reliable protocol's control messages.
@@ -137,13 +142,14 @@ inline bool carries_tensors(Kind kind) { return kind == Kind::Data || kind == Ki
 inline size_t first_tensor_frame(Kind kind) { return kind == Kind::Update ? 2 : 1; }
 // The bytes of a header frame that is not packed: the header, and the
 // record a control message or a barrier carries after it (then a
-// heartbeat's probe reference, a receiver's leases and its pid).
+// heartbeat's probe reference, a receiver's leases, its pid and its ring).
 inline size_t header_frame_bytes(const Header& h) {
   const bool control = is_control(h.kind);
   const bool offer = h.kind == Kind::Heartbeat && (h.flags & kFlagShareOffer);
   const bool leases = control && (h.flags & kFlagShared);
   const bool pid = control && (h.flags & kFlagPid);
-  return kHeaderBytes +
+  const bool ring = control && (h.flags & kFlagRing);
+  return kHeaderBytes + (ring ? kSharedRefBytes : 0) +
          (control                   ? kControlBytes
           : h.kind == Kind::Barrier ? kBarrierBytes
                                     : 0) +

@@ -22,6 +22,7 @@
 #include <sluice/devices/shared_memory.h>
 #include <sluice/io/channel.h>
 #include <sluice/io/detail/curve_socket.h>
+#include <sluice/io/detail/shared_ring.h>
 
 namespace sluice::channel_detail {
 
@@ -102,6 +103,7 @@ class ReliableSender {
   uint64_t credit() const { return published_.credit.load(); }
   uint64_t shared() const { return published_.shared.load(); }
   uint64_t coalesced() const { return published_.coalesced.load(); }
+  uint64_t ringed() const { return published_.ringed.load(); }
   std::vector<Refusal> refusals() const;
 
  private:
@@ -112,6 +114,7 @@ class ReliableSender {
     uint64_t bytes;                   // of the message in frames (what credit counts)
     bool shared = false;              // frames are shared-memory references
     Clock::time_point queued;         // when send took it: a batch waits at most coalesce_delay from it
+    std::shared_ptr<void> outside;    // too large for the receiver's ring: its entry, in shared memory
   };
   // Its frames in the form the receiver takes (shared-memory references or
   // frames of its own), encoding it again when that is not the form it has.
@@ -124,9 +127,23 @@ class ReliableSender {
   void handle(const wire::Message& m, Clock::time_point now);
   // An error record from the receiver: it refused message m.header.seq.
   void record_refusal(const wire::Message& m);
-  // Sends what the receiver's credit allows, coalescing one-frame messages
-  // into batches; a batch not yet due (coalesce_delay) waits unless `flush_batch`.
+  // Sends what the receiver's credit allows: through its ring when it gave
+  // one, else on the socket, coalescing one-frame messages into batches; a
+  // batch not yet due (coalesce_delay) waits unless `flush_batch`.
   void transmit(Clock::time_point now, bool flush_batch = false);
+  void transmit_through_ring(Clock::time_point now);
+  // Takes the ring a receiver's record names (none: the socket). A ring
+  // new to this sender, or none after one, starts from where the receiver
+  // stands: what went into the ring before may not have been read.
+  void use_ring(const wire::Message& record);
+  // Sends again from `next` (at least the oldest message kept), what was
+  // sent from there on being counted as resent.
+  void rewind_to(uint64_t next);
+  // Within the receiver's credit, message i goes after bytes_before; one
+  // message above its byte credit goes alone.
+  bool credit_allows(size_t i, uint64_t bytes_before) const;
+  // The receiver's max_message_bytes, checked against message i before it goes.
+  void check_size(size_t i) const;
   // Whether unacked_[i] may go in a batch (for this receiver, its frames as they go).
   bool batchable(Kept& k);
   // When the message waiting to be coalesced must go; nullopt when none waits.
@@ -215,7 +232,11 @@ class ReliableSender {
   void watch_receiver(uint64_t session, uint64_t pid);
   // Forgets what was lent to receivers, other than the current one, whose process is gone.
   void reclaim_from_gone_receivers(Clock::time_point now);
-  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0, shared_ = 0, coalesced_ = 0;
+  // The receiver's ring for this sender, and the id of the last one that
+  // could not be used (not asked for again).
+  std::unique_ptr<RingWriter> ring_;
+  uint64_t ring_refused_ = 0;
+  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0, shared_ = 0, coalesced_ = 0, ringed_ = 0;
   // What the receiver refused: the last kMaxRefusalsKept, once per seq;
   // refusals_received_ counts every one recorded.
   static constexpr size_t kMaxRefusalsKept = 1024;
@@ -223,7 +244,7 @@ class ReliableSender {
   uint64_t refusals_received_ = 0;
   struct Published {
     std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0},
-        shared{0}, coalesced{0};
+        shared{0}, coalesced{0}, ringed{0};
   };
   Published published_;
   std::thread pacemaker_;
@@ -273,6 +294,7 @@ class ReliableReceiver {
   uint64_t peers_lost() const { return peers_lost_; }
   uint64_t rejected() const { return rejected_; }
   uint64_t shared() const { return shared_; }
+  uint64_t ringed() const { return ringed_; }
   const std::string& last_rejection() const { return last_rejection_; }
 
  private:
@@ -318,6 +340,11 @@ class ReliableReceiver {
     std::map<uint64_t, uint64_t> leased;
     uint64_t leased_bytes = 0;
     bool leases_changed = false;  // since the last record
+    // The ring its messages come through (it shares memory and is alive),
+    // named in every record; ring_failed: one could not be made or was
+    // found broken, and its messages take the socket.
+    std::unique_ptr<RingReader> ring;
+    bool ring_failed = false;
   };
   bool checkpoints() const { return options_.acknowledge == Acknowledge::Checkpoint; }
   // What a record tells the sender it may forget: every seq below.
@@ -377,6 +404,16 @@ class ReliableReceiver {
   // (its header, when that reads, says which), or its sender would send it
   // again for ever; a batch's header names `count` places from its seq.
   void take_unreadable(uint64_t session, wire::Bytes header_frame, uint64_t bytes);
+  // Takes what the senders' rings hold (a bounded number of entries per
+  // sender) as accept does a socket's messages; whether any came.
+  bool read_rings(Clock::time_point now);
+  void read_ring(uint64_t session, Peer& p, Clock::time_point now);
+  // Whether any sender's messages come through a ring.
+  bool any_ring() const;
+  // Sets every ring's sleeping flag for a wait on the socket; false (none
+  // set) when an entry came meanwhile.
+  bool sleep_on_rings();
+  void wake_rings();
   // The next message of ready_ for the owner.
   wire::Message hand_on();
   void reject(const std::string& why);
@@ -390,7 +427,8 @@ class ReliableReceiver {
   std::optional<std::pair<uint64_t, uint64_t>> handed_;  // OnNextRecv: the last message recv returned
   // Per stream id, the next seq to take (continue_streams, resume_stream).
   std::unordered_map<uint64_t, uint64_t> streams_;
-  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0;
+  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0, ringed_ = 0;
+  bool reading_ring_ = false;  // read_ring is under way: a heartbeat among its entries reads no ring
   // Losses found and not yet told: recv throws them, one WireError for all.
   std::vector<std::string> lost_;
   // Messages taken and not yet returned by recv, in order: the rest of a

@@ -94,6 +94,7 @@ FLAG_SHARED = 1 << 2  # data frames are shared-memory references; a receiver's l
 FLAG_SHARE_OFFER = 1 << 3  # a sender's heartbeat offering shared memory: its probe follows the record
 FLAG_TAKES_BATCHES = 1 << 4  # a receiver's control message: it takes batches (kind 8)
 FLAG_PID = 1 << 5  # a receiver's control message taking shared memory: its pid (u64) follows the leases
+FLAG_RING = 1 << 6  # a C++ receiver's control message taking shared memory: its ring's reference follows
 MAX_LEASES = 256
 MAX_RANK = 16
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
@@ -511,6 +512,8 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
         header_frame += 8 * count  # a receiver's leases
         if flags & FLAG_PID:
             header_frame += 8  # and its pid
+        if flags & FLAG_RING:
+            header_frame += _SHARED_REF.size  # and its ring (WIRE_FORMAT.md, "Rings"), which Python does not read
     if len(frames[0]) != header_frame and not packed:
         what = " (the header, then its u64 checkpoint number)" if kind == BARRIER else ""
         raise WireError(f"{where}: header frame: expected {header_frame} bytes for kind {_KIND_NAMES[kind]}{what}, "
@@ -523,6 +526,9 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
                         f"never packed, found it on kind {_KIND_NAMES[kind]}")
     if flags & FLAG_PID and not (control_kind and shared):
         raise WireError(f"{at}: flags: expected pid (bit 5) only on control messages that take shared memory "
+                        f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
+    if flags & FLAG_RING and not (control_kind and shared):
+        raise WireError(f"{at}: flags: expected ring (bit 6) only on control messages that take shared memory "
                         f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
     if flags & FLAG_SHARE_OFFER and kind != HEARTBEAT:
         raise WireError(f"{at}: flags: expected share offer (bit 3) only on heartbeats, found it on kind "

@@ -131,8 +131,11 @@ TEST(Batches, RejectsEveryMalformedBatchNamingWhatWasWrong) {
   }
 }
 
+// Coalescing is for edges between hosts, which share no memory: this
+// receiver declines it, or its messages would take a same-host ring.
 class CoalescingOver : public ::testing::TestWithParam<std::string> {
  protected:
+  static ChannelOptions between_hosts() { return {.shared_memory = false}; }
   std::string bind_address() {
     static int counter = 0;
     if (GetParam() == "ipc") return "@" + dir_.ipc("batch-" + std::to_string(counter++));
@@ -166,7 +169,7 @@ ChannelCounters send_burst(Channel& pull, Channel& push, uint64_t count) {
 }
 
 TEST_P(CoalescingOver, ABurstOfSmallMessagesTravelsInBatchesAndArrivesWholeInOrder) {
-  Channel pull(Pattern::Pull, bind_address());
+  Channel pull(Pattern::Pull, bind_address(), between_hosts());
   Channel push(Pattern::Push, ">" + pull.bound_endpoint());
   constexpr uint64_t kCount = 20000;
   const ChannelCounters sent = send_burst(pull, push, kCount);
@@ -177,13 +180,13 @@ TEST_P(CoalescingOver, ABurstOfSmallMessagesTravelsInBatchesAndArrivesWholeInOrd
 }
 
 TEST_P(CoalescingOver, AZeroDelaySendsEveryMessageAlone) {
-  Channel pull(Pattern::Pull, bind_address());
+  Channel pull(Pattern::Pull, bind_address(), between_hosts());
   Channel push(Pattern::Push, ">" + pull.bound_endpoint(), {.coalesce_delay = std::chrono::microseconds(0)});
   EXPECT_EQ(send_burst(pull, push, 2000).coalesced, 0u);
 }
 
 TEST_P(CoalescingOver, MessagesFurtherApartThanTheDelayGoAtOnceAndAlone) {
-  Channel pull(Pattern::Pull, bind_address());
+  Channel pull(Pattern::Pull, bind_address(), between_hosts());
   Channel push(Pattern::Push, ">" + pull.bound_endpoint());
   for (uint64_t i = 0; i < 20; ++i) {
     push.send({scalar(static_cast<int64_t>(i))}, i);

@@ -61,6 +61,15 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+// What came through a same-host ring in the receiver's life that ended
+// with the stream (wire_peer writes LOG.ringed); 0 when none ended.
+uint64_t ringed_in(const std::string& log) {
+  std::ifstream in(log + ".ringed");
+  uint64_t n = 0, last = 0;
+  while (in >> n) last = n;
+  return last;
+}
+
 // Every index 0..count-1 exactly once over all lives, each life in order.
 void expect_all_once_in_order(const std::vector<std::vector<uint64_t>>& lives, uint64_t count) {
   std::vector<int> seen(count, 0);
@@ -113,6 +122,8 @@ TEST_P(LossMatrix, EveryMessageAndTheEndArriveInOrder) {
   ASSERT_EQ(lives.size(), 1u);
   EXPECT_EQ(lives[0].size(), c.count) << "delivered exactly once";
   expect_all_once_in_order(lives, c.count);
+  // Two processes of one host, over ipc or tcp: through a ring.
+  EXPECT_GT(ringed_in(log), 0u) << "no message came through the same-host ring";
 }
 
 INSTANTIATE_TEST_SUITE_P(Reliable, LossMatrix,
@@ -159,6 +170,7 @@ TEST(ReliableFaults, ReceiverKilledTenTimesLosesNothing) {
   auto lives = lives_in(log);
   EXPECT_EQ(lives.size(), 11u);
   expect_all_once_in_order(lives, kCount);
+  EXPECT_GT(ringed_in(log), 0u) << "the last receiver took nothing through its ring";
 }
 
 // A receiver that shares the sender's memory (the same host), killed with
@@ -259,6 +271,7 @@ TEST(ReliableFaults, StoppedReceiverBoundsTheSenderAndGetsEverything) {
   EXPECT_EQ(sender.wait(milliseconds(120000)), 0);
   EXPECT_EQ(receiver.wait(milliseconds(30000)), 0);
   expect_all_once_in_order(lives_in(log), kCount);
+  EXPECT_GT(ringed_in(log), 0u) << "nothing came through the same-host ring";
 }
 
 // Past its peer_timeout the sender gives up on a stopped receiver and says
@@ -364,8 +377,11 @@ TEST(ReliableFaults, NetworkCutBetweenTwoHostsLosesNothing) {
   constexpr uint64_t kCount = 4000;
   test::TempDir dir;
   const std::string log = dir.path() + "/received";
-  test::Child receiver({"/usr/sbin/ip", "netns", "exec", b, SLUICE_WIRE_PEER, "receive", "tcp://10.201.7.2:47211",
-                        std::to_string(kCount), log, "--sleep-us=2000"});
+  // Two hosts share no memory: the data crosses the link (these two
+  // namespaces could, so the receiver declines it).
+  test::Child receiver({"/usr/sbin/ip", "netns", "exec", b, SLUICE_WIRE_PEER, "receive",
+                        "tcp://10.201.7.2:47211", std::to_string(kCount), log, "--sleep-us=2000",
+                        "--shared-memory=0"});
   ASSERT_FALSE(endpoint_of(log, receiver).empty()) << "the receiver did not bind in its namespace";
   test::Child sender({"/usr/sbin/ip", "netns", "exec", a, SLUICE_WIRE_PEER, "produce", "tcp://10.201.7.2:47211",
                       std::to_string(kCount), "--peer-timeout-ms=60000"});
@@ -379,6 +395,7 @@ TEST(ReliableFaults, NetworkCutBetweenTwoHostsLosesNothing) {
   ASSERT_EQ(lives.size(), 1u);
   EXPECT_EQ(lives[0].size(), kCount) << "nothing twice";
   expect_all_once_in_order(lives, kCount);
+  EXPECT_EQ(ringed_in(log), 0u) << "the data did not cross the link";
 }
 
 }  // namespace

@@ -105,6 +105,7 @@ int receive(const Args& a) {
   const auto sleep = std::chrono::microseconds(a.flag("sleep-us", 0));
   ChannelOptions options;
   options.recv_high_water_mark = static_cast<int>(a.flag("hwm", 1000));
+  options.shared_memory = a.flag("shared-memory", 1) != 0;
   Channel in(Pattern::Pull, "@" + a.positional.at(1), options);
   {
     std::ofstream(log + ".endpoint.tmp") << in.bound_endpoint() << "\n";
@@ -123,6 +124,8 @@ int receive(const Args& a) {
                      static_cast<unsigned long long>(next.value_or(0)), static_cast<unsigned long long>(count));
         return 3;
       }
+      // How many came through a same-host ring, a line per life that ended.
+      std::ofstream(log + ".ringed", std::ios::app) << in.counters().ringed << "\n";
       return 0;
     }
     if (m->header.kind != wire::Kind::Data) throw std::runtime_error("unexpected " + m->error);
@@ -247,7 +250,8 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: wire_peer produce ENDPOINT COUNT [--floats=N] [--capacity=N] [--credit-bytes=N] "
-               "[--peer-timeout-ms=N]\n       wire_peer receive ENDPOINT COUNT LOG [--floats=N] [--hwm=N] [--sleep-us=N]\n"
+               "[--peer-timeout-ms=N]\n       wire_peer receive ENDPOINT COUNT LOG [--floats=N] [--hwm=N] "
+               "[--sleep-us=N] [--shared-memory=0]\n"
                "       wire_peer shm-serve INDEX SEED [--uid=N]\n       wire_peer shm-open HANDLES SEED "
                "[--hold=1]\n       wire_peer shm-send ENDPOINT COUNT [--floats=N] [--peer-timeout-ms=N]\n"
                "       wire_peer aligned-sum ENDPOINT DIR OUT [--sleep-us=N]\n");

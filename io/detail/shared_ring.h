@@ -1,0 +1,110 @@
+#pragma once
+// A same-host ring: one reliable sender's messages to one receiver through
+// shared memory, so that a message between two processes of one host costs
+// no system call (io/WIRE_FORMAT.md, "Rings"). The receiver makes it (a
+// SharedFile) for a sender whose shared memory it maps, and names it in
+// its records; the sender maps it and writes each message's frames as one
+// entry; the receiver takes the entries in order. The rest of the reliable
+// protocol (credit, acknowledgements, heartbeats, resends, leases) stays on
+// the channel's socket, so every promise it makes holds unchanged: the
+// ring carries data, as the socket did.
+//
+// Neither side trusts what the other wrote: every index and entry is
+// checked before it is used, and a ring found broken is a WireError, after
+// which the two go back to the socket.
+//
+// Each end is one thread's (the sender's under its mutex, the receiver's
+// owner); the two processes meet only in the ring's atomics.
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <sluice/devices/shared_memory.h>
+#include <sluice/io/wire.h>
+
+namespace sluice::channel_detail {
+
+// The ring's first page; its entries follow (WIRE_FORMAT.md, "Rings").
+struct RingHeader {
+  char magic[8];  // "SLUICERG"
+  uint32_t version;
+  uint32_t reserved;
+  uint64_t capacity;  // of the entries, a power of two
+  uint64_t receiver;  // the session of the receiver that made it
+  uint8_t pad0[32];
+  alignas(64) std::atomic<uint64_t> written;       // bytes of entries the sender has published
+  alignas(64) std::atomic<uint64_t> read;          // bytes the receiver has taken
+  std::atomic<uint32_t> reader_sleeps;             // the receiver sleeps on its socket: a doorbell wakes it
+  alignas(64) std::atomic<uint32_t> writer_waits;  // the sender waits for room: a record wakes it
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
+              "the ring's atomics are shared between processes");
+
+// The sending end, in the sender's process.
+class RingWriter {
+ public:
+  // Maps the ring `handle` names, which receiver session `receiver` made.
+  // DeviceError when it cannot be mapped, WireError when it is no such ring.
+  RingWriter(const SharedHandle& handle, uint64_t receiver, const std::string& where);
+  uint64_t id() const { return file_.handle().segment; }
+  // Writes one message's frames as an entry, unpublished; false when there
+  // is no room now (the receiver is then asked to say when it has made
+  // some). A message larger than a quarter of the ring is written into a
+  // block of this process's shared memory, and the entry names it: `kept`
+  // holds the block, which must live until the receiver has acknowledged
+  // the message (it is reused when written again). WireError when the
+  // receiver's index is impossible; DeviceError when no shared memory is left.
+  bool write(const std::vector<wire::Frame>& frames, std::shared_ptr<void>& kept);
+  // Publishes what write wrote. True when the receiver sleeps: the caller
+  // wakes it (a doorbell on the socket); the flag is cleared.
+  bool publish();
+
+ private:
+  uint64_t taken() const;  // the receiver's index, checked
+  // Room for an entry of `need` bytes from written_ (after a wrap), asking
+  // the receiver to say when it made some if there is none; the entry's start.
+  uint8_t* reserve(uint64_t need);
+  SharedFile file_;
+  RingHeader* header_ = nullptr;
+  uint8_t* entries_ = nullptr;
+  uint64_t capacity_ = 0;
+  uint64_t written_ = 0;  // written here, published or not
+  const std::string& where_;
+};
+
+// The receiving end, in the receiver's process.
+class RingReader {
+ public:
+  // A new ring of `capacity` bytes (rounded up to a power of two) for one
+  // sender of receiver session `receiver`. DeviceError when the system gives no memory.
+  RingReader(size_t capacity, uint64_t receiver, const std::string& where);
+  const SharedHandle& handle() const { return file_.handle(); }
+  uint64_t id() const { return file_.handle().segment; }
+  struct Entry {
+    std::vector<wire::ReceivedFrame> frames;
+    uint64_t bytes = 0;  // in its frames, as a sender's credit counts them
+  };
+  // The next entry, copied out (its room is the sender's again at once; an
+  // entry in a block of the sender's memory is read through `map`, which
+  // maps it read-only); nullopt when there is none. WireError when the ring
+  // holds something that is no entry: it is of no use after that.
+  std::optional<Entry> next(const wire::MapShared& map);
+  // Says it sleeps unless an entry came meanwhile: false then (and it does not sleep).
+  bool sleep();
+  void wake();
+  // Whether its sender waits for room; cleared, so that it is told once.
+  bool writer_waits();
+  bool empty() const;
+
+ private:
+  SharedFile file_;
+  RingHeader* header_ = nullptr;
+  const uint8_t* entries_ = nullptr;
+  uint64_t capacity_ = 0;
+  uint64_t read_ = 0;
+  const std::string& where_;
+};
+
+}  // namespace sluice::channel_detail

@@ -1,0 +1,357 @@
+// Same-host rings (io/detail/shared_ring.h, WIRE_FORMAT.md "Rings"): the
+// two ends over many wraps, a full ring and the flags that wake each side,
+// every malformed ring refused by name; then channels: messages through the
+// ring in order, a message too large for it named there in its place, and
+// an idle receiver asleep and woken.
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include <sluice/devices/shared_memory.h>
+#include <sluice/io/channel.h>
+#include <sluice/io/detail/shared_ring.h>
+#include "tests/io/wire_test_util.h"
+
+namespace sluice {
+namespace {
+
+using channel_detail::RingHeader;
+using channel_detail::RingReader;
+using channel_detail::RingWriter;
+using std::chrono::milliseconds;
+
+const std::string kWhere = "test";
+constexpr uint64_t kReceiver = 0x5eed;
+
+// A message of `frames` frames, frame f holding `bytes + f` bytes of `seed + f`.
+struct Written {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<wire::Frame> frames() const {
+    std::vector<wire::Frame> out;
+    for (const auto& b : bytes) out.push_back({b.data(), b.size(), nullptr});
+    return out;
+  }
+};
+Written message(size_t frames, size_t bytes, uint8_t seed) {
+  Written w;
+  for (size_t f = 0; f < frames; ++f) w.bytes.emplace_back(bytes + f, static_cast<uint8_t>(seed + f));
+  return w;
+}
+
+void expect_same(const RingReader::Entry& e, const Written& w, const std::string& what) {
+  ASSERT_EQ(e.frames.size(), w.bytes.size()) << what;
+  uint64_t bytes = 0;
+  for (size_t f = 0; f < w.bytes.size(); ++f) {
+    const wire::Bytes got = e.frames[f].bytes;
+    EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.end()), w.bytes[f]) << what << ", frame " << f;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(got.data()) % 8, 0u) << what << ": frames start 8-byte aligned";
+    bytes += w.bytes[f].size();
+  }
+  EXPECT_EQ(e.bytes, bytes) << what;
+}
+
+TEST(Rings, EntriesComeOutWholeAndInOrderOverManyWraps) {
+  RingReader reader(4096, kReceiver, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  EXPECT_TRUE(reader.empty());
+  EXPECT_FALSE(reader.next(map_shared));
+  // Sizes that do not divide the ring, so that entries meet its end at
+  // every offset; up to a quarter of it.
+  size_t sent = 0, taken = 0;
+  std::shared_ptr<void> kept;
+  std::vector<Written> in_flight;
+  for (int round = 0; round < 400; ++round) {
+    const Written w = message(1 + round % 4, (round * 37) % 200, static_cast<uint8_t>(round));
+    // Written two at a time before they are read: wraps with entries in the ring.
+    ASSERT_TRUE(writer.write(w.frames(), kept)) << "round " << round;
+    in_flight.push_back(w);
+    ++sent;
+    if (round % 2 == 1) {
+      EXPECT_FALSE(writer.publish()) << "nobody sleeps";
+      while (std::optional<RingReader::Entry> e = reader.next(map_shared)) {
+        expect_same(*e, in_flight.front(), "entry " + std::to_string(taken));
+        in_flight.erase(in_flight.begin());
+        ++taken;
+      }
+    }
+  }
+  EXPECT_EQ(taken, sent);
+  EXPECT_FALSE(kept) << "no message was too large for the ring";
+  EXPECT_TRUE(reader.empty());
+}
+
+TEST(Rings, AFullRingWaitsAndTheReaderSaysWhenItMadeRoom) {
+  RingReader reader(4096, kReceiver, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  const Written w = message(1, 1000, 1);  // 1016 bytes an entry: four fill the ring
+  std::shared_ptr<void> kept;
+  int written = 0;
+  while (writer.write(w.frames(), kept)) ++written;
+  EXPECT_EQ(written, 4);
+  writer.publish();
+  ASSERT_TRUE(reader.next(map_shared));
+  EXPECT_TRUE(reader.writer_waits()) << "the writer found no room: it is told when there is some";
+  EXPECT_FALSE(reader.writer_waits()) << "told once";
+  EXPECT_TRUE(writer.write(w.frames(), kept));
+}
+
+// A message larger than a quarter of the ring is written into a block of
+// the sender's shared memory, which the entry names; read in its place.
+TEST(Rings, AMessageTooLargeForTheRingIsReadFromTheSendersMemoryInItsPlace) {
+  RingReader reader(4096, kReceiver, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  const Written small = message(2, 10, 1), large = message(3, 5000, 7);
+  std::shared_ptr<void> none, block;
+  ASSERT_TRUE(writer.write(small.frames(), none));
+  ASSERT_TRUE(writer.write(large.frames(), block));
+  ASSERT_TRUE(block) << "the large one is kept in shared memory until acknowledged";
+  EXPECT_TRUE(find_shared(block.get(), 1));
+  ASSERT_TRUE(writer.write(small.frames(), none));
+  EXPECT_FALSE(none);
+  writer.publish();
+  for (const Written* w : {&small, &large, &small}) {
+    std::optional<RingReader::Entry> e = reader.next(map_shared);
+    ASSERT_TRUE(e);
+    expect_same(*e, *w, "entry of " + std::to_string(w->bytes[0].size()) + " bytes");
+  }
+  EXPECT_FALSE(reader.next(map_shared));
+}
+
+TEST(Rings, ASleepingReaderIsToldToWakeAndSleepsOnlyWhenNothingCame) {
+  RingReader reader(4096, kReceiver, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  std::shared_ptr<void> kept;
+  ASSERT_TRUE(reader.sleep());
+  ASSERT_TRUE(writer.write(message(1, 8, 0).frames(), kept));
+  EXPECT_TRUE(writer.publish()) << "the reader sleeps: the writer must wake it";
+  EXPECT_FALSE(writer.publish()) << "woken once, not for every entry";
+  EXPECT_FALSE(reader.sleep()) << "an entry is there: no sleep";
+  ASSERT_TRUE(reader.next(map_shared));
+  EXPECT_TRUE(reader.sleep());
+  reader.wake();
+  ASSERT_TRUE(writer.write(message(1, 8, 0).frames(), kept));
+  EXPECT_FALSE(writer.publish()) << "awake: no doorbell";
+}
+
+// The other process's side of a ring, written as a broken or hostile peer would.
+struct Forged {
+  SharedFile file;
+  RingHeader* header;
+  uint8_t* entries;
+  explicit Forged(const SharedHandle& h)
+      : file(SharedFile::open(h)),
+        header(reinterpret_cast<RingHeader*>(file.data())),
+        entries(file.data() + 4096) {}
+  void entry(uint64_t at, std::initializer_list<uint32_t> words, uint64_t published) {
+    std::memcpy(entries + at, std::data(words), 4 * words.size());
+    header->written.store(published);
+  }
+};
+
+TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
+  struct Case {
+    std::string name;
+    std::function<void(Forged&)> forge;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"an index past the ring", [](Forged& f) { f.header->written.store(8192); }, "sender's index"},
+      {"an index below what was read", [](Forged& f) { f.header->written.store(UINT64_MAX); },
+       "sender's index"},
+      {"half an entry header", [](Forged& f) { f.entry(0, {8}, 4); }, "bytes published"},
+      {"bytes not a multiple of 8",
+       [](Forged& f) {
+         f.entry(0, {12, 1, 4}, 24);
+       },
+       "entry bytes"},
+      {"an entry past what is published",
+       [](Forged& f) {
+         f.entry(0, {64, 1, 56}, 16);
+       },
+       "entry bytes"},
+      {"no frames",
+       [](Forged& f) {
+         f.entry(0, {8, 0, 0, 0}, 16);
+       },
+       "reference entry"},
+      {"a reference to no block",
+       [](Forged& f) {
+         f.entry(0, {40, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, 48);
+       },
+       "block"},
+      {"more frames than bytes",
+       [](Forged& f) {
+         f.entry(0, {8, 1000}, 16);
+       },
+       "frame count"},
+      {"frames that do not fill it",
+       [](Forged& f) {
+         f.entry(0, {24, 1, 4}, 32);
+       },
+       "frame sizes"},
+      {"a frame past its end",
+       [](Forged& f) {
+         f.entry(0, {16, 1, 100}, 24);
+       },
+       "frame sizes"},
+      {"a wrap not yet published", [](Forged& f) { f.entry(0, {0xFFFFFFFF}, 8); }, "wrap"},
+  };
+  for (const Case& c : cases) {
+    RingReader reader(4096, kReceiver, kWhere);
+    Forged forged(reader.handle());
+    c.forge(forged);
+    try {
+      reader.next(map_shared);
+      ADD_FAILURE() << c.name << ": taken";
+    } catch (const WireError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.name << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("ring sluice-shm:1:"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Rings, TheWriterRefusesAnotherReceiversRingOrAnImpossibleIndex) {
+  RingReader reader(4096, kReceiver, kWhere);
+  try {
+    RingWriter writer(reader.handle(), kReceiver + 1, kWhere);
+    ADD_FAILURE() << "a ring made by another receiver was taken";
+  } catch (const WireError& e) {
+    EXPECT_NE(std::string(e.what()).find("receiver: expected"), std::string::npos) << e.what();
+  }
+  SharedFile other = SharedFile::create(8192);
+  EXPECT_THROW(RingWriter(other.handle(), kReceiver, kWhere), WireError) << "no ring at all";
+
+  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  Forged forged(reader.handle());
+  std::shared_ptr<void> kept;
+  forged.header->read.store(64);  // taken what was never written
+  try {
+    writer.write(message(1, 8, 0).frames(), kept);
+    ADD_FAILURE() << "an impossible index was believed";
+  } catch (const WireError& e) {
+    EXPECT_NE(std::string(e.what()).find("receiver's index"), std::string::npos) << e.what();
+  }
+}
+
+// A receiver's record names its ring after its leases and pid (flag bit
+// 6), read back as written; the flag anywhere else is refused by name.
+TEST(Rings, ARecordNamesItsRingAndTheFlagIsRefusedElsewhere) {
+  wire::Message record;
+  record.header = {wire::Kind::Credit, 0, 0, 20, 0, 0};
+  record.control = {1, 20, 16, 1 << 20, 1 << 30, 0};
+  record.shared = true;
+  record.leases = {12, 17};
+  record.pid = 4321;
+  record.ring = SharedHandle{4321, 9, 0x5eed, 0, 1 << 20, 0};
+  const std::vector<wire::Frame> frames = wire::encode(record);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].size, wire::kHeaderBytes + wire::kControlBytes + 2 * 8 + 8 + wire::kSharedRefBytes);
+  const auto* bytes = static_cast<const uint8_t*>(frames[0].data);
+  const wire::Message back = wire::decode({{wire::Bytes(bytes, frames[0].size), nullptr}});
+  EXPECT_EQ(back.ring, record.ring);
+  EXPECT_EQ(back.pid, 4321u);
+  EXPECT_EQ(back.leases, record.leases);
+
+  std::vector<uint8_t> data(bytes, bytes + frames[0].size);
+  data[5] = static_cast<uint8_t>(wire::Kind::Data);  // the kind
+  data[6] &= ~static_cast<uint8_t>(wire::kFlagPid);  // the flags but the ring's kept
+  try {
+    wire::decode({{wire::Bytes(data.data(), data.size()), nullptr}});
+    ADD_FAILURE() << "a ring on data was taken";
+  } catch (const WireError& e) {
+    EXPECT_NE(std::string(e.what()).find("ring (bit 6)"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------- channels
+
+Tensor numbered(int64_t i, int64_t floats) {
+  std::vector<float> v(static_cast<size_t>(floats));
+  for (int64_t k = 0; k < floats; ++k) v[static_cast<size_t>(k)] = static_cast<float>(i * 1000 + k);
+  return tensor<float>(v, Shape{floats});
+}
+
+// Same-host ipc channels share memory, so their messages take a ring; one
+// too large for a quarter of it is named there and arrives in its place.
+TEST(RingChannel, MessagesComeThroughTheRingInOrderLargeOnesIncluded) {
+  test::TempDir dir;
+  ChannelOptions options{.ring_bytes = 4096};
+  Channel in(Pattern::Pull, "@" + dir.ipc("ring"), options);
+  Channel out(Pattern::Push, in.bound_endpoint(), options);
+  constexpr int64_t kCount = 3000;
+  std::atomic<bool> flushed{false};
+  std::string failed;
+  std::thread sender([&] {
+    try {
+      for (int64_t i = 0; i < kCount; ++i) {
+        // Every 500th packed in one frame of about 2 KiB: past 1 KiB, through shared memory.
+        out.send({numbered(i, i % 500 == 7 ? 500 : 4)}, static_cast<uint64_t>(i));
+      }
+      out.send_end_of_stream(kCount);
+      out.flush(milliseconds(20000));
+    } catch (const std::exception& e) { failed = e.what(); }
+    flushed = true;
+  });
+  for (int64_t i = 0; i < kCount; ++i) {
+    std::optional<wire::Message> m = in.recv(milliseconds(10000));
+    ASSERT_TRUE(m) << "message " << i << " never came";
+    ASSERT_EQ(m->header.kind, wire::Kind::Data);
+    ASSERT_TRUE(test::identical(m->tensors.at(0), numbered(i, i % 500 == 7 ? 500 : 4))) << "message " << i;
+  }
+  std::optional<wire::Message> end = in.recv(milliseconds(10000));
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->header.kind, wire::Kind::EndOfStream);
+  // The receiver acknowledges as it is called: called until its sender has flushed.
+  while (!flushed) EXPECT_FALSE(in.recv(milliseconds(10)));
+  sender.join();
+  EXPECT_EQ(failed, "");
+  const ChannelCounters sent = out.counters(), got = in.counters();
+  EXPECT_EQ(sent.ringed, static_cast<uint64_t>(kCount + 1)) << "every message by the ring";
+  EXPECT_EQ(got.ringed, sent.ringed);
+  EXPECT_EQ(sent.resent, 0u);
+  EXPECT_EQ(got.duplicates, 0u);
+}
+
+uint64_t thread_cpu_us() {
+  rusage r{};
+  getrusage(RUSAGE_THREAD, &r);
+  return static_cast<uint64_t>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1000000 +
+         static_cast<uint64_t>(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+}
+
+// A receiver with nothing to take spins ring_spin and then sleeps on its
+// socket: an idle edge costs no CPU, and a message written into the ring
+// while it sleeps rings its doorbell and is taken at once.
+TEST(RingChannel, AnIdleReceiverSleepsAndTheSendersDoorbellWakesIt) {
+  test::TempDir dir;
+  Channel in(Pattern::Pull, "@" + dir.ipc("idle"), {});
+  Channel out(Pattern::Push, in.bound_endpoint(), {});
+  out.send({numbered(0, 4)}, 0);
+  ASSERT_TRUE(in.recv(milliseconds(10000)));
+  ASSERT_EQ(in.counters().ringed, 1u) << "not through a ring: nothing here tests one";
+  for (int i = 1; i <= 5; ++i) {
+    std::thread later([&] {
+      std::this_thread::sleep_for(milliseconds(300));
+      out.send({numbered(i, 4)}, static_cast<uint64_t>(i));
+    });
+    const uint64_t cpu = thread_cpu_us();
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<wire::Message> m = in.recv(milliseconds(10000));
+    const auto took = std::chrono::steady_clock::now() - start;
+    const uint64_t spent = thread_cpu_us() - cpu;
+    later.join();
+    ASSERT_TRUE(m);
+    EXPECT_TRUE(test::identical(m->tensors.at(0), numbered(i, 4)));
+    EXPECT_LT(took, milliseconds(1500)) << "the doorbell did not wake the receiver: it woke on its own";
+    // 300 ms of waiting: asleep for nearly all of it (rusage counts in ticks).
+    EXPECT_LT(spent, 60000u) << "the idle receiver spent " << spent << " us of CPU in 300 ms";
+  }
+  EXPECT_EQ(in.counters().ringed, 6u);
+}
+
+}  // namespace
+}  // namespace sluice

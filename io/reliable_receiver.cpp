@@ -697,6 +697,7 @@ void ReliableReceiver::read_ring(uint64_t session, Peer& p, Clock::time_point no
       ++ringed_;
       accept_one(session, std::move(e->frames), e->bytes, now);
     }
+    p.ring->release();
     if (p.ring->writer_waits()) send_control(p, wire::Kind::Credit, now);
   } catch (const WireError& e) {
     // Its sender goes back to the socket when the next record names no

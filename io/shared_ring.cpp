@@ -110,7 +110,8 @@ RingWriter::RingWriter(const SharedHandle& handle, uint64_t receiver, const std:
   entries_ = file_.data() + kHeaderPage;
   // A ring made for this sender starts empty.
   written_ = header_->written.load(std::memory_order_acquire);
-  if (taken() != written_) refuse("indices", "an empty ring", "entries in it");
+  taken_ = taken();
+  if (taken_ != written_) refuse("indices", "an empty ring", "entries in it");
 }
 
 uint64_t RingWriter::taken() const {
@@ -127,11 +128,11 @@ uint8_t* RingWriter::reserve(uint64_t need) {
   const uint64_t pos = written_ & (capacity_ - 1);
   const uint64_t tail = capacity_ - pos;
   const uint64_t total = need <= tail ? need : tail + need;
-  if (written_ + total - taken() > capacity_) {
+  if (written_ + total - taken_ > capacity_ && written_ + total - (taken_ = taken()) > capacity_) {
     // Asked first, then looked at again: a receiver that took everything
     // in between has seen the question (RingReader::writer_waits).
     header_->writer_waits.store(1, std::memory_order_seq_cst);
-    if (written_ + total - taken() > capacity_) return nullptr;
+    if (written_ + total - (taken_ = taken()) > capacity_) return nullptr;
     header_->writer_waits.store(0, std::memory_order_relaxed);
   }
   if (need <= tail) return entries_ + pos;
@@ -200,7 +201,6 @@ std::optional<RingReader::Entry> RingReader::next(const wire::MapShared& map) {
     if (available >= 4 && load_u32(entries_ + pos) == kWrap) {
       if (capacity_ - pos > written - read_) broken("wrap", "the ring's end published", written - read_);
       read_ += capacity_ - pos;
-      header_->read.store(read_, std::memory_order_release);
       continue;
     }
     if (available >= kEntryHeader && load_u32(entries_ + pos + 4) == 0) {
@@ -211,7 +211,6 @@ std::optional<RingReader::Entry> RingReader::next(const wire::MapShared& map) {
       const SharedHandle block =
           wire::read_shared_ref(wire::Bytes(entries_ + pos + kEntryHeader, wire::kSharedRefBytes), where_);
       read_ += kEntryHeader + bytes;
-      header_->read.store(read_, std::memory_order_release);
       std::shared_ptr<void> mapped;
       try {
         mapped = map(block);
@@ -222,7 +221,6 @@ std::optional<RingReader::Entry> RingReader::next(const wire::MapShared& map) {
     uint64_t bytes = 0;
     Entry e = read_entry(entries_ + pos, available, broken, bytes);
     read_ += bytes;
-    header_->read.store(read_, std::memory_order_release);
     return e;
   }
 }
@@ -233,6 +231,8 @@ bool RingReader::sleep() {
   header_->reader_sleeps.store(0, std::memory_order_relaxed);
   return false;
 }
+
+void RingReader::release() { header_->read.store(read_, std::memory_order_release); }
 
 void RingReader::wake() { header_->reader_sleeps.store(0, std::memory_order_relaxed); }
 

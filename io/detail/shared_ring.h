@@ -34,10 +34,12 @@ struct RingHeader {
   uint64_t capacity;  // of the entries, a power of two
   uint64_t receiver;  // the session of the receiver that made it
   uint8_t pad0[32];
-  alignas(64) std::atomic<uint64_t> written;       // bytes of entries the sender has published
-  alignas(64) std::atomic<uint64_t> read;          // bytes the receiver has taken
-  std::atomic<uint32_t> reader_sleeps;             // the receiver sleeps on its socket: a doorbell wakes it
-  alignas(64) std::atomic<uint32_t> writer_waits;  // the sender waits for room: a record wakes it
+  // Each on a cache line of its own: a line one side writes and the other
+  // reads moves between their cores at every write.
+  alignas(64) std::atomic<uint64_t> written;        // bytes of entries the sender has published
+  alignas(64) std::atomic<uint64_t> read;           // bytes the receiver has taken
+  alignas(64) std::atomic<uint32_t> reader_sleeps;  // the receiver sleeps on its socket: a doorbell wakes it
+  alignas(64) std::atomic<uint32_t> writer_waits;   // the sender waits for room: a record wakes it
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
               "the ring's atomics are shared between processes");
@@ -71,6 +73,7 @@ class RingWriter {
   uint8_t* entries_ = nullptr;
   uint64_t capacity_ = 0;
   uint64_t written_ = 0;  // written here, published or not
+  uint64_t taken_ = 0;    // the receiver's index when last read: read again only when it leaves no room
   const std::string& where_;
 };
 
@@ -94,6 +97,9 @@ class RingReader {
   // Says it sleeps unless an entry came meanwhile: false then (and it does not sleep).
   bool sleep();
   void wake();
+  // Publishes what next took: the room is the sender's again. Once per
+  // batch of entries, not per entry, so that the index's line moves less.
+  void release();
   // Whether its sender waits for room; cleared, so that it is told once.
   bool writer_waits();
   bool empty() const;

@@ -1,8 +1,7 @@
 // dot of two f32[1024][1024] matrices: sluice against a direct cblas_sgemm
 // call into the same OpenBLAS, on preallocated output, with OpenBLAS's own
-// threads on every core (the benchmarks ask sluice for OpenBLAS
-// single-threaded, bench/host_settings.h, and it splits the product across
-// its workers; the baseline gets OpenBLAS as a user calls it).
+// threads on every core (as the defaults leave OpenBLAS, and as a user
+// calls it; set here too, should the process have changed it).
 
 #include <vector>
 

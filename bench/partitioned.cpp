@@ -10,7 +10,12 @@
 //                         detector's steps, back to back on one thread (a
 //                         oneTBB arena of one), over the same chunks. What
 //                         the demo gains from its processes and cores, so
-//                         that the ratio holds from one machine to another.
+//                         that the ratio holds from one machine to another;
+//   defaults_vs_tuned     the pipeline in one process with the host client's
+//                         default options (as a library user makes it)
+//                         against the benchmarks' tuned settings, each in a
+//                         process of its own (the settings are the process's):
+//                         throughput with the defaults / with the tuned ones.
 
 #include <unistd.h>
 
@@ -66,6 +71,17 @@ double in_three_processes() {
   return std::stod(line) / static_cast<double>(kChunks);
 }
 
+// The whole pipeline in a child process with the host client's `settings`
+// (defaults or tuned): seconds per chunk.
+double whole_in_a_child(const std::string& settings) {
+  ChildProcess child({sibling_program("bench_partition_child"), "whole", settings, std::to_string(kChunks)},
+                     /*read_output=*/true);
+  const std::string line = child.first_line();
+  if (!child.succeeded() || line.empty())
+    throw std::runtime_error("defaults_vs_tuned: the process with " + settings + " settings failed");
+  return std::stod(line) / static_cast<double>(kChunks);
+}
+
 double back_to_back_on_one_thread() {
   sm::Config c;
   c.chunks = kChunks;
@@ -106,6 +122,13 @@ void BM_partitioned_vs_local(benchmark::State& state) {
   report_speedup("partitioned_vs_local", s, 0.9);
 }
 BENCHMARK(BM_partitioned_vs_local)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_defaults_vs_tuned(benchmark::State& state) {
+  auto s = interleave(
+      state, [] { return whole_in_a_child("defaults"); }, [] { return whole_in_a_child("tuned"); });
+  report_speedup("defaults_vs_tuned", s, 0.95);
+}
+BENCHMARK(BM_defaults_vs_tuned)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice::bench

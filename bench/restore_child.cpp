@@ -8,7 +8,6 @@
 
 #include <iostream>
 
-#include "bench/host_settings.h"
 #include <sensor_monitor/sensor_monitor.h>
 
 namespace sm = sluice::sensor_monitor;
@@ -16,7 +15,6 @@ using namespace sluice;
 
 int main(int argc, char** argv) {
   if (argc != 3) return 2;
-  bench::ask_for_fast_host_settings();
   const std::string mode = argv[1], dir = argv[2];
   sm::Config c;
   c.chunks = 40;

@@ -69,19 +69,18 @@ struct ClientOptions {
   // sluice's computations faster; sluice's own programs ask for both.
 
   // Threads of the oneTBB arena the host runs computations on, which is
-  // sluice's own. 0: as many as oneTBB lets work at once, its default
-  // concurrency (the cores this process may use), less one unless the
-  // worker limit is above it (see raise_worker_limit).
+  // sluice's own: one of sluice's runners, which joins it to run what a
+  // caller handed off, and oneTBB workers. 0: oneTBB's default concurrency
+  // (the cores this process may use), which its default worker limit fills.
   int host_threads = 0;
-  // Callers park waiting on results rather than join the arena, so every
-  // arena thread is a oneTBB worker, while oneTBB starts one worker fewer
-  // than its default concurrency (counting on a caller to join): without
-  // this one core idles (an FFT or a fused chain ran at half speed on two
-  // cores). When true and the limit in force is lower, sluice raises
-  // oneTBB's process-wide max_allowed_parallelism to one more than the
-  // arena's threads (host_threads, or oneTBB's default concurrency) for the
-  // life of the process. A limit the application set stands: oneTBB obeys
-  // the lowest one set, so sluice only ever sets a higher one.
+  // oneTBB lets an arena have no more workers than its process-wide limit
+  // allows (by default its default concurrency, less the one thread it
+  // counts on to join). When true and the limit in force is below the
+  // arena's threads (host_threads above the cores, or an application that
+  // lowered it), sluice raises oneTBB's max_allowed_parallelism to them for
+  // the life of the process. A limit the application set stands otherwise:
+  // oneTBB obeys the lowest one set, so sluice only ever sets a higher one.
+  // Not needed for every core to work: the defaults do that.
   bool raise_worker_limit = false;
   // 0: OpenBLAS keeps the threads the application (or OPENBLAS_NUM_THREADS)
   // gave it. n > 0: sluice calls openblas_set_num_threads(n), which is

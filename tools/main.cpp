@@ -46,10 +46,6 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
-    // A program of sluice's own, so the process is its to set up: oneTBB's
-    // worker limit raised so that no core idles while callers park, and
-    // OpenBLAS on one thread, so that oneTBB alone shares out the cores.
-    sluice::client("host", {.raise_worker_limit = true, .blas_threads = 1});
     for (const Command& command : commands)
       if (command.app->parsed()) return command.run();
   } catch (const std::exception& e) {  // sluice::Error, and what the system throws (a full disk, no memory)

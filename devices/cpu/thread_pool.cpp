@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include <sluice/devices/backend.h>
 #include <sluice/base/error.h>
@@ -18,42 +21,68 @@ extern "C" void openblas_set_num_threads(int num_threads);
 namespace sluice::cpu {
 namespace {
 
+// Set on sluice's runners: what they run is work of the arena, as a oneTBB
+// task's is (in_tbb_task), though oneTBB gives it no task context.
+thread_local bool t_runner = false;
+
 int worker_limit() {
   return static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
 }
 
-// Every slot of the arena is for workers: a computation is enqueued and its
-// caller parks on the result, so no caller takes a slot kept for it, and
-// with one kept, one core stayed idle. Filling every slot takes one oneTBB
-// worker per slot, one more than oneTBB starts by default: raised only when
-// the options ask (raise_worker_limit in backend.h says why).
+// A run handed off (enqueue) goes to one of sluice's own threads, a
+// runner, which joins the arena to run it: the arena keeps one slot for a
+// runner and fills the rest with oneTBB workers, as many as oneTBB's limit
+// in force lets it have. oneTBB's default limit counts one thread that
+// joins besides its workers (cores - 1 of them), so with the process left
+// as it was every core works on a run's parallel parts. (The arena once
+// took only workers, its callers parking on the result: one core idled
+// unless the process-wide limit was raised.) A runner with nothing to run
+// sleeps on a condition variable: an idle process spins nothing of its own.
 struct Pool {
   int threads = 0;
   std::optional<tbb::global_control> workers;
   tbb::task_arena arena;
+  std::mutex mutex;
+  std::condition_variable work;
+  std::deque<std::function<void()>> queue;  // guarded by mutex
 
   explicit Pool(const ClientOptions& options) {
     const int cores = tbb::info::default_concurrency();
-    // The limit counts the thread that would join the arena besides the
-    // workers. oneTBB obeys the lowest limit set, so setting one only when
-    // it is higher leaves a higher limit of the application's standing.
-    const int wanted = (options.host_threads > 0 ? options.host_threads : cores) + 1;
-    if (options.raise_worker_limit && worker_limit() < wanted)
-      workers.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(wanted));
+    threads = options.host_threads > 0 ? options.host_threads : cores;
+    // The limit counts the runner besides the workers. oneTBB obeys the
+    // lowest limit set, so setting one only when it is higher leaves a
+    // higher limit of the application's standing.
+    if (options.raise_worker_limit && worker_limit() < threads)
+      workers.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
     if (options.blas_threads > 0) openblas_set_num_threads(options.blas_threads);
-    if (options.host_threads > 0) {
-      threads = options.host_threads;
-      arena.initialize(threads, /*reserved_for_masters=*/0);
-      return;
+    arena.initialize(threads, /*reserved_for_masters=*/1);
+    // As many runners as the arena has threads: runs handed off together
+    // each start at once, one on the runner's slot and the others on
+    // workers (a runner that finds the slot taken has its run executed by
+    // the arena's workers while it waits).
+    for (int i = 0; i < threads; ++i) std::thread([this] { run_forever(); }).detach();
+  }
+
+  void run_forever() {
+    t_runner = true;
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock lock(mutex);
+        work.wait(lock, [this] { return !queue.empty(); });
+        fn = std::move(queue.front());
+        queue.pop_front();
+      }
+      arena.execute(fn);
     }
-    // By default no more slots than there may be workers: for a slot more,
-    // oneTBB prints a warning on stderr, and kernels would cut work into a
-    // part more than there are threads to take one. Where there may be none
-    // (one core), the one slot is kept for a caller, which asks for no
-    // worker, and oneTBB still starts one for work enqueued.
-    const int workers_allowed = std::min(worker_limit() - 1, cores);
-    threads = std::max(workers_allowed, 1);
-    arena.initialize(threads, /*reserved_for_masters=*/workers_allowed > 0 ? 0 : 1);
+  }
+
+  void enqueue(std::function<void()> fn) {
+    {
+      std::lock_guard lock(mutex);
+      queue.push_back(std::move(fn));
+    }
+    work.notify_one();
   }
 };
 
@@ -80,9 +109,9 @@ bool stays_on_caller(int64_t elements) {
   return elements < kSmallWorkElements || thread_pool_concurrency() == 1;
 }
 
-void enqueue(std::function<void()> fn) { pool().arena.enqueue(std::move(fn)); }
+void enqueue(std::function<void()> fn) { pool().enqueue(std::move(fn)); }
 
-bool in_tbb_task() { return tbb::task::current_context() != nullptr; }
+bool in_tbb_task() { return t_runner || tbb::task::current_context() != nullptr; }
 
 int thread_pool_concurrency() { return pool().threads; }
 

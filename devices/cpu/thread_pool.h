@@ -1,7 +1,9 @@
 #pragma once
-// The CPU backend's one thread pool: a oneTBB arena. Computations that do not
-// run on the caller's thread are enqueued here, and kernels split large work
-// with tbb::parallel_for, which runs in the arena of the task that calls it.
+// The CPU backend's one thread pool: a oneTBB arena and sluice's runners,
+// threads that join it. Computations that do not run on the caller's thread
+// are enqueued here, a runner runs each in the arena, and kernels split
+// large work with tbb::parallel_for, which runs in the arena of the task
+// that calls it: the runner's and the workers'.
 // The arena is sluice's own; settings of the whole process (oneTBB's worker
 // limit, OpenBLAS's threads) are changed only when the client's options ask
 // (ClientOptions in backend.h), since they belong to the application.
@@ -33,12 +35,14 @@ bool stays_on_caller(int64_t elements);
 // host client is made; a later call does nothing.
 void start_thread_pool(const ClientOptions& options);
 
-// Runs `fn` on a worker of the arena and returns at once. `fn` must not throw.
+// Runs `fn` in the arena (on a runner that joins it) and returns at once.
+// `fn` must not throw.
 void enqueue(std::function<void()> fn);
 
 // Whether the calling thread is executing a oneTBB task (a pipeline stage,
-// a flow-graph body, a parallel_for body), where blocking on work enqueued
-// to the arena could starve it: such callers run their work inline.
+// a flow-graph body, a parallel_for body) or a run on one of sluice's
+// runners, where blocking on work enqueued to the arena could starve it:
+// such callers run their work inline.
 bool in_tbb_task();
 
 // How many threads the arena runs tasks on.

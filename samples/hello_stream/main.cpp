@@ -14,9 +14,6 @@
 #include <sluice/stream/stream.h>
 
 int main() {
-  // Asked for first, as sluice's own programs do: the process-wide settings
-  // its computations run fastest with (ClientOptions, devices/backend.h).
-  sluice::client("host", {.raise_worker_limit = true, .blas_threads = 1});
   // {output, new accumulator}: the sum so far goes out, the chunk is added to it.
   auto sum = [](sluice::Expr x, sluice::Expr acc) { return sluice::tuple(acc, x + acc); };
   sluice::Stream stream = sluice::stream(sum, {sluice::s64({})}, {sluice::scalar<int64_t>(0)});

@@ -164,9 +164,6 @@ int run(Options o) {
 }
 
 int main(int argc, char** argv) {
-  // Asked for first, as sluice's own programs do: the process-wide settings
-  // its computations run fastest with (ClientOptions, devices/backend.h).
-  sluice::client("host", {.raise_worker_limit = true, .blas_threads = 1});
   Options o;
   CLI::App app{"online_mlp: an MLP trained online from a stream of batches"};
   app.add_option("--features", o.features, "f32[N][D] .npy file (default: synthetic clusters)")->check(CLI::ExistingFile);

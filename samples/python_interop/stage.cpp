@@ -17,9 +17,6 @@
 #include <sluice/pipeline/zmq_nodes.h>
 
 int main(int argc, char** argv) {
-  // Asked for first, as sluice's own programs do: the process-wide settings
-  // its computations run fastest with (ClientOptions, devices/backend.h).
-  sluice::client("host", {.raise_worker_limit = true, .blas_threads = 1});
   if (argc != 3) {
     std::cerr
         << "usage: python_interop IN OUT (ZeroMQ endpoints: receive chunks on IN, send spectra to OUT)\n";

@@ -15,9 +15,6 @@
 #include <sensor_monitor/sensor_monitor.h>
 
 int main(int argc, char** argv) {
-  // Asked for first, as sluice's own programs do: the process-wide settings
-  // its computations run fastest with (ClientOptions, devices/backend.h).
-  sluice::client("host", {.raise_worker_limit = true, .blas_threads = 1});
   namespace sm = sluice::sensor_monitor;
   sm::Config config;
   if (argc > 1) config.seconds = std::atof(argv[1]);

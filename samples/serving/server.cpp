@@ -57,9 +57,6 @@ std::atomic<bool> interrupted{false};
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Asked for first, as sluice's own programs do: the process-wide settings
-  // its computations run fastest with (ClientOptions, devices/backend.h).
-  sluice::client("host", {.raise_worker_limit = true, .blas_threads = 1});
   if (argc < 2 || argc > 3) {
     std::cerr << "usage: serving ENDPOINT [REQUESTS]\n";
     return 2;

@@ -8,11 +8,13 @@
 // first. f16 and bf16 are widened to f32, multiplied, and rounded back.
 // Integers run dot_int.cpp's loops.
 //
-// Large products are cut into blocks of rows of C, one gemm call each,
-// spread across oneTBB's workers; many small batches are spread whole. That
-// is fastest with OpenBLAS on one thread, oneTBB owning the cores, which a
-// program asks for with ClientOptions::blas_threads (devices/backend.h); by
-// default OpenBLAS keeps the threads the application gave it.
+// Who shares out the cores is chosen per call: with OpenBLAS on one thread
+// (ClientOptions::blas_threads = 1, or the application's setting), large
+// products are cut into blocks of rows of C, one gemm call each, spread
+// across oneTBB's workers, and many small batches are spread whole; with
+// OpenBLAS on several threads (its default: the application's, which sluice
+// leaves as it is), each gemm call is made in turn on the calling thread and
+// OpenBLAS spreads it, rather than both pools at once each taking every core.
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -65,7 +67,7 @@ void gemm(const Gemm& g, const DotShape& d, const T* a, const T* b, T* c, int64_
 template <typename T>
 void blas_dot(const DotShape& d, const Gemm& g, const T* a, const T* b, T* c) {
   const int64_t macs = d.batch * d.m * d.n * d.k;
-  const int64_t workers = tbb::this_task_arena::max_concurrency();
+  const int64_t workers = openblas_get_num_threads() > 1 ? 1 : tbb::this_task_arena::max_concurrency();
   int64_t blocks = 1;
   if (macs >= kSerialMacs && d.batch < workers) {
     // One block per worker: every gemm call packs all of b again (8
@@ -78,7 +80,7 @@ void blas_dot(const DotShape& d, const Gemm& g, const T* a, const T* b, T* c) {
          d.m * (block + 1) / blocks);
   };
   const int64_t items = d.batch * blocks;
-  if (macs < kSerialMacs || items == 1) {
+  if (macs < kSerialMacs || items == 1 || workers == 1) {
     for (int64_t i = 0; i < items; ++i) run(i);
     return;
   }

@@ -1,9 +1,10 @@
 // What sluice does to the process by default, in a program that set
 // nothing itself: nothing. oneTBB's worker limit, OpenBLAS's threads and
 // the OpenMP threads of the thread that used sluice are what they were
-// before, and sluice's arena has a thread for each worker oneTBB lets it
-// have (one fewer than its default concurrency), so oneTBB has nothing to
-// warn about. A program of its own, since these settings are process-wide
+// before, and sluice's arena has a thread for every core: a runner of its
+// own and the workers oneTBB lets it have (one fewer than its default
+// concurrency), so every core works with nothing changed and oneTBB has
+// nothing to warn about. A program of its own, since these settings are process-wide
 // and the host client's options apply when it is first made.
 
 #include <gmock/gmock.h>
@@ -41,7 +42,7 @@ TEST(HostDefaults, LeaveTheProcessAsItWas) {
             worker_limit_before);
   EXPECT_EQ(openblas_get_num_threads(), blas_threads_before);
   EXPECT_EQ(omp_get_max_threads(), omp_threads_before);
-  EXPECT_EQ(cpu::thread_pool_concurrency(), std::max(1, tbb::info::default_concurrency() - 1));
+  EXPECT_EQ(cpu::thread_pool_concurrency(), tbb::info::default_concurrency());
 }
 
 TEST(HostDefaults, NegativeThreadCountsAreValueErrors) {

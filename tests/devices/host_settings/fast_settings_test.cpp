@@ -1,6 +1,6 @@
 // A host client made with the options that change the process (as sluice's
-// own programs make it) does change it: oneTBB's worker limit is raised to
-// one more than its arena's threads, OpenBLAS runs one thread, and the arena
+// own programs made it) does change it: oneTBB's worker limit is raised to
+// its arena's threads (a runner and the workers), OpenBLAS runs one thread, and the arena
 // has the threads asked for. A program of its own, since the settings are
 // process-wide and the options apply when the client is first made.
 
@@ -17,7 +17,7 @@
 namespace sluice {
 namespace {
 
-// One more than oneTBB's default, so that the limit asked for (threads + 1)
+// One more than oneTBB's default, so that the limit asked for (the threads)
 // is above oneTBB's default on any machine, and the arena's size is seen to
 // be the option's.
 const int kThreads = tbb::info::default_concurrency() + 1;
@@ -27,7 +27,7 @@ TEST(HostFastSettings, TheOptionsAskedForAreApplied) {
   EXPECT_EQ(c.options().host_threads, kThreads);
   EXPECT_EQ(cpu::thread_pool_concurrency(), kThreads);
   EXPECT_EQ(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism),
-            static_cast<size_t>(kThreads) + 1);
+            static_cast<size_t>(kThreads));
   EXPECT_EQ(openblas_get_num_threads(), 1);
   testing::use_sluice();
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -45,6 +46,13 @@ struct Pool {
   std::mutex mutex;
   std::condition_variable work;
   std::deque<std::function<void()>> queue;  // guarded by mutex
+  int sleeping = 0;                         // runners waiting on `work`; guarded by mutex
+  std::atomic<size_t> queued{0};            // queue.size(), read without the mutex
+  std::atomic<int> spinning{0};             // runners looking for work without the mutex
+  // How long a runner that ran dry looks for more before it sleeps: a
+  // caller handing off runs one after another (a stream's chunks) finds it
+  // awake, where waking a sleeping thread costs tens of microseconds.
+  static constexpr std::chrono::microseconds kSpin{50};
 
   explicit Pool(const ClientOptions& options) {
     const int cores = tbb::info::default_concurrency();
@@ -66,23 +74,40 @@ struct Pool {
   void run_forever() {
     t_runner = true;
     for (;;) {
+      spinning.fetch_add(1);
+      const auto until = std::chrono::steady_clock::now() + kSpin;
+      while (queued.load(std::memory_order_relaxed) == 0 && std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+      }
+      // No longer spinning before the mutex: a run handed off from now on
+      // wakes this runner if it sleeps, or is found by it under the mutex.
+      spinning.fetch_sub(1);
       std::function<void()> fn;
       {
         std::unique_lock lock(mutex);
+        ++sleeping;
         work.wait(lock, [this] { return !queue.empty(); });
+        --sleeping;
         fn = std::move(queue.front());
         queue.pop_front();
+        queued.store(queue.size(), std::memory_order_relaxed);
       }
       arena.execute(fn);
     }
   }
 
   void enqueue(std::function<void()> fn) {
+    bool wake = false;
     {
       std::lock_guard lock(mutex);
       queue.push_back(std::move(fn));
+      queued.store(queue.size(), std::memory_order_relaxed);
+      // Runners spinning take what is queued without being woken.
+      wake = sleeping > 0 && queue.size() > static_cast<size_t>(spinning.load());
     }
-    work.notify_one();
+    if (wake) work.notify_one();
   }
 };
 

@@ -302,10 +302,10 @@ bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeo
   return send_message(*impl_, message, timeout);
 }
 
-void Channel::send(const std::vector<Tensor>& tensors, uint64_t seq, uint64_t stream_id) {
+void Channel::send(std::vector<Tensor> tensors, uint64_t seq, uint64_t stream_id) {
   wire::Message m;
   m.header = {wire::Kind::Data, 0, stream_id, seq, 0, 0};
-  m.tensors = tensors;
+  m.tensors = std::move(tensors);
   send_message(*impl_, std::move(m), kForever);
 }
 

@@ -229,7 +229,8 @@ class Channel {
   // The same, waiting at most `timeout` for room: false (nothing sent) when
   // there was none. A message is sent whole or not at all.
   bool send(const wire::Message& message, std::chrono::milliseconds timeout);
-  void send(const std::vector<Tensor>& tensors, uint64_t seq, uint64_t stream_id = 0);
+  // Taken by value: a list made for the call (send({t}, seq)) is moved, not copied.
+  void send(std::vector<Tensor> tensors, uint64_t seq, uint64_t stream_id = 0);
   void send_end_of_stream(uint64_t seq, uint64_t stream_id = 0);
   void send_error(const std::string& what, uint64_t seq, uint64_t stream_id = 0);
   // A checkpoint barrier: every message sent before it belongs to

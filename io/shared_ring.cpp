@@ -10,6 +10,8 @@
 
 #include <bit>
 #include <cstring>
+#include <iterator>
+#include <memory>
 #include <new>
 
 #include <sluice/io/detail/wire_error.h>
@@ -69,10 +71,13 @@ RingReader::Entry read_entry(const uint8_t* at, uint64_t available, const Fail& 
          bytes);
   const uint64_t table = pad8(uint64_t{4} * count);
   if (count == 0 || table > bytes) fail("frame count", fmt::format("1 to {}", bytes / 4), count);
-  std::vector<uint32_t> sizes(count);
-  std::memcpy(sizes.data(), at + kEntryHeader, 4 * size_t{count});
+  // On the stack for the usual few frames: an entry is read per message.
+  uint32_t few[16];
+  std::unique_ptr<uint32_t[]> many;
+  uint32_t* sizes = count <= std::size(few) ? few : (many = std::make_unique<uint32_t[]>(count)).get();
+  std::memcpy(sizes, at + kEntryHeader, 4 * size_t{count});
   uint64_t data_bytes = 0;
-  for (uint32_t size : sizes) data_bytes += pad8(size);
+  for (uint32_t i = 0; i < count; ++i) data_bytes += pad8(sizes[i]);
   if (table + data_bytes != bytes)
     fail("frame sizes", fmt::format("frames filling the entry's {} bytes", bytes - table), data_bytes);
   const auto owner = std::make_shared_for_overwrite<uint8_t[]>(std::max<uint64_t>(data_bytes, 1));
@@ -81,10 +86,10 @@ RingReader::Entry read_entry(const uint8_t* at, uint64_t available, const Fail& 
   RingReader::Entry e;
   e.frames.reserve(count);
   uint64_t offset = 0;
-  for (uint32_t size : sizes) {
-    e.frames.push_back({wire::Bytes(owner.get() + offset, size), owner});
-    e.bytes += size;
-    offset += pad8(size);
+  for (uint32_t i = 0; i < count; ++i) {
+    e.frames.push_back({wire::Bytes(owner.get() + offset, sizes[i]), owner});
+    e.bytes += sizes[i];
+    offset += pad8(sizes[i]);
   }
   return e;
 }

@@ -106,21 +106,18 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   if (h.kind == Kind::Barrier)
     return one_frame<kBarrierBytes>(h, [&](uint8_t* out) { write_checkpoint(m.checkpoint, out); });
   std::vector<Frame> frames;
-  std::vector<Tensor> host;
-  host.reserve(m.tensors.size());
   size_t packed_bytes = kHeaderBytes;
-  for (const Tensor& given : m.tensors) {
-    host.push_back(options.shared ? given.to_shared() : given.to_host());
-    packed_bytes += npy_header(host.back().spec())->size() + static_cast<size_t>(host.back().spec().bytes());
-  }
-  if (options.shared) h.flags |= kFlagShared;
+  for (const Tensor& t : m.tensors)
+    packed_bytes += npy_header(t.spec())->size() + static_cast<size_t>(t.spec().bytes());
   if (h.kind == Kind::Data && packed_bytes < options.pack_below && !options.shared) {
-    // One frame: the header, then each tensor as an .npy file.
+    // One frame: the header, then each tensor as an .npy file. One
+    // allocation: the control block and the bytes together (and no list
+    // of host tensors: a small message is sent by the thousand).
     h.flags |= kFlagPacked;
-    // One allocation: the control block and the bytes together.
     std::shared_ptr<uint8_t[]> bytes = std::make_shared_for_overwrite<uint8_t[]>(packed_bytes);
     uint8_t* out = bytes.get() + kHeaderBytes;
-    for (const Tensor& t : host) {
+    for (const Tensor& given : m.tensors) {
+      const Tensor t = given.to_host();
       auto npy = npy_header(t.spec());
       std::memcpy(out, npy->data(), npy->size());
       out += npy->size();
@@ -133,6 +130,10 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
     frames.push_back({bytes.get(), packed_bytes, std::move(bytes)});
     return frames;
   }
+  std::vector<Tensor> host;
+  host.reserve(m.tensors.size());
+  for (const Tensor& given : m.tensors) host.push_back(options.shared ? given.to_shared() : given.to_host());
+  if (options.shared) h.flags |= kFlagShared;
   frames.reserve(1 + 2 * host.size());
   auto header = std::make_shared<std::array<uint8_t, kHeaderBytes>>();
   frames.push_back({header->data(), kHeaderBytes, header});

@@ -149,64 +149,37 @@ struct Forged {
       : file(SharedFile::open(h)),
         header(reinterpret_cast<RingHeader*>(file.data())),
         entries(file.data() + 4096) {}
-  void entry(uint64_t at, std::initializer_list<uint32_t> words, uint64_t published) {
-    std::memcpy(entries + at, std::data(words), 4 * words.size());
+  void entry(uint64_t at, const std::vector<uint32_t>& words, uint64_t published) {
+    if (!words.empty()) std::memcpy(entries + at, words.data(), 4 * words.size());
     header->written.store(published);
   }
 };
 
 TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
+  // Words written at the ring's start, then `published` bytes said written.
   struct Case {
     std::string name;
-    std::function<void(Forged&)> forge;
+    std::vector<uint32_t> words;
+    uint64_t published;
     std::string says;
   };
   const std::vector<Case> cases = {
-      {"an index past the ring", [](Forged& f) { f.header->written.store(8192); }, "sender's index"},
-      {"an index below what was read", [](Forged& f) { f.header->written.store(UINT64_MAX); },
-       "sender's index"},
-      {"half an entry header", [](Forged& f) { f.entry(0, {8}, 4); }, "bytes published"},
-      {"bytes not a multiple of 8",
-       [](Forged& f) {
-         f.entry(0, {12, 1, 4}, 24);
-       },
-       "entry bytes"},
-      {"an entry past what is published",
-       [](Forged& f) {
-         f.entry(0, {64, 1, 56}, 16);
-       },
-       "entry bytes"},
-      {"no frames",
-       [](Forged& f) {
-         f.entry(0, {8, 0, 0, 0}, 16);
-       },
-       "reference entry"},
-      {"a reference to no block",
-       [](Forged& f) {
-         f.entry(0, {40, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, 48);
-       },
-       "block"},
-      {"more frames than bytes",
-       [](Forged& f) {
-         f.entry(0, {8, 1000}, 16);
-       },
-       "frame count"},
-      {"frames that do not fill it",
-       [](Forged& f) {
-         f.entry(0, {24, 1, 4}, 32);
-       },
-       "frame sizes"},
-      {"a frame past its end",
-       [](Forged& f) {
-         f.entry(0, {16, 1, 100}, 24);
-       },
-       "frame sizes"},
-      {"a wrap not yet published", [](Forged& f) { f.entry(0, {0xFFFFFFFF}, 8); }, "wrap"},
+      {"an index past the ring", {}, 8192, "sender's index"},
+      {"an index below what was read", {}, UINT64_MAX, "sender's index"},
+      {"half an entry header", {8}, 4, "bytes published"},
+      {"bytes not a multiple of 8", {12, 1, 4}, 24, "entry bytes"},
+      {"an entry past what is published", {64, 1, 56}, 16, "entry bytes"},
+      {"no frames", {8, 0, 0, 0}, 16, "reference entry"},
+      {"a reference to no block", {40, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, 48, "block"},
+      {"more frames than bytes", {8, 1000}, 16, "frame count"},
+      {"frames that do not fill it", {24, 1, 4}, 32, "frame sizes"},
+      {"a frame past its end", {16, 1, 100}, 24, "frame sizes"},
+      {"a wrap not yet published", {0xFFFFFFFF}, 8, "wrap"},
   };
   for (const Case& c : cases) {
     RingReader reader(4096, kReceiver, kWhere);
     Forged forged(reader.handle());
-    c.forge(forged);
+    forged.entry(0, c.words, c.published);
     try {
       reader.next(map_shared);
       ADD_FAILURE() << c.name << ": taken";

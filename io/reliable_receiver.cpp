@@ -690,6 +690,12 @@ bool ReliableReceiver::read_rings(Clock::time_point now) {
 void ReliableReceiver::read_ring(uint64_t session, Peer& p, Clock::time_point now) {
   if (reading_ring_) return;
   reading_ring_ = true;
+  // Cleared however it returns: an error thrown from here must not stop
+  // every later read of the rings.
+  struct Done {
+    bool& reading;
+    ~Done() { reading = false; }
+  } done{reading_ring_};
   try {
     // The sender's credit bounds what the ring holds.
     const wire::MapShared map = [&p](const SharedHandle& h) { return p.mappings.map(h); };
@@ -707,7 +713,6 @@ void ReliableReceiver::read_ring(uint64_t session, Peer& p, Clock::time_point no
     p.ring_failed = true;
     send_control(p, wire::Kind::Credit, now);
   }
-  reading_ring_ = false;
 }
 
 bool ReliableReceiver::any_ring() const {

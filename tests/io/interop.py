@@ -56,17 +56,23 @@ def produce(endpoint, n, curve=()):
     out.close()
 
 
-def consume(endpoint, n, curve=()):
-    inp = sluice_wire.ReliableReceiver("@" + endpoint, curve_secret=curve[0] if curve else None,
-                                       curve_allow=curve[1] if curve else None)
+def stream_of(receiver, n):
+    """Yields (i, message) for the n data messages of a stream, seq 0 to n - 1 in order,
+    then checks that its end of stream comes next."""
     for i in range(n + 1):
-        m = inp.recv(timeout=TIMEOUT_MS / 1000)
+        m = receiver.recv(timeout=TIMEOUT_MS / 1000)
         assert m is not None, f"message {i}: nothing within {TIMEOUT_MS} ms"
         if i == n:
             assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
-            break
-        assert m.kind == sluice_wire.DATA, f"message {i}: expected data, found kind {m.kind}"
-        assert m.seq == i, f"message {i}: found seq {m.seq}"
+            return
+        assert m.kind == sluice_wire.DATA and m.seq == i, f"message {i}: kind {m.kind}, seq {m.seq}"
+        yield i, m
+
+
+def consume(endpoint, n, curve=()):
+    inp = sluice_wire.ReliableReceiver("@" + endpoint, curve_secret=curve[0] if curve else None,
+                                       curve_allow=curve[1] if curve else None)
+    for i, m in stream_of(inp, n):
         want = [2 * x for x in message(i)]
         assert len(m.arrays) == 2, f"message {i}: expected 2 arrays, found {len(m.arrays)}"
         for got, w in zip(m.arrays, want):
@@ -161,13 +167,7 @@ def consume_burst(endpoint, n):
     """Takes n int64 scalars 0, 1, 2... in order, then the end of stream: a burst its C++
     sender coalesces into batches, which this receiver splits."""
     r = sluice_wire.ReliableReceiver("@" + endpoint)
-    for i in range(n + 1):
-        m = r.recv(timeout=TIMEOUT_MS / 1000)
-        assert m is not None, f"message {i}: nothing within {TIMEOUT_MS} ms"
-        if i == n:
-            assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
-            break
-        assert m.kind == sluice_wire.DATA and m.seq == i, f"message {i}: kind {m.kind}, seq {m.seq}"
+    for i, m in stream_of(r, n):
         assert int(m.arrays[0]) == i, f"message {i}: {m.arrays[0]}"
     r.close()
 

@@ -247,6 +247,4 @@ bool RingReader::writer_waits() {
   return header_->writer_waits.load(std::memory_order_relaxed) != 0 && header_->writer_waits.exchange(0) != 0;
 }
 
-bool RingReader::empty() const { return header_->written.load(std::memory_order_acquire) == read_; }
-
 }  // namespace sluice::channel_detail

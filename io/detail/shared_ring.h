@@ -84,7 +84,6 @@ class RingReader {
   // sender of receiver session `receiver`. DeviceError when the system gives no memory.
   RingReader(size_t capacity, uint64_t receiver, const std::string& where);
   const SharedHandle& handle() const { return file_.handle(); }
-  uint64_t id() const { return file_.handle().segment; }
   struct Entry {
     std::vector<wire::ReceivedFrame> frames;
     uint64_t bytes = 0;  // in its frames, as a sender's credit counts them
@@ -102,7 +101,6 @@ class RingReader {
   void release();
   // Whether its sender waits for room; cleared, so that it is told once.
   bool writer_waits();
-  bool empty() const;
 
  private:
   SharedFile file_;

@@ -73,10 +73,36 @@ Lu lu(Expr a) {
   return {r[0], r[1], r[2]};
 }
 
+namespace {
+
+// Each eigenvector (a column of v) with its sign, or for complex its phase,
+// fixed: its first component of at least half its largest magnitude becomes
+// real and positive. LAPACK leaves the sign to its arithmetic (it differs
+// between builds, between f32 and f64, and on a GPU's solver); this makes it
+// one answer everywhere. Half the largest, not the largest: two components
+// of equal magnitude (common in symmetric matrices) would let rounding pick.
+// Traced, so the gradient follows it: a complex vector's phase moves with a.
+Expr fix_phases(Expr v) {
+  const Expr magnitude = abs(v);
+  const Expr largest = reduce_max(magnitude, {.axes = {-2}, .keep_axes = true});
+  const Expr first = argmax(as_type(magnitude >= largest * 0.5, DType::U8), {.axis = -2, .keep_axis = true});
+  const Expr chosen = take_along_axis(v, first, -2);
+  const Expr phase = chosen / abs(chosen);  // +-1, or e^(i theta)
+  if (!is_complex(v.dtype())) return v * phase;
+  // chosen * conj(phase) is real only up to rounding: the chosen component
+  // is written as its magnitude, exactly real.
+  const Expr row = iota(Spec{DType::S64, v.shape()}, v.rank() - 2);
+  return select(row == first, as_type(abs(chosen), v.dtype()), v * conjugate(phase));
+}
+
+}  // namespace
+
 Eigh eigh(Expr a) {
   a = matrix_operand("eigh", a, true);
   const Tuple r = several(Op::Eigh, a);
-  return {r[0], r[1]};
+  // An empty matrix has no component to choose.
+  if (a.spec().shape.dims().back() == 0) return {r[0], r[1]};
+  return {r[0], fix_phases(r[1])};
 }
 
 }  // namespace sluice

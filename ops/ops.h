@@ -340,7 +340,12 @@ struct Lu {
 Lu lu(Expr a);
 // The eigenvalues (real, ascending) and eigenvectors (the columns of v, of
 // unit norm; a v = v diag(w)) of a Hermitian a; only its lower triangle is
-// read. Vectors' signs (phases) are LAPACK's syevd/heevd's, as numpy's.
+// read (LAPACK's syevd/heevd). Each vector's sign (complex: phase) is fixed,
+// the same on every device and in every precision: its first component of at
+// least half its largest magnitude is real and positive. numpy leaves the sign
+// to its LAPACK's arithmetic, which differs between builds and between f32
+// and f64; numpy's vectors given the same rule are sluice's. The gradient
+// differentiates the vectors with their signs (phases) so fixed.
 // eigh c64[2][3][3] -> {f32[2][3], c64[2][3][3]}
 struct Eigh {
   Expr eigenvalues, eigenvectors;

@@ -150,10 +150,9 @@ Expr lu_case(const CaseAttrs& a, const Inputs& x) {
   return r == "p" ? f.p : (r == "l" ? f.l : f.u);
 }
 
-// Eigenvectors are unique up to sign (phase): their cases compare abs(v).
 Expr eigh_case(const CaseAttrs& a, const Inputs& x) {
   const Eigh f = eigh(x.at(0));
-  return a.text("result", "values") == "values" ? f.eigenvalues : abs(f.eigenvectors);
+  return a.text("result", "values") == "values" ? f.eigenvalues : f.eigenvectors;
 }
 
 Spec spec_of(const CaseAttrs& a) { return Spec{a.dtype("dtype"), Shape(a.ints("shape"))}; }

@@ -200,6 +200,34 @@ TYPED_TEST(LinAlg, EighDiagonalisesAHermitianBatch) {
     }
 }
 
+// LAPACK leaves each vector's sign (phase) to its arithmetic: in f32 it
+// gave some columns negative where numpy's build gave them positive. sluice
+// fixes it: the first component of at least half the column's largest
+// magnitude is real and positive, exactly.
+TYPED_TEST(LinAlg, EighFixesEachVectorsSignOrPhase) {
+  using T = TypeParam;
+  const std::vector<Tensor> out =
+      run([](Expr x) { return eigh(positive_definite(x) - eye(x.spec()) * 10.0).eigenvectors; },
+          {random_tensor<T>(Shape{30, 10, 10}, 5)});
+  const Batch<T> v = batch_of<T>(out[0]);
+  int negative_elsewhere = 0;  // columns whose largest component is negative: the rule is not "largest"
+  for (int64_t k = 0; k < v.count; ++k)
+    for (int64_t j = 0; j < v.n; ++j) {
+      double largest = 0;
+      for (int64_t i = 0; i < v.n; ++i)
+        largest = std::max(largest, static_cast<double>(std::abs(v.at(k, i, j))));
+      int64_t first = 0;
+      while (static_cast<double>(std::abs(v.at(k, first, j))) < largest / 2) ++first;
+      const T chosen = v.at(k, first, j);
+      ASSERT_GT(std::real(chosen), 0) << "matrix " << k << ", vector " << j << ", component " << first;
+      ASSERT_EQ(std::imag(chosen), 0) << "matrix " << k << ", vector " << j << ", component " << first;
+      for (int64_t i = first + 1; i < v.n; ++i)
+        if (static_cast<double>(std::abs(v.at(k, i, j))) == largest && std::real(v.at(k, i, j)) < 0)
+          ++negative_elsewhere;
+    }
+  EXPECT_GT(negative_elsewhere, 0) << "no vector tells the first half-largest component from the largest";
+}
+
 TYPED_TEST(LinAlg, SolveAndTriangularSolveSatisfyTheirEquations) {
   using T = TypeParam;
   const Tensor a = random_tensor<T>(Shape{20, 6, 6}, 5), b = random_tensor<T>(Shape{20, 6, 3}, 6);

@@ -186,6 +186,21 @@ std::vector<FdCase> linalg_cases() {
          const Eigh e = eigh(symmetric(complex_of(p[0], p[1])));
          return concatenate({e.eigenvalues, flat(squared_modulus(e.eigenvectors))});
        }},
+      // The vectors themselves: their signs (phases) are fixed by the
+      // components they hold, so they are a function of a, and its gradient
+      // is the fixing's too.
+      {"eigh_vectors",
+       {Op::Eigh, Op::Result},
+       {Shape({2, 3, 3})},
+       {},
+       [](P p) {
+         return flat(eigh(p[0] + transpose(p[0], {0, 2, 1})).eigenvectors);
+       }},
+      {"eigh_vectors_complex",
+       {Op::Eigh, Op::Result},
+       {Shape({3, 3}), Shape({3, 3})},
+       {},
+       [](P p) { return flat(eigh(symmetric(complex_of(p[0], p[1]))).eigenvectors); }},
       {"eigh_values_only",
        {Op::Eigh, Op::Result},
        {Shape({4, 4})},

@@ -14,6 +14,21 @@
 // ever built. Builders are pure functions of their arguments; tracing one
 // function is single-threaded. grad and value_and_grad: ops/autodiff.h
 // (included here); model helpers (softmax, cross-entropies, ...): ops/nn.h.
+//
+// Bits across runs, threads and machines. On the host a compiled function
+// gives the same bits for the same inputs on every run and for any thread
+// count. Its vector kernels come from one of three tables chosen when the
+// process starts (sse4, avx2, avx512: the widest the CPU has, capped by
+// SLUICE_ISA). Integer ops, comparisons, conversions and the correctly
+// rounded operations of real floats (+ - * / sqrt, and the exact ones: abs,
+// floor, min, select, ...) give the same bits on every table. The vector
+// math (exp, log, sin, erf_inv, ..., and complex arithmetic) may differ in
+// its last bits from one table to another: per op within 4 ulps for real
+// floats and 8 ulps of the larger part for complex
+// (tests/devices/elementwise_test.cpp), compounding as rounding does through
+// what is built on it (a loop's carry, a normal random draw). dot, fft and
+// conv are OpenBLAS's, FFTW's and oneDNN's, whose kernels follow the CPU. A
+// GPU's results differ from the host's within each op's accuracy.
 
 #include <cstdint>
 #include <initializer_list>
@@ -72,8 +87,13 @@ Expr eye(const Spec& spec);
 // - min and max of equal operands return the second, as numpy's minimum and
 //   maximum: min(-0.0, 0.0) is 0.0 and min(0.0, -0.0) is -0.0. A NaN operand
 //   wins. (So neither is commutative in the catalogue: CSE keeps the order.)
-// - Complex division by zero gives a / |0| part by part, as numpy and C99's
-//   infinities: (1+0i) / 0 = inf + NaN i, (1+1i) / 0 = inf + inf i, 0 / 0 = NaN + NaN i.
+// - Complex division by a zero (of either sign on either part) gives a / |0|
+//   part by part, as numpy 1.x: (1+0i) / 0 = inf + NaN i, (1+1i) / 0 =
+//   inf + inf i, (0+1i) / 0 = NaN + inf i, 0 / 0 = NaN + NaN i; a part of a
+//   that is 0 makes a NaN part (C99's Annex G agrees).
+// - A complex function of a real argument keeps its imaginary part 0 where
+//   the real part overflows: expm1(1000+0i) and exp(1000+0i) are inf + 0i, as
+//   C99's cexp(+inf+0i), not inf * 0 = NaN (numpy's expm1 gives inf + NaN i).
 #define SLUICE_UNARY_OP(e, name, rule, props, grad) Expr name(Expr x);
 // A binary op also takes a plain number on either side: max(x, 0.0), pow(2, x).
 #define SLUICE_BINARY_OP(e, name, rule, props, grad)                          \
@@ -231,10 +251,13 @@ Expr take_along_axis(Expr x, Expr indices, int64_t axis);
 Expr gather(Expr x, Expr indices);
 // x with `updates` added at the places gather(x, indices) reads: updates has
 // gather's result shape. Duplicate indices add up (as Nx); the result has
-// the dtype x and updates promote to (pred computes in u8).
+// the dtype x and updates promote to, but pred adds in u8 and gives u8 (as
+// pred + pred: true + true = 2).
 Expr indexed_add(Expr x, Expr indices, Expr updates);
 // As indexed_add, writing instead of adding: where indices repeat, the last
-// update (in row-major order of indices) is the one written.
+// update (in row-major order of indices) is the one written. Nothing is
+// computed, so the result has the promoted dtype as it is: pred with pred
+// updates stays pred.
 Expr indexed_put(Expr x, Expr indices, Expr updates);
 
 // ---- sorting. Orders are numpy's: NaNs after every number in ascending
@@ -267,7 +290,11 @@ TopK top_k(Expr x, int64_t k);
 // kernel is not flipped) of the input dilated by input_dilation (zeros
 // between elements), then padded. The result has the floating type of the
 // operands' promotion (Nx.Type.to_floating: s32 with s32 -> f32, f64 stays
-// f64, complex stays complex). Per spatial axis every factor is >= 1.
+// f64, complex stays complex). Per spatial axis every factor is >= 1, and the
+// dilated window fits within the padded, dilated input: a window past it is a
+// ShapeError, an empty spatial axis included (XLA's arithmetic would give an
+// empty output; a window that sees none of its input is a mistake more often
+// than a wish). An empty batch gives an empty result.
 //   conv f32[8][64][56][56], f32[64][64][3][3], {.padding = ConvPadding::Same} -> f32[8][64][56][56]
 // feature_group_size g: channels split into g groups, out channel group j
 // reads in channel group j (depthwise: g = in channels). batch_group_size b:

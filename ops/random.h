@@ -1,9 +1,12 @@
 #pragma once
 // Counter-based random numbers, as JAX and Nx.Random make them: threefry2x32
 // (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", 2011) over
-// a key, a u32[2] tensor. A draw is a pure function of its key and shape,
-// so results do not depend on devices, thread counts or what else runs, and
-// a stage keeps its key in its accumulator, splitting it every chunk:
+// a key, a u32[2] tensor. A draw is a pure function of its key and shape:
+// keys, splits and uniform draws are the same bits on every device, kernel
+// table and thread count; a normal draw is erf_inv of a uniform one, whose
+// last bits follow the device's vector math (ops/ops.h: within 4 ulps from
+// one host kernel table to another, as JAX's differ between its CPU and GPU).
+// A stage keeps its key in its accumulator, splitting it every chunk:
 //
 //   auto step = [](sluice::Expr x, sluice::Expr key) {
 //     sluice::Expr keys = sluice::random_split(key, 2);            // u32[2][2]

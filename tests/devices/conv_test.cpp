@@ -187,6 +187,8 @@ TEST(ConvErrors, ShapesAndOptionsAreChecked) {
   expect_error<ShapeError>(x, f32({6, 3, 3, 3}), {}, "kernel");           // channel mismatch
   expect_error<ShapeError>(x, f32({6, 4, 0, 3}), {}, "kernel");           // empty window
   expect_error<ShapeError>(x, f32({6, 4, 7, 3}), {}, "kernel");           // window beyond the input
+  expect_error<ShapeError>(f32({2, 4, 0, 6}), k, {}, "kernel");           // an empty spatial axis
+  expect_error<ShapeError>(f32({2, 4, 0, 6}), k, {.padding = ConvPadding::Same}, "kernel");  // padded or not
   expect_error<ShapeError>(x, k, {.kernel_dilation = {3, 1}}, "kernel");  // dilated window too
   expect_error<ShapeError>(x, k, {.strides = {0, 1}}, "strides");
   expect_error<ShapeError>(x, k, {.strides = {-1, 1}}, "strides");

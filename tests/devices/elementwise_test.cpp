@@ -775,6 +775,44 @@ TEST(ElementwiseKernelTables, EveryIsaAgreesWithTheOthers) {
   EXPECT_GT(compared, 600) << "every entry of the widest table was compared";
 }
 
+// What ops/ops.h promises across tables exactly: IEEE's correctly rounded
+// operations of real floats (+ - * / sqrt), the exact ones (kExact), and
+// comparisons give the same bits on every table; only the vector math
+// (transcendental functions) may differ, as checked above.
+TEST(ElementwiseKernelTables, CorrectlyRoundedEntriesAreTheSameBitsOnEveryIsa) {
+  std::vector<const cpu::KernelTable*> tables;
+  for (cpu::Isa isa : {cpu::Isa::Sse4, cpu::Isa::Avx2, cpu::Isa::Avx512})
+    if (const cpu::KernelTable* t = cpu::kernel_table(isa)) tables.push_back(t);
+  const size_t n = 1003;
+  int compared = 0;
+  for (int o = 0; o < kOpCount; ++o) {
+    const Op op = static_cast<Op>(o);
+    const bool rounded_once =
+        op == Op::Add || op == Op::Subtract || op == Op::Multiply || op == Op::Divide || op == Op::Sqrt;
+    if (!rounded_once && !op_has(op, kExact) && !is_comparison(op)) continue;
+    for (DType d : {DType::F32, DType::F64}) {
+      if (tables.front()->op[o][static_cast<int>(d)] == nullptr) continue;
+      std::vector<std::vector<uint8_t>> args;
+      const void* a[3] = {};
+      for (int k = 0; k < op_arity(op); ++k) {
+        args.push_back(samples(op == Op::Select && k == 0 ? DType::Pred : d, n, static_cast<uint32_t>(k)));
+        a[k] = args.back().data();
+      }
+      std::vector<std::vector<uint8_t>> results;
+      for (const cpu::KernelTable* t : tables) {
+        results.emplace_back(n * 8);
+        t->op[o][static_cast<int>(d)](results.back().data(), a[0], a[1], a[2], static_cast<int64_t>(n));
+      }
+      for (size_t i = 1; i < results.size(); ++i)
+        EXPECT_EQ(results[i], results[0])
+            << op_name(op) << " of " << dtype_name(d) << ": " << cpu::isa_name(tables[i]->isa)
+            << " differs from " << cpu::isa_name(tables[0]->isa);
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 30);
+}
+
 TEST(ElementwiseKernelTables, AffineEntriesRoundLikeSeparateOps) {
   // op(x * s + t) from an affine entry equals op applied to x * s + t
   // computed as two rounded f32/f64 ops, bit for bit, on every ISA.

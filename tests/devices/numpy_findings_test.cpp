@@ -228,8 +228,35 @@ TEST(NumpyFindings, ComplexDivisionByZeroIsInfiniteAsNumpy) {
   EXPECT_TRUE(near(divide_at(complex128(1, 1), complex128(0, 0)), complex128(inf, inf), 0.0));
   EXPECT_TRUE(near(divide_at(complex128(-1, 0), complex128(-0.0, 0)), complex128(-inf, nan), 0.0));
   EXPECT_TRUE(near(divide_at(complex128(0, 0), complex128(0, 0)), complex128(nan, nan), 0.0));
+  EXPECT_TRUE(near(divide_at(complex128(0, 1), complex128(0, 0)), complex128(nan, inf), 0.0))
+      << "a part 0: NaN";
+  EXPECT_TRUE(near(divide_at(complex128(0, -1), complex128(-0.0, -0.0)), complex128(nan, -inf), 0.0))
+      << "|0|";
   EXPECT_TRUE(near(divide_at(complex64(2, -3), complex64(0, 0)),
                    complex64(std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()), 0.0f));
+}
+
+TEST(NumpyFindings, ComplexFunctionsOfARealArgumentKeepImaginaryZero) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // C99's cexp(+inf + 0i) = +inf + 0i; numpy's expm1(1000+0j) is inf+nanj.
+  EXPECT_TRUE(near(unary_at([](Expr z) { return expm1(z); }, complex128(1000, 0)), complex128(inf, 0), 0.0));
+  EXPECT_TRUE(near(unary_at([](Expr z) { return exp(z); }, complex128(1000, 0)), complex128(inf, 0), 0.0));
+  EXPECT_TRUE(near(unary_at([](Expr z) { return expm1(z); }, complex64(100.0f, 0.0f)),
+                   complex64(std::numeric_limits<float>::infinity(), 0.0f), 0.0f));
+}
+
+TEST(NumpyFindings, IndexedPutOfPredKeepsPred) {
+  // Nothing is added, so nothing computes in u8: pred in, pred out.
+  const Tensor put = run1(
+      [](Expr x, Expr i, Expr u) { return indexed_put(x, i, u); },
+      {preds({0, 1, 0}, Shape{3}), tensor(std::vector<int32_t>{2, 1}, Shape{2, 1}), preds({1, 0}, Shape{2})});
+  EXPECT_EQ(put.spec(), pred({3}));
+  EXPECT_EQ(put.to_vector<uint8_t>(), (std::vector<uint8_t>{0, 0, 1}));
+  const Tensor added = run1(
+      [](Expr x, Expr i, Expr u) { return indexed_add(x, i, u); },
+      {preds({0, 1, 0}, Shape{3}), tensor(std::vector<int32_t>{1, 1}, Shape{2, 1}), preds({1, 1}, Shape{2})});
+  EXPECT_EQ(added.spec(), u8({3})) << "indexed_add of pred adds in u8, as pred + pred";
+  EXPECT_EQ(added.to_vector<uint8_t>(), (std::vector<uint8_t>{0, 3, 0}));
 }
 
 TEST(NumpyFindings, ArgmaxWithNansTakesTheFirstOrLastNan) {

@@ -174,6 +174,27 @@ struct ArgOptions {
 };
 Expr argmax(Expr x, const ArgOptions& o = {});
 Expr argmin(Expr x, const ArgOptions& o = {});
+// A reduction with a combining function of one's own (Nx's reduce):
+// fn(acc, element) takes two scalars of x's dtype and returns one, made of
+// elementwise ops (a TypeError names anything else it does with them). Each
+// output starts from init (a scalar, converted to x's dtype) and every
+// element of its reduced axes is combined into it. The order and grouping
+// of fn's calls are unspecified (as XLA's reduce: partial results are
+// combined by fn too), so fn must be associative and commutative.
+// fn = add, multiply, max or min of its two arguments (either way round) is
+// the built-in sum, product, reduce_max or reduce_min, then combined with
+// init unless init is a constant of fn's identity: the same results (integer
+// sums and products wrap in x's dtype) and gradients. Any other fn runs as
+// written: in a scan over the rows, fn applied to a whole row of partial
+// results at once (one vectorized region a step), the lanes folded pairwise
+// at the end; its gradient is that computation's.
+//   reduce(x, 1.0, [](Expr acc, Expr e) { return acc * e + e; }, {.axes = {1}})  f32[4][9] -> f32[4]
+using ReduceFn = std::function<Expr(Expr acc, Expr element)>;
+Expr reduce(Expr x, Expr init, const ReduceFn& fn, const ReduceOptions& o = {});
+template <Number N>
+Expr reduce(Expr x, N init, const ReduceFn& fn, const ReduceOptions& o = {}) {
+  return reduce(x, weak_scalar_of(init), fn, o);
+}
 
 // ---- dot (Nx dot/6): result axes are batch, then a's free, then b's free.
 Expr dot(Expr a, const Axes& contract_a, const Axes& batch_a, Expr b, const Axes& contract_b,
@@ -191,6 +212,27 @@ Expr window_max(Expr x, const std::vector<int64_t>& window, const WindowOptions&
 Expr window_min(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
 // Padding holds 1, contributing nothing; pred computes in u8.
 Expr window_product(Expr x, const std::vector<int64_t>& window, const WindowOptions& o = {});
+// Nx's window_reduce: reduce's fn over each window of x, whose windows are
+// window_sum's, with window_dilations spacing a window's elements (default 1
+// per axis). Each window starts from init and padding holds init (as XLA's
+// reduce_window); fn combines a window's elements in row-major order. fn =
+// add, multiply, max or min with its identity as init and no dilation is the
+// built-in window op; any other fn is applied once per offset of the window,
+// to the strided slice of x that offset reads for every window at once.
+//   window_reduce(x, 0.0, [](Expr a, Expr e) { return max(a, abs(e)); }, {3}, {.strides = {2}})  f32[9] ->
+//   f32[4]
+struct WindowReduceOptions {
+  std::vector<int64_t> strides{};           // default 1 per axis
+  std::vector<PadDim> padding{};            // low/high per axis, holding init; default none
+  std::vector<int64_t> window_dilations{};  // default 1 per axis
+};
+Expr window_reduce(Expr x, Expr init, const ReduceFn& fn, const std::vector<int64_t>& window,
+                   const WindowReduceOptions& o = {});
+template <Number N>
+Expr window_reduce(Expr x, N init, const ReduceFn& fn, const std::vector<int64_t>& window,
+                   const WindowReduceOptions& o = {}) {
+  return window_reduce(x, weak_scalar_of(init), fn, window, o);
+}
 // Nx's window_scatter_max/min (XLA's select_and_scatter, what the gradient
 // of window_max needs): the result has x's shape and starts as init (a
 // scalar); each window of x (shaped by window and o, as window_max's) picks

@@ -38,6 +38,7 @@ from reference.binary import binary_floats, binary_ints, comparisons_and_logic, 
 from reference.common import CASES
 from reference.conv import convs
 from reference.creation import creation
+from reference.custom_reductions import custom_reductions
 from reference.dot import dots
 from reference.indexing import indexing
 from reference.larger_layouts import larger_layouts
@@ -79,6 +80,7 @@ def main():
     more_windows_and_scans()
     convs()
     linear_algebra()
+    custom_reductions()
     text = json.dumps({"generator": "tests/conformance/make_reference.py", "numpy": np.__version__, "cases": CASES},
                       separators=(",", ":"), allow_nan=False)
     OUT.write_text(text + "\n")

@@ -155,6 +155,39 @@ Expr eigh_case(const CaseAttrs& a, const Inputs& x) {
   return a.text("result", "values") == "values" ? f.eigenvalues : f.eigenvectors;
 }
 
+// The combining functions of reference/custom_reductions.py, by name.
+ReduceFn reduce_fn(const std::string& name) {
+  static const std::map<std::string, ReduceFn, std::less<>> fns = {
+      {"add", [](Expr a, Expr e) { return a + e; }},
+      {"add_flipped", [](Expr a, Expr e) { return e + a; }},
+      {"multiply", [](Expr a, Expr e) { return a * e; }},
+      {"max", [](Expr a, Expr e) { return max(a, e); }},
+      {"min", [](Expr a, Expr e) { return min(a, e); }},
+      {"logaddexp", [](Expr a, Expr e) { return max(a, e) + log1p(exp(-abs(a - e))); }},
+      {"hypot", [](Expr a, Expr e) { return sqrt(a * a + e * e); }},
+      {"bitwise_or", [](Expr a, Expr e) { return a | e; }},
+      {"max_abs", [](Expr a, Expr e) { return max(a, abs(e)); }},
+  };
+  auto it = fns.find(name);
+  if (it == fns.end()) throw std::invalid_argument("reduce: no combining function named " + name);
+  return it->second;
+}
+
+// init as written ("inf", "-inf", a number), a weak scalar like a plain C++ number.
+Expr init_of(const CaseAttrs& a) { return weak_scalar(std::stod(a.text("init", "0"))); }
+
+Expr reduce_case(const CaseAttrs& a, const Inputs& x) {
+  return reduce(x.at(0), init_of(a), reduce_fn(a.text("fn", "")),
+                ReduceOptions{.axes = a.ints("axes"), .keep_axes = a.flag("keep_axes")});
+}
+
+Expr window_reduce_case(const CaseAttrs& a, const Inputs& x) {
+  return window_reduce(x.at(0), init_of(a), reduce_fn(a.text("fn", "")), a.ints("window"),
+                       {.strides = a.ints("strides"),
+                        .padding = pad_dims(a.rows("padding")),
+                        .window_dilations = a.ints("window_dilations")});
+}
+
 Spec spec_of(const CaseAttrs& a) { return Spec{a.dtype("dtype"), Shape(a.ints("shape"))}; }
 
 }  // namespace
@@ -203,12 +236,14 @@ const std::map<std::string, Builder, std::less<>>& op_table() {
       {"any", reduction(any)},
       {"argmax", arg_reduction(argmax)},
       {"argmin", arg_reduction(argmin)},
+      {"reduce", reduce_case},
       // contractions, windows, scans, transforms
       {"dot", dot_case},
       {"window_sum", window(window_sum)},
       {"window_max", window(window_max)},
       {"window_min", window(window_min)},
       {"window_product", window(window_product)},
+      {"window_reduce", window_reduce_case},
       {"window_scatter_max", window_scatter(window_scatter_max)},
       {"window_scatter_min", window_scatter(window_scatter_min)},
       {"cumulative_sum", scan(cumulative_sum)},

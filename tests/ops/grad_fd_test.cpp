@@ -186,6 +186,31 @@ std::vector<FdCase> linalg_cases() {
          const Eigh e = eigh(symmetric(complex_of(p[0], p[1])));
          return concatenate({e.eigenvalues, flat(squared_modulus(e.eigenvectors))});
        }},
+      // reduce and window_reduce with a function of one's own: the built-in
+      // ones are the built-in reductions; any other goes through its ops
+      // (for reduce, lanes folded pairwise, and past 4,096 elements a scan,
+      // whose rule has cases of its own; one slice per window offset).
+      {"reduce_logaddexp",
+       {Op::Concatenate},
+       {Shape({3, 51})},
+       {},
+       [](P p) {
+         return reduce(p[0], -INFINITY, [](Expr a, Expr e) { return max(a, e) + log1p(exp(-abs(a - e))); },
+                       {.axes = {1}});
+       }},
+      {"reduce_product_is_product",
+       {Op::Product},
+       {Shape({3, 4})},
+       {},
+       [](P p) { return reduce(p[0], 1.0, [](Expr a, Expr e) { return a * e; }, {.axes = {0}}); }},
+      {"window_reduce_hypot",
+       {Op::Slice, Op::Pad},
+       {Shape({4, 7})},
+       {},
+       [](P p) {
+         return window_reduce(p[0], 0.5, [](Expr a, Expr e) { return sqrt(a * a + e * e); }, {2, 3},
+                              {.strides = {1, 2}, .padding = {{1, 0}, {0, 1}}, .window_dilations = {2, 1}});
+       }},
       // The vectors themselves: their signs (phases) are fixed by the
       // components they hold, so they are a function of a, and its gradient
       // is the fixing's too.

@@ -1,0 +1,221 @@
+// Reductions with a combining function of the user's own (Nx.Backend's
+// reduce and window_reduce). fn is traced once over two scalars to check
+// that it is elementwise and to recognise add, multiply, max and min, which
+// become the built-in reductions (their results, kernels and gradients).
+// Any other fn is applied as written, to whole tensors at once: its ops are
+// elementwise, so fn(acc, row) over rows combines every column in one call.
+// A reduce walks its rows in a scan (a compiled loop whose body is one fused,
+// vectorized region over a row), in lanes folded pairwise at the end; a
+// window_reduce combines the window's strided slices one offset after
+// another. No backend needs code of its own for either.
+#include <sluice/ops/detail/builders_common.h>
+#include <sluice/ops/detail/shape_inference.h>
+#include <sluice/ops/ops.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+namespace sluice {
+
+namespace {
+
+enum class Known { None, Sum, Product, Max, Min };
+
+// fn checked over two scalars of dtype t: one scalar of t back, made of
+// elementwise ops wherever it depends on its arguments. Add, multiply, max
+// or min of the two arguments (either way round) is recognised.
+Known check_fn(std::string_view op, const ReduceFn& fn, DType t) {
+  if (!fn) infer::type_error(op, "fn", "a function of (acc, element)", "none");
+  const Spec scalar{t, Shape{}};
+  const Expr acc = parameter(0, scalar), element = parameter(1, scalar);
+  const Expr out = fn(acc, element);
+  if (!out) infer::type_error(op, "fn", "an Expr", "none");
+  if (out.dtype() != t)
+    infer::type_error(op, "fn", infer::cat("a result of the tensor's dtype ", dtype_name(t)),
+                      dtype_name(out.dtype()));
+  if (out.rank() != 0) infer::shape_error(op, "fn", "a scalar result", out.spec().str());
+  // Whether each node depends on acc or element (nodes of the enclosing
+  // function that fn captures do not, whatever they are).
+  std::unordered_map<const Node*, bool> depends;
+  const auto walk = [&](auto& self, const Node* n) -> bool {
+    if (n == acc.node().get() || n == element.node().get()) return true;
+    if (auto it = depends.find(n); it != depends.end()) return it->second;
+    bool d = false;
+    for (const NodePtr& o : n->operands) d = self(self, o.get()) || d;
+    const OpFamily f = op_family(n->op);
+    if (d && f != OpFamily::Unary && f != OpFamily::Binary && f != OpFamily::Ternary &&
+        f != OpFamily::Convert)
+      infer::type_error(op, "fn", "elementwise ops of its two scalars", op_name(n->op));
+    depends.emplace(n, d);
+    return d;
+  };
+  walk(walk, out.node().get());
+  const Node& n = *out.node();
+  const bool of_both =
+      n.operands.size() == 2 && ((n.operands[0] == acc.node() && n.operands[1] == element.node()) ||
+                                 (n.operands[0] == element.node() && n.operands[1] == acc.node()));
+  if (!of_both) return Known::None;
+  switch (n.op) {
+    case Op::Add: return Known::Sum;
+    case Op::Multiply: return Known::Product;
+    case Op::Max: return Known::Max;
+    case Op::Min: return Known::Min;
+    default: return Known::None;
+  }
+}
+
+// init is a constant equal to the identity of `known` in dtype t: combining
+// it changes nothing, and the built-in reduction stands alone.
+bool is_identity(const Expr& init, Known known, DType t) {
+  const Node& n = *init.node();
+  if (n.op != Op::Constant || !n.attrs.literal) return false;
+  const Literal& value = *n.attrs.literal;
+  const auto equals = [&](double v) { return value == Literal::scalar(t, v); };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  switch (known) {
+    case Known::Sum: return equals(0.0) || equals(-0.0);
+    case Known::Product: return equals(1.0);
+    case Known::Max: return equals(-kInf);  // an integer's lowest, as conversion saturates
+    case Known::Min: return equals(kInf);
+    case Known::None: return false;
+  }
+  return false;
+}
+
+// The scalar init in x's dtype.
+Expr init_of(std::string_view op, Expr init, DType t) {
+  detail::require(init, op, "init");
+  if (init.rank() != 0) infer::shape_error(op, "init", "a scalar", init.spec().str());
+  return detail::convert(init, t);
+}
+
+// Lanes a reduce's rows are combined in: enough columns a step that a step's
+// work outweighs the loop's, never more lanes than rows.
+constexpr int64_t kColumnsPerStep = 4096;
+
+// The rows of `rows` [k][m] (k >= 1) combined by fn into one row [m].
+Expr fold_rows(const ReduceFn& fn, Expr rows) {
+  const int64_t k = rows.shape()[0], m = rows.shape()[1];
+  const int64_t lanes = std::clamp<int64_t>((kColumnsPerStep + m - 1) / std::max<int64_t>(m, 1), 1, k);
+  const int64_t steps = k / lanes, tail = k - steps * lanes;
+  // Step s holds rows s*lanes .. s*lanes + lanes - 1, side by side.
+  const Expr blocks = reshape(slice(rows, {0, 0}, {steps * lanes, m}), Shape{steps, lanes * m});
+  Expr acc = reshape(slice(blocks, {0, 0}, {1, lanes * m}), Shape{lanes * m});
+  if (steps > 1) {
+    const Expr rest = slice(blocks, {1, 0}, {steps - 1, lanes * m});
+    acc = scan([&fn](Expr carry, Expr row) { return fn(carry, row); }, acc, rest)[0];
+  }
+  acc = reshape(acc, Shape{lanes, m});
+  if (tail > 0) {
+    const Expr last = slice(rows, {steps * lanes, 0}, {tail, m});
+    const Expr head = fn(slice(acc, {0, 0}, {tail, m}), last);
+    acc = tail == lanes ? head : concatenate({head, slice(acc, {tail, 0}, {lanes - tail, m})});
+  }
+  // The lanes folded pairwise: fn is associative.
+  for (int64_t n = lanes; n > 1;) {
+    const int64_t half = n / 2;
+    Expr folded = fn(slice(acc, {0, 0}, {half, m}), slice(acc, {half, 0}, {half, m}));
+    if (n % 2 == 1) folded = concatenate({folded, slice(acc, {2 * half, 0}, {1, m})});
+    acc = folded;
+    n = half + n % 2;
+  }
+  return reshape(acc, Shape{m});
+}
+
+}  // namespace
+
+Expr reduce(Expr x, Expr init, const ReduceFn& fn, const ReduceOptions& o) {
+  detail::require(x, "reduce", "x");
+  x = detail::strengthen(x);
+  const DType t = x.dtype();
+  init = init_of("reduce", init, t);
+  const std::vector<int64_t> axes = infer::normalize_axes("reduce", "axes", x.rank(), o.axes, true);
+  const Shape out_shape = infer::reduce(x.shape(), axes, o.keep_axes);
+  const Known known = check_fn("reduce", fn, t);
+  if (known != Known::None) {
+    const ReduceOptions r{.axes = axes, .keep_axes = o.keep_axes};
+    Expr built_in = known == Known::Sum       ? sum(x, r)
+                    : known == Known::Product ? product(x, r)
+                    : known == Known::Max     ? reduce_max(x, r)
+                                              : reduce_min(x, r);
+    built_in =
+        as_type(built_in, t);  // integer sums and products accumulate in 64 bits: the same bits mod 2^n
+    return is_identity(init, known, t) ? built_in : fn(broadcast(init, out_shape), built_in);
+  }
+  // Reduced axes first, so that each column of [k][m] is one output.
+  std::vector<int64_t> order = axes, kept_dims;
+  int64_t k = 1, m = 1;
+  for (int64_t a : axes) k *= x.shape()[static_cast<int>(a)];
+  for (int i = 0; i < x.rank(); ++i)
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) {
+      order.push_back(i);
+      kept_dims.push_back(x.shape()[i]);
+      m *= x.shape()[i];
+    }
+  if (k == 0 || m == 0) return broadcast(init, out_shape);
+  const Expr rows = reshape(transpose(x, order), Shape{k, m});
+  return reshape(fn(broadcast(init, Shape{m}), fold_rows(fn, rows)), out_shape);
+}
+
+Expr window_reduce(Expr x, Expr init, const ReduceFn& fn, const std::vector<int64_t>& window,
+                   const WindowReduceOptions& o) {
+  detail::require(x, "window_reduce", "x");
+  x = detail::strengthen(x);
+  const DType t = x.dtype();
+  init = init_of("window_reduce", init, t);
+  std::vector<int64_t> dims = window, strides = o.strides, dilations = o.window_dilations;
+  std::vector<PadDim> padding = o.padding;
+  infer::window_options("window_reduce", x.shape(), dims, strides, padding);
+  if (dilations.empty()) dilations.assign(dims.size(), 1);
+  if (dilations.size() != dims.size())
+    infer::shape_error("window_reduce", "window_dilations", infer::cat("one per axis (", dims.size(), ")"),
+                       infer::cat(dilations.size()));
+  std::vector<int64_t> spans;  // each window's extent, dilation included
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dilations[d] < 1)
+      infer::shape_error("window_reduce", "window_dilations", infer::cat(">= 1 (axis ", d, ")"),
+                         infer::cat(dilations[d]));
+    spans.push_back((dims[d] - 1) * dilations[d] + 1);
+  }
+  const Shape out_shape = infer::window("window_reduce", x.shape(), spans, strides, padding);
+  const Known known = check_fn("window_reduce", fn, t);
+  const bool undilated = std::all_of(dilations.begin(), dilations.end(), [](int64_t d) { return d == 1; });
+  if (known != Known::None && undilated && is_identity(init, known, t)) {
+    // The built-in windows pad with the identity too.
+    const WindowOptions w{.strides = strides, .padding = padding};
+    const Expr built_in = known == Known::Sum       ? window_sum(x, dims, w)
+                          : known == Known::Product ? window_product(x, dims, w)
+                          : known == Known::Max     ? window_max(x, dims, w)
+                                                    : window_min(x, dims, w);
+    return as_type(built_in, t);
+  }
+  // Padding holds init (as XLA's reduce_window); each offset of the window
+  // reads one strided slice of the padded x, of the output's shape.
+  std::vector<PadDim> pads;
+  for (const PadDim& p : padding) pads.push_back({.low = p.low, .high = p.high, .interior = 0});
+  const Expr padded = pad(x, init, pads);
+  std::vector<int64_t> lengths;
+  for (size_t d = 0; d < dims.size(); ++d)
+    lengths.push_back(
+        out_shape[static_cast<int>(d)] == 0 ? 0 : (out_shape[static_cast<int>(d)] - 1) * strides[d] + 1);
+  Expr acc = broadcast(init, out_shape);
+  std::vector<int64_t> offset(dims.size(), 0);
+  for (bool more = out_shape.size() > 0; more;) {
+    std::vector<int64_t> starts;
+    for (size_t d = 0; d < dims.size(); ++d) starts.push_back(offset[d] * dilations[d]);
+    acc = fn(acc, slice(padded, starts, lengths, strides));
+    // The next offset, row-major; done after the last.
+    more = false;
+    for (size_t d = dims.size(); d-- > 0;) {
+      if (++offset[d] < dims[d]) {
+        more = true;
+        break;
+      }
+      offset[d] = 0;
+    }
+  }
+  return acc;
+}
+
+}  // namespace sluice

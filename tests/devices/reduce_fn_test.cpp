@@ -1,0 +1,131 @@
+// reduce and window_reduce with a function of the user's own, run: the
+// built-in ones give the built-in reductions' bits; any other runs as written
+// (the lanes of a long reduction, their tail and their pairwise fold) and is
+// checked against the same reduction computed here in double precision.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include <sluice/ops/ops.h>
+#include "run_traced.h"
+
+namespace sluice {
+namespace {
+
+using testing::run1;
+
+std::vector<float> values(int64_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-4, 4);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+Expr logaddexp(Expr a, Expr e) { return max(a, e) + log1p(exp(-abs(a - e))); }
+
+TEST(ReduceFnRun, TheBuiltInFunctionsGiveTheBuiltInBits) {
+  const Tensor x = tensor(values(3 * 5000, 1), Shape{3, 5000});
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const ReduceOptions& o : {ReduceOptions{}, ReduceOptions{.axes = {1}}, ReduceOptions{.axes = {0}}}) {
+    EXPECT_EQ(run1(
+                  [&](Expr v) {
+                    return reduce(
+                        v, 0.0, [](Expr a, Expr e) { return a + e; }, o);
+                  },
+                  {x})
+                  .to_vector<float>(),
+              run1([&](Expr v) { return sum(v, o); }, {x}).to_vector<float>());
+    EXPECT_EQ(run1(
+                  [&](Expr v) {
+                    return reduce(
+                        v, -inf, [](Expr a, Expr e) { return max(e, a); }, o);
+                  },
+                  {x})
+                  .to_vector<float>(),
+              run1([&](Expr v) { return reduce_max(v, o); }, {x}).to_vector<float>());
+  }
+  // A window: window_min's bits.
+  const Tensor w = tensor(values(40, 2), Shape{40});
+  EXPECT_EQ(run1(
+                [](Expr v) {
+                  return window_reduce(v, INFINITY, [](Expr a, Expr e) { return min(a, e); }, {4},
+                                       {.strides = {3}});
+                },
+                {w})
+                .to_vector<float>(),
+            run1([](Expr v) { return window_min(v, {4}, {.strides = {3}}); }, {w}).to_vector<float>());
+}
+
+// Rows k and columns m of a [k][m] reduced over its rows, for shapes that
+// take every path: a few rows (one step), many (a scan), a tail of rows
+// beyond the last full step, lanes folded with an odd count.
+TEST(ReduceFnRun, AnyFunctionRunsAsWrittenOverEveryShape) {
+  for (const auto& [k, m] : {std::pair<int64_t, int64_t>{1, 1},
+                             {7, 1},
+                             {4096, 1},
+                             {4097, 1},
+                             {20001, 1},
+                             {9, 3},
+                             {3001, 3},
+                             {5, 700},
+                             {37, 4096},
+                             {2, 9000}}) {
+    const std::vector<float> v = values(k * m, static_cast<unsigned>(k + m));
+    const Tensor x = tensor(v, Shape{k, m});
+    const std::vector<float> got =
+        run1([](Expr t) { return reduce(t, -INFINITY, logaddexp, {.axes = {0}}); }, {x}).to_vector<float>();
+    ASSERT_EQ(got.size(), static_cast<size_t>(m));
+    for (int64_t j = 0; j < m; ++j) {
+      double s = 0;
+      for (int64_t i = 0; i < k; ++i) s += std::exp(static_cast<double>(v[static_cast<size_t>(i * m + j)]));
+      EXPECT_NEAR(got[static_cast<size_t>(j)], std::log(s), 2e-5 * (1 + std::abs(std::log(s))))
+          << k << " rows, " << m << " columns, column " << j;
+    }
+  }
+}
+
+TEST(ReduceFnRun, AxesInTheMiddleInitAndNothingToReduce) {
+  const std::vector<float> v = values(2 * 50 * 3, 3);
+  const Tensor x = tensor(v, Shape{2, 50, 3});
+  const auto hypot = [](Expr a, Expr e) { return sqrt(a * a + e * e); };
+  const Tensor r = run1([&](Expr t) { return reduce(t, 2.0, hypot, {.axes = {1}, .keep_axes = true}); }, {x});
+  EXPECT_EQ(r.spec(), f32({2, 1, 3}));
+  const std::vector<float> got = r.to_vector<float>();
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t c = 0; c < 3; ++c) {
+      double s = 4;  // init, combined once: hypot(2, ...)
+      for (int64_t i = 0; i < 50; ++i) {
+        const double e = v[static_cast<size_t>((b * 50 + i) * 3 + c)];
+        s += e * e;
+      }
+      EXPECT_NEAR(got[static_cast<size_t>(b * 3 + c)], std::sqrt(s), 1e-5 * std::sqrt(s));
+    }
+  // Nothing to reduce: init, as the built-in reductions give their identity.
+  const Tensor empty = tensor(std::vector<float>{}, Shape{3, 0});
+  EXPECT_EQ(run1([&](Expr t) { return reduce(t, 2.5, hypot, {.axes = {1}}); }, {empty}).to_vector<float>(),
+            (std::vector<float>{2.5f, 2.5f, 2.5f}));
+  // Integers: bitwise or.
+  const Tensor bits = tensor(std::vector<int32_t>{1, 4, 16, 4, 64, 1}, Shape{6});
+  EXPECT_EQ(run1([](Expr t) { return reduce(t, 0, [](Expr a, Expr e) { return a | e; }); }, {bits})
+                .to_vector<int32_t>(),
+            (std::vector<int32_t>{85}));
+}
+
+TEST(ReduceFnRun, WindowsCombineFromInitInOrderAndPadWithInit) {
+  // max(a, |e|) is not associative; a window's elements combine in order.
+  const Tensor x = tensor(std::vector<float>{-5, 1, 2, -3, 0.5f, 4, -1}, Shape{7});
+  const Tensor r = run1(
+      [](Expr t) {
+        return window_reduce(t, 0.5, [](Expr a, Expr e) { return max(a, abs(e)); }, {2},
+                             {.strides = {2}, .padding = {{1, 0}}, .window_dilations = {2}});
+      },
+      {x});
+  // Padded [0.5, -5, 1, 2, -3, 0.5, 4, -1]; windows read elements 2i and 2i + 2.
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{1, 3, 4}));
+}
+
+}  // namespace
+}  // namespace sluice

@@ -98,6 +98,7 @@ struct Capabilities {
   std::vector<Op> ops;
   std::vector<DType> dtypes;
   std::vector<std::pair<Op, DType>> declined;
+  std::vector<std::string> native_blocks;  // blocks (ops/block.h) run by a kernel of the backend's own
   bool supports(Op op) const;
   bool supports(DType t) const;
   bool supports(Op op, DType operand) const;  // both listed, the pair not declined

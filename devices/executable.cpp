@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include <sluice/devices/detail/backend_impl.h>
+#include <sluice/ops/detail/block_attrs.h>
 #include <sluice/ops/detail/error_format.h>
 #include <sluice/ops/detail/loop_attrs.h>
 
@@ -208,6 +209,8 @@ std::vector<std::string> unsupported(const Function& f, Device device) {
     if (n->attrs.loop)  // a loop's bodies run on the backend too
       for (const Function* body : {&n->attrs.loop->body, &n->attrs.loop->cond})
         for (const Expr& e : body->outputs()) stack.push_back(e.node().get());
+    if (n->attrs.block)  // and a block's fallback, wherever it has no native kernel
+      for (const Expr& e : n->attrs.block->fallback.outputs()) stack.push_back(e.node().get());
   }
   return found;
 }

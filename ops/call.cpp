@@ -9,18 +9,26 @@
 
 namespace sluice {
 
-Tuple call(const Function& f, const std::vector<Expr>& args) {
+namespace detail {
+
+void check_arguments(std::string_view op, const Function& f, const std::vector<Expr>& args) {
   const std::vector<Spec>& inputs = f.inputs();
   if (args.size() != inputs.size())
-    throw ShapeError(error_message(
-        "call", "", fmt::format("{} arguments (the function's inputs)", inputs.size()), args.size()));
+    throw ShapeError(error_message(op, "", fmt::format("{} arguments (the function's inputs)", inputs.size()),
+                                   args.size()));
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string arg = fmt::format("argument {}", i);
-    if (!args[i]) throw ShapeError(error_message("call", arg, "a traced tensor", "none"));
+    if (!args[i]) throw ShapeError(error_message(op, arg, "a traced tensor", "none"));
     const Spec& given = args[i].spec();
-    if (given.dtype != inputs[i].dtype) throw TypeError(error_message("call", arg, inputs[i], given));
-    if (given.shape != inputs[i].shape) throw ShapeError(error_message("call", arg, inputs[i], given));
+    if (given.dtype != inputs[i].dtype) throw TypeError(error_message(op, arg, inputs[i], given));
+    if (given.shape != inputs[i].shape) throw ShapeError(error_message(op, arg, inputs[i], given));
   }
+}
+
+}  // namespace detail
+
+Tuple call(const Function& f, const std::vector<Expr>& args) {
+  detail::check_arguments("call", f, args);
   // Operands before users, each node remade once over its replacements.
   std::unordered_map<const Node*, NodePtr> replaced;
   for (const NodePtr& node : passes::topological_order(f.outputs())) {

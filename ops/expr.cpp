@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <sluice/base/error.h>
+#include <sluice/ops/detail/block_attrs.h>
 #include <sluice/ops/detail/error_format.h>
 #include <sluice/ops/detail/hash.h>
 #include <sluice/ops/detail/loop_attrs.h>
@@ -23,12 +24,9 @@ struct PairHash {
   }
 };
 
-bool same_literal(const std::shared_ptr<const Literal>& a, const std::shared_ptr<const Literal>& b) {
-  if (a == b) return true;
-  return a && b && *a == *b;
-}
-
-bool same_loop(const std::shared_ptr<const LoopAttrs>& a, const std::shared_ptr<const LoopAttrs>& b) {
+// Attrs held by pointer (a literal, a loop's, a block's): equal when both are absent or equal.
+template <typename T>
+bool same_held(const std::shared_ptr<const T>& a, const std::shared_ptr<const T>& b) {
   if (a == b) return true;
   return a && b && *a == *b;
 }
@@ -40,9 +38,9 @@ bool Attrs::operator==(const Attrs& o) const {
          strides == o.strides && padding == o.padding && contract_a == o.contract_a && batch_a == o.batch_a &&
          contract_b == o.contract_b && batch_b == o.batch_b && axis == o.axis && index == o.index &&
          dtype == o.dtype && keep_axes == o.keep_axes && reverse == o.reverse && weak == o.weak &&
-         tie_break == o.tie_break && same_literal(literal, o.literal) && same_loop(loop, o.loop) &&
-         dilations == o.dilations && feature_groups == o.feature_groups && batch_groups == o.batch_groups &&
-         linalg == o.linalg;
+         tie_break == o.tie_break && same_held(literal, o.literal) && same_held(loop, o.loop) &&
+         same_held(block, o.block) && dilations == o.dilations && feature_groups == o.feature_groups &&
+         batch_groups == o.batch_groups && linalg == o.linalg;
 }
 
 uint64_t Attrs::hash() const {
@@ -67,6 +65,7 @@ uint64_t Attrs::hash() const {
     h.add(0);
   }
   h.add(loop ? loop->hash() : 0);
+  h.add(block ? block->hash() : 0);
   add_list(h, dilations);
   h.add(static_cast<uint64_t>(feature_groups)).add(static_cast<uint64_t>(batch_groups));
   h.add(linalg.left_side).add(linalg.lower).add(static_cast<uint64_t>(linalg.transform));

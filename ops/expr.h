@@ -39,6 +39,8 @@ struct LinAlgAttrs {
 
 // A loop node's bodies and operand layout (ops/detail/loop_attrs.h).
 struct LoopAttrs;
+// A block node's name and fallback (ops/detail/block_attrs.h).
+struct BlockAttrs;
 
 // The static parameters of an op. One struct for all ops keeps hashing and
 // equality one mechanism; each op documents which fields it reads (expr.cpp
@@ -65,6 +67,7 @@ struct Attrs {
   LinAlgAttrs linalg;                  // triangular_solve, qr
   std::shared_ptr<const Literal> literal;  // constant
   std::shared_ptr<const LoopAttrs> loop;   // while_loop, scan: compared and hashed by value
+  std::shared_ptr<const BlockAttrs> block;  // block: compared and hashed by value
 
   bool operator==(const Attrs& o) const;
   uint64_t hash() const;

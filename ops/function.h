@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -56,6 +57,8 @@ Tuple call_with(F& f, const std::vector<Expr>& args, std::index_sequence<I...>) 
   return as_tuple(f(args[I]...));
 }
 void check_trace_arity(size_t params, size_t specs);
+// args match f's inputs one by one (ShapeError, TypeError naming `op` otherwise).
+void check_arguments(std::string_view op, const Function& f, const std::vector<Expr>& args);
 }  // namespace detail
 
 // Traces `f`, a callable taking one Expr per spec (or one std::vector<Expr>)

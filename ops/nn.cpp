@@ -38,10 +38,20 @@ Expr log_softmax(Expr x, int64_t axis) {
   return shifted - log(sum(exp(shifted), {.axes = {axis}, .keep_axes = true}));
 }
 
-Expr softmax(Expr x, int64_t axis) {
+Expr softmax_as_ops(Expr x, int64_t axis) {
   x = as_type(x, to_floating(x.dtype()));
   Expr e = exp(x - shift_of(x, {axis}));
   return e / sum(e, {.axes = {axis}, .keep_axes = true});
+}
+
+Expr softmax(Expr x, int64_t axis) {
+  x = as_type(x, to_floating(x.dtype()));
+  // Along the last axis of f32 or f64, the block "softmax" (ops/block.h):
+  // a backend's native kernel where it has one, these ops everywhere else.
+  const bool last = x.rank() > 0 && infer::normalize_axis("softmax", "axis", x.rank(), axis) == x.rank() - 1;
+  if (!last || (x.dtype() != DType::F32 && x.dtype() != DType::F64)) return softmax_as_ops(x, axis);
+  const Function fallback = trace({x.spec()}, [](Expr v) { return softmax_as_ops(v, -1); });
+  return block("softmax", fallback, {x})[0];
 }
 
 Expr one_hot(Expr indices, int64_t classes, DType dtype) {

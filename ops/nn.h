@@ -18,9 +18,14 @@ namespace sluice {
 
 // log(sum(exp(x))) over the axes of `o` (all by default).
 Expr logsumexp(Expr x, const ReduceOptions& o = {});
-// exp(x) / sum(exp(x)) along `axis`, and its logarithm.
+// exp(x) / sum(exp(x)) along `axis`, and its logarithm. softmax along the
+// last axis of f32 or f64 is the block "softmax" (ops/block.h): the host
+// runs it as one kernel.
 Expr softmax(Expr x, int64_t axis = -1);
 Expr log_softmax(Expr x, int64_t axis = -1);
+// softmax as ops alone, never the block: the block's fallback, what every
+// backend without the native kernel runs.
+Expr softmax_as_ops(Expr x, int64_t axis = -1);
 
 // indices (integers, any shape) -> [..., classes] of `dtype`: 1 where the
 // last axis' position equals the index, else 0 (an index outside [0,

@@ -21,7 +21,26 @@ inline constexpr int kOpCount = 0
 #undef SLUICE_OP
     ;
 
-enum class OpFamily : uint8_t { Leaf, Unary, Binary, Ternary, Convert, Shape, Reduce, Dot, Window, Scan, Fft, Loop, Index, Sort, Conv, LinAlg, Result };
+enum class OpFamily : uint8_t {
+  Leaf,
+  Unary,
+  Binary,
+  Ternary,
+  Convert,
+  Shape,
+  Reduce,
+  Dot,
+  Window,
+  Scan,
+  Fft,
+  Loop,
+  Index,
+  Sort,
+  Conv,
+  LinAlg,
+  Block,
+  Result
+};
 
 // How an elementwise op types its operands and its result. "Merged" is the
 // dtype the operands promote to (Nx.Type.merge); pred operands of arithmetic

@@ -36,8 +36,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <sluice/ops/autodiff.h>
 #include <sluice/base/error.h>
+#include <sluice/ops/autodiff.h>
+#include <sluice/ops/block.h>
 #include <sluice/ops/expr.h>
 #include <sluice/ops/function.h>
 #include <sluice/ops/literal.h>

@@ -31,6 +31,13 @@ std::string lacking(const Capabilities& caps) {
   return s.empty() ? " nothing" : s;
 }
 
+// The blocks (ops/block.h) a backend runs with a kernel of its own.
+std::string native_blocks(const Capabilities& caps) {
+  std::string s;
+  for (const std::string& b : caps.native_blocks) s += (s.empty() ? "" : " ") + b;
+  return s.empty() ? "none (every block runs its fallback)" : s;
+}
+
 int list_devices() {
   const std::vector<std::string> here = platforms();
   for (const std::string& platform : here) {
@@ -43,11 +50,14 @@ int list_devices() {
     for (int id = 0; id < c.device_count(); ++id)
       std::cout << "  " << c.device(id).str() << (id == c.options().default_device_id ? " (default)" : "") << ": "
                 << caps.ops.size() << " ops; dtypes " << dtypes << "\n";
-    std::cout << "  lacks:" << lacking(caps) << "\n";
+    std::cout << "  lacks:" << lacking(caps) << "\n  native blocks: " << native_blocks(caps) << "\n";
   }
   for (const std::string& platform : known_platforms())
-    if (std::find(here.begin(), here.end(), platform) == here.end())
-      std::cout << platform << ": not available on this machine\n  lacks:" << lacking(platform_capabilities(platform)) << "\n";
+    if (std::find(here.begin(), here.end(), platform) == here.end()) {
+      const Capabilities caps = platform_capabilities(platform);
+      std::cout << platform << ": not available on this machine\n  lacks:" << lacking(caps)
+                << "\n  native blocks: " << native_blocks(caps) << "\n";
+    }
   return kExitOk;
 }
 

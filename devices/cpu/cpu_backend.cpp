@@ -11,9 +11,10 @@
 
 #include <sluice/devices/cpu/cpu_executable.h>
 #include <sluice/devices/cpu/kernels/fft_wisdom.h>
-#include <sluice/devices/detail/host_memory.h>
+#include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/plan.h>
 #include <sluice/devices/cpu/thread_pool.h>
+#include <sluice/devices/detail/host_memory.h>
 
 namespace sluice::cpu {
 namespace {
@@ -78,6 +79,7 @@ Capabilities host_capabilities() {
   Capabilities caps;
   for (int op = 0; op < kOpCount; ++op) caps.ops.push_back(static_cast<Op>(op));
   for (int t = 0; t < kDTypeCount; ++t) caps.dtypes.push_back(static_cast<DType>(t));
+  caps.native_blocks = native_block_names();
   return caps;
 }
 

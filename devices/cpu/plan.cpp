@@ -76,6 +76,11 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
       void* const outs[] = {out};
       return run_linalg(node, in, outs);
     }
+    case OpFamily::Block:
+      throw InternalError(error_message(
+          "host",
+          "a block has several results: run_node_results runs a native one, and inline_blocks the rest", "",
+          ""));
     case OpFamily::Loop:
       throw InternalError(error_message(
           "host", std::string(op_name(node.op)) + " runs as a step of a plan (loop.h), not as one node", "",
@@ -87,6 +92,7 @@ void run_node(const Node& node, std::span<const void* const> in, void* out) {
 }
 
 void run_node_results(const Node& node, std::span<const void* const> in, std::span<void* const> out) {
+  if (node.op == Op::Block) return run_native_block(node, in, out);
   if (op_family(node.op) != OpFamily::LinAlg)
     throw InternalError(error_message(
         "host", std::string(op_name(node.op)) + " runs as a step of a plan (loop.h), not as one node", "",
@@ -106,7 +112,10 @@ Plan make_plan(const Function& f) {
                         loops.emplace(&node, std::move(loop));
                         return needs;
                       }};
-  plan.lowered = lower(passes::fold_constants(passes::eliminate_common_subexpressions(f), evaluate), rules);
+  // Blocks without a native kernel here run their fallbacks.
+  const Function inlined = passes::inline_blocks(f, [](const Node& n) { return has_native_block(n); });
+  plan.lowered =
+      lower(passes::fold_constants(passes::eliminate_common_subexpressions(inlined), evaluate), rules);
   for (const LoweredUnit& step : plan.lowered.steps) {
     Instruction ins;
     if (step.region)

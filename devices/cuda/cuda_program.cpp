@@ -28,7 +28,9 @@ constexpr int64_t kScratchAlignment = 256;
 }  // namespace
 
 CudaProgram::CudaProgram(const Function& f, CudaDevice& device)
-    : lowered_(lower(passes::eliminate_common_subexpressions(f), {.alignment = kScratchAlignment})) {
+    // No block has a native kernel here: each runs its fallback.
+    : lowered_(lower(passes::eliminate_common_subexpressions(passes::inline_blocks(f)),
+                     {.alignment = kScratchAlignment})) {
   device.activate();
   for (const LoweredUnit& step : lowered_.steps) {
     try {

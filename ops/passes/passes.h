@@ -21,6 +21,13 @@ using Evaluator = std::function<Literal(const Node& node, const std::vector<cons
 // 16M-element literal would cost memory, not save time).
 Function fold_constants(const Function& f, const Evaluator& eval, int64_t max_elements = 1024);
 
+// Whether a backend runs a block node natively (ops/block.h).
+using NativeBlock = std::function<bool(const Node& block)>;
+// Replaces each block that `native` does not claim (all of them when it is
+// empty) by its fallback's graph over the block's operands, fallbacks'
+// blocks included: what a backend runs instead of a kernel it lacks.
+Function inline_blocks(const Function& f, const NativeBlock& native = {});
+
 // One unit of work after fusion: a single node, or a fused region of
 // elementwise nodes that all have the same shape and are computed in one
 // pass over memory.

@@ -34,6 +34,7 @@ import pathlib
 
 import numpy as np
 
+from reference.blocks import blocks
 from reference.binary import binary_floats, binary_ints, comparisons_and_logic, promotion, weak_scalars
 from reference.common import CASES
 from reference.conv import convs
@@ -81,6 +82,7 @@ def main():
     convs()
     linear_algebra()
     custom_reductions()
+    blocks()
     text = json.dumps({"generator": "tests/conformance/make_reference.py", "numpy": np.__version__, "cases": CASES},
                       separators=(",", ":"), allow_nan=False)
     OUT.write_text(text + "\n")

@@ -188,6 +188,18 @@ Expr window_reduce_case(const CaseAttrs& a, const Inputs& x) {
                         .window_dilations = a.ints("window_dilations")});
 }
 
+// The blocks of reference/blocks.py, each with its fallback written as ops.
+Expr block_case(const CaseAttrs& a, const Inputs& x) {
+  const std::string name = a.text("name", "");
+  const Function fallback = trace({x.at(0).spec()}, [&](Expr v) {
+    if (name == "axpy_unknown") return v * 2.0 + 1.0;
+    const Expr m = reduce_max(v, {.axes = {-1}, .keep_axes = true});
+    const Expr e = exp(v - select(is_infinity(m), 0.0, m));
+    return e / sum(e, {.axes = {-1}, .keep_axes = true});
+  });
+  return block(name, fallback, {x.at(0)})[0];
+}
+
 Spec spec_of(const CaseAttrs& a) { return Spec{a.dtype("dtype"), Shape(a.ints("shape"))}; }
 
 }  // namespace
@@ -244,6 +256,7 @@ const std::map<std::string, Builder, std::less<>>& op_table() {
       {"window_min", window(window_min)},
       {"window_product", window(window_product)},
       {"window_reduce", window_reduce_case},
+      {"block", block_case},
       {"window_scatter_max", window_scatter(window_scatter_max)},
       {"window_scatter_min", window_scatter(window_scatter_min)},
       {"cumulative_sum", scan(cumulative_sum)},

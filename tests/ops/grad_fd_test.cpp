@@ -19,6 +19,7 @@
 #include <string>
 #include <unordered_set>
 
+#include <sluice/ops/nn.h>
 #include <sluice/ops/ops.h>
 #include <sluice/ops/passes/graph_walk.h>
 #include "tests/ops/host_run.h"
@@ -186,6 +187,8 @@ std::vector<FdCase> linalg_cases() {
          const Eigh e = eigh(symmetric(complex_of(p[0], p[1])));
          return concatenate({e.eigenvalues, flat(squared_modulus(e.eigenvectors))});
        }},
+      // A block's gradient is its fallback's (softmax along the last axis is one).
+      {"block_softmax", {Op::Block}, {Shape({3, 5})}, {}, [](P p) { return softmax(p[0]); }},
       // reduce and window_reduce with a function of one's own: the built-in
       // ones are the built-in reductions; any other goes through its ops
       // (for reduce, lanes folded pairwise, and past 4,096 elements a scan,

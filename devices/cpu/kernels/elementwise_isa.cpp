@@ -432,6 +432,7 @@ const KernelTable& kernel_table() {
     fill_math_kernels(t);
     fill_convert_kernels(t);
     fill_complex_kernels(t);
+    fill_block_kernels(t);
     return t;
   }();
   return table;

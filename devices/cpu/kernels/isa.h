@@ -33,6 +33,10 @@ inline DType compute_dtype(DType t) {
   return t == DType::F16 || t == DType::BF16 ? DType::F32 : t;
 }
 
+// A kernel over `rows` rows of n elements each, row after row (in and out
+// row-major, not overlapping): the fused row kernels of native blocks.
+using RowKernel = void (*)(void* out, const void* in, int64_t rows, int64_t n);
+
 struct KernelTable {
   Isa isa = Isa::Sse4;
   // op[op][d]: the elementwise op on operands of compute dtype d (select:
@@ -55,6 +59,8 @@ struct KernelTable {
   Kernel widen[kDTypeCount] = {};
   Kernel narrow[kDTypeCount] = {};
   Kernel round[kDTypeCount] = {};
+  // The block "softmax" (ops/block.h) of f32 and f64 rows: native_blocks.cpp.
+  RowKernel softmax[kDTypeCount] = {};
 };
 
 // The table of the widest ISA this CPU supports, capped by SLUICE_ISA.

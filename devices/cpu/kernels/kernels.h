@@ -6,6 +6,8 @@
 // small work. Each entry dispatches with one switch on node.op.
 
 #include <span>
+#include <string>
+#include <vector>
 
 #include <sluice/ops/expr.h>
 
@@ -40,5 +42,12 @@ void run_conv(const Node& node, const void* input, const void* kernel, void* out
 // (LAPACKE and cblas), batched matrices spread across cores. in[i] is
 // operand i; out[i] is result i (one for the ops of one result).
 void run_linalg(const Node& node, std::span<const void* const> in, std::span<void* const> out);
+
+// Blocks (ops/block.h) the host runs natively (native_blocks.cpp): whether
+// one runs this block node (its name, and the specs it is given), the names
+// of them all, and running one (one pointer per result).
+bool has_native_block(const Node& node);
+std::vector<std::string> native_block_names();
+void run_native_block(const Node& node, std::span<const void* const> in, std::span<void* const> out);
 
 }  // namespace sluice::cpu

@@ -223,5 +223,6 @@ inline void set(KernelTable& t, Op op, DType d, Kernel k) {
 void fill_arith_kernels(KernelTable& t);    // elementwise_isa.cpp
 void fill_math_kernels(KernelTable& t);     // elementwise_math_isa.cpp
 void fill_convert_kernels(KernelTable& t);  // elementwise_convert_isa.cpp
+void fill_block_kernels(KernelTable& t);    // blocks_isa.cpp (after the math: it uses exp)
 
 }  // namespace sluice::cpu::SLUICE_ISA

@@ -13,20 +13,13 @@
 
 #include <sluice/devices/backend.h>
 #include <sluice/ops/ops.h>
+#include "tests/devices/random_inputs.h"
 #include "tests/devices/run_traced.h"
 
 namespace sluice {
 namespace {
 
 using testing::run1;
-
-std::vector<float> random_floats(int64_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = u(rng);
-  return x;
-}
 
 // 2-D conv straight from the definition, in double: options with every list
 // given and explicit padding.
@@ -110,7 +103,8 @@ class ConvLarge : public ::testing::TestWithParam<Large> {};
 
 TEST_P(ConvLarge, MatchesTheDefinitionInF32AndF64) {
   const Large& c = GetParam();
-  const std::vector<float> x = random_floats(c.input.size(), 1), k = random_floats(c.kernel.size(), 2);
+  const std::vector<float> x = test::uniform_values<float>(c.input.size(), -1, 1, 1),
+                           k = test::uniform_values<float>(c.kernel.size(), -1, 1, 2);
   auto f = [&](Expr a, Expr b) { return conv(a, b, c.options); };
   const Tensor y32 = run1(f, {tensor(x, c.input), tensor(k, c.kernel)});
   const std::vector<double> want = reference(x, c.input, k, c.kernel, c.options, y32.shape());
@@ -128,7 +122,8 @@ INSTANTIATE_TEST_SUITE_P(Host, ConvLarge, ::testing::ValuesIn(large_cases()),
 
 TEST(Conv, F16IsComputedInF32AndRounded) {
   const Shape xs{4, 16, 12, 12}, ks{8, 16, 3, 3};
-  std::vector<float> x = random_floats(xs.size(), 3), k = random_floats(ks.size(), 4);
+  std::vector<float> x = test::uniform_values<float>(xs.size(), -1, 1, 3),
+                     k = test::uniform_values<float>(ks.size(), -1, 1, 4);
   const Tensor x16 = run1([](Expr a) { return as_type(a, DType::F16); }, {tensor(x, xs)});
   const Tensor k16 = run1([](Expr a) { return as_type(a, DType::F16); }, {tensor(k, ks)});
   auto wide = [](const Tensor& t) { return run1([](Expr a) { return as_type(a, DType::F32); }, {t}); };
@@ -147,7 +142,8 @@ TEST(Conv, F16IsComputedInF32AndRounded) {
 // same answer: cached primitives are shared, scratch is per thread.
 TEST(Conv, RepeatedAndConcurrentRunsAgree) {
   const Shape xs{6, 32, 16, 16}, ks{32, 32, 3, 3};
-  const Tensor x = tensor(random_floats(xs.size(), 5), xs), k = tensor(random_floats(ks.size(), 6), ks);
+  const Tensor x = tensor(test::uniform_values<float>(xs.size(), -1, 1, 5), xs),
+               k = tensor(test::uniform_values<float>(ks.size(), -1, 1, 6), ks);
   Executable exe = compile(
       trace({x.spec(), k.spec()}, [](Expr a, Expr b) { return conv(a, b, {.padding = ConvPadding::Same}); }));
   const Tensor first = exe.run({x, k})[0];

@@ -9,6 +9,7 @@
 #include <random>
 
 #include <sluice/ops/ops.h>
+#include "random_inputs.h"
 #include "run_traced.h"
 
 namespace sluice {
@@ -16,18 +17,10 @@ namespace {
 
 using testing::run1;
 
-std::vector<float> values(int64_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-4, 4);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
 Expr logaddexp(Expr a, Expr e) { return max(a, e) + log1p(exp(-abs(a - e))); }
 
 TEST(ReduceFnRun, TheBuiltInFunctionsGiveTheBuiltInBits) {
-  const Tensor x = tensor(values(3 * 5000, 1), Shape{3, 5000});
+  const Tensor x = tensor(test::uniform_values<float>(3 * 5000, -4, 4, 1), Shape{3, 5000});
   const double inf = std::numeric_limits<double>::infinity();
   for (const ReduceOptions& o : {ReduceOptions{}, ReduceOptions{.axes = {1}}, ReduceOptions{.axes = {0}}}) {
     EXPECT_EQ(run1(
@@ -48,7 +41,7 @@ TEST(ReduceFnRun, TheBuiltInFunctionsGiveTheBuiltInBits) {
               run1([&](Expr v) { return reduce_max(v, o); }, {x}).to_vector<float>());
   }
   // A window: window_min's bits.
-  const Tensor w = tensor(values(40, 2), Shape{40});
+  const Tensor w = tensor(test::uniform_values<float>(40, -4, 4, 2), Shape{40});
   EXPECT_EQ(run1(
                 [](Expr v) {
                   return window_reduce(v, INFINITY, [](Expr a, Expr e) { return min(a, e); }, {4},
@@ -73,7 +66,7 @@ TEST(ReduceFnRun, AnyFunctionRunsAsWrittenOverEveryShape) {
                              {5, 700},
                              {37, 4096},
                              {2, 9000}}) {
-    const std::vector<float> v = values(k * m, static_cast<unsigned>(k + m));
+    const std::vector<float> v = test::uniform_values<float>(k * m, -4, 4, static_cast<unsigned>(k + m));
     const Tensor x = tensor(v, Shape{k, m});
     const std::vector<float> got =
         run1([](Expr t) { return reduce(t, -INFINITY, logaddexp, {.axes = {0}}); }, {x}).to_vector<float>();
@@ -88,7 +81,7 @@ TEST(ReduceFnRun, AnyFunctionRunsAsWrittenOverEveryShape) {
 }
 
 TEST(ReduceFnRun, AxesInTheMiddleInitAndNothingToReduce) {
-  const std::vector<float> v = values(2 * 50 * 3, 3);
+  const std::vector<float> v = test::uniform_values<float>(2 * 50 * 3, -4, 4, 3);
   const Tensor x = tensor(v, Shape{2, 50, 3});
   const auto hypot = [](Expr a, Expr e) { return sqrt(a * a + e * e); };
   const Tensor r = run1([&](Expr t) { return reduce(t, 2.0, hypot, {.axes = {1}, .keep_axes = true}); }, {x});

@@ -107,6 +107,30 @@ TEST(ReduceFnRun, AxesInTheMiddleInitAndNothingToReduce) {
             (std::vector<int32_t>{85}));
 }
 
+TEST(ReduceFnRun, HalfPrecisionAndComplexTensors) {
+  // f16 and bf16: fn's ops compute in f32 and round to the half type each
+  // time, as any chain of them does; a sum of 200 ones is exact in both.
+  for (DType half : {DType::F16, DType::BF16}) {
+    const Tensor x = run1([half](Expr v) { return as_type(v, half); },
+                          {tensor(std::vector<float>(200, 1.0f), Shape{200})});
+    const Tensor r = run1([](Expr v) { return reduce(v, 0.0, [](Expr a, Expr e) { return a - (-e); }); },
+                          {x});  // add, not recognised
+    EXPECT_EQ(r.spec(), (Spec{half, Shape{}}));
+    EXPECT_EQ(run1([](Expr v) { return as_type(v, DType::F32); }, {r}).to_vector<float>(),
+              (std::vector<float>{200}));
+  }
+  // Complex: the generic path's sum against the built-in one.
+  std::vector<complex64> z;
+  for (int i = 0; i < 300; ++i)
+    z.emplace_back(0.5f * static_cast<float>(i % 7), -0.25f * static_cast<float>(i % 5));
+  const Tensor zs = tensor(z, Shape{300});
+  const complex64 generic =
+      run1([](Expr v) { return reduce(v, 0.0, [](Expr a, Expr e) { return a - (-e); }); }, {zs})
+          .to_vector<complex64>()[0];
+  const complex64 built_in = run1([](Expr v) { return sum(v); }, {zs}).to_vector<complex64>()[0];
+  EXPECT_EQ(generic, built_in) << "quarters and halves: every partial sum is exact";
+}
+
 TEST(ReduceFnRun, WindowsCombineFromInitInOrderAndPadWithInit) {
   // max(a, |e|) is not associative; a window's elements combine in order.
   const Tensor x = tensor(std::vector<float>{-5, 1, 2, -3, 0.5f, 4, -1}, Shape{7});

@@ -4,9 +4,9 @@
 // become the built-in reductions (their results, kernels and gradients).
 // Any other fn is applied as written, to whole tensors at once: its ops are
 // elementwise, so fn(acc, row) over rows combines every column in one call.
-// A reduce walks its rows in a scan (a compiled loop whose body is one fused,
-// vectorized region over a row), in lanes folded pairwise at the end; a
-// window_reduce combines the window's strided slices one offset after
+// A reduce folds its reduced elements pairwise (fn over one half and the
+// other, then again over what is left: each round one vectorized region);
+// a window_reduce combines the window's strided slices one offset after
 // another. No backend needs code of its own for either.
 #include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/detail/shape_inference.h>
@@ -90,37 +90,24 @@ Expr init_of(std::string_view op, Expr init, DType t) {
   return detail::convert(init, t);
 }
 
-// Lanes a reduce's rows are combined in: enough columns a step that a step's
-// work outweighs the loop's, never more lanes than rows.
-constexpr int64_t kColumnsPerStep = 4096;
-
-// The rows of `rows` [k][m] (k >= 1) combined by fn into one row [m].
-Expr fold_rows(const ReduceFn& fn, Expr rows) {
-  const int64_t k = rows.shape()[0], m = rows.shape()[1];
-  const int64_t lanes = std::clamp<int64_t>((kColumnsPerStep + m - 1) / std::max<int64_t>(m, 1), 1, k);
-  const int64_t steps = k / lanes, tail = k - steps * lanes;
-  // Step s holds rows s*lanes .. s*lanes + lanes - 1, side by side.
-  const Expr blocks = reshape(slice(rows, {0, 0}, {steps * lanes, m}), Shape{steps, lanes * m});
-  Expr acc = reshape(slice(blocks, {0, 0}, {1, lanes * m}), Shape{lanes * m});
-  if (steps > 1) {
-    const Expr rest = slice(blocks, {1, 0}, {steps - 1, lanes * m});
-    acc = scan([&fn](Expr carry, Expr row) { return fn(carry, row); }, acc, rest)[0];
+// x with `axis` folded pairwise by fn down to one: fn(first half, second
+// half), a leftover odd one carried along, until one remains. Each round is
+// one elementwise application of fn over half of what is left, so the whole
+// fold does the work of one pass or so, in log2 of the axis rounds.
+Expr fold_pairwise(const ReduceFn& fn, Expr x, int axis) {
+  for (int64_t k = x.shape()[axis]; k > 1; k = x.shape()[axis]) {
+    const int64_t half = k / 2;
+    const auto part = [&](int64_t from, int64_t length) {
+      std::vector<int64_t> starts(static_cast<size_t>(x.rank()), 0), lengths = x.shape().dims();
+      starts[static_cast<size_t>(axis)] = from;
+      lengths[static_cast<size_t>(axis)] = length;
+      return slice(x, starts, lengths);
+    };
+    Expr folded = fn(part(0, half), part(half, half));
+    if (k % 2 == 1) folded = concatenate({folded, part(2 * half, 1)}, axis);
+    x = folded;
   }
-  acc = reshape(acc, Shape{lanes, m});
-  if (tail > 0) {
-    const Expr last = slice(rows, {steps * lanes, 0}, {tail, m});
-    const Expr head = fn(slice(acc, {0, 0}, {tail, m}), last);
-    acc = tail == lanes ? head : concatenate({head, slice(acc, {tail, 0}, {lanes - tail, m})});
-  }
-  // The lanes folded pairwise: fn is associative.
-  for (int64_t n = lanes; n > 1;) {
-    const int64_t half = n / 2;
-    Expr folded = fn(slice(acc, {0, 0}, {half, m}), slice(acc, {half, 0}, {half, m}));
-    if (n % 2 == 1) folded = concatenate({folded, slice(acc, {2 * half, 0}, {1, m})});
-    acc = folded;
-    n = half + n % 2;
-  }
-  return reshape(acc, Shape{m});
+  return x;
 }
 
 }  // namespace
@@ -143,19 +130,24 @@ Expr reduce(Expr x, Expr init, const ReduceFn& fn, const ReduceOptions& o) {
         as_type(built_in, t);  // integer sums and products accumulate in 64 bits: the same bits mod 2^n
     return is_identity(init, known, t) ? built_in : fn(broadcast(init, out_shape), built_in);
   }
-  // Reduced axes first, so that each column of [k][m] is one output.
-  std::vector<int64_t> order = axes, kept_dims;
   int64_t k = 1, m = 1;
+  std::vector<int64_t> order = axes;  // reduced axes first, then the kept ones
   for (int64_t a : axes) k *= x.shape()[static_cast<int>(a)];
   for (int i = 0; i < x.rank(); ++i)
     if (std::find(axes.begin(), axes.end(), i) == axes.end()) {
       order.push_back(i);
-      kept_dims.push_back(x.shape()[i]);
       m *= x.shape()[i];
     }
   if (k == 0 || m == 0) return broadcast(init, out_shape);
-  const Expr rows = reshape(transpose(x, order), Shape{k, m});
-  return reshape(fn(broadcast(init, Shape{m}), fold_rows(fn, rows)), out_shape);
+  if (axes.empty())
+    return fn(broadcast(init, out_shape), reshape(x, out_shape));  // a scalar: nothing to fold
+  // Reduced axes last (as a row sum's): [m][k] folded along its rows, as it
+  // lies; otherwise [k][m] folded across, moved there first unless it lies so.
+  const bool last =
+      axes.front() == x.rank() - static_cast<int64_t>(axes.size()) && axes.back() == x.rank() - 1;
+  const Expr folded = last ? fold_pairwise(fn, reshape(x, Shape{m, k}), 1)
+                           : fold_pairwise(fn, reshape(transpose(x, order), Shape{k, m}), 0);
+  return reshape(fn(broadcast(init, folded.shape()), folded), out_shape);
 }
 
 Expr window_reduce(Expr x, Expr init, const ReduceFn& fn, const std::vector<int64_t>& window,

@@ -186,10 +186,10 @@ Expr argmin(Expr x, const ArgOptions& o = {});
 // the built-in sum, product, reduce_max or reduce_min, then combined with
 // init unless init is a constant of fn's identity: the same results (integer
 // sums and products wrap in x's dtype) and gradients. Any other fn runs as
-// written: in a scan over the rows, fn applied to a whole row of partial
-// results at once (one vectorized region a step), the lanes folded pairwise
-// at the end; its gradient is that computation's.
-//   reduce(x, 1.0, [](Expr acc, Expr e) { return acc * e + e; }, {.axes = {1}})  f32[4][9] -> f32[4]
+// written, folding pairwise: fn over one half of the reduced elements and
+// the other, then over what is left, each round one vectorized region over
+// whole rows; its gradient is that computation's.
+//   reduce(x, 0.0, [](Expr a, Expr e) { return sqrt(a * a + e * e); }, {.axes = {1}})  f32[4][9] -> f32[4]
 using ReduceFn = std::function<Expr(Expr acc, Expr element)>;
 Expr reduce(Expr x, Expr init, const ReduceFn& fn, const ReduceOptions& o = {});
 template <Number N>

@@ -1,7 +1,7 @@
 // reduce and window_reduce with a function of the user's own, run: the
 // built-in ones give the built-in reductions' bits; any other runs as written
-// (the lanes of a long reduction, their tail and their pairwise fold) and is
-// checked against the same reduction computed here in double precision.
+// (folded pairwise, odd counts carried along, reduced axes first or last) and
+// is checked against the same reduction computed here in double precision.
 
 #include <gtest/gtest.h>
 
@@ -53,8 +53,8 @@ TEST(ReduceFnRun, TheBuiltInFunctionsGiveTheBuiltInBits) {
 }
 
 // Rows k and columns m of a [k][m] reduced over its rows, for shapes that
-// take every path: a few rows (one step), many (a scan), a tail of rows
-// beyond the last full step, lanes folded with an odd count.
+// take every path: one row, a few, many, odd counts at some round of the
+// fold, one column or thousands.
 TEST(ReduceFnRun, AnyFunctionRunsAsWrittenOverEveryShape) {
   for (const auto& [k, m] : {std::pair<int64_t, int64_t>{1, 1},
                              {7, 1},

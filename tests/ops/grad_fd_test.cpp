@@ -191,8 +191,8 @@ std::vector<FdCase> linalg_cases() {
       {"block_softmax", {Op::Block}, {Shape({3, 5})}, {}, [](P p) { return softmax(p[0]); }},
       // reduce and window_reduce with a function of one's own: the built-in
       // ones are the built-in reductions; any other goes through its ops
-      // (for reduce, lanes folded pairwise, and past 4,096 elements a scan,
-      // whose rule has cases of its own; one slice per window offset).
+      // (for reduce, slices folded pairwise, an odd one carried by
+      // concatenate; for window_reduce, one slice per window offset).
       {"reduce_logaddexp",
        {Op::Concatenate},
        {Shape({3, 51})},

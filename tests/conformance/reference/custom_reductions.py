@@ -72,13 +72,12 @@ def reduce_cases():
         x = typed(dt, [50], 0, 100)
         case("reduce", f"add {dt} in {dt}", [x], from_ints(dt, int(np.sum(np.array(x.ints(), dtype=object)))),
              {"fn": "add", "init": "0"})
-    # Enough rows for the scan over lanes (4,096 columns a step), a tail of
-    # rows, and a pairwise fold of the lanes.
+    # Long reductions: many rounds of the pairwise fold, odd counts among them.
     for fn in ("logaddexp", "hypot"):
         for shape, axes in (([10000], None), ([3, 1500], [1])):
             x = typed("f32", shape, -4, 4)
             want = reduce_ref(fn, x.f64(), axes, False, INIT[fn])
-            case("reduce", f"{fn} f32 {shape} in lanes", [x], from_f64("f32", want),
+            case("reduce", f"{fn} f32 {shape} folded pairwise", [x], from_f64("f32", want),
                  {"fn": fn, "init": init_text(INIT[fn]), **reduce_opts(axes, False)}, float_sum_tol("f32", x))
     # Nothing to reduce: init.
     x = T("f32", np.zeros((3, 0)))

@@ -100,21 +100,7 @@ std::vector<Expr> grad_block(const NodePtr& node, const std::vector<Expr>& resul
             "grad", "block '" + b.name + "'",
             "real values in its fallback (a gradient through a complex block needs a registered rule)",
             s.str());
-  std::vector<Spec> pull_specs = in;
-  for (size_t j : with_ct) pull_specs.push_back(out[j]);
-  const Function pullback =
-      grad(trace(pull_specs,
-                 [&](std::vector<Expr> p) {
-                   const Tuple o =
-                       call(b.fallback, Tuple(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(in.size())));
-                   Expr total;
-                   for (size_t k = 0; k < with_ct.size(); ++k) {
-                     const Expr t = sum(o[with_ct[k]] * p[in.size() + k]);
-                     total = total ? total + t : t;
-                   }
-                   return total;
-                 }),
-           wrt);
+  const Function pullback = pullback_of(b.fallback, with_ct, wrt);
   Tuple pull_args = args;
   for (size_t j : with_ct) pull_args.push_back(result_cts[j]);
   const Tuple g = call(pullback, pull_args);

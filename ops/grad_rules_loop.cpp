@@ -48,6 +48,25 @@ std::vector<size_t> floating(const std::vector<Spec>& specs, size_t from, size_t
 
 }  // namespace
 
+Function pullback_of(const Function& f, const std::vector<size_t>& outputs, const std::vector<int>& wrt) {
+  const std::vector<Spec>& in = f.inputs();
+  std::vector<Spec> specs = in;
+  const std::vector<Spec> out = f.output_specs();
+  for (size_t j : outputs) specs.push_back(out[j]);
+  return grad(trace(specs,
+                    [&](std::vector<Expr> p) {
+                      const Tuple o =
+                          call(f, Tuple(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(in.size())));
+                      Expr total;
+                      for (size_t k = 0; k < outputs.size(); ++k) {
+                        const Expr t = sum(o[outputs[k]] * p[in.size() + k]);
+                        total = total ? total + t : t;
+                      }
+                      return total;
+                    }),
+              wrt);
+}
+
 std::vector<Expr> grad_loop(const NodePtr& loop, const std::vector<Expr>& result_cts) {
   const LoopAttrs& a = *loop->attrs.loop;
   const Function& body = a.body;
@@ -78,26 +97,13 @@ std::vector<Expr> grad_loop(const NodePtr& loop, const std::vector<Expr>& result
 
   // The body's pullback: (carry, x, captured, cotangents of the floating
   // new carry and ys) -> cotangents of the floating carry, x and captured.
-  std::vector<Spec> pull_specs = in_specs;
-  for (size_t i : dc) pull_specs.push_back(out_specs[i]);
-  for (size_t j : dy) pull_specs.push_back(out_specs[j]);
   std::vector<int> wrt;
   for (const std::vector<size_t>* at : {&dc, &dx, &dcap})
     for (size_t i : *at) wrt.push_back(static_cast<int>(i));
   if (wrt.empty()) return cts;
-  const Function pullback = grad(trace(pull_specs,
-                                       [&](std::vector<Expr> in) {
-                                         Tuple out = call(body, part(in, 0, in_specs.size()));
-                                         Expr total;
-                                         size_t m = in_specs.size();
-                                         for (const std::vector<size_t>* at : {&dc, &dy})
-                                           for (size_t j : *at) {
-                                             Expr t = sum(out[j] * in[m++]);
-                                             total = total ? total + t : t;
-                                           }
-                                         return total;
-                                       }),
-                                 wrt);
+  std::vector<size_t> with_ct = dc;
+  with_ct.insert(with_ct.end(), dy.begin(), dy.end());
+  const Function pullback = pullback_of(body, with_ct, wrt);
 
   const Tuple operands(loop->operands.begin(), loop->operands.end());
   const Tuple init = part(operands, 0, k), xs = part(operands, k, nx), captured = part(operands, k + nx, ncap);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <sluice/ops/expr.h>
+#include <sluice/ops/function.h>
 
 namespace sluice::grad_rules {
 
@@ -38,6 +39,12 @@ using RuleOf = std::conditional_t<(Props & kMultiResult) != 0, ResultsRuleFuncti
 // rule_of is null for ops with several results, results_rule_of for the rest.
 Rule rule_of(Op op);
 ResultsRule results_rule_of(Op op);
+
+// The pullback of f (a loop's body, a block's fallback): a Function of f's
+// inputs, then one cotangent for each of f's outputs listed in `outputs`,
+// giving the cotangents of the inputs listed in `wrt`, in that order: the
+// gradient of the sum over those outputs of sum(output * its cotangent).
+Function pullback_of(const Function& f, const std::vector<size_t>& outputs, const std::vector<int>& wrt);
 
 // Elements grouped into products (a reduction's axes, windows, running
 // prefixes): given for an x-shaped value its sum and its product over each

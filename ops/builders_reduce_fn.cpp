@@ -11,10 +11,11 @@
 #include <sluice/ops/detail/builders_common.h>
 #include <sluice/ops/detail/shape_inference.h>
 #include <sluice/ops/ops.h>
+#include <sluice/ops/passes/graph_walk.h>
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
+#include <unordered_set>
 
 namespace sluice {
 
@@ -35,22 +36,20 @@ Known check_fn(std::string_view op, const ReduceFn& fn, DType t) {
     infer::type_error(op, "fn", infer::cat("a result of the tensor's dtype ", dtype_name(t)),
                       dtype_name(out.dtype()));
   if (out.rank() != 0) infer::shape_error(op, "fn", "a scalar result", out.spec().str());
-  // Whether each node depends on acc or element (nodes of the enclosing
-  // function that fn captures do not, whatever they are).
-  std::unordered_map<const Node*, bool> depends;
-  const auto walk = [&](auto& self, const Node* n) -> bool {
-    if (n == acc.node().get() || n == element.node().get()) return true;
-    if (auto it = depends.find(n); it != depends.end()) return it->second;
-    bool d = false;
-    for (const NodePtr& o : n->operands) d = self(self, o.get()) || d;
-    const OpFamily f = op_family(n->op);
-    if (d && f != OpFamily::Unary && f != OpFamily::Binary && f != OpFamily::Ternary &&
-        f != OpFamily::Convert)
-      infer::type_error(op, "fn", "elementwise ops of its two scalars", op_name(n->op));
-    depends.emplace(n, d);
-    return d;
-  };
-  walk(walk, out.node().get());
+  // What depends on acc or element must be elementwise; nodes of the
+  // enclosing function that fn captures do not, whatever they are. (The walk
+  // is iterative: a captured value may sit on a graph 100k nodes deep.)
+  std::unordered_set<const Node*> dependent = {acc.node().get(), element.node().get()};
+  for (const NodePtr& node : passes::topological_order({out})) {
+    if (dependent.contains(node.get())) continue;
+    const bool d = std::any_of(node->operands.begin(), node->operands.end(),
+                               [&](const NodePtr& o) { return dependent.contains(o.get()); });
+    if (!d) continue;
+    const OpFamily f = op_family(node->op);
+    if (f != OpFamily::Unary && f != OpFamily::Binary && f != OpFamily::Ternary && f != OpFamily::Convert)
+      infer::type_error(op, "fn", "elementwise ops of its two scalars", op_name(node->op));
+    dependent.insert(node.get());
+  }
   const Node& n = *out.node();
   const bool of_both =
       n.operands.size() == 2 && ((n.operands[0] == acc.node() && n.operands[1] == element.node()) ||

@@ -96,5 +96,12 @@ TEST(ReduceFn, ArgumentsAreChecked) {
   EXPECT_EQ(reduce(x, 0.0, [&](Expr a, Expr e) { return a + e * sum(w); }).spec(), f32({}));
 }
 
+TEST(ReduceFn, ACapturedValueOnADeepGraphIsWalkedWithoutRecursion) {
+  // 200k nodes deep: a recursive walk would overflow the stack.
+  Expr w = arg(f32({}), 1);
+  for (int i = 0; i < 200000; ++i) w = w + 1.0f;
+  EXPECT_EQ(reduce(arg(f32({4})), 0.0, [&](Expr a, Expr e) { return a + e * w; }).spec(), f32({}));
+}
+
 }  // namespace
 }  // namespace sluice

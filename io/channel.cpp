@@ -174,13 +174,11 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     // No single frame may exceed the limit: ZeroMQ drops such a peer before
     // buffering what it claims.
     c.socket.set(zmq::sockopt::maxmsgsize, c.options.max_message_bytes);
+    channel_detail::set_reconnect_backoff(c.socket);
     if (reliable) {
       // Credit bounds what is queued, not a high-water mark, which would
       // only make ZeroMQ refuse or drop.
       c.socket.set(zmq::sockopt::sndhwm, 0);
-      // Reconnect quickly at first, backing off to 5 s for a peer that stays away.
-      c.socket.set(zmq::sockopt::reconnect_ivl, 100);
-      c.socket.set(zmq::sockopt::reconnect_ivl_max, 5000);
       if (pattern == Pattern::Push) {
         // Queue only on connections that are up: what a dead connection
         // held is sent again by the protocol, never by ZeroMQ to whoever

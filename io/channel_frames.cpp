@@ -105,6 +105,11 @@ bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
   return socket.send(batch, dont_wait ? zmq::send_flags::dontwait : zmq::send_flags::none).has_value();
 }
 
+void set_reconnect_backoff(zmq::socket_ref socket) {
+  socket.set(zmq::sockopt::reconnect_ivl, 10);
+  socket.set(zmq::sockopt::reconnect_ivl_max, 5000);
+}
+
 bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait) {
   zmq::pollitem_t items[2] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, extra_fd, ZMQ_POLLIN, 0}};
   try {

@@ -67,6 +67,12 @@ bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
 // descriptor is readable.
 bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait);
 
+// How a connecting socket retries a peer that is not there yet: after
+// 10 ms, doubling to 5 s for one that stays away. The processes of a
+// partitioned pipeline connect and bind in no set order, and ZeroMQ's
+// 100 ms default held every edge whose connect came first that long.
+void set_reconnect_backoff(zmq::socket_ref socket);
+
 // A reliable sender's routing id: 'S' and its session, 8 bytes little-endian.
 std::string routing_id_of(uint64_t session);
 // 0 when `id` is not one.

@@ -174,7 +174,7 @@ Channel::Channel(Pattern pattern, const std::string& endpoint, ChannelOptions op
     // No single frame may exceed the limit: ZeroMQ drops such a peer before
     // buffering what it claims.
     c.socket.set(zmq::sockopt::maxmsgsize, c.options.max_message_bytes);
-    channel_detail::set_reconnect_backoff(c.socket);
+    if (!channel_detail::set_reconnect_backoff(c.socket.handle())) throw zmq::error_t();
     if (reliable) {
       // Credit bounds what is queued, not a high-water mark, which would
       // only make ZeroMQ refuse or drop.

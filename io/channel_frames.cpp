@@ -105,9 +105,10 @@ bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
   return socket.send(batch, dont_wait ? zmq::send_flags::dontwait : zmq::send_flags::none).has_value();
 }
 
-void set_reconnect_backoff(zmq::socket_ref socket) {
-  socket.set(zmq::sockopt::reconnect_ivl, 10);
-  socket.set(zmq::sockopt::reconnect_ivl_max, 5000);
+bool set_reconnect_backoff(void* socket) {
+  const int first_ms = 10, most_ms = 5000;
+  return zmq_setsockopt(socket, ZMQ_RECONNECT_IVL, &first_ms, sizeof first_ms) == 0 &&
+         zmq_setsockopt(socket, ZMQ_RECONNECT_IVL_MAX, &most_ms, sizeof most_ms) == 0;
 }
 
 bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait) {

@@ -35,7 +35,7 @@ void* open_socket(int type, const std::string& address, bool bind, const Request
                            sizeof options.max_message_bytes) == 0;
   // An answer to an asker that is gone fails instead of vanishing unseen.
   if (ok && type == ZMQ_ROUTER) ok = zmq_setsockopt(socket, ZMQ_ROUTER_MANDATORY, &on, sizeof on) == 0;
-  if (ok) channel_detail::set_reconnect_backoff(ref(socket));
+  if (ok) ok = channel_detail::set_reconnect_backoff(socket);
   if (ok) {
     try {
       secure(socket);

@@ -40,8 +40,9 @@ int worker_limit() {
 // sleeps on a condition variable at once: an idle process spins nothing of
 // its own. (Runners once looked for work for 50 us first; on two cores
 // that spin took the core a process at the other end of a channel needed,
-// a 64 KiB message to another process taking 46-54 us with it and 16-26 us
-// without, and no single-process row ran slower without it.)
+// a 64 KiB message to another process taking 25-53 us in 11 runs of 13
+// with it and 13-26 us in every run without, and no single-process row ran
+// slower without it.)
 struct Pool {
   int threads = 0;
   std::optional<tbb::global_control> workers;

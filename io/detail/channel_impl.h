@@ -71,7 +71,8 @@ bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::millisecon
 // 10 ms, doubling to 5 s for one that stays away. The processes of a
 // partitioned pipeline connect and bind in no set order, and ZeroMQ's
 // 100 ms default held every edge whose connect came first that long.
-void set_reconnect_backoff(zmq::socket_ref socket);
+// False when ZeroMQ refuses the options (zmq_errno says why).
+bool set_reconnect_backoff(void* socket);
 
 // A reliable sender's routing id: 'S' and its session, 8 bytes little-endian.
 std::string routing_id_of(uint64_t session);

@@ -1,6 +1,14 @@
-// The fixed cost of one run: a compiled add of two f32[4] tensors already on
-// the host device, run and read back, per call. Nothing to compare with: the
-// goal is absolute.
+// What one run costs beyond its arithmetic, per call:
+//   run_overhead_add4   a compiled add of two f32[4] tensors already on the
+//                       host device, run and read back. Nothing to compare
+//                       with: the goal is absolute.
+//   run_handoff_64KiB   a compiled add of two f32[16384] tensors (64 KiB
+//                       each), run and waited on, one call after another:
+//                       large enough to go to the CPU backend's runners, so
+//                       each call is a hand-off to another thread. Against
+//                       the same add as a loop on the calling thread into
+//                       memory of its own: a runner that parks between
+//                       calls costs a wake-up (tens of microseconds) a call.
 
 #include <array>
 #include <vector>
@@ -27,6 +35,36 @@ void BM_run_overhead_add4(benchmark::State& state) {
   report_time_us("run_overhead_add4", measure(state, timed(run, kCallsPerRound)), 0.3);
 }
 BENCHMARK(BM_run_overhead_add4)->Iterations(31)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_run_handoff_64KiB(benchmark::State& state) {
+  constexpr size_t kN = 16384;
+  Executable exe = compile(
+      trace({f32({kN}), f32({kN})}, [](Expr a, Expr b) { return a + b; }), host());
+  const std::vector<float> a = uniform_floats(kN, -1, 1, 1), b = uniform_floats(kN, -1, 1, 2);
+  const Tensor ta = tensor(a, Shape{kN}), tb = tensor(b, Shape{kN});
+  std::vector<float> out(kN), want(kN);
+  Tensor result;
+  auto run = [&] {
+    result = exe.run({ta, tb})[0];
+    result.wait();
+  };
+  auto loop = [&] {
+    const float* __restrict x = a.data();
+    const float* __restrict y = b.data();
+    float* __restrict z = out.data();
+    for (size_t i = 0; i < kN; ++i) z[i] = x[i] + y[i];
+    benchmark::DoNotOptimize(z);
+  };
+  run();
+  loop();
+  want = out;
+  if (!check_close(state, result.to_vector<float>(), want, 0)) return;
+
+  constexpr int kCallsPerRound = 500;
+  report_speedup("run_handoff_64KiB",
+                 interleave(state, timed(run, kCallsPerRound), timed(loop, kCallsPerRound)), 0.4);
+}
+BENCHMARK(BM_run_handoff_64KiB)->Iterations(21)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sluice::bench

@@ -57,7 +57,7 @@ struct Pool {
   // a core from whatever else the machine runs. Measured on 2 cores, a loop
   // of compiled adds of 16K floats: 1.9-3.2 us a call with 10 or 50 us,
   // 6-16 us with no spin; a 64 KiB message computed into shared memory for
-  // another process (shm_ipc_64KiB): 17-21 us with 10 us, 25-53 us with 50.
+  // another process (shm_ipc_64KiB): 13-21 us with 10 us, 25-53 us with 50.
   static constexpr std::chrono::microseconds kSpin{10};
 
   explicit Pool(const ClientOptions& options) {

@@ -1,0 +1,89 @@
+#pragma once
+// The parts of sluice._sluice, each bound by its own file, and the
+// conversions they share. module.cpp calls the bind_* functions in order.
+
+#include <nanobind/nanobind.h>
+
+#include <sluice/devices/backend.h>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <sluice/ops/expr.h>
+#include <sluice/ops/function.h>
+#include <sluice/stream/stream.h>
+
+namespace sluice::python {
+
+namespace nb = nanobind;
+
+void bind_errors(nb::module_& m);  // errors.cpp: the sluice.Error hierarchy
+void bind_specs(nb::module_& m);   // specs.cpp: DType, Spec
+void bind_tensor(nb::module_& m);  // tensor.cpp: Tensor, numpy, DLPack
+void bind_expr(nb::module_& m);    // expr.cpp: Expr and its operators
+void bind_ops(nb::module_& m);     // ops.cpp, ops_elementwise.cpp: the op catalogue
+void bind_jit(nb::module_& m);     // jit.cpp: jit, grad, value_and_grad
+void bind_loops(nb::module_& m);   // loops.cpp: scan, while_loop, fori_loop, reduce's fn
+void bind_nn(nb::module_& m);      // nn.cpp: nn helpers, optimizers, random
+void bind_stream(nb::module_& m);  // stream.cpp: Stream, to_batched
+
+void bind_elementwise_ops(nb::module_& m);  // ops_elementwise.cpp, from op_list.def
+
+// A dtype from what Python names one by: a DType, its name ("f32",
+// "float32"), a numpy dtype or scalar type. TypeError otherwise.
+DType dtype_of_object(nb::handle h, const char* where);
+
+// An Expr from a traced value or a constant: an Expr as it is, a Python
+// int or float as a weak scalar (as C++'s `x + 1`), a bool as a pred, a
+// Tensor or anything numpy can read as a constant of its values.
+Expr expr_of(nb::handle h, const char* where);
+
+// A host Tensor from a Tensor as it is, or from anything numpy reads: its
+// memory shared when numpy's layout allows (contiguous, of a dtype sluice
+// has), a copy otherwise.
+Tensor tensor_of(nb::handle h, const char* where);
+
+// numpy's name of a dtype ("float32"; ml_dtypes' "bfloat16").
+std::string_view numpy_dtype_name(DType t);
+
+// The Function of a Python callable traced over parameters of `specs`: it
+// returns an Expr or tuples (lists) of them, nested; *structure (when asked
+// for) is that nesting with each Expr replaced by its output's index.
+Function trace_python(nb::handle fn, const std::vector<Spec>& specs, nb::object* structure);
+
+// Tuples of results: one result as itself, several as a Python tuple.
+nb::object tensors_to_python(const std::vector<Tensor>& tensors, bool as_tuple);
+
+// Traces (and transforms: jit, grad) a Python function for a stream's
+// specs, the chunk's then the accumulator's.
+using StreamTracer = std::function<Function(nb::handle fn, const std::vector<Spec>& specs)>;
+
+// A Python stream (stream.cpp): the C++ Stream made at the first send.
+class PythonStream {
+ public:
+  PythonStream(nb::object fn, StreamTracer trace, nb::handle acc_init, Device device, StreamOptions options);
+  ~PythonStream();
+  PythonStream(const PythonStream&) = delete;
+  PythonStream& operator=(const PythonStream&) = delete;
+  void send(nb::handle chunk);
+  nb::object recv();
+  nb::object done();
+  Stream* stream() { return stream_ ? &*stream_ : nullptr; }
+
+ private:
+  Stream& open(const char* where);
+  friend int stream_traverse(PyObject*, visitproc, void*);
+  friend int stream_clear(PyObject*);
+  nb::object fn_;  // the Python function, which Python's collector sees (stream_traverse)
+  StreamTracer trace_;
+  Device device_;
+  StreamOptions options_;
+  Tensors acc_init_;
+  bool acc_tuple_ = false;
+  std::vector<Spec> input_spec_;
+  bool outputs_tuple_ = false;
+  std::optional<Stream> stream_;
+};
+
+}  // namespace sluice::python

@@ -27,6 +27,7 @@ void bind_jit(nb::module_& m);     // jit.cpp: jit, grad, value_and_grad
 void bind_loops(nb::module_& m);   // loops.cpp: scan, while_loop, fori_loop, reduce's fn
 void bind_nn(nb::module_& m);      // nn.cpp: nn helpers, optimizers, random
 void bind_stream(nb::module_& m);  // stream.cpp: Stream, to_batched
+void bind_pipeline(nb::module_& m);  // pipeline.cpp: Pipeline, placements
 
 void bind_elementwise_ops(nb::module_& m);  // ops_elementwise.cpp, from op_list.def
 
@@ -51,6 +52,21 @@ std::string_view numpy_dtype_name(DType t);
 // returns an Expr or tuples (lists) of them, nested; *structure (when asked
 // for) is that nesting with each Expr replaced by its output's index.
 Function trace_python(nb::handle fn, const std::vector<Spec>& specs, nb::object* structure);
+
+// A tensor or a tuple (list) of them, as tensor_of reads each; *tuple
+// (when asked for) says whether h was a tuple.
+Tensors tensors_of(nb::handle h, const char* where, bool* tuple = nullptr);
+
+// A Python object that C++ keeps (a numpy array under a tensor, a
+// pipeline's callback): freed on whatever thread lets it go, so it takes
+// the GIL then (and leaks it once the interpreter is gone).
+struct PythonRef {
+  explicit PythonRef(nb::object o) : object(std::move(o)) {}
+  ~PythonRef();
+  PythonRef(const PythonRef&) = delete;
+  PythonRef& operator=(const PythonRef&) = delete;
+  nb::object object;
+};
 
 // Tuples of results: one result as itself, several as a Python tuple.
 nb::object tensors_to_python(const std::vector<Tensor>& tensors, bool as_tuple);

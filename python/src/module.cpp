@@ -15,4 +15,5 @@ NB_MODULE(_sluice, m) {
   bind_loops(m);
   bind_nn(m);
   bind_stream(m);
+  bind_pipeline(m);
 }

@@ -20,32 +20,10 @@
 #include "bindings.h"
 
 namespace sluice::python {
-namespace {
-
-struct Values {
-  Tensors tensors;
-  bool tuple = false;
-};
-
-Values values_of(nb::handle h, const char* where) {
-  Values v;
-  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
-    v.tuple = true;
-    for (nb::handle item : nb::iter(h)) v.tensors.push_back(tensor_of(item, where));
-  } else {
-    v.tensors.push_back(tensor_of(h, where));
-  }
-  return v;
-}
-
-}  // namespace
-
 PythonStream::PythonStream(nb::object fn, StreamTracer trace, nb::handle acc_init, Device device,
                            StreamOptions options)
     : fn_(std::move(fn)), trace_(std::move(trace)), device_(device), options_(options) {
-  const Values acc = values_of(acc_init, "stream acc");
-  acc_init_ = acc.tensors;
-  acc_tuple_ = acc.tuple;
+  acc_init_ = tensors_of(acc_init, "stream acc", &acc_tuple_);
 }
 
 PythonStream::~PythonStream() {
@@ -56,10 +34,10 @@ PythonStream::~PythonStream() {
 }
 
 void PythonStream::send(nb::handle chunk) {
-  const Values c = values_of(chunk, "Stream.send");
+  const Tensors chunk_tensors = tensors_of(chunk, "Stream.send");
   if (!stream_) {
     std::vector<Spec> specs;
-    for (const Tensor& t : c.tensors) specs.push_back(t.spec());
+    for (const Tensor& t : chunk_tensors) specs.push_back(t.spec());
     input_spec_ = specs;
     for (const Tensor& t : acc_init_) specs.push_back(t.spec());
     const Function f = trace_(fn_, specs);
@@ -74,7 +52,7 @@ void PythonStream::send(nb::handle chunk) {
     stream_.emplace(f, input_spec_, acc_init_, device_, options_);
   }
   nb::gil_scoped_release released;
-  stream_->send(c.tensors);
+  stream_->send(chunk_tensors);
 }
 
 nb::object PythonStream::recv() {

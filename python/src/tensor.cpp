@@ -83,20 +83,6 @@ nb::object numpy_view(const Tensor& t, const char* where) {
   return nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t, where)));
 }
 
-// Keeps an imported array alive for as long as sluice uses its memory;
-// dropped on whatever thread frees the tensor, so it takes the GIL.
-struct PythonOwner {
-  nb::object object;
-  ~PythonOwner() {
-    if (!Py_IsInitialized()) {
-      object.release();  // the interpreter is gone: nothing left to free it
-      return;
-    }
-    nb::gil_scoped_acquire gil;
-    object.reset();
-  }
-};
-
 using Imported = nb::ndarray<nb::ro, nb::device::cpu>;
 
 Tensor tensor_of_array(const Imported& a, nb::handle owner, bool writable, const char* where) {
@@ -116,13 +102,35 @@ Tensor tensor_of_array(const Imported& a, nb::handle owner, bool writable, const
     expected *= static_cast<int64_t>(a.shape(i));
   }
   if (!contiguous) return {};
-  auto keep = std::make_shared<PythonOwner>(PythonOwner{nb::borrow(owner)});
+  auto keep = std::make_shared<PythonRef>(nb::borrow(owner));
   Tensor t = wrap_host(spec, const_cast<void*>(a.data()), std::move(keep));
   t.buffer()->read_only = !writable;
   return t;
 }
 
 }  // namespace
+
+PythonRef::~PythonRef() {
+  if (PyGILState_Check()) {
+    object.reset();  // this thread holds the GIL (Python's own thread, finalizing included)
+  } else if (Py_IsInitialized()) {
+    nb::gil_scoped_acquire gil;
+    object.reset();
+  } else {
+    object.release();  // another thread, with the interpreter gone: nothing left to free it
+  }
+}
+
+Tensors tensors_of(nb::handle h, const char* where, bool* tuple) {
+  Tensors out;
+  const bool several = nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h);
+  if (several)
+    for (nb::handle item : nb::iter(h)) out.push_back(tensor_of(item, where));
+  else
+    out.push_back(tensor_of(h, where));
+  if (tuple) *tuple = several;
+  return out;
+}
 
 Tensor tensor_of(nb::handle h, const char* where) {
   if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);

@@ -1,0 +1,319 @@
+// Pipelines from Python: sources of numpy data (a sequence, replayable, or
+// an iterator), stages compiled from Python functions, sinks that call
+// Python with read-only numpy views, placement across processes (`mpirun
+// -np 3 python app.py` runs one partitioned program, as the C++ demo does),
+// checkpoints, metrics and the run log, all pipeline/pipeline.h's. Python
+// runs only where the user's code is: a source's next item, a sink's
+// callback, a stage's trace at start; the GIL is taken there alone, and
+// the run itself waits without it.
+
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sluice/base/error.h>
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/placement.h>
+
+#include "bindings.h"
+
+namespace sluice::python {
+namespace {
+
+// The text of the Python exception being handled, as a PipelineError of
+// `where`: the run fails with it (ErrorPolicy::Stop) or counts it (Skip).
+[[noreturn]] void python_failed(nb::python_error& e, const std::string& where) {
+  const std::string type = nb::cast<std::string>(e.type().attr("__name__"));
+  throw PipelineError(where + ": Python raised " + type + ": " + nb::cast<std::string>(nb::str(e.value())));
+}
+
+// A pipeline and the Python objects its nodes keep (callbacks, data), which
+// Python's collector sees through it (pipeline_traverse): a callback that
+// refers to the pipeline (a global of the module that made both) makes a
+// cycle it must be able to break.
+struct PythonPipeline {
+  explicit PythonPipeline(PipelineOptions options) : pipeline(std::move(options)) {}
+  std::shared_ptr<PythonRef> keep(nb::object o) {
+    refs.push_back(std::make_shared<PythonRef>(std::move(o)));
+    return refs.back();
+  }
+  Pipeline pipeline;
+  std::vector<std::shared_ptr<PythonRef>> refs;
+};
+
+int pipeline_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  for (const auto& ref : nb::inst_ptr<PythonPipeline>(self)->refs) Py_VISIT(ref->object.ptr());
+  return 0;
+}
+
+int pipeline_clear(PyObject* self) {
+  PythonPipeline* p = nb::inst_ptr<PythonPipeline>(self);
+  p->pipeline.cancel();
+  for (const auto& ref : p->refs) ref->object.reset();
+  return 0;
+}
+
+std::vector<Spec> specs_of(const Tensors& tensors) {
+  std::vector<Spec> out;
+  for (const Tensor& t : tensors) out.push_back(t.spec());
+  return out;
+}
+
+// A sequence (len and [] : replayable, message i is data[i]) or any
+// iterable (its items in order; replayed, after a restore, by reading past
+// what the checkpoint holds). Each item is an array or a tuple of them;
+// the first one gives the source's specs.
+std::shared_ptr<Source> python_source(PythonPipeline& p, const std::string& name, nb::handle data) {
+  const std::string where = "source " + name;
+  if (nb::hasattr(data, "__len__") && nb::hasattr(data, "__getitem__")) {
+    const auto items = p.keep(nb::borrow(data));
+    const uint64_t count = nb::len(data);
+    if (count == 0) throw ValueError(error_message(where, "data", "at least one item", "none"));
+    const std::vector<Spec> spec = specs_of(tensors_of(data[0], where.c_str()));
+    return sources::indexed(spec, [items, count, where](uint64_t i) -> std::optional<Tensors> {
+      if (i >= count) return std::nullopt;
+      nb::gil_scoped_acquire gil;
+      try {
+        return tensors_of(items->object[nb::int_(i)], where.c_str());
+      } catch (nb::python_error& e) { python_failed(e, where); }
+    });
+  }
+  nb::object iterator = nb::iter(data);
+  const auto it = p.keep(iterator);
+  nb::object first;
+  try {
+    first = iterator.attr("__next__")();
+  } catch (nb::python_error& e) {
+    if (e.matches(PyExc_StopIteration))
+      throw ValueError(error_message(where, "data", "at least one item", "none"));
+    throw;
+  }
+  const auto pending = p.keep(first);
+  const std::vector<Spec> spec = specs_of(tensors_of(first, where.c_str()));
+  return sources::generator(spec, [it, pending, where]() -> std::optional<Tensors> {
+    nb::gil_scoped_acquire gil;
+    try {
+      if (pending->object.is_valid()) {
+        nb::object item = std::move(pending->object);
+        return tensors_of(item, where.c_str());
+      }
+      return tensors_of(it->object.attr("__next__")(), where.c_str());
+    } catch (nb::python_error& e) {
+      if (e.matches(PyExc_StopIteration)) return std::nullopt;
+      python_failed(e, where);
+    }
+  });
+}
+
+// A sink calling fn(*arrays): each tensor of the message a read-only numpy view.
+std::shared_ptr<Sink> python_sink(PythonPipeline& p, const std::string& name, nb::callable fn) {
+  const auto callback = p.keep(fn);
+  const std::string where = "sink " + name;
+  return sinks::callback([callback, where](const Tensors& message) {
+    for (const Tensor& t : message) t.wait();  // computed before the GIL is taken
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::list args;
+      for (const Tensor& t : message) args.append(nb::cast(t).attr("numpy")());
+      callback->object(*nb::tuple(args));
+    } catch (nb::python_error& e) { python_failed(e, where); }
+  });
+}
+
+nb::dict result_to_python(const PipelineResult& r) {
+  nb::dict out;
+  nb::dict accumulators;
+  for (const auto& [stage, acc] : r.accumulators) accumulators[stage.c_str()] = tensors_to_python(acc, false);
+  out["accumulators"] = accumulators;
+  nb::dict metrics;
+  for (const NodeMetrics& m : r.metrics) {
+    nb::dict d;
+    d["kind"] = m.kind;
+    d["messages_in"] = m.messages_in;
+    d["messages_out"] = m.messages_out;
+    d["errors"] = m.errors;
+    d["busy_seconds"] = m.busy_seconds;
+    d["latency_p50_us"] = m.latency_p50_us;
+    d["latency_p99_us"] = m.latency_p99_us;
+    metrics[m.name.c_str()] = d;
+  }
+  out["metrics"] = metrics;
+  out["checkpoints_completed"] = r.checkpoints.completed;
+  out["cancelled"] = r.cancelled;
+  return out;
+}
+
+PipelineOptions pipeline_options(size_t capacity, const std::string& on_error,
+                                 const std::string& checkpoint_dir, uint64_t checkpoint_every,
+                                 double checkpoint_every_s, int checkpoint_retain,
+                                 std::vector<std::string> at_most_once, const std::string& process,
+                                 const std::optional<Placement>& placement, const std::string& name,
+                                 int metrics_port, const std::string& run_log) {
+  PipelineOptions o;
+  o.capacity = capacity;
+  if (on_error == "skip")
+    o.on_error = ErrorPolicy::Skip;
+  else if (on_error != "stop")
+    throw ValueError(error_message("Pipeline", "on_error", "\"stop\" or \"skip\"", "\"" + on_error + "\""));
+  o.checkpoint_dir = checkpoint_dir;
+  o.checkpoint_interval.messages = checkpoint_every;
+  o.checkpoint_interval.time = std::chrono::milliseconds(static_cast<int64_t>(checkpoint_every_s * 1000));
+  o.checkpoint_retain = checkpoint_retain;
+  o.at_most_once = std::move(at_most_once);
+  o.partition.process = process;
+  o.partition.placement = placement;
+  o.name = name;
+  o.metrics_port = metrics_port;
+  o.run_log = run_log;
+  return o;
+}
+
+}  // namespace
+
+void bind_pipeline(nb::module_& m) {
+  nb::class_<NodeId>(m, "Node", "A node of a pipeline, as source, stage and sink return it.")
+      .def_ro("index", &NodeId::index);
+
+  nb::class_<Placement>(m, "Placement", "Which processes run a partitioned pipeline, and where they meet.")
+      .def_prop_ro("processes", [](const Placement& p) {
+        std::vector<std::string> names;
+        for (const ProcessPlace& place : p.processes) names.push_back(place.name);
+        return names;
+      });
+  m.def(
+      "placement", [](const std::string& given) { return find_placement(given); }, nb::arg("given") = "",
+      "A placement from a file path or its text; given empty, from SLUICE_PLACEMENT; None without either.");
+  m.def("local_placement", &local_placement, nb::arg("processes"), nb::arg("dir"),
+        "Every process on this host, over ipc sockets in dir.");
+  m.def(
+      "role",
+      [](const Placement& p, const std::string& given) -> std::optional<std::string> {
+        const std::optional<Role> role = find_role(p, given);
+        if (!role) return std::nullopt;
+        return role->process;
+      },
+      nb::arg("placement"), nb::arg("given") = "",
+      "This process's name in the placement: `given`, or the launcher's rank (mpirun, srun), or None.");
+
+  static PyType_Slot slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&pipeline_traverse)},
+                                {Py_tp_clear, reinterpret_cast<void*>(&pipeline_clear)},
+                                {0, nullptr}};
+  nb::class_<PythonPipeline>(m, "Pipeline", nb::type_slots(slots),
+                             "Compiled stages as nodes of a flow graph, fed by sources, drained by sinks.")
+      .def(
+          "__init__",
+          [](PythonPipeline* self, size_t capacity, const std::string& on_error,
+             const std::string& checkpoint_dir, uint64_t checkpoint_every, double checkpoint_every_s,
+             int checkpoint_retain, std::vector<std::string> at_most_once, const std::string& process,
+             const std::optional<Placement>& placement, const std::string& name, int metrics_port,
+             const std::string& run_log) {
+            new (self) PythonPipeline(pipeline_options(
+                capacity, on_error, checkpoint_dir, checkpoint_every, checkpoint_every_s, checkpoint_retain,
+                std::move(at_most_once), process, placement, name, metrics_port, run_log));
+          },
+          nb::kw_only(), nb::arg("capacity") = 64, nb::arg("on_error") = "stop",
+          nb::arg("checkpoint_dir") = "", nb::arg("checkpoint_every") = 0,
+          nb::arg("checkpoint_every_s") = 0.0, nb::arg("checkpoint_retain") = 3,
+          nb::arg("at_most_once") = std::vector<std::string>{}, nb::arg("process") = "",
+          nb::arg("placement") = nb::none(), nb::arg("name") = "", nb::arg("metrics_port") = 0,
+          nb::arg("run_log") = "")
+      .def(
+          "source",
+          [](PythonPipeline& p, const std::string& name, nb::handle data, const std::string& process) {
+            return p.pipeline.source(name, python_source(p, name, data), {.process = process});
+          },
+          nb::arg("name"), nb::arg("data"), nb::kw_only(), nb::arg("process") = "",
+          "A source of data's items (arrays, or tuples of them): a sequence is replayable after a restore.")
+      .def(
+          "stage",
+          [](PythonPipeline& p, const std::string& name, nb::callable fn, nb::handle acc, nb::handle input,
+             const std::string& device, int concurrency, bool ordered, int64_t batch_size,
+             double batch_timeout_s, const std::string& process) {
+            StageOptions o;
+            if (!acc.is_none()) o.acc = tensors_of(acc, ("stage " + name).c_str());
+            if (!input.is_none())
+              for (nb::handle s : nb::iter(input)) o.input.push_back(nb::cast<Spec>(s));
+            o.device = DevicePreference{device};
+            o.concurrency = concurrency;
+            o.ordered = ordered;
+            o.batch.size = batch_size;
+            o.batch.timeout = std::chrono::microseconds(static_cast<int64_t>(batch_timeout_s * 1e6));
+            o.process = process;
+            const auto f = p.keep(fn);
+            return p.pipeline.stage(
+                name,
+                [f](std::vector<Expr> params) {
+                  std::vector<Spec> specs;
+                  for (const Expr& e : params) specs.push_back(e.spec());
+                  nb::gil_scoped_acquire gil;
+                  const Function traced = trace_python(f->object, specs, nullptr);
+                  return call(traced, params);
+                },
+                std::move(o));
+          },
+          nb::arg("name"), nb::arg("fn"), nb::kw_only(), nb::arg("acc") = nb::none(),
+          nb::arg("input") = nb::none(), nb::arg("device") = "host", nb::arg("concurrency") = 1,
+          nb::arg("ordered") = true, nb::arg("batch_size") = 0, nb::arg("batch_timeout_s") = 0.001,
+          nb::arg("process") = "",
+          "fn(message tensors..., acc...) -> (outputs..., new acc...), traced when the run starts and "
+          "compiled.")
+      .def(
+          "sink",
+          [](PythonPipeline& p, const std::string& name, nb::callable fn, const std::string& process) {
+            return p.pipeline.sink(name, python_sink(p, name, fn), {.process = process});
+          },
+          nb::arg("name"), nb::arg("fn"), nb::kw_only(), nb::arg("process") = "",
+          "fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it.")
+      .def(
+          "connect", [](PythonPipeline& p, NodeId from, NodeId to) { p.pipeline.connect(from, to); },
+          nb::arg("source"), nb::arg("to"))
+      .def(
+          "run",
+          [](PythonPipeline& p) {
+            PipelineResult r;
+            {
+              nb::gil_scoped_release released;
+              r = p.pipeline.run();
+            }
+            return result_to_python(r);
+          },
+          "Runs until the sources end and everything drained; returns the accumulators and metrics.")
+      .def("start",
+           [](PythonPipeline& p) {
+             nb::gil_scoped_release released;
+             p.pipeline.start();
+           })
+      .def("wait",
+           [](PythonPipeline& p) {
+             PipelineResult r;
+             {
+               nb::gil_scoped_release released;
+               r = p.pipeline.wait();
+             }
+             return result_to_python(r);
+           })
+      .def(
+          "cancel", [](PythonPipeline& p) { p.pipeline.cancel(); }, nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "restore",
+          [](PythonPipeline& p, const std::string& dir) {
+            const RestoreReport r = p.pipeline.restore(dir);
+            return nb::make_tuple(r.checkpoint, r.skipped);
+          },
+          nb::arg("dir") = "",
+          "Loads the newest complete checkpoint: (its number or 0, what was skipped and why).")
+      .def("metrics_json", [](PythonPipeline& p) { return p.pipeline.metrics_json(); })
+      .def("metrics_prometheus", [](PythonPipeline& p) { return p.pipeline.metrics_prometheus(); })
+      .def_prop_ro("metrics_port", [](PythonPipeline& p) { return p.pipeline.metrics_port(); });
+}
+
+}  // namespace sluice::python

@@ -1,0 +1,123 @@
+"""Pipelines built from Python: sources of numpy data, compiled stages from
+Python functions, sinks calling Python, errors, checkpoints with a restore,
+and one program partitioned over three processes."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import sluice
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+data = np.arange(64 * 16, dtype=np.float32).reshape(64, 16)
+
+
+def summing_pipeline(rows=data, **options):
+    p = sluice.Pipeline(**options)
+    src = p.source("rows", sluice.to_batched(rows, 8))
+    stage = p.stage("sum", lambda x, acc: (sluice.sum(x, axes=[1]), acc + sluice.sum(x)), acc=np.float64(0))
+    got = []
+    sink = p.sink("keep", lambda sums: got.append(sums.copy()))
+    p.connect(src, stage)
+    p.connect(stage, sink)
+    return p, got
+
+
+def test_a_source_a_stage_and_a_sink():
+    p, got = summing_pipeline()
+    result = p.run()
+    np.testing.assert_array_equal(np.concatenate(got), data.sum(1))
+    assert float(result["accumulators"]["sum"]) == data.sum()
+    assert result["metrics"]["sum"]["messages_in"] == 8 and result["metrics"]["keep"]["kind"] == "sink"
+
+
+def test_iterators_fan_out_and_several_tensors():
+    def readings():
+        for i in range(6):
+            yield np.full(4, i, np.float32), np.int32(i)
+    p = sluice.Pipeline()
+    src = p.source("readings", readings())
+    stage = p.stage("scale", lambda x, i: (x * sluice.as_type(i, sluice.f32), i + 1))
+    first, second = [], []
+    a = p.sink("a", lambda x, i: first.append((x[0], int(i))))
+    b = p.sink("b", lambda x, i: second.append(int(i)))
+    p.connect(src, stage)
+    p.connect(stage, a)
+    p.connect(stage, b)
+    p.run()
+    assert first == [(i * i, i + 1) for i in range(6)] and second == [i + 1 for i in range(6)]
+
+
+def test_a_failing_callback_fails_the_run_or_is_counted():
+    p = sluice.Pipeline()
+    src = p.source("ones", [np.ones(2, np.float32)] * 3)
+    sink = p.sink("bad", lambda a: 1 / 0)
+    p.connect(src, sink)
+    with pytest.raises(sluice.PipelineError, match="sink bad: Python raised ZeroDivisionError"):
+        p.run()
+    seen = []
+    p = sluice.Pipeline(on_error="skip")
+    src = p.source("numbers", [np.float32(i) for i in range(5)])
+    sink = p.sink("picky", lambda a: seen.append(float(a)) if float(a) != 2 else 1 / 0)
+    p.connect(src, sink)
+    result = p.run()
+    assert seen == [0, 1, 3, 4] and result["metrics"]["picky"]["errors"] == 1
+
+
+def test_shape_errors_name_the_stage():
+    p = sluice.Pipeline()
+    src = p.source("rows", [np.ones((2, 3), np.float32)])
+    stage = p.stage("bad", lambda x: x @ x)
+    p.connect(src, stage)
+    with pytest.raises(sluice.Error, match="dot"):
+        p.run()
+
+
+def test_a_restore_resumes_after_the_checkpoint(tmp_path):
+    # The first run sees the first 5 of the 8 batches (as if it had died
+    # there), storing a checkpoint every 2 messages.
+    store = str(tmp_path / "checkpoints")
+    p, _ = summing_pipeline(data[:40], checkpoint_dir=store, checkpoint_every=2)
+    first = p.run()
+    assert first["checkpoints_completed"] >= 2
+    q, got = summing_pipeline(checkpoint_dir=store, checkpoint_every=2)
+    number, skipped = q.restore()
+    assert number > 0 and skipped == []
+    second = q.run()
+    # The restored run starts from the checkpoint's accumulator and replays the batches after it.
+    assert 3 <= len(got) < 8
+    np.testing.assert_array_equal(np.concatenate(got), data.sum(1)[-8 * len(got):])
+    assert float(second["accumulators"]["sum"]) == data.sum()
+
+
+def run_partitioned(command, out, timeout=120):
+    processes = [subprocess.Popen(c) for c in command]
+    deadline = time.monotonic() + timeout
+    try:
+        for proc in processes:
+            assert proc.wait(timeout=max(1, deadline - time.monotonic())) == 0
+    finally:
+        for proc in processes:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    expected = np.concatenate([data_rows * 2 + i for i, data_rows in
+                               enumerate(np.split(np.arange(32 * 8, dtype=np.float32).reshape(32, 8), 8))])
+    np.testing.assert_array_equal(np.load(out), expected)
+
+
+def test_three_processes_by_role(tmp_path):
+    out = str(tmp_path / "out.npy")
+    app = [sys.executable, os.path.join(HERE, "partitioned_app.py"), str(tmp_path), out]
+    run_partitioned([app + [role] for role in ["source", "compute", "sink"]], out)
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun (Debian openmpi-bin)")
+def test_three_processes_under_mpirun(tmp_path):
+    out = str(tmp_path / "out.npy")
+    mpirun = ["mpirun", "-np", "3", "--oversubscribe"] + (["--allow-run-as-root"] if os.getuid() == 0 else [])
+    run_partitioned([mpirun + [sys.executable, os.path.join(HERE, "partitioned_app.py"), str(tmp_path), out]], out)

@@ -1,0 +1,23 @@
+"""Optimizers as pure functions, as optax."""
+
+
+
+class Optimizer:
+    """
+    A pure optimizer (optax's): state = init(params); params, state = update(params, grads, state), on Exprs inside a traced function.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def init(self, params: object) -> tuple: ...
+
+    def update(self, params: object, grads: object, state: object) -> tuple: ...
+
+def sgd(learning_rate: float) -> Optimizer: ...
+
+def momentum(learning_rate: float, beta: float = 0.9) -> Optimizer: ...
+
+def adam(learning_rate: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-08) -> Optimizer: ...
+
+def adamw(learning_rate: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-08, weight_decay: float = 0.0001) -> Optimizer: ...

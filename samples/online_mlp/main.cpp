@@ -10,8 +10,11 @@
 // learned from yet. The data: Gaussian clusters (--classes of them, in
 // --dims dimensions) by default; with --features X.npy --labels Y.npy
 // (f32[N][D], integers [N]) any data set, cut into batches by to_batched
-// and streamed --epochs times. Exits 0 when the mean accuracy over the
-// last tenth of the batches reaches --min-accuracy.
+// and streamed --epochs times. The initial weights are Glorot-uniform
+// draws, or --params DIR's w1.npy b1.npy w2.npy b2.npy w3.npy b3.npy. Exits
+// 0 when the mean accuracy over the last tenth of the batches reaches
+// --min-accuracy. online_mlp.py beside it is the same program in Python,
+// giving the same losses for the same files (tests/python).
 
 #include <iostream>
 #include <random>
@@ -30,6 +33,8 @@ using namespace sluice;
 
 struct Options {
   std::string features, labels;  // .npy files; empty: synthetic clusters
+  std::string params;            // a directory of the initial weights' .npy files; empty: random
+  int64_t report_every = 50;     // batches between progress lines
   int64_t batch = 64, hidden = 64, classes = 4, dims = 16, batches = 400, epochs = 3;
   double rate = 3e-3, min_accuracy = 0;
   unsigned seed = 1;
@@ -54,6 +59,23 @@ Tensors initial_params(int64_t dims, int64_t hidden, int64_t classes, std::mt199
     for (float& v : w) v = u(rng) * scale;
     p.push_back(tensor(w, Shape{in, out}));
     p.push_back(zeros(f32({out})));
+  }
+  return p;
+}
+
+// The weights in `o.params`, as initial_params makes them (ShapeError otherwise).
+Tensors load_params(const Options& o) {
+  Tensors p;
+  const int64_t sizes[] = {o.dims, o.hidden, o.hidden, o.classes};
+  for (int layer = 0; layer < 3; ++layer) {
+    for (const char* kind : {"w", "b"}) {
+      const std::string path = fmt::format("{}/{}{}.npy", o.params, kind, layer + 1);
+      Tensor t = npy::load(path);
+      const Spec want = kind[0] == 'w' ? f32({sizes[layer], sizes[layer + 1]}) : f32({sizes[layer + 1]});
+      if (t.spec() != want)
+        throw ShapeError(error_message("--params " + path, "", want.str(), t.spec().str()));
+      p.push_back(t);
+    }
   }
   return p;
 }
@@ -133,7 +155,7 @@ std::shared_ptr<Source> from_files(Options& o) {
 int run(Options o) {
   std::shared_ptr<Source> batches = o.features.empty() ? synthetic(o) : from_files(o);
   std::mt19937 rng(o.seed);
-  Tensors params = initial_params(o.dims, o.hidden, o.classes, rng);
+  Tensors params = o.params.empty() ? initial_params(o.dims, o.hidden, o.classes, rng) : load_params(o);
   const optimizers::Optimizer adam = optimizers::adam(o.rate);
   std::vector<Spec> param_specs;
   for (const Tensor& t : params) param_specs.push_back(t.spec());
@@ -149,8 +171,8 @@ int run(Options o) {
     const double loss = t[0].to_vector<float>()[0];
     accuracy.push_back(t[1].to_vector<float>()[0]);
     const size_t n = accuracy.size();
-    if (n % 50 == 0 || n == static_cast<size_t>(o.batches))
-      std::cout << "batch " << n << ": loss " << loss << ", accuracy " << accuracy.back() << "\n";
+    if (n % static_cast<size_t>(o.report_every) == 0 || n == static_cast<size_t>(o.batches))
+      std::cout << fmt::format("batch {}: loss {:.7g}, accuracy {:.7g}\n", n, loss, accuracy.back());
   });
   p.connect(source, train);
   p.connect(train, progress);
@@ -177,6 +199,11 @@ int main(int argc, char** argv) {
   app.add_option("--rate", o.rate, "Adam's learning rate")->check(CLI::Range(0.0, 10.0))->capture_default_str();
   app.add_option("--min-accuracy", o.min_accuracy, "exit 1 below this final accuracy")->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  app.add_option("--params", o.params, "directory of w1.npy b1.npy ... b3.npy, the initial weights")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--report-every", o.report_every, "batches between progress lines")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (o.features.empty() != o.labels.empty()) {
     std::cerr << "online_mlp: --features and --labels go together\n";

@@ -3,6 +3,8 @@ which embeds the interpreter of tests/python's venv (where make test
 installs the package) and times these functions against their baselines,
 interleaved round by round. Each setup_* builds what its trials run and
 returns them: functions of a call count giving the seconds per call."""
+import os
+import sys
 import time
 
 import numpy as np
@@ -45,3 +47,27 @@ def setup_stream_chunk():
         s.send(chunk)
         return s.recv()[0]
     return lambda calls: per_call(step, calls)
+
+
+# The online MLP's shapes: 64 examples of 16 features a batch, two hidden
+# layers of 64, 4 classes; 400 batches a run (online_mlp's defaults).
+MLP_BATCH, MLP_DIMS, MLP_HIDDEN, MLP_CLASSES, MLP_BATCHES = 64, 16, 64, 4, 400
+
+
+def setup_pipeline_mlp(samples_dir):
+    """samples/online_mlp/online_mlp.py's pipeline, built from Python and run
+    over MLP_BATCHES batches (from numpy arrays made here), its progress
+    read by a Python callback; a trial is one whole run, built afresh."""
+    sys.path.insert(0, os.path.join(samples_dir, "online_mlp"))
+    import online_mlp
+    rng = np.random.default_rng(1)
+    batches = [(rng.standard_normal((MLP_BATCH, MLP_DIMS)).astype(np.float32),
+                rng.integers(0, MLP_CLASSES, MLP_BATCH).astype(np.int64)) for _ in range(MLP_BATCHES)]
+    params = online_mlp.initial_params(MLP_DIMS, MLP_HIDDEN, MLP_CLASSES, 1)
+    losses = []
+
+    def run():
+        losses.clear()
+        online_mlp.pipeline(batches, params, MLP_CLASSES, 3e-3, lambda loss, acc: losses.append(float(loss))).run()
+        assert len(losses) == MLP_BATCHES
+    return lambda calls: per_call(run, calls)

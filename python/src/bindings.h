@@ -68,6 +68,10 @@ struct PythonRef {
   nb::object object;
 };
 
+// A read-only numpy array viewing a tensor's memory (waited for, without
+// the GIL), which keeps the tensor alive.
+nb::object numpy_view(const Tensor& t, const char* where);
+
 // Tuples of results: one result as itself, several as a Python tuple.
 nb::object tensors_to_python(const std::vector<Tensor>& tensors, bool as_tuple);
 

@@ -21,6 +21,7 @@
 #include <sluice/base/error.h>
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/placement.h>
+#include <sluice/stream/to_batched.h>
 
 #include "bindings.h"
 
@@ -68,12 +69,31 @@ std::vector<Spec> specs_of(const Tensors& tensors) {
   return out;
 }
 
-// A sequence (len and [] : replayable, message i is data[i]) or any
-// iterable (its items in order; replayed, after a restore, by reading past
-// what the checkpoint holds). Each item is an array or a tuple of them;
-// the first one gives the source's specs.
+// A list or tuple (its items made tensors now, sharing the arrays'
+// memory, so that no message needs the GIL), a sequence (len and []:
+// message i is data[i], read as it is needed), or any iterable (its items
+// in order). The first two replay after a restore; an iterator made afresh
+// replays by reading past what the checkpoint holds. Each item is an array
+// or a tuple of them; the first one gives the source's specs.
 std::shared_ptr<Source> python_source(PythonPipeline& p, const std::string& name, nb::handle data) {
   const std::string where = "source " + name;
+  if (nb::isinstance<nb::list>(data) || nb::isinstance<nb::tuple>(data)) {
+    auto messages = std::make_shared<std::vector<Tensors>>();
+    for (nb::handle item : nb::iter(data)) messages->push_back(tensors_of(item, where.c_str()));
+    if (messages->empty()) throw ValueError(error_message(where, "data", "at least one item", "none"));
+    const std::vector<Spec> spec = specs_of(messages->front());
+    return sources::indexed(spec, [messages](uint64_t i) -> std::optional<Tensors> {
+      if (i >= messages->size()) return std::nullopt;
+      return (*messages)[i];
+    });
+  }
+  if (nb::isinstance<Batches>(data)) {
+    const auto batches = std::make_shared<Batches>(nb::cast<const Batches&>(data));
+    return sources::indexed({(*batches)[0].spec()}, [batches](uint64_t i) -> std::optional<Tensors> {
+      if (i >= static_cast<uint64_t>(batches->size())) return std::nullopt;
+      return Tensors{(*batches)[static_cast<int64_t>(i)]};
+    });
+  }
   if (nb::hasattr(data, "__len__") && nb::hasattr(data, "__getitem__")) {
     const auto items = p.keep(nb::borrow(data));
     const uint64_t count = nb::len(data);
@@ -123,7 +143,7 @@ std::shared_ptr<Sink> python_sink(PythonPipeline& p, const std::string& name, nb
     nb::gil_scoped_acquire gil;
     try {
       nb::list args;
-      for (const Tensor& t : message) args.append(nb::cast(t).attr("numpy")());
+      for (const Tensor& t : message) args.append(numpy_view(t, where.c_str()));
       callback->object(*nb::tuple(args));
     } catch (nb::python_error& e) { python_failed(e, where); }
   });

@@ -79,10 +79,6 @@ View view_of(const Tensor& t, const char* where) {
               device.host_memory() ? 0 : device.id());
 }
 
-nb::object numpy_view(const Tensor& t, const char* where) {
-  return nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t, where)));
-}
-
 using Imported = nb::ndarray<nb::ro, nb::device::cpu>;
 
 Tensor tensor_of_array(const Imported& a, nb::handle owner, bool writable, const char* where) {
@@ -109,6 +105,10 @@ Tensor tensor_of_array(const Imported& a, nb::handle owner, bool writable, const
 }
 
 }  // namespace
+
+nb::object numpy_view(const Tensor& t, const char* where) {
+  return nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t, where)));
+}
 
 PythonRef::~PythonRef() {
   if (PyGILState_Check()) {

@@ -68,6 +68,21 @@ def training_step(classes, adam):
     return step
 
 
+def pipeline(batches, params, classes, rate, progress):
+    """batches -> train -> progress: each batch (x, labels) scored and
+    learned from by the stage, whose accumulator is the parameters and
+    Adam's state; progress(loss, accuracy) for each."""
+    adam = sluice.optimizers.adam(rate)
+    state = sluice.jit(lambda *p: adam.init(p))(*params)
+    p = sluice.Pipeline()
+    source = p.source("batches", batches)
+    train = p.stage("train", training_step(classes, adam), acc=(*params, *state))
+    sink = p.sink("progress", progress)
+    p.connect(source, train)
+    p.connect(train, sink)
+    return p
+
+
 def main():
     parser = argparse.ArgumentParser(description="online_mlp: an MLP trained online from a stream of batches")
     parser.add_argument("--features", required=True, help="f32[N][D] .npy file")
@@ -95,12 +110,6 @@ def main():
     dims = x.shape[1]
     params = load_params(o.params, dims, o.hidden, o.classes) if o.params else initial_params(
         dims, o.hidden, o.classes, o.seed)
-    adam = sluice.optimizers.adam(o.rate)
-    state = sluice.jit(lambda *p: adam.init(p))(*params)
-
-    pipeline = sluice.Pipeline()
-    source = pipeline.source("batches", batches)
-    train = pipeline.stage("train", training_step(o.classes, adam), acc=(*params, *state))
     accuracy = []
 
     def progress(loss, acc, *_):
@@ -108,10 +117,7 @@ def main():
         n = len(accuracy)
         if n % o.report_every == 0 or n == len(batches):
             print(f"batch {n}: loss {float(loss):.7g}, accuracy {float(acc):.7g}")
-    sink = pipeline.sink("progress", progress)
-    pipeline.connect(source, train)
-    pipeline.connect(train, sink)
-    pipeline.run()
+    pipeline(batches, params, o.classes, o.rate, progress).run()
 
     tail = max(1, len(accuracy) // 10)
     mean = float(np.mean(accuracy[-tail:]))

@@ -56,13 +56,14 @@ MLP_BATCH, MLP_DIMS, MLP_HIDDEN, MLP_CLASSES, MLP_BATCHES = 64, 16, 64, 4, 400
 
 def setup_pipeline_mlp(samples_dir):
     """samples/online_mlp/online_mlp.py's pipeline, built from Python and run
-    over MLP_BATCHES batches (from numpy arrays made here), its progress
-    read by a Python callback; a trial is one whole run, built afresh."""
+    over MLP_BATCHES batches, its progress read by a Python callback; a trial
+    is one whole run, built afresh (the step traced, Adam's state made)."""
     sys.path.insert(0, os.path.join(samples_dir, "online_mlp"))
     import online_mlp
     rng = np.random.default_rng(1)
-    batches = [(rng.standard_normal((MLP_BATCH, MLP_DIMS)).astype(np.float32),
-                rng.integers(0, MLP_CLASSES, MLP_BATCH).astype(np.int64)) for _ in range(MLP_BATCHES)]
+    # Made tensors once, as the C++ side makes its batches before it times anything.
+    batches = [(sluice.asarray(rng.standard_normal((MLP_BATCH, MLP_DIMS)).astype(np.float32)),
+                sluice.asarray(rng.integers(0, MLP_CLASSES, MLP_BATCH).astype(np.int64))) for _ in range(MLP_BATCHES)]
     params = online_mlp.initial_params(MLP_DIMS, MLP_HIDDEN, MLP_CLASSES, 1)
     losses = []
 

@@ -15,4 +15,4 @@ have Python's operators, and errors are sluice.Error subclasses.
 __version__ = "0.1.0"
 
 from ._sluice import *  # noqa: F401,F403  the ops, Tensor, Expr, jit, ...
-from ._sluice import nn, optimizers, random  # noqa: F401  submodules
+from ._sluice import nn, optimizers, random, sinks, sources  # noqa: F401  submodules

@@ -52,10 +52,26 @@ std::string_view numpy_dtype_name(DType t);
 // returns an Expr or tuples (lists) of them, nested; *structure (when asked
 // for) is that nesting with each Expr replaced by its output's index.
 Function trace_python(nb::handle fn, const std::vector<Spec>& specs, nb::object* structure);
+// The same for a Python callable called on Exprs already made (a trace
+// under way): its results, flattened.
+Tuple call_python(nb::handle fn, const std::vector<Expr>& args, nb::object* structure);
 
 // A tensor or a tuple (list) of them, as tensor_of reads each; *tuple
 // (when asked for) says whether h was a tuple.
 Tensors tensors_of(nb::handle h, const char* where, bool* tuple = nullptr);
+
+// The GIL for a callback from a thread of sluice's (a pipeline's worker
+// calling a sink). Python makes such a thread a thread state each time it
+// takes the GIL and frees it each time it lets go (PyGILState), which cost
+// a sink about 6 us a message here; this keeps the thread's state for the
+// thread's life, then takes the GIL as nb::gil_scoped_acquire does.
+class CallbackGil {
+ private:
+  struct KeepThreadState {
+    KeepThreadState();
+  } kept_;  // before gil_: the state is kept, then used
+  nb::gil_scoped_acquire gil_;
+};
 
 // A Python object that C++ keeps (a numpy array under a tensor, a
 // pipeline's callback): freed on whatever thread lets it go, so it takes

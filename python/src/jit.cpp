@@ -199,15 +199,20 @@ nb::object flatten_result(nb::handle r, std::vector<Expr>& outputs) {
 
 }  // namespace
 
-Function trace_python(nb::handle fn, const std::vector<Spec>& specs, nb::object* structure) {
-  nb::list args;
-  for (size_t i = 0; i < specs.size(); ++i)
-    args.append(nb::cast(parameter(static_cast<int64_t>(i), specs[i])));
-  nb::object result = fn(*nb::tuple(args));
-  std::vector<Expr> outputs;
+Tuple call_python(nb::handle fn, const std::vector<Expr>& args, nb::object* structure) {
+  nb::list python_args;
+  for (const Expr& e : args) python_args.append(nb::cast(e));
+  nb::object result = fn(*nb::tuple(python_args));
+  Tuple outputs;
   nb::object s = flatten_result(result, outputs);
   if (structure) *structure = std::move(s);
-  return Function(specs, outputs);
+  return outputs;
+}
+
+Function trace_python(nb::handle fn, const std::vector<Spec>& specs, nb::object* structure) {
+  std::vector<Expr> params;
+  for (size_t i = 0; i < specs.size(); ++i) params.push_back(parameter(static_cast<int64_t>(i), specs[i]));
+  return Function(specs, call_python(fn, params, structure));
 }
 
 void bind_jit(nb::module_& m) {

@@ -9,6 +9,7 @@
 
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -21,6 +22,7 @@
 #include <sluice/base/error.h>
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/placement.h>
+#include <sluice/pipeline/zmq_nodes.h>
 #include <sluice/stream/to_batched.h>
 
 #include "bindings.h"
@@ -101,7 +103,7 @@ std::shared_ptr<Source> python_source(PythonPipeline& p, const std::string& name
     const std::vector<Spec> spec = specs_of(tensors_of(data[0], where.c_str()));
     return sources::indexed(spec, [items, count, where](uint64_t i) -> std::optional<Tensors> {
       if (i >= count) return std::nullopt;
-      nb::gil_scoped_acquire gil;
+      CallbackGil gil;
       try {
         return tensors_of(items->object[nb::int_(i)], where.c_str());
       } catch (nb::python_error& e) { python_failed(e, where); }
@@ -120,7 +122,7 @@ std::shared_ptr<Source> python_source(PythonPipeline& p, const std::string& name
   const auto pending = p.keep(first);
   const std::vector<Spec> spec = specs_of(tensors_of(first, where.c_str()));
   return sources::generator(spec, [it, pending, where]() -> std::optional<Tensors> {
-    nb::gil_scoped_acquire gil;
+    CallbackGil gil;
     try {
       if (pending->object.is_valid()) {
         nb::object item = std::move(pending->object);
@@ -140,7 +142,7 @@ std::shared_ptr<Sink> python_sink(PythonPipeline& p, const std::string& name, nb
   const std::string where = "sink " + name;
   return sinks::callback([callback, where](const Tensors& message) {
     for (const Tensor& t : message) t.wait();  // computed before the GIL is taken
-    nb::gil_scoped_acquire gil;
+    CallbackGil gil;
     try {
       nb::list args;
       for (const Tensor& t : message) args.append(numpy_view(t, where.c_str()));
@@ -199,7 +201,41 @@ PipelineOptions pipeline_options(size_t capacity, const std::string& on_error,
 
 }  // namespace
 
+void bind_sources_and_sinks(nb::module_& m) {
+  nb::class_<Source>(m, "Source", "Where a pipeline's messages come from (sluice.sources).");
+  nb::class_<Sink>(m, "Sink", "Where a pipeline's messages end (sluice.sinks).");
+  nb::class_<Collector, Sink>(m, "Collector", "A sink keeping every message, in arrival order.")
+      .def(
+          "results",
+          [](const Collector& c) {
+            nb::list out;
+            for (const Tensors& message : c.results()) out.append(tensors_to_python(message, true));
+            return out;
+          },
+          "Each message's tensors, as tuples.");
+
+  nb::module_ sources = m.def_submodule("sources", "Sources of sluice's own, for Pipeline.source.");
+  sources.def(
+      "zmq",
+      [](const std::string& endpoint, nb::handle spec, int expected_peers) -> std::shared_ptr<Source> {
+        std::vector<Spec> specs;
+        for (nb::handle s : nb::iter(spec)) specs.push_back(nb::cast<Spec>(s));
+        return sources::zmq(endpoint, std::move(specs), {.expected_peers = expected_peers});
+      },
+      nb::arg("endpoint"), nb::arg("spec"), nb::arg("expected_peers") = 1,
+      "Messages of these specs received on a reliable ZeroMQ channel (\"@ipc://...\" binds, "
+      "\">tcp://...\" connects), until each peer's end of stream.");
+  nb::module_ sinks = m.def_submodule("sinks", "Sinks of sluice's own, for Pipeline.sink.");
+  sinks.def("collector", &sinks::collector, "Keeps every message: .results() after the run.");
+  sinks.def("npy_files", &sinks::npy_files, nb::arg("directory"),
+            "Each message's tensors as .npy files in directory, each message once across restores.");
+  sinks.def(
+      "zmq", [](const std::string& endpoint) -> std::shared_ptr<Sink> { return sinks::zmq(endpoint); },
+      nb::arg("endpoint"), "Each message sent on a reliable ZeroMQ channel, then an end of stream.");
+}
+
 void bind_pipeline(nb::module_& m) {
+  bind_sources_and_sinks(m);
   nb::class_<NodeId>(m, "Node", "A node of a pipeline, as source, stage and sink return it.")
       .def_ro("index", &NodeId::index);
 
@@ -249,10 +285,14 @@ void bind_pipeline(nb::module_& m) {
       .def(
           "source",
           [](PythonPipeline& p, const std::string& name, nb::handle data, const std::string& process) {
+            std::shared_ptr<Source> own;
+            if (nb::try_cast(data, own, false) && own)
+              return p.pipeline.source(name, own, {.process = process});
             return p.pipeline.source(name, python_source(p, name, data), {.process = process});
           },
           nb::arg("name"), nb::arg("data"), nb::kw_only(), nb::arg("process") = "",
-          "A source of data's items (arrays, or tuples of them): a sequence is replayable after a restore.")
+          "A source of data's items (arrays, or tuples of them; a sequence replays after a restore), or a "
+          "sluice.sources source.")
       .def(
           "stage",
           [](PythonPipeline& p, const std::string& name, nb::callable fn, nb::handle acc, nb::handle input,
@@ -272,11 +312,8 @@ void bind_pipeline(nb::module_& m) {
             return p.pipeline.stage(
                 name,
                 [f](std::vector<Expr> params) {
-                  std::vector<Spec> specs;
-                  for (const Expr& e : params) specs.push_back(e.spec());
-                  nb::gil_scoped_acquire gil;
-                  const Function traced = trace_python(f->object, specs, nullptr);
-                  return call(traced, params);
+                  CallbackGil gil;
+                  return call_python(f->object, params, nullptr);
                 },
                 std::move(o));
           },
@@ -288,11 +325,18 @@ void bind_pipeline(nb::module_& m) {
           "compiled.")
       .def(
           "sink",
-          [](PythonPipeline& p, const std::string& name, nb::callable fn, const std::string& process) {
-            return p.pipeline.sink(name, python_sink(p, name, fn), {.process = process});
+          [](PythonPipeline& p, const std::string& name, nb::handle fn, const std::string& process) {
+            std::shared_ptr<Sink> own;
+            if (nb::try_cast(fn, own, false) && own) return p.pipeline.sink(name, own, {.process = process});
+            if (!PyCallable_Check(fn.ptr()))
+              throw TypeError(error_message("sink " + name, "fn", "a callable or a sluice.sinks sink",
+                                            nb::cast<std::string>(nb::repr(nb::handle(fn.type())))));
+            return p.pipeline.sink(name, python_sink(p, name, nb::borrow<nb::callable>(fn)),
+                                   {.process = process});
           },
           nb::arg("name"), nb::arg("fn"), nb::kw_only(), nb::arg("process") = "",
-          "fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it.")
+          "fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it; or a "
+          "sluice.sinks sink.")
       .def(
           "connect", [](PythonPipeline& p, NodeId from, NodeId to) { p.pipeline.connect(from, to); },
           nb::arg("source"), nb::arg("to"))

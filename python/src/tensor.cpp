@@ -81,7 +81,10 @@ View view_of(const Tensor& t, const char* where) {
 
 using Imported = nb::ndarray<nb::ro, nb::device::cpu>;
 
-Tensor tensor_of_array(const Imported& a, nb::handle owner, bool writable, const char* where) {
+// A tensor wrapping a C-contiguous array's memory (an empty one for other
+// strides), read-only to sluice: no run ever donates it, so the user's
+// array is never written.
+Tensor tensor_of_array(const Imported& a, nb::handle owner, const char* where) {
   const std::optional<DType> dtype = dtype_of_dlpack(a.dtype());
   if (!dtype)
     throw TypeError(error_message(
@@ -100,7 +103,7 @@ Tensor tensor_of_array(const Imported& a, nb::handle owner, bool writable, const
   if (!contiguous) return {};
   auto keep = std::make_shared<PythonRef>(nb::borrow(owner));
   Tensor t = wrap_host(spec, const_cast<void*>(a.data()), std::move(keep));
-  t.buffer()->read_only = !writable;
+  t.buffer()->read_only = true;
   return t;
 }
 
@@ -110,11 +113,34 @@ nb::object numpy_view(const Tensor& t, const char* where) {
   return nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t, where)));
 }
 
+namespace {
+
+// One PyGILState count a thread holds for its life, so that its thread
+// state stays; given back when the thread ends, while Python still runs.
+struct KeptThreadState {
+  PyThreadState* state = nullptr;
+  void keep() {
+    if (state || PyGILState_GetThisThreadState() != nullptr) return;  // kept, or Python's own thread
+    PyGILState_Ensure();          // makes this thread's state: the count never released...
+    state = PyEval_SaveThread();  // ...while the GIL is let go at once
+  }
+  ~KeptThreadState() {
+    if (!state || !Py_IsInitialized()) return;
+    PyEval_RestoreThread(state);
+    PyGILState_Release(PyGILState_UNLOCKED);  // the last count: frees the state, lets the GIL go
+  }
+};
+thread_local KeptThreadState kept_thread_state;
+
+}  // namespace
+
+CallbackGil::KeepThreadState::KeepThreadState() { kept_thread_state.keep(); }
+
 PythonRef::~PythonRef() {
   if (PyGILState_Check()) {
     object.reset();  // this thread holds the GIL (Python's own thread, finalizing included)
   } else if (Py_IsInitialized()) {
-    nb::gil_scoped_acquire gil;
+    CallbackGil gil;
     object.reset();
   } else {
     object.release();  // another thread, with the interpreter gone: nothing left to free it
@@ -134,17 +160,18 @@ Tensors tensors_of(nb::handle h, const char* where, bool* tuple) {
 
 Tensor tensor_of(nb::handle h, const char* where) {
   if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);
-  nb::object numpy = nb::module_::import_("numpy");
-  // Anything numpy reads (lists, scalars, buffers, DLPack), as numpy reads it.
-  nb::object array = numpy.attr("asarray")(h);
-  if (!nb::cast<bool>(array.attr("flags").attr("c_contiguous")))
-    array = numpy.attr("ascontiguousarray")(array);
+  // An array already (numpy's, or anything with the buffer protocol or
+  // DLPack) of a layout sluice takes as it is: wrapped, no copy, no numpy call.
   Imported imported;
+  if (nb::try_cast(h, imported, false))
+    if (Tensor t = tensor_of_array(imported, h, where)) return t;
+  // Anything else numpy reads (lists, scalars, other strides), as numpy reads it.
+  nb::object numpy = nb::module_::import_("numpy");
+  nb::object array = numpy.attr("ascontiguousarray")(h);
   if (!nb::try_cast(array, imported, false))
     throw TypeError(error_message(where, "", "an array of one of sluice's dtypes",
                                   nb::cast<std::string>(nb::str(array.attr("dtype")))));
-  const bool writable = nb::cast<bool>(array.attr("flags").attr("writeable"));
-  Tensor t = tensor_of_array(imported, array, writable, where);
+  Tensor t = tensor_of_array(imported, array, where);
   if (!t)
     throw InternalError(error_message(where, "", "a contiguous array after ascontiguousarray", "strides"));
   return t;
@@ -271,7 +298,7 @@ void bind_tensor(nb::module_& m) {
         if (!nb::try_cast(a, imported, false))
           throw TypeError(error_message("sluice.from_dlpack", "", "an object with __dlpack__ in host memory",
                                         nb::cast<std::string>(nb::repr(nb::handle(a.type())))));
-        const Tensor t = tensor_of_array(imported, a, false, "sluice.from_dlpack");
+        const Tensor t = tensor_of_array(imported, a, "sluice.from_dlpack");
         if (!t) throw ValueError(error_message("sluice.from_dlpack", "", "a C-contiguous array", "strides"));
         return t;
       },

@@ -121,3 +121,29 @@ def test_three_processes_under_mpirun(tmp_path):
     out = str(tmp_path / "out.npy")
     mpirun = ["mpirun", "-np", "3", "--oversubscribe"] + (["--allow-run-as-root"] if os.getuid() == 0 else [])
     run_partitioned([mpirun + [sys.executable, os.path.join(HERE, "partitioned_app.py"), str(tmp_path), out]], out)
+
+
+def test_sluices_own_sources_and_sinks(tmp_path):
+    # A collector and .npy files at the end of one pipeline, which sends its
+    # messages on a reliable channel to a second pipeline in this process.
+    endpoint = f"ipc://{tmp_path}/edge"
+    receiver = sluice.Pipeline()
+    inbound = receiver.source("in", sluice.sources.zmq("@" + endpoint, [sluice.Spec([4], "f32")]))
+    kept = sluice.sinks.collector()
+    files = str(tmp_path / "files")
+    receiver.connect(inbound, receiver.sink("kept", kept))
+    receiver.connect(inbound, receiver.sink("files", sluice.sinks.npy_files(files)))
+    receiver.start()
+    sender = sluice.Pipeline()
+    rows = [np.full(4, i, np.float32) for i in range(10)]
+    out = sender.sink("out", sluice.sinks.zmq(">" + endpoint))
+    sender.connect(sender.source("rows", rows), out)
+    sender.run()
+    receiver.wait()
+    got = [np.asarray(message[0]) for message in kept.results()]
+    np.testing.assert_array_equal(np.stack(got), np.stack(rows))
+    names = sorted(n for n in os.listdir(files) if n.endswith(".npy"))
+    assert len(names) == 10
+    np.testing.assert_array_equal(np.load(os.path.join(files, names[3])), rows[3])
+    with pytest.raises(sluice.TypeError, match="a callable or a sluice.sinks sink"):
+        sender.sink("wrong", 42)

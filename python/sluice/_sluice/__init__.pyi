@@ -22,7 +22,9 @@ from sluice import (
 from sluice._sluice import (
     nn as nn,
     optimizers as optimizers,
-    random as random
+    random as random,
+    sinks as sinks,
+    sources as sources
 )
 
 
@@ -665,6 +667,18 @@ def to_batched(tensor: object, batch_size: int, leftover: str = 'repeat') -> Bat
     Batches of batch_size rows along axis 0; a last partial batch wraps around (repeat) or goes (discard).
     """
 
+class Source:
+    """Where a pipeline's messages come from (sluice.sources)."""
+
+class Sink:
+    """Where a pipeline's messages end (sluice.sinks)."""
+
+class Collector(Sink):
+    """A sink keeping every message, in arrival order."""
+
+    def results(self) -> list:
+        """Each message's tensors, as tuples."""
+
 class Node:
     """A node of a pipeline, as source, stage and sink return it."""
 
@@ -699,7 +713,7 @@ class Pipeline:
 
     def source(self, name: str, data: object, *, process: str = '') -> Node:
         """
-        A source of data's items (arrays, or tuples of them): a sequence is replayable after a restore.
+        A source of data's items (arrays, or tuples of them; a sequence replays after a restore), or a sluice.sources source.
         """
 
     def stage(self, name: str, fn: Callable, *, acc: object | None = None, input: object | None = None, device: str = 'host', concurrency: int = 1, ordered: bool = True, batch_size: int = 0, batch_timeout_s: float = 0.001, process: str = '') -> Node:
@@ -707,9 +721,9 @@ class Pipeline:
         fn(message tensors..., acc...) -> (outputs..., new acc...), traced when the run starts and compiled.
         """
 
-    def sink(self, name: str, fn: Callable, *, process: str = '') -> Node:
+    def sink(self, name: str, fn: object, *, process: str = '') -> Node:
         """
-        fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it.
+        fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it; or a sluice.sinks sink.
         """
 
     def connect(self, source: Node, to: Node) -> None: ...

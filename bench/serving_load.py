@@ -1,6 +1,6 @@
 """The Python clients of bench_serving, in a process of their own:
     serving_load.py ENDPOINT CLIENTS IN_FLIGHT REQUESTS GO OUT
-runs CLIENTS sluice_wire.ServingClients from one thread, each keeping IN_FLIGHT requests of
+runs CLIENTS wire.ServingClients from one thread, each keeping IN_FLIGHT requests of
 f32[16] in flight from the time GO (time.monotonic, the C++ clients' steady_clock) until
 REQUESTS were answered, and writes to OUT the time its last reply came, then each request's
 latency in seconds (its send to its reply), a line each. Exits 1 when a reply is missing (30 s), an error,
@@ -9,11 +9,11 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "io", "python"))  # sluice_wire
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))  # sluice.wire
 try:
     import numpy as np
     import zmq
-    import sluice_wire
+    from sluice import wire
 except ImportError as e:
     print(f"serving_load.py: {e}", file=sys.stderr)
     sys.exit(77)
@@ -26,7 +26,7 @@ def main(endpoint, clients, in_flight, requests, go, out):
     poller = zmq.Poller()
     state = []
     for _ in range(clients):
-        c = sluice_wire.ServingClient(endpoint)
+        c = wire.ServingClient(endpoint)
         poller.register(c.socket, zmq.POLLIN)
         state.append({"client": c, "x": rng.uniform(-1, 1, 16).astype(np.float32), "asked": {}, "sent": 0,
                       "answered": 0})
@@ -46,7 +46,7 @@ def main(endpoint, clients, in_flight, requests, go, out):
             m = s["client"].recv(0)
             if m is None:
                 continue
-            if m.kind != sluice_wire.DATA or len(m.arrays) != 1 or m.arrays[0].shape != (16,):
+            if m.kind != wire.DATA or len(m.arrays) != 1 or m.arrays[0].shape != (16,):
                 raise SystemExit(f"serving_load.py: seq {m.seq}: not an f32[16] reply: {m.error}")
             sent = s["asked"].pop(m.seq, None)
             if sent is None:

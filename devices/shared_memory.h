@@ -24,7 +24,7 @@
 // has F_SEAL_SHRINK and F_SEAL_GROW: a segment cut short under a mapping
 // is a SIGBUS in the reader) and that its first page has the magic and the segment id, check
 // the generation of the slot holding OFFSET, and map BYTES at OFFSET
-// (io/python/sluice_wire.py's open_shared does it with mmap and numpy).
+// (python/sluice/wire.py's open_shared does it with mmap and numpy).
 //
 // Most users meet it through Tensor::to_pointer / from_pointer and
 // channels; this header is for code that handles the handles themselves.

@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "io", "python"))
-import sluice_wire  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from sluice import wire  # noqa: E402
 
 
 def peak_bin(i):
@@ -24,7 +24,7 @@ def chunk(i):
 
 if __name__ == "__main__":
     endpoint, n = sys.argv[1], int(sys.argv[2])
-    out = sluice_wire.ReliableSender(endpoint)
+    out = wire.ReliableSender(endpoint)
     for i in range(n):
         out.send([chunk(i)])
     out.send_end_of_stream()

@@ -4,7 +4,7 @@ probabilities) against the same model computed with numpy.
 
     python3 samples/serving/client.py tcp://127.0.0.1:5590 32 100
 
-Needs numpy and pyzmq, and io/python on the path (this script adds it).
+Needs numpy and pyzmq, and python/ on the path for sluice.wire (this script adds it).
 Exits 1 when a reply is missing or wrong.
 """
 
@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "io", "python"))
-import sluice_wire  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from sluice import wire  # noqa: E402
 
 FEATURES, HIDDEN, CLASSES = 16, 32, 4
 
@@ -41,7 +41,7 @@ def model(x):
 
 def client(endpoint, index, count, latencies, failures):
     rng = np.random.default_rng(index)
-    c = sluice_wire.ServingClient(endpoint)
+    c = wire.ServingClient(endpoint)
     try:
         for _ in range(count):
             x = rng.standard_normal(FEATURES).astype(np.float32)

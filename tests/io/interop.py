@@ -1,8 +1,8 @@
 """The Python end of the interop tests (python_interop_test.cpp drives it).
 
     interop.py produce ENDPOINT N   send N messages [f32[4][3], s64[5]] (and one error), then end of stream,
-                                    reliably (sluice_wire.ReliableSender); exit 0 once all was acknowledged
-    interop.py consume ENDPOINT N   receive N messages (sluice_wire.ReliableReceiver), check each is twice
+                                    reliably (wire.ReliableSender); exit 0 once all was acknowledged
+    interop.py consume ENDPOINT N   receive N messages (wire.ReliableReceiver), check each is twice
                                     what produce sent, exit 0
     interop.py produce-barriers ENDPOINT   send data, checkpoint barrier, data, barrier, end of stream reliably:
                                     message 2k is s64[1] holding k, message 2k + 1 the barrier of checkpoint k + 1
@@ -16,7 +16,7 @@
                                     (wire_peer shm-send) with shared_memory SHARED (0 or 1), check each came
                                     as shared-memory references exactly when SHARED, that an array kept all
                                     along is never overwritten, and print the SHA-256 of every array's bytes
-    interop.py selftest             sluice_wire alone: round trips, packed, control, barrier and update messages,
+    interop.py selftest             sluice.wire alone: round trips, packed, control, barrier and update messages,
                                     malformed ones, and a reliable sender and receiver in one process
 
 produce and consume take CurveZMQ certificates after N: produce SECRET SERVER (its secret certificate,
@@ -31,7 +31,7 @@ import sys
 import numpy as np
 import zmq
 
-import sluice_wire
+from sluice import wire
 
 TIMEOUT_MS = 60000
 
@@ -43,7 +43,7 @@ def message(i):
 
 
 def produce(endpoint, n, curve=()):
-    out = sluice_wire.ReliableSender(endpoint, peer_timeout=TIMEOUT_MS / 1000,
+    out = wire.ReliableSender(endpoint, peer_timeout=TIMEOUT_MS / 1000,
                                      curve_secret=curve[0] if curve else None, curve_server=curve[1] if curve else None)
     for i in range(n):
         if i == n // 2:
@@ -63,14 +63,14 @@ def stream_of(receiver, n):
         m = receiver.recv(timeout=TIMEOUT_MS / 1000)
         assert m is not None, f"message {i}: nothing within {TIMEOUT_MS} ms"
         if i == n:
-            assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
+            assert m.kind == wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
             return
-        assert m.kind == sluice_wire.DATA and m.seq == i, f"message {i}: kind {m.kind}, seq {m.seq}"
+        assert m.kind == wire.DATA and m.seq == i, f"message {i}: kind {m.kind}, seq {m.seq}"
         yield i, m
 
 
 def consume(endpoint, n, curve=()):
-    inp = sluice_wire.ReliableReceiver("@" + endpoint, curve_secret=curve[0] if curve else None,
+    inp = wire.ReliableReceiver("@" + endpoint, curve_secret=curve[0] if curve else None,
                                        curve_allow=curve[1] if curve else None)
     for i, m in stream_of(inp, n):
         want = [2 * x for x in message(i)]
@@ -85,7 +85,7 @@ BARRIER_ROUNDS = 3
 
 
 def produce_barriers(endpoint):
-    out = sluice_wire.ReliableSender(endpoint, stream_id=5, peer_timeout=TIMEOUT_MS / 1000)
+    out = wire.ReliableSender(endpoint, stream_id=5, peer_timeout=TIMEOUT_MS / 1000)
     for k in range(BARRIER_ROUNDS):
         out.send([np.array([k], dtype=np.int64)])
         out.send_barrier(k + 1)
@@ -98,17 +98,17 @@ def check_barrier_stream(next_message):
     """Checks what produce-barriers sends, one message from next_message() at a time."""
     for k in range(BARRIER_ROUNDS):
         m = next_message()
-        assert m.kind == sluice_wire.DATA and m.seq == 2 * k, f"round {k}: expected data seq {2 * k}, found {m}"
+        assert m.kind == wire.DATA and m.seq == 2 * k, f"round {k}: expected data seq {2 * k}, found {m}"
         assert m.arrays[0].tolist() == [k], f"round {k}: found {m.arrays[0]}"
         m = next_message()
-        assert m.kind == sluice_wire.BARRIER, f"round {k}: expected a barrier, found kind {m.kind}"
+        assert m.kind == wire.BARRIER, f"round {k}: expected a barrier, found kind {m.kind}"
         assert (m.seq, m.checkpoint) == (2 * k + 1, k + 1), f"round {k}: found seq {m.seq}, checkpoint {m.checkpoint}"
     m = next_message()
-    assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
+    assert m.kind == wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
 
 
 def consume_barriers(endpoint):
-    inp = sluice_wire.ReliableReceiver("@" + endpoint)
+    inp = wire.ReliableReceiver("@" + endpoint)
 
     def next_message():
         m = inp.recv(timeout=TIMEOUT_MS / 1000)
@@ -123,14 +123,14 @@ REFUSAL = "no stage named 'missing' (\u00e9)"
 
 
 def produce_updates(endpoint):
-    out = sluice_wire.ReliableSender(endpoint, stream_id=5, peer_timeout=TIMEOUT_MS / 1000)
+    out = wire.ReliableSender(endpoint, stream_id=5, peer_timeout=TIMEOUT_MS / 1000)
     out.send([np.array([0], dtype=np.int64)])
     out.send_update("scale", [UPDATE_WEIGHTS])
     out.send_update("missing", [UPDATE_WEIGHTS])
     out.send([np.array([3], dtype=np.int64)])
     out.send_end_of_stream()
     out.flush(timeout=TIMEOUT_MS / 1000)
-    assert out.refusals == [sluice_wire.Refusal(2, REFUSAL)], f"refusals when flush returned: {out.refusals}"
+    assert out.refusals == [wire.Refusal(2, REFUSAL)], f"refusals when flush returned: {out.refusals}"
     out.close()
 
 
@@ -138,22 +138,22 @@ def check_update_stream(next_message, refuse, first=0):
     """Checks what produce-updates sends, numbered from first, one message from next_message()
     at a time, and refuses the update of "missing" with refuse(message)."""
     m = next_message()
-    assert (m.kind, m.seq, m.arrays[0].tolist()) == (sluice_wire.DATA, first, [0]), f"expected data 0, found {m}"
+    assert (m.kind, m.seq, m.arrays[0].tolist()) == (wire.DATA, first, [0]), f"expected data 0, found {m}"
     for seq, target in ((first + 1, "scale"), (first + 2, "missing")):
         m = next_message()
-        assert (m.kind, m.seq, m.stream_id, m.target) == (sluice_wire.UPDATE, seq, 5, target), \
+        assert (m.kind, m.seq, m.stream_id, m.target) == (wire.UPDATE, seq, 5, target), \
             f"expected the update of {target!r} at seq {seq}, found {m}"
         assert len(m.arrays) == 1 and np.array_equal(m.arrays[0], UPDATE_WEIGHTS), m.arrays
         if target == "missing":
             refuse(m)
     m = next_message()
-    assert (m.kind, m.seq, m.arrays[0].tolist()) == (sluice_wire.DATA, first + 3, [3]), f"expected data 3, found {m}"
+    assert (m.kind, m.seq, m.arrays[0].tolist()) == (wire.DATA, first + 3, [3]), f"expected data 3, found {m}"
     m = next_message()
-    assert m.kind == sluice_wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
+    assert m.kind == wire.END_OF_STREAM, f"expected the end of stream, found kind {m.kind}"
 
 
 def consume_updates(endpoint):
-    inp = sluice_wire.ReliableReceiver("@" + endpoint)
+    inp = wire.ReliableReceiver("@" + endpoint)
 
     def next_message():
         m = inp.recv(timeout=TIMEOUT_MS / 1000)
@@ -166,7 +166,7 @@ def consume_updates(endpoint):
 def consume_burst(endpoint, n):
     """Takes n int64 scalars 0, 1, 2... in order, then the end of stream: a burst its C++
     sender coalesces into batches, which this receiver splits."""
-    r = sluice_wire.ReliableReceiver("@" + endpoint)
+    r = wire.ReliableReceiver("@" + endpoint)
     for i, m in stream_of(r, n):
         assert int(m.arrays[0]) == i, f"message {i}: {m.arrays[0]}"
     r.close()
@@ -174,15 +174,15 @@ def consume_burst(endpoint, n):
 
 def consume_shared(endpoint, n, shared):
     import hashlib
-    r = sluice_wire.ReliableReceiver("@" + endpoint, shared_memory=shared)
+    r = wire.ReliableReceiver("@" + endpoint, shared_memory=shared)
     digest, kept, count, read_only = hashlib.sha256(), None, 0, 0
     while True:
         m = r.recv(timeout=TIMEOUT_MS / 1000)
         assert m is not None, f"nothing for {TIMEOUT_MS} ms after {count} messages"
-        if m.kind == sluice_wire.END_OF_STREAM:
+        if m.kind == wire.END_OF_STREAM:
             break
-        assert m.kind == sluice_wire.DATA, m
-        assert bool(m.flags & sluice_wire.FLAG_SHARED) == shared, f"message {count}: flags {m.flags}"
+        assert m.kind == wire.DATA, m
+        assert bool(m.flags & wire.FLAG_SHARED) == shared, f"message {count}: flags {m.flags}"
         for a in m.arrays:
             digest.update(a.tobytes())
             # Shared arrays view the sender's memory read-only (those past half the credit held
@@ -209,8 +209,8 @@ def consume_shared(endpoint, n, shared):
 def reliable_selftest():
     """A reliable sender and receiver in one process, taking turns: barriers travel in order."""
     context = zmq.Context()
-    inp = sluice_wire.ReliableReceiver("@inproc://selftest", heartbeat_interval=0.05, context=context)
-    out = sluice_wire.ReliableSender(">inproc://selftest", stream_id=5, heartbeat_interval=0.05, context=context)
+    inp = wire.ReliableReceiver("@inproc://selftest", heartbeat_interval=0.05, context=context)
+    out = wire.ReliableSender(">inproc://selftest", stream_id=5, heartbeat_interval=0.05, context=context)
     for k in range(BARRIER_ROUNDS):
         out.send([np.array([k], dtype=np.int64)])
         out.send_barrier(k + 1)
@@ -238,29 +238,29 @@ def reliable_selftest():
         inp.recv(timeout=0.005)
         if not out.kept:
             break
-    assert out.refusals == [sluice_wire.Refusal(first + 2, REFUSAL)], out.refusals
+    assert out.refusals == [wire.Refusal(first + 2, REFUSAL)], out.refusals
     try:
         out.send_update("", [UPDATE_WEIGHTS])
         raise AssertionError("an update without a target: accepted")
-    except sluice_wire.WireError as e:
+    except wire.WireError as e:
         assert "update target" in str(e), e
     out.close()
     inp.close(linger=0)
 
     # A message the receiver cannot read takes its place in the stream: the one after it
     # comes next (a receiver that only skipped it would ask for it again for ever).
-    inp = sluice_wire.ReliableReceiver("@inproc://selftest-malformed", heartbeat_interval=0.05, context=context)
+    inp = wire.ReliableReceiver("@inproc://selftest-malformed", heartbeat_interval=0.05, context=context)
     raw = context.socket(zmq.DEALER)
     session = 0x5EED0FBA7C4E5002
     raw.setsockopt(zmq.ROUTING_ID, b"S" + session.to_bytes(8, "little"))
     raw.setsockopt(zmq.LINGER, 0)
     raw.connect("inproc://selftest-malformed")
-    raw.send_multipart(sluice_wire.encode_control(sluice_wire.HEARTBEAT, sluice_wire.Control(session=session), 0))
+    raw.send_multipart(wire.encode_control(wire.HEARTBEAT, wire.Control(session=session), 0))
     assert inp.recv(timeout=0.05) is None, "a heartbeat is not for the owner"
-    bad = [bytes(f) for f in sluice_wire.encode([np.arange(3, dtype=np.float32)], seq=0)]
+    bad = [bytes(f) for f in wire.encode([np.arange(3, dtype=np.float32)], seq=0)]
     bad[1] = bad[1].replace(b"'<f4'", b"'>f4'")  # a big-endian .npy header: refused
     raw.send_multipart(bad)
-    raw.send_multipart(sluice_wire.encode([np.arange(4, dtype=np.float32)], seq=1))
+    raw.send_multipart(wire.encode([np.arange(4, dtype=np.float32)], seq=1))
     m = inp.recv(timeout=5)
     assert m is not None and m.seq == 1 and m.arrays[0].shape == (4,), f"after a malformed message: {m}"
     assert inp.rejected == 1, inp.rejected
@@ -272,31 +272,31 @@ def reliable_selftest():
 def selftest():
     arrays = [np.float32(1.5), np.arange(6, dtype=np.complex64).reshape(2, 3), np.zeros((3, 0), np.uint16),
               np.array([True, False]), np.arange(4, dtype=">i4")]
-    m = sluice_wire.decode(sluice_wire.encode(arrays, seq=7, stream_id=3, crc=True))
-    assert (m.kind, m.seq, m.stream_id, m.flags) == (sluice_wire.DATA, 7, 3, sluice_wire.FLAG_CRC)
+    m = wire.decode(wire.encode(arrays, seq=7, stream_id=3, crc=True))
+    assert (m.kind, m.seq, m.stream_id, m.flags) == (wire.DATA, 7, 3, wire.FLAG_CRC)
     for got, want in zip(m.arrays, arrays):
         assert got.shape == np.shape(want) and np.array_equal(got, want), (got, want)
     assert m.arrays[4].dtype == np.dtype("<i4"), "big-endian arrays travel little-endian"
     # The frames of one array are an .npy file.
-    frames = sluice_wire.encode([np.arange(3.0)])
+    frames = wire.encode([np.arange(3.0)])
     assert np.array_equal(np.load(io.BytesIO(bytes(frames[1]) + bytes(frames[2]))), np.arange(3.0))
 
     # A packed message is one frame; after its 32-byte header it is an .npy file.
     small = np.arange(6, dtype=np.int16).reshape(3, 2)
-    (packed,) = sluice_wire.encode([small], seq=2, crc=True, pack_below=4096)
+    (packed,) = wire.encode([small], seq=2, crc=True, pack_below=4096)
     assert np.array_equal(np.load(io.BytesIO(bytes(packed[32:]))), small)
-    m = sluice_wire.decode([packed])
-    assert m.flags == sluice_wire.FLAG_CRC | sluice_wire.FLAG_PACKED and np.array_equal(m.arrays[0], small)
+    m = wire.decode([packed])
+    assert m.flags == wire.FLAG_CRC | wire.FLAG_PACKED and np.array_equal(m.arrays[0], small)
     # Control messages carry their record.
-    record = sluice_wire.Control(7, 8, 9, 10, 11, 12)
-    m = sluice_wire.decode(sluice_wire.encode_control(sluice_wire.CREDIT, record, seq=3, stream_id=4))
-    assert (m.kind, m.seq, m.stream_id, m.control) == (sluice_wire.CREDIT, 3, 4, record), m
+    record = wire.Control(7, 8, 9, 10, 11, 12)
+    m = wire.decode(wire.encode_control(wire.CREDIT, record, seq=3, stream_id=4))
+    assert (m.kind, m.seq, m.stream_id, m.control) == (wire.CREDIT, 3, 4, record), m
     # An update: the header, the target's name, then the tensors as in data; never packed.
-    frames = sluice_wire.encode_update("scale", [small, np.arange(3.0)], seq=9, stream_id=2, crc=True)
+    frames = wire.encode_update("scale", [small, np.arange(3.0)], seq=9, stream_id=2, crc=True)
     assert len(frames) == 6 and bytes(frames[1]) == b"scale", frames
-    assert [bytes(f) for f in frames[2:]] == [bytes(f) for f in sluice_wire.encode([small, np.arange(3.0)])[1:]]
-    m = sluice_wire.decode(frames)
-    assert (m.kind, m.seq, m.stream_id, m.target, m.flags) == (sluice_wire.UPDATE, 9, 2, "scale", sluice_wire.FLAG_CRC), m
+    assert [bytes(f) for f in frames[2:]] == [bytes(f) for f in wire.encode([small, np.arange(3.0)])[1:]]
+    m = wire.decode(frames)
+    assert (m.kind, m.seq, m.stream_id, m.target, m.flags) == (wire.UPDATE, 9, 2, "scale", wire.FLAG_CRC), m
     assert np.array_equal(m.arrays[0], small) and np.array_equal(m.arrays[1], np.arange(3.0)), m.arrays
     update = [bytes(f) for f in frames]
     for reason, bad_update in {
@@ -307,18 +307,18 @@ def selftest():
         "expected packed (bit 1) only on data": [update[0][:6] + b"\x03" + update[0][7:]] + update[1:],
     }.items():
         try:
-            sluice_wire.decode(bad_update)
-        except sluice_wire.WireError as e:
+            wire.decode(bad_update)
+        except wire.WireError as e:
             assert reason in str(e), f"{reason}: {e}"
         else:
             raise AssertionError(f"{reason}: accepted")
     # A barrier is one frame: its header, then its checkpoint number.
-    (barrier,) = sluice_wire.encode_barrier(2**40 + 3, seq=6, stream_id=4)
+    (barrier,) = wire.encode_barrier(2**40 + 3, seq=6, stream_id=4)
     assert len(barrier) == 40 and barrier[32:] == (2**40 + 3).to_bytes(8, "little"), barrier
-    m = sluice_wire.decode([barrier])
-    assert (m.kind, m.seq, m.stream_id, m.checkpoint, m.arrays) == (sluice_wire.BARRIER, 6, 4, 2**40 + 3, []), m
+    m = wire.decode([barrier])
+    assert (m.kind, m.seq, m.stream_id, m.checkpoint, m.arrays) == (wire.BARRIER, 6, 4, 2**40 + 3, []), m
 
-    good = [bytes(f) for f in sluice_wire.encode([np.arange(6, dtype=np.float32).reshape(2, 3)], seq=5)]
+    good = [bytes(f) for f in wire.encode([np.arange(6, dtype=np.float32).reshape(2, 3)], seq=5)]
     def changed(index, new):
         frames = list(good)
         frames[index] = new(frames[index])
@@ -342,27 +342,27 @@ def selftest():
     for reason, frames in bad.items():
         try:
             if frames is None:
-                sluice_wire.decode(good, max_message_bytes=64)
+                wire.decode(good, max_message_bytes=64)
             else:
-                sluice_wire.decode(frames)
-        except sluice_wire.WireError as e:
+                wire.decode(frames)
+        except wire.WireError as e:
             assert reason in str(e), f"{reason}: {e}"
         else:
             raise AssertionError(f"{reason}: accepted")
     # A batch (WIRE_FORMAT.md, "Batches"): split into its messages, each read as one; every
     # malformed class refused.
     import struct
-    one = bytes(sluice_wire.encode([np.arange(3, dtype=np.float32)], seq=7, pack_below=4096)[0])
-    (end,) = sluice_wire.encode_end_of_stream(8)
+    one = bytes(wire.encode([np.arange(3, dtype=np.float32)], seq=7, pack_below=4096)[0])
+    (end,) = wire.encode_end_of_stream(8)
     def batch(messages, count=None):
         body = b"".join(struct.pack("<II", len(m), 0) + m + b"\0" * (-len(m) % 8) for m in messages)
-        return struct.pack("<4sBBHQQII", b"SLCE", 1, sluice_wire.BATCH, 0, 0, 7,
+        return struct.pack("<4sBBHQQII", b"SLCE", 1, wire.BATCH, 0, 0, 7,
                            len(messages) if count is None else count, 0) + body
-    entries = sluice_wire.split_batch(batch([one, end]))
+    entries = wire.split_batch(batch([one, end]))
     assert [bytes(e) for e in entries] == [one, bytes(end)], entries
-    first = sluice_wire.decode([entries[0]])
+    first = wire.decode([entries[0]])
     assert first.seq == 7 and np.array_equal(first.arrays[0], np.arange(3, dtype=np.float32)), first
-    assert sluice_wire.decode([entries[1]]).kind == sluice_wire.END_OF_STREAM
+    assert wire.decode([entries[1]]).kind == wire.END_OF_STREAM
     assert len(one) % 8 != 0, "the padding case needs a message short of a multiple of 8"
     good_batch = batch([one, end])
     for reason, frame in {
@@ -375,17 +375,17 @@ def selftest():
         "expected batch": good,
     }.items():
         try:
-            sluice_wire.split_batch(frame if isinstance(frame, bytes) else frame[0])
-        except sluice_wire.WireError as e:
+            wire.split_batch(frame if isinstance(frame, bytes) else frame[0])
+        except wire.WireError as e:
             assert reason in str(e), f"{reason}: {e}"
         else:
             raise AssertionError(f"batch, {reason}: accepted")
-    crc = [bytes(f) for f in sluice_wire.encode([np.arange(4.0)], crc=True)]
+    crc = [bytes(f) for f in wire.encode([np.arange(4.0)], crc=True)]
     crc[2] = b"\x01" + crc[2][1:]
     try:
-        sluice_wire.decode(crc)
+        wire.decode(crc)
         raise AssertionError("crc: accepted")
-    except sluice_wire.WireError as e:
+    except wire.WireError as e:
         assert "CRC-32C" in str(e), e
     reliable_selftest()
 
@@ -410,6 +410,6 @@ if __name__ == "__main__":
             consume_shared(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1")
         else:
             selftest()
-    except (AssertionError, sluice_wire.WireError, zmq.ZMQError) as e:
+    except (AssertionError, wire.WireError, zmq.ZMQError) as e:
         print(f"interop.py {sys.argv[1]}: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

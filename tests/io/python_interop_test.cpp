@@ -1,4 +1,4 @@
-// Python at both ends: a Python producer (pyzmq + numpy + io/python/sluice_wire.py)
+// Python at both ends: a Python producer (pyzmq + numpy + python/sluice/wire.py)
 // sends arrays into a C++ pipeline that doubles them and sends them on to a
 // Python consumer, which checks every value.
 
@@ -18,7 +18,7 @@ namespace {
 using std::chrono::milliseconds;
 
 const std::string kScript = SLUICE_SOURCE_DIR "/tests/io/interop.py";
-const std::string kPythonPath = "PYTHONPATH=" SLUICE_SOURCE_DIR "/io/python";
+const std::string kPythonPath = "PYTHONPATH=" SLUICE_SOURCE_DIR "/python";
 
 std::string python_or_skip_reason() { return test::python_with_numpy_and_zmq(); }
 
@@ -40,7 +40,7 @@ TEST(PythonInterop, SluiceWireSelfTest) {
   std::string python = python_or_skip_reason();
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
   test::Child selftest({python, kScript, "selftest"}, {kPythonPath});
-  EXPECT_EQ(selftest.wait(milliseconds(60000)), 0) << "sluice_wire.py's self test failed (its stderr is above)";
+  EXPECT_EQ(selftest.wait(milliseconds(60000)), 0) << "sluice.wire's self test failed (its stderr is above)";
 }
 
 TEST(PythonInterop, PythonToCppPipelineToPython) {
@@ -61,7 +61,7 @@ TEST(PythonInterop, PythonToCppPipelineToPython) {
   EXPECT_EQ(source->rejected(), 0u) << source->last_rejection();
 }
 
-// A burst of small messages from a C++ channel to sluice_wire's
+// A burst of small messages from a C++ channel to sluice.wire's
 // ReliableReceiver, which says it takes batches: they go coalesced, and the
 // Python side splits them and takes each once, in order.
 TEST(PythonInterop, APythonReceiverTakesBatches) {

@@ -387,9 +387,9 @@ TEST(SharedChannel, APythonConsumerReadsInPlaceWhatFramesWouldCarry) {
   std::string digest[2];
   for (int shared = 0; shared < 2; ++shared) {
     test::TempDir dir;
-    test::Child consumer({python, SLUICE_SOURCE_DIR "/tests/io/interop.py", "consume-shared", dir.ipc("py"), "300",
-                          std::to_string(shared)},
-                         {"PYTHONPATH=" SLUICE_SOURCE_DIR "/io/python"}, dir.path() + "/digest");
+    test::Child consumer({python, SLUICE_SOURCE_DIR "/tests/io/interop.py", "consume-shared", dir.ipc("py"),
+                          "300", std::to_string(shared)},
+                         {"PYTHONPATH=" SLUICE_SOURCE_DIR "/python"}, dir.path() + "/digest");
     test::Child sender({SLUICE_WIRE_PEER, "shm-send", dir.ipc("py"), "300", "--floats=16384"}, {},
                        dir.path() + "/sent");
     ASSERT_EQ(sender.wait(milliseconds(60000)), 0) << first_line(dir.path() + "/sent", milliseconds(0));

@@ -1,7 +1,7 @@
 """The Python end of serving_test.cpp's PythonClient test.
 
     serving_client.py ENDPOINT N   against a ServingEndpoint whose pipeline answers an f64[2] request x
-                                   with x * 2 + 1: N calls with sluice_wire.ServingClient, each answer
+                                   with x * 2 + 1: N calls with wire.ServingClient, each answer
                                    checked; a request of the wrong spec, whose error reply must name the
                                    spec expected; then 5 requests sent at once and their replies matched
                                    by seq. Exit 0 when all held.
@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import zmq
 
-import sluice_wire
+from sluice import wire
 
 TIMEOUT_MS = 30000
 
@@ -31,19 +31,19 @@ def check(arrays, v, what):
 
 
 def main(endpoint, n):
-    client = sluice_wire.ServingClient(endpoint)
+    client = wire.ServingClient(endpoint)
     for i in range(n):
         check(client.call(request(i + 0.5), TIMEOUT_MS), i + 0.5, f"call {i}")
     try:
         client.call([np.array(3, dtype=np.int64)], TIMEOUT_MS)
         raise AssertionError("a request of the wrong spec was answered")
-    except sluice_wire.WireError as e:
+    except wire.WireError as e:
         assert "expected {f64[2]}, found {s64}" in str(e), f"the error reply does not name the specs: {e}"
     asked = {client.send(request(-k - 0.25)): -k - 0.25 for k in range(5)}
     while asked:
         m = client.recv(TIMEOUT_MS)
         assert m is not None, f"no reply within {TIMEOUT_MS} ms; waiting for seqs {sorted(asked)}"
-        assert m.kind == sluice_wire.DATA, f"seq {m.seq}: expected data, found kind {m.kind}: {m.error}"
+        assert m.kind == wire.DATA, f"seq {m.seq}: expected data, found kind {m.kind}: {m.error}"
         assert m.seq in asked, f"a reply to seq {m.seq}, which was not asked or was answered already"
         check(m.arrays, asked.pop(m.seq), f"pipelined seq {m.seq}")
     client.close()
@@ -52,6 +52,6 @@ def main(endpoint, n):
 if __name__ == "__main__":
     try:
         main(sys.argv[1], int(sys.argv[2]))
-    except (AssertionError, sluice_wire.WireError, zmq.ZMQError) as e:
+    except (AssertionError, wire.WireError, zmq.ZMQError) as e:
         print(f"serving_client.py: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

@@ -486,7 +486,7 @@ TEST(Serving, PythonClient) {
   RunLimit limit(p, kRunLimit);
   test::Child client({python, SLUICE_SOURCE_DIR "/tests/pipeline/serving_client.py", server->bound_endpoint(),
                       std::to_string(kCount)},
-                     {"PYTHONPATH=" SLUICE_SOURCE_DIR "/io/python"});
+                     {"PYTHONPATH=" SLUICE_SOURCE_DIR "/python"});
   EXPECT_EQ(client.wait(milliseconds(60000)), 0) << "the Python client failed (its stderr is above)";
   ServingMetrics m = server->metrics();
   EXPECT_EQ(m.replies, static_cast<uint64_t>(kCount) + 5) << "its calls, then 5 pipelined requests";

@@ -1,5 +1,7 @@
-"""sluice's wire format, version 1, in Python: numpy and struct only (and
-the crc32c module where installed, for a faster CRC-32C).
+"""sluice.wire: sluice's wire format, version 1, in Python: numpy and
+struct only (and the crc32c module where installed, for a faster CRC-32C),
+so it works where the package's extension is not built (its folder,
+python/, on PYTHONPATH is enough).
 
 A message is one ZeroMQ multipart message: a 32-byte header frame, then two
 frames per array, an .npy version 1.0 header and the raw little-endian
@@ -12,18 +14,19 @@ Reliable mode, sluice's default between peers, is ReliableSender and
 ReliableReceiver (pyzmq): credit, acknowledgements, heartbeats and
 resending, so that nothing is lost when a side is slow, stops or restarts.
 
-    import numpy as np, sluice_wire
-    out = sluice_wire.ReliableSender("ipc:///tmp/sluice-in")
+    import numpy as np
+    from sluice import wire
+    out = wire.ReliableSender("ipc:///tmp/sluice-in")
     out.send([np.arange(4, dtype=np.float32)])
     out.send_barrier(1)          # checkpoint 1 closes here
     out.send_end_of_stream()
     out.flush(timeout=60)        # returns once the receiver has taken everything
 
-    inp = sluice_wire.ReliableReceiver("ipc:///tmp/sluice-out")   # binds
-    while (m := inp.recv(timeout=60)).kind != sluice_wire.END_OF_STREAM:
-        if m.kind == sluice_wire.DATA:
+    inp = wire.ReliableReceiver("ipc:///tmp/sluice-out")   # binds
+    while (m := inp.recv(timeout=60)).kind != wire.END_OF_STREAM:
+        if m.kind == wire.DATA:
             print(m.arrays)      # acknowledged at the next recv
-        elif m.kind == sluice_wire.BARRIER:
+        elif m.kind == wire.BARRIER:
             print("checkpoint", m.checkpoint)
     inp.close()
 
@@ -42,7 +45,7 @@ ServingClient (pyzmq) calls a pipeline behind a sluice ServingEndpoint
 (pipeline/serving.h): each request gets its own reply, matched by seq, and
 an error reply raises WireError with the server's text.
 
-    client = sluice_wire.ServingClient("tcp://127.0.0.1:5555")
+    client = wire.ServingClient("tcp://127.0.0.1:5555")
     y, = client.call([np.arange(4, dtype=np.float32)], timeout_ms=10000)
 
 Plain mode is send() and recv() on a pyzmq PUSH or PULL socket (anything
@@ -78,10 +81,6 @@ try:
     import crc32c as _crc32c_module  # Debian python3-crc32c, PyPI crc32c: CRC-32C in C
 except ImportError:
     _crc32c_module = None
-
-# sluice's version, project() in CMakeLists.txt; pyproject.toml reads it and
-# tests/io/python_package_test.py keeps the two the same.
-__version__ = "0.1.0"
 
 VERSION = 1
 DATA, END_OF_STREAM, ERROR = 0, 1, 2

@@ -1,6 +1,7 @@
 """The Python samples beside their C++ versions give the same results:
 online_mlp.py against samples/online_mlp's program, on the same files and
-the same initial weights, batch by batch."""
+the same initial weights, batch by batch; the sensor monitor's stages.py
+against stages.cpp, on the same vibration, chunk by chunk."""
 import os
 import re
 import subprocess
@@ -53,3 +54,22 @@ def test_online_mlp_in_python_matches_cpp(tmp_path):
     np.testing.assert_allclose(ours[:, 0], theirs[:, 0], rtol=1e-6)
     np.testing.assert_array_equal(ours[:, 1], theirs[:, 1])
     assert ours[-12:, 1].mean() > ours[:12, 1].mean()  # it learned
+
+
+def test_sensor_monitor_stages_in_python_match_cpp(tmp_path):
+    # stages.cpp's spectrum and detector over 40 chunks of the vibration
+    # source (sensor_reference, built beside this test), and stages.py's
+    # over the same signals in a pipeline built from Python.
+    reference = subprocess.run([os.path.join(BUILD, "tests", "python", "sensor_reference"), "40", str(tmp_path)],
+                               capture_output=True, text=True, timeout=120)
+    assert reference.returncode == 0, reference.stderr
+    sys.path.insert(0, os.path.join(SOURCE, "samples", "sensor_monitor"))
+    import stages
+    signals, labels = np.load(tmp_path / "signals.npy"), np.load(tmp_path / "labels.npy")
+    features, scores = [], []
+    stages.pipeline([(signals[i], labels[i], np.int64(i)) for i in range(len(signals))], stages.Config(),
+                    on_scores=lambda s, chunk_labels, born: scores.append(s.copy()),
+                    on_features=lambda f, chunk_labels, born: features.append(f.copy())).run()
+    # The same ops traced from Python and from C++: the same bits.
+    np.testing.assert_array_equal(np.stack(features), np.load(tmp_path / "features.npy"))
+    np.testing.assert_array_equal(np.stack(scores), np.load(tmp_path / "scores.npy"))

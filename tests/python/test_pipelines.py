@@ -1,6 +1,7 @@
 """Pipelines built from Python: sources of numpy data, compiled stages from
 Python functions, sinks calling Python, errors, checkpoints with a restore,
 and one program partitioned over three processes."""
+import json
 import os
 import shutil
 import subprocess
@@ -147,3 +148,33 @@ def test_sluices_own_sources_and_sinks(tmp_path):
     np.testing.assert_array_equal(np.load(os.path.join(files, names[3])), rows[3])
     with pytest.raises(sluice.TypeError, match="a callable or a sluice.sinks sink"):
         sender.sink("wrong", 42)
+
+
+def test_a_slow_callback_holding_the_gil_stalls_stages_only_at_the_credit():
+    # The sink's first call holds the GIL in a Python loop: the compiled
+    # stage, which needs no GIL, runs on meanwhile, until the source's
+    # credit (capacity) is used up, and no further.
+    capacity = 8
+    p = sluice.Pipeline(capacity=capacity)
+    src = p.source("rows", [np.full(4, i, np.float32) for i in range(50)])
+    stage = p.stage("double", lambda x: x * 2)
+    ran_ahead = []
+
+    def stage_out():
+        return next(m["messages_out"] for m in json.loads(p.metrics_json()) if m["name"] == "double")
+
+    def slow(x):
+        if ran_ahead:
+            return
+        deadline = time.monotonic() + 30
+        while stage_out() < capacity and time.monotonic() < deadline:
+            pass  # a Python loop: the GIL stays with this thread
+        held = time.monotonic() + 0.2
+        while time.monotonic() < held:
+            pass
+        ran_ahead.append(stage_out())
+    p.connect(src, stage)
+    p.connect(stage, p.sink("slow", slow))
+    result = p.run()
+    assert ran_ahead == [capacity]
+    assert result["metrics"]["slow"]["messages_in"] == 50

@@ -12,6 +12,7 @@
 
 #include <sluice/ops/expr.h>
 #include <sluice/ops/function.h>
+#include <sluice/ops/ops.h>
 #include <sluice/stream/stream.h>
 
 namespace sluice::python {
@@ -35,10 +36,21 @@ void bind_elementwise_ops(nb::module_& m);  // ops_elementwise.cpp, from op_list
 // "float32"), a numpy dtype or scalar type. TypeError otherwise.
 DType dtype_of_object(nb::handle h, const char* where);
 
+// Nx's axes= argument: None for every axis (an empty list), an integer for
+// that axis, else a sequence of them; and reduce's options of axes= and keep_axes=.
+std::vector<int64_t> axes_of(nb::handle h);
+ReduceOptions reduce_options(nb::handle axes, bool keep_axes);
+
+// Padding as (low, high) or (low, high, interior) per axis (ValueError otherwise).
+std::vector<PadDim> padding_of(nb::handle h, const char* where);
+
 // An Expr from a traced value or a constant: an Expr as it is, a Python
 // int or float as a weak scalar (as C++'s `x + 1`), a bool as a pred, a
 // Tensor or anything numpy can read as a constant of its values.
 Expr expr_of(nb::handle h, const char* where);
+
+// Each item of a sequence, as expr_of makes it.
+std::vector<Expr> exprs_of(nb::handle h, const char* where);
 
 // A host Tensor from a Tensor as it is, or from anything numpy reads: its
 // memory shared when numpy's layout allows (contiguous, of a dtype sluice

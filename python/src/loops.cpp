@@ -109,13 +109,7 @@ void bind_loops(nb::module_& m) {
   m.def(
       "reduce",
       [](const Expr& x, nb::handle init, nb::callable fn, nb::handle axes, bool keep_axes) {
-        std::vector<int64_t> a;
-        if (PyLong_Check(axes.ptr()))
-          a = {nb::cast<int64_t>(axes)};
-        else if (!axes.is_none())
-          a = nb::cast<std::vector<int64_t>>(axes);
-        return reduce(x, expr_of(init, "reduce"), reduce_fn(fn, "reduce"),
-                      {.axes = a, .keep_axes = keep_axes});
+        return reduce(x, expr_of(init, "reduce"), reduce_fn(fn, "reduce"), reduce_options(axes, keep_axes));
       },
       nb::arg("x"), nb::arg("init"), nb::arg("fn"), nb::arg("axes") = nb::none(),
       nb::arg("keep_axes") = false,
@@ -124,18 +118,9 @@ void bind_loops(nb::module_& m) {
       "window_reduce",
       [](const Expr& x, nb::handle init, nb::callable fn, std::vector<int64_t> window,
          std::vector<int64_t> strides, nb::handle padding, std::vector<int64_t> window_dilations) {
-        std::vector<PadDim> pads;
-        if (!padding.is_none())
-          for (nb::handle p : nb::iter(padding)) {
-            const auto v = nb::cast<std::vector<int64_t>>(p);
-            if (v.size() != 2)
-              throw ValueError(error_message("window_reduce", "padding", "(low, high) per axis",
-                                             std::to_string(v.size()) + " numbers"));
-            pads.push_back({v[0], v[1], 0});
-          }
         return window_reduce(x, expr_of(init, "window_reduce"), reduce_fn(fn, "window_reduce"), window,
                              {.strides = std::move(strides),
-                              .padding = std::move(pads),
+                              .padding = padding_of(padding, "window_reduce"),
                               .window_dilations = std::move(window_dilations)});
       },
       nb::arg("x"), nb::arg("init"), nb::arg("fn"), nb::arg("window"),

@@ -19,21 +19,6 @@
 namespace sluice::python {
 namespace {
 
-ReduceOptions axes_options(nb::handle axes, bool keep_axes) {
-  std::vector<int64_t> a;
-  if (PyLong_Check(axes.ptr()))
-    a = {nb::cast<int64_t>(axes)};
-  else if (!axes.is_none())
-    a = nb::cast<std::vector<int64_t>>(axes);
-  return {.axes = std::move(a), .keep_axes = keep_axes};
-}
-
-Tuple exprs_of(nb::handle h, const char* where) {
-  Tuple out;
-  for (nb::handle item : nb::iter(h)) out.push_back(expr_of(item, where));
-  return out;
-}
-
 nb::tuple python_tuple(const Tuple& t) { return nb::tuple(nb::cast(t)); }
 
 void bind_nn_helpers(nb::module_& nn) {
@@ -42,7 +27,7 @@ void bind_nn_helpers(nb::module_& nn) {
     nn.def(
         name,
         [n](const Expr& x, nb::handle axes, bool keep) {
-          const ReduceOptions o = axes_options(axes, keep);
+          const ReduceOptions o = reduce_options(axes, keep);
           return n == "logsumexp" ? logsumexp(x, o) : n == "mean" ? mean(x, o) : variance(x, o);
         },
         nb::arg("x"), nb::arg("axes") = nb::none(), nb::arg("keep_axes") = false);

@@ -22,7 +22,28 @@
 namespace sluice::python {
 namespace {
 
-// None: every axis (an empty list); an integer: that axis; else a sequence of them.
+template <typename Enum>
+Enum choice(const std::string& value, const char* where, const char* what,
+            std::initializer_list<std::pair<const char*, Enum>> choices) {
+  std::string names;
+  for (const auto& [name, e] : choices) {
+    if (value == name) return e;
+    names += names.empty() ? std::string("\"") + name + "\"" : std::string(", \"") + name + "\"";
+  }
+  throw ValueError(error_message(where, what, "one of " + names, "\"" + value + "\""));
+}
+
+Expr constant_of(nb::handle value, nb::handle dtype) {
+  Tensor t = tensor_of(value, "sluice.constant");
+  Literal literal{t.spec(), {}};
+  literal.bytes.resize(static_cast<size_t>(t.spec().bytes()));
+  t.copy_to_host(literal.bytes.data());
+  Expr e = constant(literal);
+  return dtype.is_none() ? e : as_type(e, dtype_of_object(dtype, "sluice.constant"));
+}
+
+}  // namespace
+
 Axes axes_of(nb::handle h) {
   if (h.is_none()) return {};
   if (PyLong_Check(h.ptr())) return {nb::cast<int64_t>(h)};
@@ -35,7 +56,6 @@ std::vector<Expr> exprs_of(nb::handle h, const char* where) {
   return out;
 }
 
-// (low, high) or (low, high, interior) per axis.
 std::vector<PadDim> padding_of(nb::handle h, const char* where) {
   std::vector<PadDim> out;
   if (h.is_none()) return out;
@@ -49,31 +69,9 @@ std::vector<PadDim> padding_of(nb::handle h, const char* where) {
   return out;
 }
 
-template <typename Enum>
-Enum choice(const std::string& value, const char* where, const char* what,
-            std::initializer_list<std::pair<const char*, Enum>> choices) {
-  std::string names;
-  for (const auto& [name, e] : choices) {
-    if (value == name) return e;
-    names += names.empty() ? std::string("\"") + name + "\"" : std::string(", \"") + name + "\"";
-  }
-  throw ValueError(error_message(where, what, "one of " + names, "\"" + value + "\""));
-}
-
 ReduceOptions reduce_options(nb::handle axes, bool keep_axes) {
   return {.axes = axes_of(axes), .keep_axes = keep_axes};
 }
-
-Expr constant_of(nb::handle value, nb::handle dtype) {
-  Tensor t = tensor_of(value, "sluice.constant");
-  Literal literal{t.spec(), {}};
-  literal.bytes.resize(static_cast<size_t>(t.spec().bytes()));
-  t.copy_to_host(literal.bytes.data());
-  Expr e = constant(literal);
-  return dtype.is_none() ? e : as_type(e, dtype_of_object(dtype, "sluice.constant"));
-}
-
-}  // namespace
 
 Expr expr_of(nb::handle h, const char* where) {
   if (nb::isinstance<Expr>(h)) return nb::cast<Expr>(h);

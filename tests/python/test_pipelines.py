@@ -178,3 +178,15 @@ def test_a_slow_callback_holding_the_gil_stalls_stages_only_at_the_credit():
     result = p.run()
     assert ran_ahead == [capacity]
     assert result["metrics"]["slow"]["messages_in"] == 50
+
+
+def test_the_run_log(tmp_path):
+    log = str(tmp_path / "run.jsonl")
+    p, got = summing_pipeline(run_log=log, name="summing")
+    p.run()
+    with open(log) as f:
+        records = [json.loads(line) for line in f]
+    metrics = [r for r in records if r["type"] == "metrics"]
+    assert metrics and all(r["pipeline"] == "summing" for r in metrics)
+    last = {node["name"]: node for node in metrics[-1]["nodes"]}
+    assert last["sum"]["messages_in"] == 8 and last["keep"]["messages_in"] == 8

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <sluice/base/error.h>
+#include <sluice/io/npy.h>
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/placement.h>
 #include <sluice/pipeline/zmq_nodes.h>
@@ -225,6 +226,18 @@ void bind_sources_and_sinks(nb::module_& m) {
       nb::arg("endpoint"), nb::arg("spec"), nb::arg("expected_peers") = 1,
       "Messages of these specs received on a reliable ZeroMQ channel (\"@ipc://...\" binds, "
       "\">tcp://...\" connects), until each peer's end of stream.");
+  sources.def(
+      "npy_file",
+      [](const std::string& path, int64_t batch_size, const std::string& leftover) {
+        if (leftover != "repeat" && leftover != "discard")
+          throw ValueError(error_message("sources.npy_file", "leftover", "\"repeat\" or \"discard\"",
+                                         "\"" + leftover + "\""));
+        return sources::range(to_batched(npy::load(path), batch_size,
+                                         leftover == "repeat" ? Leftover::Repeat : Leftover::Discard));
+      },
+      nb::arg("path"), nb::arg("batch_size"), nb::arg("leftover") = "discard",
+      "The rows of a .npy file in batches of batch_size (the last partial one dropped, or wrapped around "
+      "with leftover=\"repeat\"); it replays after a restore.");
   nb::module_ sinks = m.def_submodule("sinks", "Sinks of sluice's own, for Pipeline.sink.");
   sinks.def("collector", &sinks::collector, "Keeps every message: .results() after the run.");
   sinks.def("npy_files", &sinks::npy_files, nb::arg("directory"),

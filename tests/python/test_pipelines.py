@@ -146,6 +146,15 @@ def test_sluices_own_sources_and_sinks(tmp_path):
     names = sorted(n for n in os.listdir(files) if n.endswith(".npy"))
     assert len(names) == 10
     np.testing.assert_array_equal(np.load(os.path.join(files, names[3])), rows[3])
+    # Those files' rows again, read by a source of .npy files, two at a time.
+    np.save(tmp_path / "rows.npy", np.stack(rows))
+    again = sluice.Pipeline()
+    batches = sluice.sinks.collector()
+    again.connect(again.source("file", sluice.sources.npy_file(str(tmp_path / "rows.npy"), 2)),
+                  again.sink("batches", batches))
+    again.run()
+    np.testing.assert_array_equal(np.stack([np.asarray(m[0]) for m in batches.results()]),
+                                  np.stack(rows).reshape(5, 2, 4))
     with pytest.raises(sluice.TypeError, match="a callable or a sluice.sinks sink"):
         sender.sink("wrong", 42)
 

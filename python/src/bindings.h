@@ -100,6 +100,32 @@ struct PythonRef {
 // the GIL), which keeps the tensor alive.
 nb::object numpy_view(const Tensor& t, const char* where);
 
+// Python's collector sees the Python objects a C++ object of a bound class
+// keeps (a function, a callback, which may refer back to the object through
+// a module's globals), so that it can break such cycles: the type slots for
+// nb::class_<T>(..., nb::type_slots(collected_slots<T>())), given
+//   void T::visit_python(const std::function<void(PyObject*)>&) const;
+//   void T::clear_python();   // lets them go: the object is garbage
+template <typename T>
+PyType_Slot* collected_slots() {
+  static PyType_Slot slots[] = {
+      {Py_tp_traverse, reinterpret_cast<void*>(+[](PyObject* self, visitproc visit, void* arg) -> int {
+         Py_VISIT(Py_TYPE(self));
+         if (!nb::inst_ready(self)) return 0;
+         int failed = 0;
+         nb::inst_ptr<T>(self)->visit_python([&](PyObject* o) {
+           if (o && !failed) failed = visit(o, arg);
+         });
+         return failed;
+       })},
+      {Py_tp_clear, reinterpret_cast<void*>(+[](PyObject* self) -> int {
+         nb::inst_ptr<T>(self)->clear_python();
+         return 0;
+       })},
+      {0, nullptr}};
+  return slots;
+}
+
 // Tuples of results: one result as itself, several as a Python tuple.
 nb::object tensors_to_python(const std::vector<Tensor>& tensors, bool as_tuple);
 
@@ -118,12 +144,12 @@ class PythonStream {
   nb::object recv();
   nb::object done();
   Stream* stream() { return stream_ ? &*stream_ : nullptr; }
+  void visit_python(const std::function<void(PyObject*)>& visit) const { visit(fn_.ptr()); }
+  void clear_python() { fn_.reset(); }
 
  private:
   Stream& open(const char* where);
-  friend int stream_traverse(PyObject*, visitproc, void*);
-  friend int stream_clear(PyObject*);
-  nb::object fn_;  // the Python function, which Python's collector sees (stream_traverse)
+  nb::object fn_;  // the Python function, which Python's collector sees (collected_slots)
   StreamTracer trace_;
   Device device_;
   StreamOptions options_;

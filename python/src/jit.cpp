@@ -98,6 +98,8 @@ class Jitted {
   // The Function for these argument specs (traced and transformed once).
   const Function& function(const std::vector<Spec>& specs) { return lookup(specs).function; }
   size_t signatures() const { return entries_.size(); }
+  void visit_python(const std::function<void(PyObject*)>& visit) const { visit(fn_.ptr()); }
+  void clear_python() { fn_.reset(); }
 
  private:
   struct Entry {
@@ -145,27 +147,13 @@ class Jitted {
     return entries_.back();
   }
 
-  friend int jitted_traverse(PyObject*, visitproc, void*);
-  friend int jitted_clear(PyObject*);
-  nb::object fn_;  // seen by Python's collector (jitted_traverse): fn may refer to this object
+  nb::object fn_;  // seen by Python's collector (collected_slots): fn may refer to this object
   Transform transform_;
   std::string name_;
   Device device_;
   std::vector<Entry> entries_;
   Entry* last_ = nullptr;  // the signature called last: most calls repeat it
 };
-
-int jitted_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  if (!nb::inst_ready(self)) return 0;
-  Py_VISIT(nb::inst_ptr<Jitted>(self)->fn_.ptr());
-  return 0;
-}
-
-int jitted_clear(PyObject* self) {
-  nb::inst_ptr<Jitted>(self)->fn_.reset();
-  return 0;
-}
 
 std::string name_of(nb::handle fn) {
   return nb::hasattr(fn, "__name__") ? nb::cast<std::string>(fn.attr("__name__")) : std::string("function");
@@ -221,10 +209,7 @@ void bind_jit(nb::module_& m) {
       .def_prop_ro("outputs", &Function::output_specs)
       .def("__str__", &Function::str);
 
-  static PyType_Slot slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&jitted_traverse)},
-                                {Py_tp_clear, reinterpret_cast<void*>(&jitted_clear)},
-                                {0, nullptr}};
-  nb::class_<Jitted>(m, "Jitted", nb::type_slots(slots),
+  nb::class_<Jitted>(m, "Jitted", nb::type_slots(collected_slots<Jitted>()),
                      "A function traced and compiled per signature; see sluice.jit.")
       .def("__call__", &Jitted::call)
       .def(

@@ -39,7 +39,7 @@ namespace {
 }
 
 // A pipeline and the Python objects its nodes keep (callbacks, data), which
-// Python's collector sees through it (pipeline_traverse): a callback that
+// Python's collector sees through it (collected_slots): a callback that
 // refers to the pipeline (a global of the module that made both) makes a
 // cycle it must be able to break.
 struct PythonPipeline {
@@ -48,23 +48,16 @@ struct PythonPipeline {
     refs.push_back(std::make_shared<PythonRef>(std::move(o)));
     return refs.back();
   }
+  void visit_python(const std::function<void(PyObject*)>& visit) const {
+    for (const auto& ref : refs) visit(ref->object.ptr());
+  }
+  void clear_python() {
+    pipeline.cancel();
+    for (const auto& ref : refs) ref->object.reset();
+  }
   Pipeline pipeline;
   std::vector<std::shared_ptr<PythonRef>> refs;
 };
-
-int pipeline_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  if (!nb::inst_ready(self)) return 0;
-  for (const auto& ref : nb::inst_ptr<PythonPipeline>(self)->refs) Py_VISIT(ref->object.ptr());
-  return 0;
-}
-
-int pipeline_clear(PyObject* self) {
-  PythonPipeline* p = nb::inst_ptr<PythonPipeline>(self);
-  p->pipeline.cancel();
-  for (const auto& ref : p->refs) ref->object.reset();
-  return 0;
-}
 
 std::vector<Spec> specs_of(const Tensors& tensors) {
   std::vector<Spec> out;
@@ -273,10 +266,7 @@ void bind_pipeline(nb::module_& m) {
       nb::arg("placement"), nb::arg("given") = "",
       "This process's name in the placement: `given`, or the launcher's rank (mpirun, srun), or None.");
 
-  static PyType_Slot slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&pipeline_traverse)},
-                                {Py_tp_clear, reinterpret_cast<void*>(&pipeline_clear)},
-                                {0, nullptr}};
-  nb::class_<PythonPipeline>(m, "Pipeline", nb::type_slots(slots),
+  nb::class_<PythonPipeline>(m, "Pipeline", nb::type_slots(collected_slots<PythonPipeline>()),
                              "Compiled stages as nodes of a flow graph, fed by sources, drained by sinks.")
       .def(
           "__init__",

@@ -79,25 +79,8 @@ Stream& PythonStream::open(const char* where) {
   return *stream_;
 }
 
-// The stream's function may refer to the stream (a global of the module
-// that made both): Python's collector sees the reference and breaks the cycle.
-int stream_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  if (!nb::inst_ready(self)) return 0;
-  Py_VISIT(nb::inst_ptr<PythonStream>(self)->fn_.ptr());
-  return 0;
-}
-
-int stream_clear(PyObject* self) {
-  nb::inst_ptr<PythonStream>(self)->fn_.reset();
-  return 0;
-}
-
 void bind_stream(nb::module_& m) {
-  static PyType_Slot slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&stream_traverse)},
-                                {Py_tp_clear, reinterpret_cast<void*>(&stream_clear)},
-                                {0, nullptr}};
-  nb::class_<PythonStream>(m, "Stream", nb::type_slots(slots),
+  nb::class_<PythonStream>(m, "Stream", nb::type_slots(collected_slots<PythonStream>()),
                            "A compiled function run chunk by chunk with an accumulator: send / recv / done.")
       .def("send", &PythonStream::send, nb::arg("chunk"),
            "Enqueues a chunk (a tensor, or a tuple of them) and returns without waiting for it; blocks while "

@@ -145,6 +145,13 @@ void Pipeline::connect(NodeId from, NodeId to) {
 
 void Pipeline::Impl::validate_and_trace() {
   if (validated) return;
+  resolve_specs();
+  if (!options.partition.process.empty() || options.partition.placement) partition();
+  analyse();
+  validated = true;
+}
+
+void Pipeline::Impl::resolve_specs() {
   for (int i : topological_order()) {
     Slot& s = slot(i);
     PipelineNode& n = *s.node;
@@ -165,9 +172,6 @@ void Pipeline::Impl::validate_and_trace() {
     }
     n.resolve(in);
   }
-  if (!options.partition.process.empty() || options.partition.placement) partition();
-  analyse();
-  validated = true;
 }
 
 std::vector<int> Pipeline::Impl::topological_order() const {

@@ -272,6 +272,14 @@ class Pipeline {
   // started; 0 when they are not served.
   int metrics_port() const;
 
+  // The graph as a picture: each node's kind and name, each edge labelled
+  // with the specs it carries, the nodes of each process of a partitioned
+  // pipeline boxed together. DOT for Graphviz (`dot -Tsvg`), Mermaid's
+  // flowchart for Markdown viewers. Before the run it resolves the specs
+  // as start() does, tracing the stages (PipelineError as start() would
+  // throw it); after, it draws what runs in this process.
+  std::string to_dot();
+  std::string to_mermaid();
   // The run log (PipelineOptions::run_log), for records of the
   // application's own (a sink's scores, say); null when there is none.
   std::shared_ptr<RunLog> run_log() const;

@@ -37,5 +37,7 @@ Command add_update_command(CLI::App& app);
 Command add_keygen_command(CLI::App& app);
 // `sluice report RUN.jsonl -o report.html`: a run log as an HTML page of charts.
 Command add_report_command(CLI::App& app);
+// `sluice graph`: the demo's pipeline as a picture (DOT or Mermaid).
+Command add_graph_command(CLI::App& app);
 
 }  // namespace sluice::tools

@@ -29,9 +29,9 @@ int main(int argc, char** argv) {
   using namespace sluice::tools;
   CLI::App app{"sluice: streams tensors through compiled computations.", "sluice"};
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION + " (git " + SLUICE_REVISION + ")");
-  const Command commands[] = {add_demo_command(app),  add_devices_command(app), add_cat_command(app),
-                              add_send_command(app),  add_update_command(app),  add_keygen_command(app),
-                              add_report_command(app)};
+  const Command commands[] = {add_demo_command(app),   add_devices_command(app), add_cat_command(app),
+                              add_send_command(app),   add_update_command(app),  add_keygen_command(app),
+                              add_report_command(app), add_graph_command(app)};
   // Not require_subcommand: CLI11 would then call an unknown subcommand a
   // missing one instead of naming it.
   try {

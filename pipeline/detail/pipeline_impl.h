@@ -111,8 +111,13 @@ struct Pipeline::Impl {
   std::string describe(int index) const;  // "stage 'name'"
   NodeId add(std::unique_ptr<PipelineNode> node, std::string process);
   void validate_and_trace();
+  // Checks that every node is connected and resolves each one's specs from
+  // its producers', in topological order (tracing the stages).
+  void resolve_specs();
   std::vector<int> topological_order() const;  // PipelineError naming a cycle
   void analyse();                              // order and connected parts of the graph as it will run
+  // The graph as DOT, or Mermaid's flowchart (pipeline_picture.cpp): Pipeline::to_dot, to_mermaid.
+  std::string picture(bool mermaid);
   // This process's part of a partitioned pipeline (partition.cpp): the
   // other processes' nodes go, and edges to them become channels.
   void partition();

@@ -378,6 +378,12 @@ void bind_pipeline(nb::module_& m) {
           },
           nb::arg("dir") = "",
           "Loads the newest complete checkpoint: (its number or 0, what was skipped and why).")
+      .def(
+          "to_dot", [](PythonPipeline& p) { return p.pipeline.to_dot(); },
+          "The graph as DOT: nodes, the specs on each edge, each process a box (stages traced, not run).")
+      .def(
+          "to_mermaid", [](PythonPipeline& p) { return p.pipeline.to_mermaid(); },
+          "The graph as Mermaid's flowchart.")
       .def("metrics_json", [](PythonPipeline& p) { return p.pipeline.metrics_json(); })
       .def("metrics_prometheus", [](PythonPipeline& p) { return p.pipeline.metrics_prometheus(); })
       .def_prop_ro("metrics_port", [](PythonPipeline& p) { return p.pipeline.metrics_port(); });

@@ -30,6 +30,8 @@ def summing_pipeline(rows=data, **options):
 
 def test_a_source_a_stage_and_a_sink():
     p, got = summing_pipeline()
+    # Drawn before the run: the stage's output, its rows' sums, is traced.
+    assert '  n1 -> n2 [label="f32[8]"];' in p.to_dot() and p.to_mermaid().startswith("flowchart LR")
     result = p.run()
     np.testing.assert_array_equal(np.concatenate(got), data.sum(1))
     assert float(result["accumulators"]["sum"]) == data.sum()

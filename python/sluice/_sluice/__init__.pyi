@@ -744,6 +744,14 @@ class Pipeline:
         Loads the newest complete checkpoint: (its number or 0, what was skipped and why).
         """
 
+    def to_dot(self) -> str:
+        """
+        The graph as DOT: nodes, the specs on each edge, each process a box (stages traced, not run).
+        """
+
+    def to_mermaid(self) -> str:
+        """The graph as Mermaid's flowchart."""
+
     def metrics_json(self) -> str: ...
 
     def metrics_prometheus(self) -> str: ...

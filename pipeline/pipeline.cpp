@@ -146,6 +146,7 @@ void Pipeline::connect(NodeId from, NodeId to) {
 void Pipeline::Impl::validate_and_trace() {
   if (validated) return;
   resolve_specs();
+  log_graph();  // the whole program, before this process's part is cut out of it
   if (!options.partition.process.empty() || options.partition.placement) partition();
   analyse();
   validated = true;

@@ -3,6 +3,7 @@
 // of each process of a partitioned pipeline inside a box of their own. The
 // specs are what start() resolves, so stages are traced (not run) first.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,13 +15,6 @@
 
 namespace sluice {
 namespace {
-
-// One node of the picture and what flows out of it.
-struct Drawn {
-  std::string name, kind, process;
-  std::vector<int> outputs;
-  std::string carries;  // its output specs, "f32[16][1024], s64"; empty when it has no output
-};
 
 std::string specs_text(const std::vector<Spec>& specs) {
   std::string out;
@@ -45,27 +39,32 @@ std::string mermaid_label(const std::string& text) {
   return "\"" + out + "\"";
 }
 
-std::string draw_dot(const std::vector<Drawn>& drawn, const std::vector<std::string>& processes);
-std::string draw_mermaid(const std::vector<Drawn>& drawn, const std::vector<std::string>& processes);
+std::string draw_dot(const std::vector<DrawnNode>& drawn, const std::vector<std::string>& processes);
+std::string draw_mermaid(const std::vector<DrawnNode>& drawn, const std::vector<std::string>& processes);
 
 }  // namespace
+
+std::vector<DrawnNode> Pipeline::Impl::drawing() const {
+  std::vector<DrawnNode> drawn;
+  for (const Slot& s : slots) {
+    DrawnNode d{s.node->name(), s.node->kind(), s.process, s.outputs, ""};
+    if (s.node->has_output())
+      if (const std::optional<std::vector<Spec>> out = s.node->output_spec()) d.carries = specs_text(*out);
+    drawn.push_back(std::move(d));
+  }
+  return drawn;
+}
 
 // Before the run, the specs as start() resolves them, without partitioning
 // (the picture is of the whole program, every process's nodes); after it,
 // the graph as it runs in this process.
 std::string Pipeline::Impl::picture(bool mermaid) {
   if (!validated) resolve_specs();
+  const std::vector<DrawnNode> drawn = drawing();
   std::vector<std::string> processes;  // in order of first appearance; "" for nodes of no process
-  std::vector<Drawn> drawn;
-  for (const Slot& s : slots) {
-    Drawn d{s.node->name(), s.node->kind(), s.process, s.outputs, ""};
-    if (s.node->has_output())
-      if (const std::optional<std::vector<Spec>> out = s.node->output_spec()) d.carries = specs_text(*out);
-    bool known = false;
-    for (const std::string& p : processes) known |= p == s.process;
-    if (!known) processes.push_back(s.process);
-    drawn.push_back(std::move(d));
-  }
+  for (const DrawnNode& d : drawn)
+    if (std::find(processes.begin(), processes.end(), d.process) == processes.end())
+      processes.push_back(d.process);
   return mermaid ? draw_mermaid(drawn, processes) : draw_dot(drawn, processes);
 }
 
@@ -74,7 +73,7 @@ std::string Pipeline::to_mermaid() { return impl_->picture(true); }
 
 namespace {
 
-std::string draw_dot(const std::vector<Drawn>& drawn, const std::vector<std::string>& processes) {
+std::string draw_dot(const std::vector<DrawnNode>& drawn, const std::vector<std::string>& processes) {
   std::string out = "digraph pipeline {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n";
   for (size_t p = 0; p < processes.size(); ++p) {
     const bool boxed = !processes[p].empty();
@@ -95,7 +94,7 @@ std::string draw_dot(const std::vector<Drawn>& drawn, const std::vector<std::str
   return out + "}\n";
 }
 
-std::string draw_mermaid(const std::vector<Drawn>& drawn, const std::vector<std::string>& processes) {
+std::string draw_mermaid(const std::vector<DrawnNode>& drawn, const std::vector<std::string>& processes) {
   std::string out = "flowchart LR\n";
   for (size_t p = 0; p < processes.size(); ++p) {
     const bool boxed = !processes[p].empty();

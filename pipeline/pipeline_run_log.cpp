@@ -1,10 +1,12 @@
-// A running pipeline's run log (PipelineOptions::run_log): a thread that
-// appends a snapshot of every node's metrics at a steady pace, until
-// wait() writes the last one.
+// A running pipeline's run log (PipelineOptions::run_log): the graph when
+// the run starts, then a thread that appends a snapshot of every node's
+// metrics at a steady pace, until wait() writes the last one.
 
 #include <sluice/base/detail/error_format.h>
 #include <sluice/base/detail/log.h>
 #include <sluice/pipeline/detail/pipeline_impl.h>
+
+#include <nlohmann/json.hpp>
 
 namespace sluice {
 
@@ -21,6 +23,17 @@ void Pipeline::Impl::open_run_log() {
 void Pipeline::Impl::log_metrics() {
   // The same snapshot and fields as metrics_json(), on one line.
   run_log->write(RunRecord("metrics").json("nodes", sluice::metrics_json(owner->metrics(), -1)));
+}
+
+void Pipeline::Impl::log_graph() {
+  if (!run_log) return;
+  nlohmann::json nodes = nlohmann::json::array(), edges = nlohmann::json::array();
+  const std::vector<DrawnNode> drawn = drawing();
+  for (size_t i = 0; i < drawn.size(); ++i) {
+    nodes.push_back({{"name", drawn[i].name}, {"kind", drawn[i].kind}, {"process", drawn[i].process}});
+    for (int to : drawn[i].outputs) edges.push_back({{"from", i}, {"to", to}, {"specs", drawn[i].carries}});
+  }
+  run_log->write(RunRecord("graph").json("nodes", nodes.dump()).json("edges", edges.dump()));
 }
 
 void Pipeline::Impl::start_run_log() {

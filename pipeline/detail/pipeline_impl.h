@@ -21,6 +21,15 @@
 
 namespace sluice {
 
+// One node as a picture of the graph shows it (pipeline_picture.cpp): as it
+// stands in the pipeline's slots, its outputs (slot indices), and the specs
+// they carry as resolved so far ("" where unknown, or for a node with no output).
+struct DrawnNode {
+  std::string name, kind, process;
+  std::vector<int> outputs;
+  std::string carries;  // "f32[16][1024], s64"
+};
+
 struct Pipeline::Impl {
   // One node and where it stands in the graph.
   struct Slot {
@@ -116,8 +125,13 @@ struct Pipeline::Impl {
   void resolve_specs();
   std::vector<int> topological_order() const;  // PipelineError naming a cycle
   void analyse();                              // order and connected parts of the graph as it will run
-  // The graph as DOT, or Mermaid's flowchart (pipeline_picture.cpp): Pipeline::to_dot, to_mermaid.
+  // What a picture of the graph shows (DrawnNode), one per slot.
+  std::vector<DrawnNode> drawing() const;
+  // The graph as DOT, or Mermaid's flowchart: Pipeline::to_dot, to_mermaid.
   std::string picture(bool mermaid);
+  // The run log's "graph" record: the whole program's drawing, written when
+  // the run starts, before partitioning (pipeline_run_log.cpp).
+  void log_graph();
   // This process's part of a partitioned pipeline (partition.cpp): the
   // other processes' nodes go, and edges to them become channels.
   void partition();

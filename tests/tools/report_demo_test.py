@@ -2,7 +2,7 @@
 """`sluice report` of a short demo run, opened in headless Chromium.
 
 Runs the three-process demo with --run-log, draws the log with `sluice
-report`, checks the page (every chart an <svg> with data drawn, no script,
+report`, checks the page (the pipeline's graph, every chart an <svg> with data drawn, no script,
 nothing fetched), then has Chromium render it to a screenshot: the console
 must stay silent and the picture must show charts (pixels neither white
 nor grey). The screenshot is kept as report.png in the working directory.
@@ -47,6 +47,14 @@ def check_page(html):
             fail(f"the page refers to {address}: it must need no network")
     svgs = re.findall(r"<svg\b.*?</svg>", html, re.S)
     titles = [re.search(r'aria-label="([^"]*)"', s).group(1) for s in svgs]
+    # First the pipeline's graph: the three processes' five nodes (the
+    # run log adds the spectrogram's sink) and their four edges.
+    if not titles or titles[0] != "The pipeline":
+        fail(f"expected the pipeline's graph first, found {titles[:1]}")
+    graph, svgs, titles = svgs[0], svgs[1:], titles[1:]
+    counts = [len(re.findall(rf'<g class="{kind}">', graph)) for kind in ("node", "edge", "process")]
+    if counts != [5, 4, 3] or "f32[16][4][1024]" not in graph:
+        fail(f"the graph: expected 5 nodes, 4 edges and 3 processes with their specs, found {counts}")
     if titles != CHARTS:
         fail(f"expected the charts {CHARTS}, found {titles}")
     for title, svg in zip(titles, svgs):

@@ -105,6 +105,26 @@ def main():
         except subprocess.TimeoutExpired:
             expect("the probe's log gives a page", False, "sluice report ran past 20 s")
 
+        # The pipeline's graph: the first record drawn (each process writes one), boxes per process.
+        graph = {"t": 1.7e9, "process": "a", "type": "graph",
+                 "nodes": [{"name": "rows", "kind": "source", "process": "a"},
+                           {"name": "square", "kind": "stage", "process": "b"},
+                           {"name": "keep", "kind": "sink", "process": "b"}],
+                 "edges": [{"from": 0, "to": 1, "specs": "f32[8], s64"}, {"from": 1, "to": 2, "specs": "f32[8]"}]}
+        status, err, page, _ = report(sluice, work, json.dumps(graph) + "\n" + json.dumps(dict(graph, process="b"))
+                                      + "\n" + GOOD, "graph")
+        picture = re.search(r'<svg[^>]*aria-label="The pipeline".*?</svg>', page or "", re.S)
+        drawn = picture.group(0) if picture else ""
+        expect("a graph record is drawn once, nodes, specs and a box per process",
+               status == 0 and len(re.findall(r'<g class="node">', drawn)) == 3
+               and len(re.findall(r'<g class="edge">', drawn)) == 2 and len(re.findall(r'<g class="process">', drawn)) == 2
+               and all(name in drawn for name in ("rows", "square", "keep", "f32[8]", "s64", "process a"))
+               and page.count('aria-label="The pipeline"') == 1, f"status {status}: {err}\n{drawn[:500]}")
+        bad = dict(graph, edges=[{"from": 0, "to": 3, "specs": "f32[8]"}])
+        status, err, _, log = report(sluice, work, GOOD + json.dumps(bad) + "\n", "graph_bad_edge")
+        expect("a graph edge to no node is an error naming its line", status == 1 and f"{log}:25:" in err
+               and "edges between the 3 nodes" in err, err)
+
         log = os.path.join(work, "stages_only.jsonl")
         p = subprocess.run([sluice, "report", log, "-o", os.path.join(work, "no", "such", "dir.html")],
                            capture_output=True, text=True, timeout=60)

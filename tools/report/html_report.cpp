@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "tools/report/svg_chart.h"
+#include "tools/report/svg_graph.h"
 
 namespace sluice::tools::report {
 namespace {
@@ -24,6 +25,11 @@ svg .tick, svg .legend { font-size: 12px; fill: #444; } svg .label { font-size: 
 svg .grid { stroke: #e6e6e6; } svg .tickmark { stroke: #888; } svg .frame { fill: none; stroke: #999; }
 svg .series { fill: none; stroke-width: 1.8; stroke-linejoin: round; } svg .swatch { stroke-width: 2.5; }
 svg .shade { fill: #d55e00; fill-opacity: 0.15; } svg .strip { fill: #d55e00; }
+svg.graph { max-width: 900px; } svg.graph text { font-size: 12px; fill: #333; text-anchor: middle; }
+svg.graph .node rect { fill: #f3f6fa; stroke: #4a6785; stroke-width: 1.5; } svg.graph .kind { fill: #667; font-size: 11px; }
+svg.graph .specs { font-size: 11px; fill: #555; }
+svg.graph .edge path { fill: none; stroke: #777; stroke-width: 1.4; } svg.graph .edge .head { fill: #777; stroke: none; }
+svg.graph .process rect { fill: none; stroke: #999; stroke-dasharray: 5 4; } svg.graph .process text { text-anchor: start; fill: #666; }
 )";
 
 std::string fixed(double v, int digits) {
@@ -194,6 +200,16 @@ std::string scores_section(const RunData& d) {
                     {thinned(so_far), thinned(recent)});
 }
 
+std::string graph_section(const PipelineGraph& g) {
+  return "<h2>Pipeline</h2>\n<p class=\"note\">Its nodes and the specs each edge carries, as the pipeline "
+         "wrote them when its run started" +
+         std::string(std::any_of(g.nodes.begin(), g.nodes.end(),
+                                 [](const GraphNode& n) { return !n.process.empty(); })
+                         ? "; each process's nodes in a dashed box"
+                         : "") +
+         ".</p>\n" + graph_picture(g);
+}
+
 }  // namespace
 
 std::string html_report(const RunData& d) {
@@ -208,6 +224,7 @@ std::string html_report(const RunData& d) {
        " records over " + fixed(d.duration_s, 1) + " s" +
        (processes.empty() ? "" : " from processes " + escape(processes)) + ".</p>\n";
   for (const std::string& w : d.warnings) s += "<p class=\"note warning\">" + escape(w) + "</p>\n";
+  if (d.graph) s += graph_section(*d.graph);
   s += stages_section(d);
   if (!d.spectrogram.empty()) s += spectrogram_section(d);
   if (!d.scores.empty()) s += scores_section(d);

@@ -103,6 +103,9 @@ class Reader {
       d_.scores.push_back(std::move(c));
     } else if (type == "spectrogram") {
       spectrogram(r, w, t, what);
+    } else if (type == "graph") {
+      PipelineGraph g = graph(r, w, what);
+      if (!d_.graph) d_.graph = std::move(g);
     } else {
       ++unknown_[type];  // an application's own: kept in the log, not drawn
     }
@@ -126,6 +129,33 @@ class Reader {
   }
 
  private:
+  // nodes [{name, kind, process}], edges [{from, to, specs}] with from and
+  // to indices of nodes.
+  static PipelineGraph graph(const json& r, const Where& w, const std::string& what) {
+    PipelineGraph g;
+    const json& nodes = field(r, "nodes", w, what);
+    const json& edges = field(r, "edges", w, what);
+    if (!nodes.is_array() || !edges.is_array())
+      throw ValueError(error_message(w.at(), what, "'nodes' and 'edges' to be arrays",
+                                     kind_of(nodes.is_array() ? edges : nodes)));
+    for (const json& n : nodes) {
+      if (!n.is_object()) throw ValueError(error_message(w.at(), what, "each node an object", kind_of(n)));
+      g.nodes.push_back({text(n, "name", w, what), text(n, "kind", w, what), text(n, "process", w, what)});
+    }
+    for (const json& e : edges) {
+      if (!e.is_object()) throw ValueError(error_message(w.at(), what, "each edge an object", kind_of(e)));
+      const double from = number(e, "from", w, what), to = number(e, "to", w, what);
+      const double count = static_cast<double>(g.nodes.size());
+      if (!(from >= 0 && from < count && to >= 0 && to < count) || from != std::floor(from) ||
+          to != std::floor(to))
+        throw ValueError(error_message(w.at(), what,
+                                       "edges between the " + std::to_string(g.nodes.size()) + " nodes",
+                                       "one from " + json(from).dump() + " to " + json(to).dump()));
+      g.edges.push_back({static_cast<size_t>(from), static_cast<size_t>(to), text(e, "specs", w, what)});
+    }
+    return g;
+  }
+
   // values [windows][bands], flattened, and a label a window.
   void spectrogram(const json& r, const Where& w, double t, const std::string& what) {
     const double bands = number(r, "bands", w, what);

@@ -4,6 +4,7 @@
 // there are any. Times are seconds from the log's first record.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,21 @@ struct SpectrumChunk {
   std::vector<double> labels;                // a window each
 };
 
+// The pipeline's graph ("graph", which a pipeline writes when its run
+// starts): its nodes and edges, as Pipeline::to_dot draws them. Each process
+// of a partitioned pipeline writes the whole program's: the first is kept.
+struct GraphNode {
+  std::string name, kind, process;
+};
+struct GraphEdge {
+  size_t from, to;    // indices into nodes
+  std::string specs;  // what it carries: "f32[16][256], f32[16], s64"
+};
+struct PipelineGraph {
+  std::vector<GraphNode> nodes;
+  std::vector<GraphEdge> edges;
+};
+
 struct RunData {
   std::string path;
   double duration_s = 0;  // first record to last
@@ -46,6 +62,7 @@ struct RunData {
   std::vector<NodeSeries> nodes;       // as first seen
   std::vector<ScoredChunk> scores;
   std::vector<SpectrumChunk> spectrogram;
+  std::optional<PipelineGraph> graph;
   std::vector<std::string> warnings;  // a torn last line skipped, record types not drawn
 };
 

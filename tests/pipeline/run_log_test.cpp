@@ -116,12 +116,20 @@ TEST(RunLog, ARunningPipelineLogsEveryNodesMetricsUntilItsLastMessage) {
     p.run();
   }
   std::vector<nlohmann::json> r = read_records(path);
-  int snapshots = 0, seen = 0;
+  int snapshots = 0, seen = 0, graphs = 0;
   nlohmann::json last;
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r.front()["type"], "graph");  // the graph first, as the run starts
   for (const nlohmann::json& j : r) {
     EXPECT_EQ(j["pipeline"], "counting");
     EXPECT_FALSE(j.contains("process"));  // not partitioned
-    if (j["type"] == "metrics") {
+    if (j["type"] == "graph") {
+      ++graphs;
+      ASSERT_EQ(j["nodes"].size(), 3u);
+      EXPECT_EQ(j["nodes"][1], nlohmann::json({{"name", "twice"}, {"kind", "stage"}, {"process", ""}}));
+      EXPECT_EQ(j["edges"], nlohmann::json::parse(R"([{"from": 0, "to": 1, "specs": "s64"},
+                                                       {"from": 1, "to": 2, "specs": "s64"}])"));
+    } else if (j["type"] == "metrics") {
       ++snapshots;
       ASSERT_EQ(j["nodes"].size(), 3u);
       EXPECT_EQ(j["nodes"][1]["name"], "twice");
@@ -135,6 +143,7 @@ TEST(RunLog, ARunningPipelineLogsEveryNodesMetricsUntilItsLastMessage) {
     }
   }
   EXPECT_EQ(seen, 20);
+  EXPECT_EQ(graphs, 1);
   EXPECT_GE(snapshots, 3);  // at the start, every 20 ms of a run of about 100 ms, at the end
   EXPECT_EQ(last["nodes"][2]["messages_in"], 20);  // the last one has every message counted
 }

@@ -75,7 +75,11 @@ struct Visit {
 // it, possibly after the graph is torn down, so releasing is switched off
 // before that.
 struct Credit {
+  // Off once the run is over (Pipeline::Impl::end_credits): a credit given
+  // back later, by a thread of a sink that still holds messages, must not
+  // reach the graph, whose nodes are going.
   std::atomic<bool> live{true};
+  std::atomic<int> releasing{0};  // releases under way, which end_credits waits out
   // Cleared when the run stops early: a message let go after that was
   // dropped, not finished with.
   std::atomic<bool> finishing{true};

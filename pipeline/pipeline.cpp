@@ -37,6 +37,19 @@ Pipeline::~Pipeline() {
     cancel();
     m.drain();
   }
+  if (m.started) m.end_credits();
+}
+
+void Pipeline::Impl::end_credits() {
+  for (auto& c : credits) {
+    c->live.store(false);
+    while (c->releasing.load() > 0) std::this_thread::yield();
+  }
+  // A credit given back after the drain (as sinks finished, their threads
+  // letting go of what they held) set a source's node going again: its task
+  // ends before the nodes are destroyed (seen: a SIGSEGV in an input_node's
+  // task as a failed run's pipeline was destroyed).
+  graph->wait_for_all();
 }
 
 std::string Pipeline::Impl::describe(int index) const {
@@ -556,7 +569,7 @@ PipelineResult Pipeline::Impl::collect() {
     }
   }
   for (Slot& s : slots) s.node->finish();
-  for (auto& c : credits) c->live = false;
+  end_credits();
   r.cancelled = cancelled;
   return r;
 }

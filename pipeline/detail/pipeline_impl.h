@@ -66,6 +66,9 @@ struct Pipeline::Impl {
   std::unique_ptr<tbb::flow::graph> graph;
   std::vector<std::shared_ptr<void>> graph_nodes;  // oneTBB nodes, owned here
   std::vector<std::shared_ptr<Credit>> credits;
+  // The run is over: credits no longer reach the graph (a release under way
+  // is waited out), and what they set going before has ended.
+  void end_credits();
   // What sets the sources going, run once every edge exists: a message
   // put into a node before its edges are made would be dropped.
   std::vector<std::function<void()>> starters;

@@ -320,16 +320,13 @@ void ReliableReceiver::resume_stream(uint64_t stream_id, uint64_t next_seq) {
   streams_[stream_id] = next_seq;  // sessions met or not: accept applies it to their next message
   // Taken already but not handed on (the rest of a batch): dropped as
   // accept drops what comes below the stream's position.
-  for (auto it = ready_.begin(); it != ready_.end();) {
-    auto peer = peers_.find(it->peer);
-    if (peer == peers_.end() || it->header.stream_id != stream_id || it->header.seq >= next_seq) {
-      ++it;
-      continue;
-    }
+  ready_.keep_if([&](const wire::Message& m) {
+    auto peer = peers_.find(m.peer);
+    if (peer == peers_.end() || m.header.stream_id != stream_id || m.header.seq >= next_seq) return true;
     ++duplicates_;
-    skip(peer->second, it->header.seq);
-    it = ready_.erase(it);
-  }
+    skip(peer->second, m.header.seq);
+    return false;
+  });
 }
 
 void ReliableReceiver::mark_done(uint64_t session, uint64_t seq) {
@@ -683,11 +680,11 @@ void ReliableReceiver::lease(Peer& p, wire::Message& m) {
 bool ReliableReceiver::read_rings(Clock::time_point now) {
   const size_t before = ready_.size();
   for (auto& [session, p] : peers_)
-    if (p.ring) read_ring(session, p, now);
+    if (p.ring) read_ring(session, p, now, kRingReadsPerRecv);
   return ready_.size() != before;
 }
 
-void ReliableReceiver::read_ring(uint64_t session, Peer& p, Clock::time_point now) {
+void ReliableReceiver::read_ring(uint64_t session, Peer& p, Clock::time_point now, size_t most) {
   if (reading_ring_) return;
   reading_ring_ = true;
   // Cleared however it returns: an error thrown from here must not stop
@@ -699,7 +696,9 @@ void ReliableReceiver::read_ring(uint64_t session, Peer& p, Clock::time_point no
   try {
     // The sender's credit bounds what the ring holds.
     const wire::MapShared map = [&p](const SharedHandle& h) { return p.mappings.map(h); };
-    while (std::optional<RingReader::Entry> e = p.ring->next(map)) {
+    for (size_t read = 0; read < most; ++read) {
+      std::optional<RingReader::Entry> e = p.ring->next(map);
+      if (!e) break;
       ++ringed_;
       accept_one(session, std::move(e->frames), e->bytes, now);
     }
@@ -736,8 +735,7 @@ void ReliableReceiver::wake_rings() {
 }
 
 wire::Message ReliableReceiver::hand_on() {
-  wire::Message m = std::move(ready_.front());
-  ready_.pop_front();
+  wire::Message m = ready_.take_front();
   if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m.peer, m.header.seq};
   return m;
 }

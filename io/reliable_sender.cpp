@@ -227,9 +227,15 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
   m.header.seq = next_seq_;
   // In frames of its own first (cheap: they lend the tensors' memory), which
   // also says what it weighs; a receiver that shares memory is sent
-  // references instead, made when it goes (frames_for_receiver).
-  std::vector<wire::Frame> frames = wire::encode(m, encode_);
-  const uint64_t bytes = bytes_of(frames);
+  // references instead, made when it goes (frames_for_receiver). A message
+  // that travels packed is weighed without its frame, made only if it
+  // goes through the socket: into a ring, it is written straight.
+  uint64_t bytes = wire::packed_bytes(m, encode_);
+  std::vector<wire::Frame> frames;
+  if (bytes == 0) {
+    frames = wire::encode(m, encode_);
+    bytes = bytes_of(frames);
+  }
   if (static_cast<int64_t>(bytes) > options_.max_message_bytes)
     throw WireError(error_message(
         fmt::format("{}: seq {}", where_, next_seq_), "message size",
@@ -400,7 +406,7 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
       --sent_;
       sent_bytes_ -= k.bytes;
     }
-    if (k.shared) lent_.emplace(std::pair{k.seq, c.session}, std::move(k.frames));
+    if (k.shared) { lent_.emplace(std::pair{k.seq, c.session}, std::move(k.frames)); }
     unacked_.pop_front();
   }
   // What this receiver lent and no longer lists: its tensors are gone.
@@ -465,14 +471,22 @@ void ReliableSender::check_size(size_t i) const {
         unacked_[i].bytes));
 }
 
+bool ReliableSender::write_into_ring(Kept& k) {
+  if (packed(k) && ring_->fits_inline(k.bytes)) {
+    uint8_t* at = ring_->write_frame(k.bytes);
+    if (at) wire::write_packed(k.message, encode_, at);
+    return at != nullptr;
+  }
+  return ring_->write(frames_for_receiver(k), k.outside);
+}
+
 void ReliableSender::transmit_through_ring(Clock::time_point now) {
   bool wrote = false;
   try {
     while (credit_allows(sent_, sent_bytes_)) {
       check_size(sent_);
       Kept& k = unacked_[sent_];
-      const std::vector<wire::Frame>& frames = frames_for_receiver(k);
-      if (!ring_->write(frames, k.outside)) break;
+      if (!write_into_ring(k)) break;
       wrote = true;
       sent_bytes_ += k.bytes;
       if (k.shared) ++shared_;
@@ -564,6 +578,10 @@ void ReliableSender::transmit(Clock::time_point now, bool flush_batch) {
   }
 }
 
+bool ReliableSender::packed(const Kept& k) const {
+  return k.message.header.kind == wire::Kind::Data && k.bytes < encode_.pack_below;
+}
+
 bool ReliableSender::batchable(Kept& k) {
   return batches_ && options_.coalesce_delay.count() > 0 && frames_for_receiver(k).size() == 1 &&
          wire::kHeaderBytes + wire::batch_entry_bytes(k.frames[0].size) <= options_.coalesce_bytes;
@@ -578,7 +596,7 @@ const std::vector<wire::Frame>& ReliableSender::frames_for_receiver(Kept& k) {
   // A message small enough to travel packed travels packed: for a few
   // bytes one frame costs less than a slot of shared memory and its lease.
   const bool share = share_ && wire::carries_tensors(k.message.header.kind) && k.bytes >= encode_.pack_below;
-  if (share != k.shared) {
+  if (share != k.shared || k.frames.empty()) {
     wire::EncodeOptions options = encode_;
     options.shared = share;
     k.frames = wire::encode(k.message, options);

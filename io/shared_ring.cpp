@@ -170,6 +170,21 @@ bool RingWriter::write(const std::vector<wire::Frame>& frames, std::shared_ptr<v
   return true;
 }
 
+bool RingWriter::fits_inline(uint64_t frame_bytes) const {
+  return kEntryHeader + 8 + pad8(frame_bytes) <= capacity_ / 4;
+}
+
+uint8_t* RingWriter::write_frame(uint64_t bytes) {
+  const uint64_t need = kEntryHeader + 8 + pad8(bytes);
+  uint8_t* at = reserve(need);
+  if (!at) return nullptr;
+  store_u32(at, static_cast<uint32_t>(need - kEntryHeader));
+  store_u32(at + 4, 1);
+  store_u32(at + kEntryHeader, static_cast<uint32_t>(bytes));
+  written_ += need;
+  return at + kEntryHeader + 8;
+}
+
 bool RingWriter::publish() {
   header_->written.store(written_, std::memory_order_release);
   // Published, then the flag read: a receiver going to sleep sets its flag

@@ -12,7 +12,7 @@ namespace {
 
 // A stream sends one spec over and over: each thread keeps the .npy header
 // it made last, so that a message costs no string formatting.
-std::shared_ptr<const std::string> npy_header(const Spec& spec) {
+const std::shared_ptr<const std::string>& npy_header(const Spec& spec) {
   thread_local Spec last_spec;
   thread_local std::shared_ptr<const std::string> last;
   if (!last || spec != last_spec) {
@@ -61,6 +61,15 @@ void check_encodable(const Message& m) {
   }
 }
 
+// packed_bytes, of a message checked already.
+size_t packed_size(const Message& m, const EncodeOptions& options) {
+  if (m.header.kind != Kind::Data || options.shared) return 0;
+  size_t bytes = kHeaderBytes;
+  for (const Tensor& t : m.tensors)
+    bytes += npy_header(t.spec())->size() + static_cast<size_t>(t.spec().bytes());
+  return bytes < options.pack_below ? bytes : 0;
+}
+
 }  // namespace
 
 std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
@@ -105,31 +114,15 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   }
   if (h.kind == Kind::Barrier)
     return one_frame<kBarrierBytes>(h, [&](uint8_t* out) { write_checkpoint(m.checkpoint, out); });
-  std::vector<Frame> frames;
-  size_t packed_bytes = kHeaderBytes;
-  for (const Tensor& t : m.tensors)
-    packed_bytes += npy_header(t.spec())->size() + static_cast<size_t>(t.spec().bytes());
-  if (h.kind == Kind::Data && packed_bytes < options.pack_below && !options.shared) {
-    // One frame: the header, then each tensor as an .npy file. One
-    // allocation: the control block and the bytes together (and no list
-    // of host tensors: a small message is sent by the thousand).
-    h.flags |= kFlagPacked;
-    std::shared_ptr<uint8_t[]> bytes = std::make_shared_for_overwrite<uint8_t[]>(packed_bytes);
-    uint8_t* out = bytes.get() + kHeaderBytes;
-    for (const Tensor& given : m.tensors) {
-      const Tensor t = given.to_host();
-      auto npy = npy_header(t.spec());
-      std::memcpy(out, npy->data(), npy->size());
-      out += npy->size();
-      const auto size = static_cast<size_t>(t.spec().bytes());
-      if (size != 0) std::memcpy(out, t.host_data(), size);
-      if (options.crc) h.crc = crc32c(h.crc, out, size);
-      out += size;
-    }
-    write_header(h, bytes.get());
-    frames.push_back({bytes.get(), packed_bytes, std::move(bytes)});
+  if (const size_t packed = packed_size(m, options); packed > 0) {
+    // One allocation: the control block and the bytes together.
+    std::shared_ptr<uint8_t[]> bytes = std::make_shared_for_overwrite<uint8_t[]>(packed);
+    write_packed(m, options, bytes.get());
+    std::vector<Frame> frames;
+    frames.push_back({bytes.get(), packed, std::move(bytes)});
     return frames;
   }
+  std::vector<Frame> frames;
   std::vector<Tensor> host;
   host.reserve(m.tensors.size());
   for (const Tensor& given : m.tensors) host.push_back(options.shared ? given.to_shared() : given.to_host());
@@ -142,7 +135,7 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
     frames.push_back({text->data(), text->size(), text});
   }
   for (const Tensor& t : host) {
-    auto npy = npy_header(t.spec());
+    const std::shared_ptr<const std::string> npy = npy_header(t.spec());
     frames.push_back({npy->data(), npy->size(), npy});
     const auto bytes = static_cast<size_t>(t.spec().bytes());
     // The frame shares the buffer's ownership: no copy of the data. A
@@ -166,6 +159,31 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   }
   write_header(h, header->data());
   return frames;
+}
+
+size_t packed_bytes(const Message& m, const EncodeOptions& options) {
+  check_encodable(m);
+  return packed_size(m, options);
+}
+
+void write_packed(const Message& m, const EncodeOptions& options, uint8_t* out) {
+  // The header, then each tensor as an .npy file.
+  Header h = m.header;
+  h.count = static_cast<uint32_t>(m.tensors.size());
+  h.flags = kFlagPacked | (options.crc ? kFlagCrc : 0);
+  h.crc = 0;
+  uint8_t* at = out + kHeaderBytes;
+  for (const Tensor& given : m.tensors) {
+    const Tensor t = given.to_host();
+    const std::string& npy = *npy_header(t.spec());
+    std::memcpy(at, npy.data(), npy.size());
+    at += npy.size();
+    const auto size = static_cast<size_t>(t.spec().bytes());
+    if (size != 0) std::memcpy(at, t.host_data(), size);
+    if (options.crc) h.crc = crc32c(h.crc, at, size);
+    at += size;
+  }
+  write_header(h, out);
 }
 
 Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, std::string_view where,

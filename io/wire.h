@@ -91,6 +91,12 @@ using MapShared = std::function<std::shared_ptr<void>(const SharedHandle&)>;
 // tensors or whose target is not 1 to kMaxTargetBytes bytes of UTF-8. An
 // update is never packed: its target's frame comes between header and tensors.
 std::vector<Frame> encode(const Message& message, const EncodeOptions& options = {});
+// A data message small enough to travel packed (one frame: pack_below,
+// not shared): the bytes of that frame, which write_packed writes where
+// the caller has room for them (a same-host ring), without the frame
+// encode would allocate. 0 for any other message. WireError as encode.
+size_t packed_bytes(const Message& message, const EncodeOptions& options);
+void write_packed(const Message& message, const EncodeOptions& options, uint8_t* out);
 // Throws WireError naming `where` (an endpoint) and what was wrong, a
 // shared-memory reference that `map` cannot open included (empty `map`:
 // map_shared).

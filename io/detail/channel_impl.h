@@ -19,6 +19,7 @@
 
 #include <zmq.hpp>
 
+#include <sluice/base/detail/circular_queue.h>
 #include <sluice/devices/shared_memory.h>
 #include <sluice/io/channel.h>
 #include <sluice/io/detail/curve_socket.h>
@@ -153,6 +154,11 @@ class ReliableSender {
   void check_size(size_t i) const;
   // Whether unacked_[i] may go in a batch (for this receiver, its frames as they go).
   bool batchable(Kept& k);
+  // Whether it travels packed in one frame (wire::packed_bytes): then it
+  // goes into a ring written straight there, without a frame made first.
+  bool packed(const Kept& k) const;
+  // Writes it into the ring, unpublished; false when there is no room now.
+  bool write_into_ring(Kept& k);
   // When the message waiting to be coalesced must go; nullopt when none waits.
   std::optional<Clock::time_point> batch_due() const;
   void send_heartbeat(Clock::time_point now);
@@ -177,7 +183,7 @@ class ReliableSender {
   mutable std::mutex mutex_;  // guards the socket and everything below
   std::condition_variable stop_cv_;
   bool stopping_ = false;
-  std::deque<Kept> unacked_;  // in seq order; [0, sent_) are on the wire, the rest wait for credit
+  detail::CircularQueue<Kept> unacked_;  // in seq order; [0, sent_) are on the wire, the rest wait for credit
   size_t sent_ = 0;
   uint64_t unacked_bytes_ = 0, sent_bytes_ = 0;
   uint64_t next_seq_ = 0;
@@ -367,6 +373,10 @@ class ReliableReceiver {
   void take_acks(bool flush_all);
   // How long the socket stays quiet before recv acknowledges all it can.
   static constexpr std::chrono::milliseconds kAckDelay{1};
+  // Entries recv reads from a ring at once: a few, so that what it
+  // allocates for them is freed before the next few are read (a burst of
+  // hundreds would overflow the allocator's per-thread caches).
+  static constexpr size_t kRingReadsPerRecv = 4;
   void mark_done(uint64_t session, uint64_t seq);
   void mark_done(Peer& p, uint64_t seq);
   // A sender session met for the first time, at its heartbeat `h`.
@@ -414,7 +424,7 @@ class ReliableReceiver {
   // Takes what the senders' rings hold (a bounded number of entries per
   // sender) as accept does a socket's messages; whether any came.
   bool read_rings(Clock::time_point now);
-  void read_ring(uint64_t session, Peer& p, Clock::time_point now);
+  void read_ring(uint64_t session, Peer& p, Clock::time_point now, size_t most = SIZE_MAX);
   // Whether any sender's messages come through a ring.
   bool any_ring() const;
   // Sets every ring's sleeping flag for a wait on the socket; false (none
@@ -440,7 +450,7 @@ class ReliableReceiver {
   std::vector<std::string> lost_;
   // Messages taken and not yet returned by recv, in order: the rest of a
   // batch, or one taken as a loss was found (recv throws the loss first).
-  std::deque<wire::Message> ready_;
+  detail::CircularQueue<wire::Message> ready_;
   std::string last_rejection_;
 };
 

@@ -59,6 +59,12 @@ class RingWriter {
   // the message (it is reused when written again). WireError when the
   // receiver's index is impossible; DeviceError when no shared memory is left.
   bool write(const std::vector<wire::Frame>& frames, std::shared_ptr<void>& kept);
+  // An entry of one frame of `bytes` bytes, which the caller writes at the
+  // place returned before it publishes (a message written straight into the
+  // ring: no frame made first); nullptr when there is no room now. Only for
+  // a frame that fits_inline.
+  uint8_t* write_frame(uint64_t bytes);
+  bool fits_inline(uint64_t frame_bytes) const;
   // Publishes what write wrote. True when the receiver sleeps: the caller
   // wakes it (a doorbell on the socket); the flag is cleared.
   bool publish();

@@ -94,6 +94,32 @@ TEST(Wire, EndOfStreamAndErrorMessagesRoundTrip) {
   EXPECT_TRUE(back.tensors.empty()) << "an error message is not data";
 }
 
+TEST(Wire, APackedMessageWrittenInPlaceIsTheFrameEncodeMakes) {
+  std::vector<Tensor> tensors = {test::random_tensor(s16({3, 2}), 1), test::random_tensor(c64({3}), 2)};
+  const wire::Message m = test::data_message(tensors, 9, 4);
+  for (bool crc : {false, true}) {
+    const wire::EncodeOptions options{.crc = crc, .pack_below = 4096};
+    const std::vector<std::string> f = frames_of(m, options);
+    ASSERT_EQ(f.size(), 1u);
+    const size_t bytes = wire::packed_bytes(m, options);
+    ASSERT_EQ(bytes, f[0].size()) << "crc " << crc;
+    std::string written(bytes + 1, '\x5a');  // a canary past its end
+    wire::write_packed(m, options, reinterpret_cast<uint8_t*>(written.data()));
+    EXPECT_EQ(written.substr(0, bytes), f[0]) << "crc " << crc;
+    EXPECT_EQ(written[bytes], '\x5a') << "nothing written past its bytes";
+  }
+  // Not packed: too large, shared, or not data.
+  EXPECT_EQ(wire::packed_bytes(m, {.pack_below = 64}), 0u);
+  EXPECT_EQ(wire::packed_bytes(m, {.pack_below = 4096, .shared = true}), 0u);
+  wire::Message end;
+  end.header = {wire::Kind::EndOfStream, 0, 4, 10, 0, 0};
+  EXPECT_EQ(wire::packed_bytes(end, {.pack_below = 4096}), 0u);
+  // What encode refuses, refused as encode refuses it.
+  wire::Message bad = m;
+  bad.header.kind = wire::Kind::EndOfStream;
+  EXPECT_THROW(wire::packed_bytes(bad, {.pack_below = 4096}), WireError);
+}
+
 TEST(Wire, SmallMessagesPackIntoOneFrameThatIsAnNpyFileAfterTheHeader) {
   std::vector<Tensor> tensors = {test::random_tensor(s16({3, 2}), 1), test::random_tensor(c64({3}), 2),
                                  test::random_tensor(f32({0}), 3)};

@@ -1,0 +1,72 @@
+// The queue behind a channel's kept and received messages
+// (base/detail/circular_queue.h): order kept across wrapping and growing,
+// what a popped element held let go of at once.
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <memory>
+#include <random>
+
+#include <sluice/base/detail/circular_queue.h>
+
+namespace sluice {
+namespace {
+
+TEST(CircularQueue, KeepsTheOrderOfADequeThroughWrapsAndGrowth) {
+  detail::CircularQueue<int> queue;
+  std::deque<int> reference;
+  std::mt19937 random(7);
+  int next = 0;
+  for (int step = 0; step < 20000; ++step) {
+    // Pushes outnumber pops early on (growth), then pops catch up (wraps).
+    const bool push = reference.empty() || random() % 100 < (step < 10000 ? 60u : 45u);
+    if (push) {
+      queue.push_back(int{next});
+      reference.push_back(next++);
+    } else if (random() % 2 == 0) {
+      EXPECT_EQ(queue.take_front(), reference.front());
+      reference.pop_front();
+    } else {
+      EXPECT_EQ(queue.back(), reference.back());
+      queue.pop_back();
+      reference.pop_back();
+    }
+    ASSERT_EQ(queue.size(), reference.size());
+    if (!reference.empty()) {
+      ASSERT_EQ(queue.front(), reference.front()) << "step " << step;
+      ASSERT_EQ(queue[reference.size() / 2], reference[reference.size() / 2]) << "step " << step;
+    }
+  }
+}
+
+TEST(CircularQueue, KeepIfKeepsTheChosenInOrder) {
+  detail::CircularQueue<int> queue;
+  for (int i = 0; i < 6; ++i) queue.push_back(int{i});
+  queue.pop_front();
+  queue.pop_front();
+  for (int i = 6; i < 12; ++i) queue.push_back(int{i});  // wrapped past the array's end
+  queue.keep_if([](int v) { return v % 3 != 0; });
+  std::vector<int> kept;
+  while (!queue.empty()) kept.push_back(queue.take_front());
+  EXPECT_EQ(kept, (std::vector<int>{2, 4, 5, 7, 8, 10, 11}));
+}
+
+TEST(CircularQueue, APoppedElementLetsGoOfWhatItHeldAtOnce) {
+  detail::CircularQueue<std::shared_ptr<int>> queue;
+  auto held = std::make_shared<int>(1);
+  queue.push_back(std::shared_ptr<int>(held));
+  queue.push_back(std::shared_ptr<int>(held));
+  queue.push_back(std::shared_ptr<int>(held));
+  ASSERT_EQ(held.use_count(), 4);
+  queue.pop_front();
+  EXPECT_EQ(held.use_count(), 3) << "pop_front";
+  queue.pop_back();
+  EXPECT_EQ(held.use_count(), 2) << "pop_back";
+  queue.keep_if([](const std::shared_ptr<int>&) { return false; });
+  EXPECT_EQ(held.use_count(), 1) << "keep_if";
+  EXPECT_TRUE(queue.empty());
+}
+
+}  // namespace
+}  // namespace sluice

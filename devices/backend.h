@@ -338,7 +338,7 @@ template <typename T>
 Tensor scalar(T value, Device device = host()) { return tensor(std::vector<T>{value}, Shape{}, device); }
 // Wraps host memory without copying; `owner` keeps it alive as long as any
 // tensor uses it (pass a no-op owner for memory that outlives the tensor).
-Tensor wrap_host(const Spec& spec, void* data, std::shared_ptr<void> owner);
+Tensor wrap_host(Spec spec, void* data, std::shared_ptr<void> owner);
 // Nx.Backend's from_pointer: a tensor of `spec` over memory to_pointer
 // described, without copying it. Local: `address` on `device` (pointer.owner
 // kept alive with the tensor; null: the caller keeps the memory alive as

@@ -126,7 +126,7 @@ Tensor tensor_from_bytes(const Spec& spec, const void* bytes, Device device) {
   return Tensor(spec, std::move(buffer));
 }
 
-Tensor wrap_host(const Spec& spec, void* data, std::shared_ptr<void> owner) {
+Tensor wrap_host(Spec spec, void* data, std::shared_ptr<void> owner) {
   if (!data && spec.bytes() > 0)
     throw DeviceError(error_message("wrap_host", "", fmt::format("a pointer to {}", spec), "null"));
   auto buffer = std::make_shared<Buffer>();
@@ -134,7 +134,7 @@ Tensor wrap_host(const Spec& spec, void* data, std::shared_ptr<void> owner) {
   buffer->data = data;
   buffer->bytes = static_cast<size_t>(spec.bytes());
   buffer->memory = std::move(owner);
-  return Tensor(spec, std::move(buffer));
+  return Tensor(std::move(spec), std::move(buffer));
 }
 
 namespace {

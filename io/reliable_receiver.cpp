@@ -488,7 +488,7 @@ void ReliableReceiver::accept(Incoming& in, Clock::time_point now) {
             error_message(fmt::format("{}: batch from seq {}", where_, h->seq), "frames", 1, in.frames - 1));
       const std::shared_ptr<void> owner(in.parts, &(*in.parts)[1]);
       for (wire::Bytes entry : wire::split_batch(header_frame, where_))
-        accept_one(session, {{entry, owner}}, entry.size(), now);
+        accept_one(session, std::span<const wire::ReceivedFrame>({{entry, owner}}), entry.size(), now);
       return;
     }
   } catch (const WireError& e) {
@@ -517,8 +517,8 @@ void ReliableReceiver::take_unreadable(uint64_t session, wire::Bytes header_fram
   }
 }
 
-void ReliableReceiver::accept_one(uint64_t session, std::vector<wire::ReceivedFrame> frames, uint64_t bytes,
-                                  Clock::time_point now) {
+void ReliableReceiver::accept_one(uint64_t session, std::span<const wire::ReceivedFrame> frames,
+                                  uint64_t bytes, Clock::time_point now) {
   const wire::Bytes header_frame = frames.empty() ? wire::Bytes{} : frames[0].bytes;
   wire::Message m;
   try {
@@ -531,7 +531,7 @@ void ReliableReceiver::accept_one(uint64_t session, std::vector<wire::ReceivedFr
             ""));
       return known->second.mappings.map(h);
     };
-    m = wire::decode(std::move(frames), {.max_message_bytes = options_.max_message_bytes}, where_, map);
+    m = wire::decode(frames, {.max_message_bytes = options_.max_message_bytes}, where_, map);
   } catch (const WireError& e) {
     reject(e.what());
     take_unreadable(session, header_frame, bytes);
@@ -700,7 +700,7 @@ void ReliableReceiver::read_ring(uint64_t session, Peer& p, Clock::time_point no
       std::optional<RingReader::Entry> e = p.ring->next(map);
       if (!e) break;
       ++ringed_;
-      accept_one(session, std::move(e->frames), e->bytes, now);
+      accept_one(session, e->frames(), e->bytes, now);
     }
     p.ring->release();
     if (p.ring->writer_waits()) send_control(p, wire::Kind::Credit, now);

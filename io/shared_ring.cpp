@@ -84,10 +84,15 @@ RingReader::Entry read_entry(const uint8_t* at, uint64_t available, const Fail& 
   std::memcpy(owner.get(), at + kEntryHeader + table, data_bytes);
   consumed = kEntryHeader + bytes;
   RingReader::Entry e;
-  e.frames.reserve(count);
+  if (count == 1) {
+    e.one = {wire::Bytes(owner.get(), sizes[0]), owner};
+    e.bytes = sizes[0];
+    return e;
+  }
+  e.many.reserve(count);
   uint64_t offset = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    e.frames.push_back({wire::Bytes(owner.get() + offset, sizes[i]), owner});
+    e.many.push_back({wire::Bytes(owner.get() + offset, sizes[i]), owner});
     e.bytes += sizes[i];
     offset += pad8(sizes[i]);
   }
@@ -212,7 +217,10 @@ std::optional<RingReader::Entry> RingReader::next(const wire::MapShared& map) {
                                   what, expected, found));
   };
   for (;;) {
-    const uint64_t written = header_->written.load(std::memory_order_acquire);
+    // The sender's index read again only once what it said is taken: its
+    // line moves between the two cores at each read while the sender writes.
+    if (published_ == read_) published_ = header_->written.load(std::memory_order_acquire);
+    const uint64_t written = published_;
     if (written == read_) return std::nullopt;
     if (written < read_ || written - read_ > capacity_)
       broken("sender's index", fmt::format("within the {} bytes above {}", capacity_, read_), written);

@@ -163,6 +163,9 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
 
 size_t packed_bytes(const Message& m, const EncodeOptions& options) {
   check_encodable(m);
+  // A tensor empty, donated or deallocated is refused now, as encode
+  // refuses it, not when write_packed meets it.
+  for (const Tensor& t : m.tensors) (void)t.device();
   return packed_size(m, options);
 }
 
@@ -174,7 +177,9 @@ void write_packed(const Message& m, const EncodeOptions& options, uint8_t* out) 
   h.crc = 0;
   uint8_t* at = out + kHeaderBytes;
   for (const Tensor& given : m.tensors) {
-    const Tensor t = given.to_host();
+    // A host tensor read where it is: a copy of a Tensor copies its shape.
+    const Tensor elsewhere = given.device() == host() ? Tensor() : given.to_host();
+    const Tensor& t = elsewhere ? elsewhere : given;
     const std::string& npy = *npy_header(t.spec());
     std::memcpy(at, npy.data(), npy.size());
     at += npy.size();
@@ -186,7 +191,7 @@ void write_packed(const Message& m, const EncodeOptions& options, uint8_t* out) 
   write_header(h, out);
 }
 
-Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, std::string_view where,
+Message decode(std::span<const ReceivedFrame> frames, const DecodeLimits& limits, std::string_view where,
                const MapShared& map) {
   // A message of a few frames (one packed, a tensor's three) is parsed from
   // views on the stack: no allocation per message for them.
@@ -212,7 +217,7 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
   const bool packed = (parsed.header.flags & kFlagPacked) != 0;
   const size_t first_data = first_tensor_frame(parsed.header.kind) + 1;
   for (size_t i = 0; i < parsed.tensors.size(); ++i) {
-    const TensorView& v = parsed.tensors[i];
+    TensorView& v = parsed.tensors[i];
     if (v.shared) {
       std::shared_ptr<void> memory;
       try {
@@ -223,7 +228,7 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
       }
       void* data = memory.get();
       if (reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0) {
-        m.tensors.push_back(wrap_host(v.spec, data, std::move(memory)));
+        m.tensors.push_back(wrap_host(std::move(v.spec), data, std::move(memory)));
         m.tensors.back().buffer()->read_only = true;  // mapped read-only
       } else
         m.tensors.push_back(tensor_from_bytes(v.spec, data));
@@ -233,7 +238,7 @@ Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits, st
     void* data = const_cast<uint8_t*>(v.data.data());
     bool aligned = reinterpret_cast<uintptr_t>(data) % element_alignment(v.spec.dtype) == 0;
     if (aligned && frame.owner && !v.data.empty()) {
-      m.tensors.push_back(wrap_host(v.spec, data, frame.owner));
+      m.tensors.push_back(wrap_host(std::move(v.spec), data, frame.owner));
     } else {
       m.tensors.push_back(tensor_from_bytes(v.spec, data));
     }

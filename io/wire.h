@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -100,7 +101,12 @@ void write_packed(const Message& message, const EncodeOptions& options, uint8_t*
 // Throws WireError naming `where` (an endpoint) and what was wrong, a
 // shared-memory reference that `map` cannot open included (empty `map`:
 // map_shared).
-Message decode(std::vector<ReceivedFrame> frames, const DecodeLimits& limits = {}, std::string_view where = "wire",
-               const MapShared& map = {});
+Message decode(std::span<const ReceivedFrame> frames, const DecodeLimits& limits = {},
+               std::string_view where = "wire", const MapShared& map = {});
+// decode({{bytes, owner}}): frames written in place.
+inline Message decode(std::initializer_list<ReceivedFrame> frames, const DecodeLimits& limits = {},
+                      std::string_view where = "wire", const MapShared& map = {}) {
+  return decode(std::span<const ReceivedFrame>(frames.begin(), frames.size()), limits, where, map);
+}
 
 }  // namespace sluice::wire

@@ -415,7 +415,7 @@ class ReliableReceiver {
   // batch's, in order).
   void accept(Incoming& in, Clock::time_point now);
   // One message of sender `session`, in `frames` of `bytes` (what credit counts).
-  void accept_one(uint64_t session, std::vector<wire::ReceivedFrame> frames, uint64_t bytes,
+  void accept_one(uint64_t session, std::span<const wire::ReceivedFrame> frames, uint64_t bytes,
                   Clock::time_point now);
   // A message that could not be read still takes its place in the stream
   // (its header, when that reads, says which), or its sender would send it

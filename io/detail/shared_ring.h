@@ -91,8 +91,15 @@ class RingReader {
   RingReader(size_t capacity, uint64_t receiver, const std::string& where);
   const SharedHandle& handle() const { return file_.handle(); }
   struct Entry {
-    std::vector<wire::ReceivedFrame> frames;
+    // Its frames: the one of a packed message held here, more in `many`
+    // (no list allocated for the usual one).
+    wire::ReceivedFrame one;
+    std::vector<wire::ReceivedFrame> many;
     uint64_t bytes = 0;  // in its frames, as a sender's credit counts them
+    std::span<const wire::ReceivedFrame> frames() const {
+      return many.empty() ? std::span<const wire::ReceivedFrame>(&one, 1)
+                          : std::span<const wire::ReceivedFrame>(many);
+    }
   };
   // The next entry, copied out (its room is the sender's again at once; an
   // entry in a block of the sender's memory is read through `map`, which
@@ -114,6 +121,7 @@ class RingReader {
   const uint8_t* entries_ = nullptr;
   uint64_t capacity_ = 0;
   uint64_t read_ = 0;
+  uint64_t published_ = 0;  // the sender's index when last read
   const std::string& where_;
 };
 

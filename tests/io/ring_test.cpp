@@ -43,10 +43,10 @@ Written message(size_t frames, size_t bytes, uint8_t seed) {
 }
 
 void expect_same(const RingReader::Entry& e, const Written& w, const std::string& what) {
-  ASSERT_EQ(e.frames.size(), w.bytes.size()) << what;
+  ASSERT_EQ(e.frames().size(), w.bytes.size()) << what;
   uint64_t bytes = 0;
   for (size_t f = 0; f < w.bytes.size(); ++f) {
-    const wire::Bytes got = e.frames[f].bytes;
+    const wire::Bytes got = e.frames()[f].bytes;
     EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.end()), w.bytes[f]) << what << ", frame " << f;
     EXPECT_EQ(reinterpret_cast<uintptr_t>(got.data()) % 8, 0u) << what << ": frames start 8-byte aligned";
     bytes += w.bytes[f].size();

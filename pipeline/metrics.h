@@ -75,11 +75,15 @@ class LatencyHistogram {
   std::atomic<uint64_t> sum_ns_{0};
 };
 
+struct NodeTrace;  // detail/trace_recorder.h
+
 // The live counters behind a NodeMetrics snapshot.
 struct NodeCounters {
   std::atomic<uint64_t> messages_in{0}, messages_out{0}, bytes_in{0}, bytes_out{0}, errors{0}, skipped{0};
   std::atomic<uint64_t> busy_ns{0};
   LatencyHistogram latency;
+  // While a traced run runs (PipelineOptions::trace): where each visit is recorded.
+  const NodeTrace* trace = nullptr;
 };
 
 // The snapshot as a JSON array of objects, one per node, indented by

@@ -1,5 +1,7 @@
 #include <sluice/pipeline/node.h>
 
+#include <sluice/pipeline/detail/trace_recorder.h>
+
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
@@ -25,6 +27,7 @@ void Visit::leave(const Envelope& m) {
   counters.busy_ns.fetch_add(static_cast<uint64_t>(std::chrono::nanoseconds(now - start).count()),
                              std::memory_order_relaxed);
   counters.latency.record(std::chrono::duration<double, std::micro>(now - m.born).count());
+  if (counters.trace) counters.trace->recorder->slice(*counters.trace, start, now, m.seq);
 }
 
 std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,

@@ -108,6 +108,7 @@ void Pipeline::Impl::partition() {
         // ipc is this host: the sink asks for the producer's outputs in
         // shared memory (Sink::input_memory), which the channel then shares.
         int sink = add_slot(sink_node(edge, sinks::zmq(endpoint, o)));
+        slots[static_cast<size_t>(sink)].edge = true;
         link(at[static_cast<size_t>(a)], sink);
       }
       if (to == me) {
@@ -122,6 +123,7 @@ void Pipeline::Impl::partition() {
               .allow = std::filesystem::path(place.at(from).curve_public).parent_path().string()};
         auto source = sources::zmq(place.bind_endpoint(to, k, edge), outputs[static_cast<size_t>(a)], o);
         int node = add_slot(source->make_node(edge, source));
+        slots[static_cast<size_t>(node)].edge = true;
         link(node, at[b]);
       }
     }

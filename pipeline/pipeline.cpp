@@ -358,6 +358,7 @@ void Pipeline::Impl::launch() {
     throw PipelineError(
         error_message("start", "the pipeline was already started (a Pipeline runs once)", "", ""));
   validate_and_trace();
+  start_trace();  // its file made first: a path that cannot be written fails the start alone
   // Bound before anything runs, so that a port in use fails the start alone.
   if (options.metrics_port != 0) serve_metrics();
   started = true;
@@ -400,6 +401,7 @@ PipelineResult Pipeline::wait() {
   // The log's last snapshot has every message counted; a log that failed
   // is why the run was cancelled, so it is what is thrown.
   m.stop_run_log(/*last=*/true);
+  m.write_trace();
   if (m.run_log_failure) std::rethrow_exception(m.run_log_failure);
   if (!m.first_error.empty() && (m.fatal || m.options.on_error == ErrorPolicy::Stop))
     throw PipelineError(m.first_error, m.first_cause);

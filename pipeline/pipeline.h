@@ -117,6 +117,16 @@ struct PipelineOptions {
   // written cancels the run, and wait() throws that PipelineError. Empty: off.
   std::string run_log{};
   std::chrono::milliseconds run_log_every{250};
+
+  // ---- trace (trace.h; README, "A timeline of every message")
+  // Writes this process's timeline to this file, as the Chrome trace event
+  // format (Perfetto and chrome://tracing open it) when wait() returns: a
+  // slice per node per message, flows that follow each message, checkpoint
+  // barriers. The file is created at start (a PipelineError there when it
+  // cannot be). At most trace_max_events events are kept; the rest of the
+  // run goes unrecorded, counted in the file. Empty: off.
+  std::string trace{};
+  size_t trace_max_events = size_t{1} << 20;
 };
 
 // What a live update replaces in a stage; see Pipeline::update.

@@ -60,6 +60,7 @@ class RunContext : public NodeContext {
 
   bool storing() const override { return impl_.checkpoints->storing(); }
   void reached(int64_t number, Tensors snapshot, std::string state) override {
+    if (impl_.trace) impl_.trace->barrier(impl_.lanes[static_cast<size_t>(index_)], number);
     impl_.checkpoints->reached(number, static_cast<size_t>(index_), std::move(snapshot), std::move(state));
   }
 

@@ -39,5 +39,7 @@ Command add_keygen_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 // `sluice graph`: the demo's pipeline as a picture (DOT or Mermaid).
 Command add_graph_command(CLI::App& app);
+// `sluice trace merge OUT IN...`: processes' trace files as one timeline.
+Command add_trace_command(CLI::App& app);
 
 }  // namespace sluice::tools

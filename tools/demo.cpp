@@ -47,9 +47,10 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include <sensor_monitor/sensor_monitor.h>
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/placement.h>
-#include <sensor_monitor/sensor_monitor.h>
+#include <sluice/pipeline/trace.h>
 #include "tools/commands.h"
 #include "tools/processes.h"
 #include "tools/stop_signals.h"
@@ -71,6 +72,7 @@ struct DemoOptions {
   std::string placement;  // where each process runs (placement.h); default: this host, ipc
   int metrics_port = 0;   // the first process's; each serves on this plus its rank (0: none)
   std::string run_log;    // every process appends its records here (empty: none)
+  std::string trace;  // the run's timeline; each of three processes writes its part beside it (empty: none)
 };
 
 sm::Config config_of(const DemoOptions& o) {
@@ -84,6 +86,7 @@ sm::Config config_of(const DemoOptions& o) {
                                  : DevicePreference({o.device, "host"}, {.preallocate = false});
   c.metrics_port = o.metrics_port;
   c.run_log = o.run_log;
+  c.trace = o.trace;
   return c;
 }
 
@@ -95,6 +98,20 @@ int finish(const sm::Summary& summary, const sm::Config& c) {
 }
 
 // ---- the three processes: one partitioned pipeline.
+
+// Where process `role` writes its part of the trace `path`, which the
+// launcher merges (as `sluice trace merge` does) once the three are done.
+std::string trace_part(const std::string& path, const std::string& role) {
+  return path + "." + role + ".json";
+}
+
+void merge_trace_parts(const std::string& path) {
+  std::vector<std::string> parts;
+  for (const std::string& role : sm::kProcesses) parts.push_back(trace_part(path, role));
+  merge_traces(parts, path);
+  for (const std::string& part : parts) std::filesystem::remove(part);
+  std::cout << "trace: " << path << " (" << parts.size() << " processes; open it in ui.perfetto.dev)\n";
+}
 constexpr auto kBarrierEvery = std::chrono::milliseconds(100);
 // A peer gone (the run stopped) is not waited for a minute.
 constexpr auto kPeerTimeout = std::chrono::seconds(10);
@@ -134,6 +151,7 @@ int run_role(const DemoOptions& o, const Placement& placement, const Role& role)
   exit_with_parent();
   sm::Config c = config_of(o);
   const std::string& me = role.process;
+  if (!o.trace.empty()) c.trace = trace_part(o.trace, me);
   const bool checkpoints = !o.checkpoint_dir.empty();
   PipelineOptions options = sm::pipeline_options(c);
   options.partition = {.process = me, .placement = placement, .peer_timeout = kPeerTimeout};
@@ -197,6 +215,7 @@ int run_processes(const DemoOptions& o, const std::string& self) {
   if (!o.checkpoint_dir.empty()) common.insert(common.end(), {"--checkpoint-dir", o.checkpoint_dir});
   if (o.metrics_port > 0) common.insert(common.end(), {"--metrics-port", fmt::format("{}", o.metrics_port)});
   if (!o.run_log.empty()) common.insert(common.end(), {"--run-log", o.run_log});
+  if (!o.trace.empty()) common.insert(common.end(), {"--trace", o.trace});
   common.insert(common.end(), {"--placement", placement});
   auto role = [&](const std::string& name) {
     std::vector<std::string> args = common;
@@ -223,6 +242,7 @@ int run_processes(const DemoOptions& o, const std::string& self) {
     if (e.status != kExitOk) status = kExitFailed;  // the sink's when the detector did not learn
   }
   std::cout << line << "\n";
+  if (!o.trace.empty() && status == kExitOk) merge_trace_parts(o.trace);
   return signals.requested() ? kExitInterrupted : status;
 }
 
@@ -275,6 +295,11 @@ Command add_demo_command(CLI::App& app) {
       "--run-log", o->run_log,
       "append each process's metrics, a spectrogram, the detector's scores against the true faults "
       "and its accuracy to this file as JSON Lines (emptied first), for `sluice report`");
+  demo->add_option("--trace", o->trace,
+                   "write the run's timeline to this file: the Chrome trace event format (ui.perfetto.dev, "
+                   "chrome://tracing), a slice per node per message and a flow following each message "
+                   "through the three processes (under a launcher, each rank writes FILE.ROLE.json for "
+                   "`sluice trace merge`)");
   demo->add_flag("--in-process", o->in_process, "run source, stages and sink in this one process");
   demo->add_option(
           "--role", o->role,
@@ -298,6 +323,7 @@ Command add_demo_command(CLI::App& app) {
             // Under a launcher, each rank appends to the log as it is.
             if (auto part = own_part(*o)) return run_role(*o, part->first, part->second);
             start_run_log(*o);
+            if (!o->trace.empty()) o->trace = std::filesystem::absolute(o->trace).string();
             sm::Config c = config_of(*o);
             if (o->in_process) return finish(sm::run_in_process(c, std::cout, progress_here()), c);
             return run_processes(*o, self_path());

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION + " (git " + SLUICE_REVISION + ")");
   const Command commands[] = {add_demo_command(app),   add_devices_command(app), add_cat_command(app),
                               add_send_command(app),   add_update_command(app),  add_keygen_command(app),
-                              add_report_command(app), add_graph_command(app)};
+                              add_report_command(app), add_graph_command(app),   add_trace_command(app)};
   // Not require_subcommand: CLI11 would then call an unknown subcommand a
   // missing one instead of naming it.
   try {

@@ -15,6 +15,7 @@
 #include <sluice/pipeline/detail/checkpoints.h>
 #include <sluice/pipeline/detail/meeting.h>
 #include <sluice/pipeline/detail/metrics_server.h>
+#include <sluice/pipeline/detail/trace_recorder.h>
 #include <sluice/pipeline/node.h>
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/pipeline/run_log.h>
@@ -45,6 +46,7 @@ struct Pipeline::Impl {
     // host by reference (PipelineNode::input_memory; analyse() sets it).
     OutputMemory output_memory = OutputMemory::Default;
     std::unique_ptr<NodeContext> context;  // while it runs (a RunContext)
+    bool edge = false;  // a channel to another process of a partitioned pipeline (partition.cpp)
   };
 
   PipelineOptions options;
@@ -97,6 +99,12 @@ struct Pipeline::Impl {
   std::deque<RateSample> rate_samples;
   void serve_metrics();  // binds the port, before the run starts
   void add_rates(std::vector<NodeMetrics>& metrics);
+
+  // ---- trace (PipelineOptions::trace; pipeline/trace.h)
+  std::unique_ptr<TraceRecorder> trace;  // made when the run starts
+  std::vector<NodeTrace> lanes;          // each slot's, which its counters point to
+  void start_trace();
+  void write_trace();
 
   // ---- run log (PipelineOptions::run_log; pipeline_run_log.cpp)
   std::shared_ptr<RunLog> run_log;  // opened with the Pipeline

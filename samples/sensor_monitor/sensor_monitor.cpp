@@ -27,7 +27,8 @@ NodeId add_compute_stages(Pipeline& p, NodeId from, const Config& c, const std::
 }
 
 PipelineOptions pipeline_options(const Config& c) {
-  return {.capacity = c.chunks_in_flight, .metrics_port = c.metrics_port, .run_log = c.run_log};
+  return {
+      .capacity = c.chunks_in_flight, .metrics_port = c.metrics_port, .run_log = c.run_log, .trace = c.trace};
 }
 
 void add_sensor_monitor(Pipeline& p, const Config& c, std::shared_ptr<Sink> monitor) {

@@ -53,6 +53,7 @@ struct Config {
   DevicePreference device = DevicePreference::accelerator_or_host({.preallocate = false});
   int metrics_port = 0;            // serves the pipeline's metrics on this port (0: off)
   std::string run_log;             // the pipeline's run log (PipelineOptions::run_log); empty: none
+  std::string trace;               // the pipeline's timeline (PipelineOptions::trace); empty: none
 };
 
 // ---- messages between the nodes

@@ -1,0 +1,63 @@
+#pragma once
+// What a traced run records (PipelineOptions::trace; pipeline/trace.h):
+// events kept in memory as they happen, bounded, and written as one JSON
+// file when the run ends. Internal to the pipeline layer.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sluice {
+
+class TraceRecorder;
+
+// How a node's slices join a message's flow: a source starts it, a sink
+// ends it, every other node (channel edges included, which carry it to
+// another process) is a step of it.
+enum class FlowStep : uint8_t { Start, Step, End };
+
+// A node's place in the trace, which its counters point to while a traced
+// run runs (NodeCounters::trace): Visit::leave records through it.
+struct NodeTrace {
+  TraceRecorder* recorder = nullptr;
+  uint32_t node = 0;        // its index among the recorder's nodes
+  uint64_t seq_offset = 0;  // a message's number outside the run (its flow's id) is seq + seq_offset
+};
+
+class TraceRecorder {
+ public:
+  using Clock = std::chrono::steady_clock;
+  TraceRecorder(std::string path, std::string process, size_t max_events);
+  // A node's lane; the recorder keeps its name and kind.
+  NodeTrace lane(const std::string& name, const std::string& kind, FlowStep flow, uint64_t seq_offset);
+  // Message `seq` spent [start, end) in the lane's node, on this thread.
+  void slice(const NodeTrace& lane, Clock::time_point start, Clock::time_point end, uint64_t seq);
+  // Checkpoint barrier `number` passed the lane's node now.
+  void barrier(const NodeTrace& lane, int64_t number);
+  // Writes the file. PipelineError naming it when it cannot be written whole.
+  void write() const;
+
+ private:
+  struct Event {
+    int64_t ts_ns;
+    int64_t dur_ns;  // a slice's; -1: a barrier's instant
+    uint64_t seq;    // a slice's message, a barrier's number
+    uint32_t node;
+    uint32_t tid;
+  };
+  void record(const Event& e);
+  const std::string path_, process_;
+  const size_t max_events_;
+  std::vector<std::string> names_, kinds_;
+  std::vector<FlowStep> flows_;
+  mutable std::mutex mutex_;  // guards events_
+  std::vector<Event> events_;
+  std::atomic<uint64_t> dropped_{0};
+  int64_t monotonic_ns_ = 0, realtime_ns_ = 0;  // read together at start
+};
+
+}  // namespace sluice

@@ -1,0 +1,192 @@
+// PipelineOptions::trace and merge_traces: the Chrome trace a run writes,
+// parsed and checked as a viewer reads it (a slice per node per message,
+// none overlapping another on its thread, a flow per message from its
+// source to its sinks, across processes once merged), bounded, and refused
+// where it cannot be written or is no trace.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <future>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include <sluice/pipeline/pipeline.h>
+#include <sluice/pipeline/trace.h>
+
+#include "tests/pipeline/partitioned_pipeline.h"
+#include "tests/pipeline/temp_dir.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+std::vector<json> events_of(const json& trace, const std::string& phase) {
+  std::vector<json> out;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == phase) out.push_back(e);
+  return out;
+}
+
+// numbers (n messages) -> running (acc) -> results
+void run_small(PipelineOptions options, int messages) {
+  Pipeline p(std::move(options));
+  std::vector<Tensor> list;
+  for (int i = 0; i < messages; ++i) list.push_back(tensor<float>({float(i), 1, 2, 3}));
+  NodeId numbers = p.source("numbers", sources::list(list));
+  NodeId running = p.stage("running", [](Expr x, Expr acc) { return tuple(acc + x, acc + x); },
+                           {.acc = {zeros(f32({4}))}});
+  NodeId results = p.sink("results", sinks::collector());
+  p.connect(numbers, running);
+  p.connect(running, results);
+  p.run();
+}
+
+// On each thread, slices nest or follow one another: a viewer draws them as
+// a stack, which one overlapping another's end breaks.
+void expect_slices_nest_per_thread(const std::vector<json>& slices) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>> by_thread;
+  for (const json& s : slices) {
+    ASSERT_GE(s["dur"].get<double>(), 0.0) << s.dump();
+    const double ts = s["ts"].get<double>();
+    by_thread[{s["pid"].get<int64_t>(), s["tid"].get<int64_t>()}].push_back(
+        {ts, ts + s["dur"].get<double>()});
+  }
+  for (auto& [thread, spans] : by_thread) {
+    std::sort(spans.begin(), spans.end());
+    std::vector<double> open;  // ends of the slices enclosing the current one
+    for (const auto& [start, end] : spans) {
+      while (!open.empty() && open.back() <= start) open.pop_back();
+      if (!open.empty()) { EXPECT_LE(end, open.back() + 1e-3) << "a slice overlapping the end of another"; }
+      open.push_back(end);
+    }
+  }
+}
+
+// Each message's flow: one start, steps and ends after it.
+void expect_flows_run_forward(const std::vector<json>& events, size_t messages, size_t steps, size_t ends) {
+  std::map<uint64_t, std::vector<std::pair<std::string, double>>> flows;
+  for (const json& e : events)
+    if (e["cat"] == "flow") flows[e["id"].get<uint64_t>()].push_back({e["ph"], e["ts"].get<double>()});
+  ASSERT_EQ(flows.size(), messages);
+  for (const auto& [id, points] : flows) {
+    const auto count = [&](const char* ph) {
+      return std::count_if(points.begin(), points.end(), [&](const auto& p) { return p.first == ph; });
+    };
+    ASSERT_EQ(count("s"), 1) << "flow " << id;
+    EXPECT_EQ(static_cast<size_t>(count("t")), steps) << "flow " << id;
+    EXPECT_EQ(static_cast<size_t>(count("f")), ends) << "flow " << id;
+    const double start =
+        std::find_if(points.begin(), points.end(), [](const auto& p) { return p.first == "s"; })->second;
+    for (const auto& [ph, ts] : points)
+      EXPECT_LE(start, ts) << "flow " << id << ": its " << ph << " before its start";
+  }
+}
+
+TEST(Trace, ARunWritesASlicePerNodePerMessageAndAFlowPerMessage) {
+  TempDir dir;
+  const std::string path = dir.path() + "/trace.json";
+  run_small({.trace = path}, 50);
+  const json trace = read_json(path);
+  const std::vector<json> slices = events_of(trace, "X");
+  ASSERT_EQ(slices.size(), 150u);
+  std::map<std::string, std::set<uint64_t>> seqs;
+  for (const json& s : slices) seqs[s["name"]].insert(s["args"]["seq"].get<uint64_t>());
+  ASSERT_EQ(seqs.size(), 3u);
+  for (const char* node : {"numbers", "running", "results"}) {
+    EXPECT_EQ(seqs[node].size(), 50u) << node;
+    EXPECT_EQ(*seqs[node].rbegin(), 49u) << node;
+  }
+  for (const json& s : slices)
+    EXPECT_EQ(s["cat"], s["name"] == "numbers" ? "source" : s["name"] == "running" ? "stage" : "sink");
+  expect_slices_nest_per_thread(slices);
+  expect_flows_run_forward(trace["traceEvents"], 50, 1, 1);
+  EXPECT_EQ(trace["otherData"]["events"], 150);
+  EXPECT_EQ(trace["otherData"]["events_dropped"], 0);
+  EXPECT_EQ(events_of(trace, "M").at(0)["args"]["name"], "sluice");
+}
+
+TEST(Trace, AtMostTraceMaxEventsAreKeptAndTheRestCounted) {
+  TempDir dir;
+  const std::string path = dir.path() + "/trace.json";
+  run_small({.trace = path, .trace_max_events = 10}, 50);
+  const json trace = read_json(path);
+  EXPECT_EQ(events_of(trace, "X").size(), 10u);
+  EXPECT_EQ(trace["otherData"]["events"], 10);
+  EXPECT_EQ(trace["otherData"]["events_dropped"], 140);
+}
+
+TEST(Trace, AFileThatCannotBeMadeFailsTheStartNamingIt) {
+  TempDir dir;
+  const std::string path = dir.path() + "/no/such/folder/trace.json";
+  try {
+    run_small({.trace = path}, 3);
+    FAIL() << "expected a PipelineError";
+  } catch (const PipelineError& e) { EXPECT_THAT(e.what(), HasSubstr("cannot create '" + path + "'")); }
+}
+
+TEST(Trace, ThreeProcessesMergedFollowEachMessageAcrossThem) {
+  TempDir dir;
+  const Placement placement = local_placement({"a", "b", "c"}, dir.path());
+  constexpr int64_t kMessages = 40;
+  auto run = [&](const std::string& me) {
+    PipelineOptions o;
+    o.capacity = 8;
+    o.partition = {.process = me,
+                   .placement = placement,
+                   .meet_timeout = std::chrono::seconds(20),
+                   .peer_timeout = std::chrono::seconds(20)};
+    o.trace = dir.path() + "/" + me + ".json";
+    testing::partitioned_pipeline(o, kMessages).pipeline->run();
+  };
+  auto a = std::async(std::launch::async, run, "a");
+  auto b = std::async(std::launch::async, run, "b");
+  run("c");
+  a.get();
+  b.get();
+  const std::string merged_path = dir.path() + "/merged.json";
+  const std::vector<TraceFile> files =
+      merge_traces({dir.path() + "/a.json", dir.path() + "/b.json", dir.path() + "/c.json"}, merged_path);
+  ASSERT_EQ(files.size(), 3u);
+  for (const TraceFile& f : files) EXPECT_EQ(f.offset_us, 0.0) << f.path << ": one host, one clock";
+  EXPECT_EQ(files[1].process, "b");
+  const json merged = read_json(merged_path);
+  std::set<std::string> processes;
+  for (const json& m : events_of(merged, "M")) processes.insert(m["args"]["name"]);
+  EXPECT_EQ(processes, (std::set<std::string>{"a", "b", "c"}));
+  // Each message: numbers (a) starts it; the edges a->b, the stages of b,
+  // the edges out of b and a, their ends in c, and joined step it on;
+  // results (c) ends it.
+  std::map<std::string, size_t> slices_per_node;
+  for (const json& s : events_of(merged, "X")) ++slices_per_node[s["name"]];
+  EXPECT_EQ(slices_per_node["numbers"], size_t{kMessages});
+  EXPECT_EQ(slices_per_node["results"], size_t{kMessages});
+  EXPECT_EQ(slices_per_node.size(), 8u) << "5 nodes and 3 edges, whose two ends have the edge's name";
+  EXPECT_EQ(slices_per_node["numbers->joined"], size_t{2 * kMessages}) << "its sending and its receiving end";
+  expect_slices_nest_per_thread(events_of(merged, "X"));
+  expect_flows_run_forward(merged["traceEvents"], kMessages, 9, 1);
+}
+
+TEST(Trace, MergeRefusesAFileThatIsNoTraceNamingIt) {
+  TempDir dir;
+  const std::string path = dir.path() + "/other.json";
+  std::ofstream(path) << R"({"traceEvents": []})";
+  EXPECT_THAT([&] { merge_traces({path}, dir.path() + "/out.json"); },
+              ::testing::ThrowsMessage<PipelineError>(HasSubstr("'" + path + "' is no sluice trace")));
+  EXPECT_THAT([&] { merge_traces({dir.path() + "/missing.json"}, dir.path() + "/out.json"); },
+              ::testing::ThrowsMessage<PipelineError>(HasSubstr("cannot read")));
+}
+
+}  // namespace
+}  // namespace sluice

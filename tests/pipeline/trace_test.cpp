@@ -117,6 +117,24 @@ TEST(Trace, ARunWritesASlicePerNodePerMessageAndAFlowPerMessage) {
   EXPECT_EQ(events_of(trace, "M").at(0)["args"]["name"], "sluice");
 }
 
+TEST(Trace, CheckpointBarriersAreInstantsOnTheNodesTheyPass) {
+  TempDir dir;
+  const std::string path = dir.path() + "/trace.json";
+  run_small({.checkpoint_dir = dir.path() + "/checkpoints",
+             .checkpoint_interval = {.messages = 10},
+             .trace = path},
+            50);
+  const json trace = read_json(path);
+  std::map<std::string, std::set<std::string>> barriers;  // by name, the nodes
+  for (const json& e : events_of(trace, "i")) {
+    EXPECT_EQ(e["cat"], "checkpoint");
+    barriers[e["name"]].insert(e["args"]["node"]);
+  }
+  ASSERT_GE(barriers.size(), 4u) << "a barrier every 10 of 50 messages";
+  for (const auto& [name, nodes] : barriers)
+    EXPECT_EQ(nodes, (std::set<std::string>{"running", "results"})) << name << ": the stateful stage and the sink";
+}
+
 TEST(Trace, AtMostTraceMaxEventsAreKeptAndTheRestCounted) {
   TempDir dir;
   const std::string path = dir.path() + "/trace.json";

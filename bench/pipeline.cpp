@@ -7,6 +7,15 @@
 //                             as raw time / sluice time.
 //   pipeline_fused_1MiB       1 MiB chunks through the fused chain then a sum,
 //                             as a 2-stage pipeline vs one stream running both.
+//   trace_overhead            the pipeline_overhead_4stage pipeline traced
+//                             (PipelineOptions::trace, its file written at the
+//                             end included) vs the same untraced: untraced
+//                             time / traced time.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
 
 #include <benchmark/benchmark.h>
 #include <tbb/flow_graph.h>
@@ -28,22 +37,25 @@ std::shared_ptr<Source> repeat(Tensor t, int n) {
   });
 }
 
+// A source of kMessages f32[4], 4 stages adding 1, and a sink.
+void run_4stage(const Function& add1, const Tensor& x, PipelineOptions options = {}) {
+  Pipeline p(std::move(options));
+  NodeId prev = p.source("in", repeat(x, kMessages));
+  for (int s = 0; s < 4; ++s) {
+    NodeId st = p.stage("add" + std::to_string(s), add1);
+    p.connect(prev, st);
+    prev = st;
+  }
+  p.connect(prev, p.sink("out", [](const Tensor& t) { benchmark::DoNotOptimize(t.host_data()); }));
+  p.run();
+}
+
 void BM_pipeline_overhead_4stage(benchmark::State& state) {
   Function add1 = trace({f32({4})}, [](Expr x) { return x + 1; });
   Executable exe = compile(add1, host());
   Tensor x = tensor<float>({1, 2, 3, 4});
 
-  auto sluice_run = [&] {
-    Pipeline p;
-    NodeId prev = p.source("in", repeat(x, kMessages));
-    for (int s = 0; s < 4; ++s) {
-      NodeId st = p.stage("add" + std::to_string(s), add1);
-      p.connect(prev, st);
-      prev = st;
-    }
-    p.connect(prev, p.sink("out", [](const Tensor& t) { benchmark::DoNotOptimize(t.host_data()); }));
-    p.run();
-  };
+  auto sluice_run = [&] { run_4stage(add1, x); };
   auto raw_run = [&] {
     namespace flow = tbb::flow;
     flow::graph g;
@@ -67,6 +79,19 @@ void BM_pipeline_overhead_4stage(benchmark::State& state) {
   report_speedup("pipeline_overhead_4stage", interleave(state, timed(sluice_run), timed(raw_run)), 0.5);
 }
 BENCHMARK(BM_pipeline_overhead_4stage)->Iterations(15)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_trace_overhead(benchmark::State& state) {
+  Function add1 = trace({f32({4})}, [](Expr x) { return x + 1; });
+  Tensor x = tensor<float>({1, 2, 3, 4});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("sluice-bench-trace-" + std::to_string(getpid()) + ".json"))
+          .string();
+  auto traced = [&] { run_4stage(add1, x, {.trace = path}); };
+  auto untraced = [&] { run_4stage(add1, x); };
+  report_speedup("trace_overhead", interleave(state, timed(traced), timed(untraced)), 0.85);
+  std::filesystem::remove(path);
+}
+BENCHMARK(BM_trace_overhead)->Iterations(15)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 void BM_pipeline_fused_1MiB(benchmark::State& state) {
   constexpr int64_t kN = 262144;  // 1 MiB of f32

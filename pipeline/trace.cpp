@@ -9,9 +9,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -51,15 +53,23 @@ const char* flow_phase(FlowStep step) {
   throw PipelineError(error_message(where, what, "", ""));
 }
 
+std::atomic<uint64_t> recorders{0};
+
 }  // namespace
 
 TraceRecorder::TraceRecorder(std::string path, std::string process, size_t max_events)
-    : path_(std::move(path)), process_(std::move(process)), max_events_(max_events) {
+    : path_(std::move(path)),
+      process_(std::move(process)),
+      max_events_(max_events),
+      generation_(++recorders) {
   monotonic_ns_ = clock_ns(CLOCK_MONOTONIC);
   realtime_ns_ = clock_ns(CLOCK_REALTIME);
-  // What a short run records, without growing the list while it runs.
-  events_.reserve(std::min<size_t>(max_events_, 64 * 1024));
-  // The file is made now: a path that cannot be written fails the start, not the end.
+  // The file is made now: a path that cannot be written fails the start,
+  // not the end. One there before is removed rather than truncated: ext4
+  // writes a file truncated from a larger size out to disk as it is closed,
+  // which would cost the run milliseconds at its end.
+  std::error_code ignored;
+  std::filesystem::remove(path_, ignored);
   std::ofstream probe(path_, std::ios::trunc);
   if (!probe) refuse("trace", fmt::format("cannot create '{}': {}", path_, std::strerror(errno)));
 }
@@ -72,15 +82,36 @@ NodeTrace TraceRecorder::lane(const std::string& name, const std::string& kind, 
   return {this, static_cast<uint32_t>(names_.size() - 1), seq_offset};
 }
 
-void TraceRecorder::record(const Event& e) {
+TraceRecorder::Events& TraceRecorder::own_events() {
+  // This thread's lists, by recorder: a worker may run the nodes of two
+  // traced pipelines in turn. A recorder gone leaves an entry no later one matches.
+  thread_local std::vector<std::pair<uint64_t, Events*>> lists;
+  for (const auto& [generation, events] : lists)
+    if (generation == generation_) return *events;
+  Events* events = nullptr;
   {
     std::lock_guard lock(mutex_);
-    if (events_.size() < max_events_) {
-      events_.push_back(e);
-      return;
-    }
+    threads_.push_back(std::make_unique<Events>());
+    events = threads_.back().get();
   }
-  dropped_.fetch_add(1, std::memory_order_relaxed);
+  events->events.reserve(1024);
+  if (lists.size() == 8) lists.erase(lists.begin());
+  lists.emplace_back(generation_, events);
+  return *events;
+}
+
+void TraceRecorder::record(const Event& e) {
+  Events& list = own_events();
+  if (list.room == 0) {
+    const uint64_t before = granted_.fetch_add(kBlock, std::memory_order_relaxed);
+    list.room = before >= max_events_ ? 0 : std::min<uint64_t>(kBlock, max_events_ - before);
+  }
+  if (list.room == 0) {
+    ++list.dropped;
+    return;
+  }
+  --list.room;
+  list.events.push_back(e);
 }
 
 void TraceRecorder::slice(const NodeTrace& lane, Clock::time_point start, Clock::time_point end,
@@ -103,44 +134,54 @@ void TraceRecorder::write() const {
     names.push_back(nlohmann::json(names_[i]).dump());
     kinds.push_back(nlohmann::json(kinds_[i]).dump());
   }
-  std::string out = "{\"traceEvents\":[\n";
+  // A memory buffer, not a string: appending to a string through an
+  // iterator resizes it, zeroing what is then written over, at every call.
+  fmt::memory_buffer out;
   auto it = std::back_inserter(out);
+  fmt::format_to(it, "{{\"traceEvents\":[\n");
   const std::string process = nlohmann::json(process_.empty() ? std::string("sluice") : process_).dump();
   fmt::format_to(it, R"({{"name":"process_name","ph":"M","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
                  process);
   std::vector<Event> events;
+  uint64_t dropped = 0;
   {
+    // The run is over: no thread records any more.
     std::lock_guard lock(mutex_);
-    events = events_;
+    for (const auto& list : threads_) {
+      events.insert(events.end(), list->events.begin(), list->events.end());
+      dropped += list->dropped;
+    }
   }
+  out.reserve(out.size() + events.size() * 240);
   for (const Event& e : events) {
-    const double ts = static_cast<double>(e.ts_ns) / 1e3;
+    // Microseconds with their three decimals, written as integers: a
+    // floating-point format per number took most of the writing.
+    const int64_t ts_us = e.ts_ns / 1000, ts_frac = e.ts_ns % 1000;
     if (e.dur_ns < 0) {
       fmt::format_to(
           it,
-          ",\n{{\"name\":\"barrier {}\",\"cat\":\"checkpoint\",\"ph\":\"i\",\"s\":\"t\",\"ts\":{:.3f},"
-          "\"pid\":{},\"tid\":{},\"args\":{{\"node\":{}}}}}",
-          e.seq, ts, pid, e.tid, names[e.node]);
+          FMT_COMPILE(",\n{{\"name\":\"barrier {}\",\"cat\":\"checkpoint\",\"ph\":\"i\",\"s\":\"t\","
+                      "\"ts\":{}.{:03},\"pid\":{},\"tid\":{},\"args\":{{\"node\":{}}}}}"),
+          e.seq, ts_us, ts_frac, pid, e.tid, names[e.node]);
       continue;
     }
-    fmt::format_to(
-        it,
-        ",\n{{\"name\":{},\"cat\":{},\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},\"pid\":{},\"tid\":{},"
-        "\"args\":{{\"seq\":{}}}}}",
-        names[e.node], kinds[e.node], ts, static_cast<double>(e.dur_ns) / 1e3, pid, e.tid, e.seq);
+    fmt::format_to(it,
+                   FMT_COMPILE(",\n{{\"name\":{},\"cat\":{},\"ph\":\"X\",\"ts\":{}.{:03},\"dur\":{}.{:03},"
+                               "\"pid\":{},\"tid\":{},\"args\":{{\"seq\":{}}}}}"),
+                   names[e.node], kinds[e.node], ts_us, ts_frac, e.dur_ns / 1000, e.dur_ns % 1000, pid, e.tid,
+                   e.seq);
     // Bound to the slice it falls in ("bp":"e"): its start.
-    fmt::format_to(
-        it,
-        ",\n{{\"name\":\"message\",\"cat\":\"flow\",\"ph\":\"{}\",\"id\":{},\"ts\":{:.3f},\"pid\":{},"
-        "\"tid\":{},\"bp\":\"e\"}}",
-        flow_phase(flows_[e.node]), e.seq, ts, pid, e.tid);
+    fmt::format_to(it,
+                   FMT_COMPILE(",\n{{\"name\":\"message\",\"cat\":\"flow\",\"ph\":\"{}\",\"id\":{},"
+                               "\"ts\":{}.{:03},\"pid\":{},\"tid\":{},\"bp\":\"e\"}}"),
+                   flow_phase(flows_[e.node]), e.seq, ts_us, ts_frac, pid, e.tid);
   }
   fmt::format_to(
       it,
       "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{{\"process\":{},\"host\":{},\"pid\":{},"
       "\"clock_monotonic_ns\":{},\"clock_realtime_ns\":{},\"events\":{},\"events_dropped\":{}}}}}\n",
       nlohmann::json(process_).dump(), nlohmann::json(host_name()).dump(), pid, monotonic_ns_, realtime_ns_,
-      events.size(), dropped_.load());
+      events.size(), dropped);
   std::ofstream file(path_, std::ios::trunc | std::ios::binary);
   file.write(out.data(), static_cast<std::streamsize>(out.size()));
   file.close();

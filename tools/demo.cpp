@@ -27,6 +27,10 @@
 // sample's records (a spectrogram, the detector's scores against the true
 // faults, the accuracy so far) to FILE, which the parent (or the one
 // process of --in-process) first empties; `sluice report FILE` draws them.
+//
+// --trace FILE: each process writes its timeline (PipelineOptions::trace)
+// beside FILE as FILE.ROLE.json, which the parent merges into FILE (as
+// `sluice trace merge` does) once the three have exited.
 
 #include <stdlib.h>
 #include <unistd.h>

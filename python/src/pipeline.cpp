@@ -173,7 +173,8 @@ PipelineOptions pipeline_options(size_t capacity, const std::string& on_error,
                                  double checkpoint_every_s, int checkpoint_retain,
                                  std::vector<std::string> at_most_once, const std::string& process,
                                  const std::optional<Placement>& placement, const std::string& name,
-                                 int metrics_port, const std::string& run_log) {
+                                 int metrics_port, const std::string& run_log, const std::string& trace,
+                                 size_t trace_max_events) {
   PipelineOptions o;
   o.capacity = capacity;
   if (on_error == "skip")
@@ -190,6 +191,8 @@ PipelineOptions pipeline_options(size_t capacity, const std::string& on_error,
   o.name = name;
   o.metrics_port = metrics_port;
   o.run_log = run_log;
+  o.trace = trace;
+  o.trace_max_events = trace_max_events;
   return o;
 }
 
@@ -274,17 +277,18 @@ void bind_pipeline(nb::module_& m) {
              const std::string& checkpoint_dir, uint64_t checkpoint_every, double checkpoint_every_s,
              int checkpoint_retain, std::vector<std::string> at_most_once, const std::string& process,
              const std::optional<Placement>& placement, const std::string& name, int metrics_port,
-             const std::string& run_log) {
-            new (self) PythonPipeline(pipeline_options(
-                capacity, on_error, checkpoint_dir, checkpoint_every, checkpoint_every_s, checkpoint_retain,
-                std::move(at_most_once), process, placement, name, metrics_port, run_log));
+             const std::string& run_log, const std::string& trace, size_t trace_max_events) {
+            new (self) PythonPipeline(pipeline_options(capacity, on_error, checkpoint_dir, checkpoint_every,
+                                                       checkpoint_every_s, checkpoint_retain,
+                                                       std::move(at_most_once), process, placement, name,
+                                                       metrics_port, run_log, trace, trace_max_events));
           },
           nb::kw_only(), nb::arg("capacity") = 64, nb::arg("on_error") = "stop",
           nb::arg("checkpoint_dir") = "", nb::arg("checkpoint_every") = 0,
           nb::arg("checkpoint_every_s") = 0.0, nb::arg("checkpoint_retain") = 3,
           nb::arg("at_most_once") = std::vector<std::string>{}, nb::arg("process") = "",
           nb::arg("placement") = nb::none(), nb::arg("name") = "", nb::arg("metrics_port") = 0,
-          nb::arg("run_log") = "")
+          nb::arg("run_log") = "", nb::arg("trace") = "", nb::arg("trace_max_events") = size_t{1} << 20)
       .def(
           "source",
           [](PythonPipeline& p, const std::string& name, nb::handle data, const std::string& process) {

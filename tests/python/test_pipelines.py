@@ -191,6 +191,25 @@ def test_a_slow_callback_holding_the_gil_stalls_stages_only_at_the_credit():
     assert result["metrics"]["slow"]["messages_in"] == 50
 
 
+def test_a_trace_of_every_message(tmp_path):
+    path = str(tmp_path / "trace.json")
+    p, got = summing_pipeline(trace=path)
+    p.run()
+    with open(path) as f:
+        trace = json.load(f)
+    slices = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert sorted({e["name"] for e in slices}) == ["keep", "rows", "sum"]
+    assert len(slices) == 3 * 8, "a slice per node per message"
+    flows = [e for e in trace["traceEvents"] if e.get("cat") == "flow"]
+    assert sorted(e["ph"] for e in flows if e["id"] == 3) == ["f", "s", "t"]
+    assert trace["otherData"]["events_dropped"] == 0
+    bounded = str(tmp_path / "bounded.json")
+    p, got = summing_pipeline(trace=bounded, trace_max_events=5)
+    p.run()
+    with open(bounded) as f:
+        assert json.load(f)["otherData"]["events_dropped"] == 3 * 8 - 5
+
+
 def test_the_run_log(tmp_path):
     log = str(tmp_path / "run.jsonl")
     p, got = summing_pipeline(run_log=log, name="summing")

@@ -709,7 +709,7 @@ class Pipeline:
     Compiled stages as nodes of a flow graph, fed by sources, drained by sinks.
     """
 
-    def __init__(self, *, capacity: int = 64, on_error: str = 'stop', checkpoint_dir: str = '', checkpoint_every: int = 0, checkpoint_every_s: float = 0.0, checkpoint_retain: int = 3, at_most_once: Sequence[str] = [], process: str = '', placement: Placement | None = None, name: str = '', metrics_port: int = 0, run_log: str = '') -> None: ...
+    def __init__(self, *, capacity: int = 64, on_error: str = 'stop', checkpoint_dir: str = '', checkpoint_every: int = 0, checkpoint_every_s: float = 0.0, checkpoint_retain: int = 3, at_most_once: Sequence[str] = [], process: str = '', placement: Placement | None = None, name: str = '', metrics_port: int = 0, run_log: str = '', trace: str = '', trace_max_events: int = 1048576) -> None: ...
 
     def source(self, name: str, data: object, *, process: str = '') -> Node:
         """

@@ -19,8 +19,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "bench/bench_report.h"
 #include <sluice/pipeline/pipeline.h>
+#include "bench/bench_report.h"
+#include "bench/four_stages.h"
 
 namespace sluice::bench {
 namespace {
@@ -75,15 +76,7 @@ void BM_metrics_overhead(benchmark::State& state) {
   const int port = free_port();
 
   auto run = [&](int metrics_port) {
-    Pipeline p({.metrics_port = metrics_port});
-    NodeId prev = p.source("in", sources::list(std::vector<Tensor>(kMessages, x)));
-    for (int s = 0; s < 4; ++s) {
-      NodeId st = p.stage("add" + std::to_string(s), add1);
-      p.connect(prev, st);
-      prev = st;
-    }
-    p.connect(prev, p.sink("out", [](const Tensor& t) { benchmark::DoNotOptimize(t.host_data()); }));
-    p.run();
+    run_four_stages(add1, sources::list(std::vector<Tensor>(kMessages, x)), {.metrics_port = metrics_port});
   };
   Scraper scraper(port);
   Samples s = interleave(state, timed([&] { run(port); }), timed([&] { run(0); }));

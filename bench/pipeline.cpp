@@ -20,9 +20,10 @@
 #include <benchmark/benchmark.h>
 #include <tbb/flow_graph.h>
 
-#include "bench/bench_report.h"
 #include <sluice/pipeline/pipeline.h>
 #include <sluice/stream/stream.h>
+#include "bench/bench_report.h"
+#include "bench/four_stages.h"
 
 namespace sluice::bench {
 namespace {
@@ -37,25 +38,12 @@ std::shared_ptr<Source> repeat(Tensor t, int n) {
   });
 }
 
-// A source of kMessages f32[4], 4 stages adding 1, and a sink.
-void run_4stage(const Function& add1, const Tensor& x, PipelineOptions options = {}) {
-  Pipeline p(std::move(options));
-  NodeId prev = p.source("in", repeat(x, kMessages));
-  for (int s = 0; s < 4; ++s) {
-    NodeId st = p.stage("add" + std::to_string(s), add1);
-    p.connect(prev, st);
-    prev = st;
-  }
-  p.connect(prev, p.sink("out", [](const Tensor& t) { benchmark::DoNotOptimize(t.host_data()); }));
-  p.run();
-}
-
 void BM_pipeline_overhead_4stage(benchmark::State& state) {
   Function add1 = trace({f32({4})}, [](Expr x) { return x + 1; });
   Executable exe = compile(add1, host());
   Tensor x = tensor<float>({1, 2, 3, 4});
 
-  auto sluice_run = [&] { run_4stage(add1, x); };
+  auto sluice_run = [&] { run_four_stages(add1, repeat(x, kMessages)); };
   auto raw_run = [&] {
     namespace flow = tbb::flow;
     flow::graph g;
@@ -86,8 +74,8 @@ void BM_trace_overhead(benchmark::State& state) {
   const std::string path =
       (std::filesystem::temp_directory_path() / ("sluice-bench-trace-" + std::to_string(getpid()) + ".json"))
           .string();
-  auto traced = [&] { run_4stage(add1, x, {.trace = path}); };
-  auto untraced = [&] { run_4stage(add1, x); };
+  auto traced = [&] { run_four_stages(add1, repeat(x, kMessages), {.trace = path}); };
+  auto untraced = [&] { run_four_stages(add1, repeat(x, kMessages)); };
   report_speedup("trace_overhead", interleave(state, timed(traced), timed(untraced)), 0.85);
   std::filesystem::remove(path);
 }

@@ -27,22 +27,13 @@ namespace {
 using ::testing::HasSubstr;
 using testing::partitioned_pipeline;
 using testing::result_bytes;
+using testing::thread_process_options;
 
 constexpr int64_t kMessages = 300;
 
-PipelineOptions in_process(const std::string& me, const Placement& placement) {
-  PipelineOptions o;
-  o.capacity = 8;
-  o.partition = {.process = me,
-                 .placement = placement,
-                 .meet_timeout = std::chrono::seconds(20),
-                 .peer_timeout = std::chrono::seconds(20)};
-  return o;
-}
-
 // Runs process `me` of the program; what "results" took when it runs there.
 std::string run_process(const std::string& me, const Placement& placement, int64_t width = 64) {
-  auto built = partitioned_pipeline(in_process(me, placement), kMessages, width);
+  auto built = partitioned_pipeline(thread_process_options(me, placement), kMessages, width);
   built.pipeline->run();
   return result_bytes(*built.results);
 }
@@ -71,8 +62,8 @@ TEST(Partition, EachProcessRunsItsNodesAndTheEdgesToTheOthers) {
   std::vector<std::thread> threads;
   for (int k = 0; k < 3; ++k)
     threads.emplace_back([&, k] {
-      auto built =
-          partitioned_pipeline(in_process(std::string(1, static_cast<char>('a' + k)), placement), 20);
+      auto built = partitioned_pipeline(
+          thread_process_options(std::string(1, static_cast<char>('a' + k)), placement), 20);
       metrics[static_cast<size_t>(k)] = built.pipeline->run().metrics;
     });
   for (auto& t : threads) t.join();
@@ -119,17 +110,17 @@ TEST(Partition, APlacementThatDoesNotFitThePipelineFailsNamingIt) {
     return "no error";
   };
   // A process of the pipeline the placement lacks.
-  EXPECT_THAT(error_of(in_process("a", local_placement({"a", "b"}, dir.path()))),
+  EXPECT_THAT(error_of(thread_process_options("a", local_placement({"a", "b"}, dir.path()))),
               HasSubstr("runs in process 'c', which the placement from default does not have"));
   // A process of the placement with nothing to run.
   EXPECT_THAT(
-      error_of(in_process("a", local_placement({"a", "b", "c", "d"}, dir.path()))),
+      error_of(thread_process_options("a", local_placement({"a", "b", "c", "d"}, dir.path()))),
       HasSubstr("process 'd' of the placement from default: expected at least one node to run, found none"));
   // This process unknown to the placement.
-  EXPECT_THAT(error_of(in_process("z", local_placement({"a", "b", "c"}, dir.path()))),
+  EXPECT_THAT(error_of(thread_process_options("z", local_placement({"a", "b", "c"}, dir.path()))),
               HasSubstr("expected a process named \"z\""));
   // A node placed nowhere.
-  Pipeline p(in_process("a", local_placement({"a"}, dir.path())));
+  Pipeline p(thread_process_options("a", local_placement({"a"}, dir.path())));
   p.connect(p.source("n", sources::list({tensor<float>({1})}), {.process = "a"}),
             p.sink("out", sinks::collector()));
   try {
@@ -180,7 +171,7 @@ TEST(Partition, CurveKeysSecureTheMeetingAndTheEdges) {
   const Placement stranger = placement_with(dir.path() + "/strangers/b", "stranger");
   auto failing = [&](const std::string& me, const Placement& p) {
     return std::async(std::launch::async, [&, me] {
-      PipelineOptions o = in_process(me, p);
+      PipelineOptions o = thread_process_options(me, p);
       o.partition.meet_timeout = std::chrono::milliseconds(2000);
       try {
         partitioned_pipeline(o, 10).pipeline->run();
@@ -204,7 +195,7 @@ TEST(Partition, CurveKeysSecureTheMeetingAndTheEdges) {
 TEST(Partition, AProcessThatNeverComesFailsTheOthersWithinTheTimeout) {
   TempDir dir;
   Placement placement = local_placement({"a", "b", "c"}, dir.path());
-  PipelineOptions o = in_process("a", placement);
+  PipelineOptions o = thread_process_options("a", placement);
   o.partition.meet_timeout = std::chrono::milliseconds(500);
   auto b = std::async(std::launch::async, [&] {
     PipelineOptions ob = o;

@@ -40,6 +40,16 @@ PartitionedPipeline partitioned_pipeline(PipelineOptions options, int64_t messag
   return out;
 }
 
+PipelineOptions thread_process_options(const std::string& me, const Placement& placement) {
+  PipelineOptions o;
+  o.capacity = 8;
+  o.partition = {.process = me,
+                 .placement = placement,
+                 .meet_timeout = std::chrono::seconds(20),
+                 .peer_timeout = std::chrono::seconds(20)};
+  return o;
+}
+
 std::string result_bytes(const Collector& results) {
   std::string bytes;
   for (const Tensors& message : results.results())

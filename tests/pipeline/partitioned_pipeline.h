@@ -7,6 +7,7 @@
 //        └──────────────────────────────────────────────┘
 
 #include <memory>
+#include <string>
 
 #include <sluice/pipeline/pipeline.h>
 
@@ -22,6 +23,9 @@ struct PartitionedPipeline {
 // of the program".
 PartitionedPipeline partitioned_pipeline(PipelineOptions options, int64_t messages, int64_t width = 64);
 
+// Options for process `me` of a partitioned pipeline whose processes are
+// threads of one test: a small capacity, and 20 s to meet and for a silent peer.
+PipelineOptions thread_process_options(const std::string& me, const Placement& placement);
 // Every result's bytes, in order: what "the same results, bit for bit" compares.
 std::string result_bytes(const Collector& results);
 

@@ -159,12 +159,7 @@ TEST(Trace, ThreeProcessesMergedFollowEachMessageAcrossThem) {
   const Placement placement = local_placement({"a", "b", "c"}, dir.path());
   constexpr int64_t kMessages = 40;
   auto run = [&](const std::string& me) {
-    PipelineOptions o;
-    o.capacity = 8;
-    o.partition = {.process = me,
-                   .placement = placement,
-                   .meet_timeout = std::chrono::seconds(20),
-                   .peer_timeout = std::chrono::seconds(20)};
+    PipelineOptions o = testing::thread_process_options(me, placement);
     o.trace = dir.path() + "/" + me + ".json";
     testing::partitioned_pipeline(o, kMessages).pipeline->run();
   };

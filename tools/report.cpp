@@ -2,14 +2,15 @@
 // `sluice demo --run-log`) as one self-contained HTML page: per-stage
 // throughput, latency and queue depth over time, and, for the demo, a
 // spectrogram of one channel, the detector's scores against the true faults
-// and its accuracy over time. Charts are inline SVG drawn here; the page
-// has no script and fetches nothing.
+// and its accuracy over time; with --trace, a timeline of the run's trace.
+// Charts are inline SVG drawn here; the page has no script and fetches nothing.
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -25,12 +26,15 @@ namespace {
 struct ReportOptions {
   std::string run_log;
   std::string output = "report.html";
+  std::string trace;  // PipelineOptions::trace's file (empty: no timeline)
 };
 
 int write_report(const ReportOptions& o) {
   report::RunData data = report::read_run_log(o.run_log);
   for (const std::string& w : data.warnings) std::cerr << "sluice report: " << o.run_log << ": " << w << "\n";
-  const std::string page = report::html_report(data);
+  std::optional<report::Timeline> timeline;
+  if (!o.trace.empty()) timeline = report::read_trace(o.trace);
+  const std::string page = report::html_report(data, timeline);
   std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
   if (!out)
     throw ValueError(
@@ -56,6 +60,10 @@ Command add_report_command(CLI::App& app) {
       "per-stage throughput, latency and queue depth; the demo's spectrogram, scores and accuracy");
   report->add_option("run_log", o->run_log, "the run log: JSON Lines")->required();
   report->add_option("-o,--output", o->output, "the HTML file to write")->capture_default_str();
+  report->add_option(
+      "--trace", o->trace,
+      "the run's trace (sluice demo --trace, PipelineOptions::trace): a timeline of a window of "
+      "the run, each thread a row, each node's slices in its color");
   return {report, [o] { return write_report(*o); }};
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """`sluice report` of a short demo run, opened in headless Chromium.
 
-Runs the three-process demo with --run-log, draws the log with `sluice
-report`, checks the page (the pipeline's graph, every chart an <svg> with data drawn, no script,
+Runs the three-process demo with --run-log and --trace, draws both with
+`sluice report`, checks the page (the pipeline's graph, every chart an <svg>
+with data drawn, the trace's timeline with its rows, slices and flows, no script,
 nothing fetched), then has Chromium render it to a screenshot: the console
 must stay silent and the picture must show charts (pixels neither white
 nor grey). The screenshot is kept as report.png in the working directory.
@@ -23,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from png_pixels import count_pixels  # noqa: E402
 
 CHARTS = ["Throughput", "Latency p50", "Latency p99", "Queue depth", "Spectrogram of channel 0",
-          "Scores against the true faults", "Accuracy over time"]
+          "Scores against the true faults", "Accuracy over time", "Timeline"]
 
 
 def fail(message):
@@ -58,6 +59,15 @@ def check_page(html):
     if titles != CHARTS:
         fail(f"expected the charts {CHARTS}, found {titles}")
     for title, svg in zip(titles, svgs):
+        if title == "Timeline":
+            # A row per thread of the three processes, slices of the five
+            # nodes and the channel ends between them, messages followed.
+            rows = re.findall(r'<text class="label"[^>]*>([^<]*)</text>', svg)
+            slices = len(re.findall(r"<rect x=", svg))
+            flows = len(re.findall(r'<polyline class="flow"', svg))
+            if {r.split(",")[0] for r in rows} != {"source", "compute", "sink"} or slices < 20 or flows < 1:
+                fail(f"the timeline: rows {rows}, {slices} slices, {flows} flows")
+            continue
         drawn = re.findall(r'<path class="(?:series|cells)"[^>]* d="([^"]+)"', svg)
         # A line of data has at least two points: its M and one more command.
         if not drawn or not any(len(re.findall(r"[LHVh]", d)) >= 1 for d in drawn):
@@ -70,7 +80,7 @@ def check_page(html):
 def screenshot(chromium, html_path, png_path, work):
     args = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
             f"--user-data-dir={os.path.join(work, 'chromium-profile')}", f"--screenshot={png_path}",
-            "--window-size=1200,2400", "--enable-logging=stderr", "--v=0", "file://" + html_path]
+            "--window-size=1200,4000", "--enable-logging=stderr", "--v=0", "file://" + html_path]
     p = subprocess.run(args, capture_output=True, text=True, timeout=120)
     if p.returncode != 0 or not os.path.exists(png_path):
         fail(f"chromium exited {p.returncode} without a screenshot:\n{p.stderr[-3000:]}")
@@ -93,12 +103,13 @@ def main():
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     with tempfile.TemporaryDirectory(prefix="sluice-report-") as work:
         log = os.path.join(work, "run.jsonl")
-        demo = run([sluice, "demo", "--seconds", "3", "--channels", "4", "--seed", "7", "--run-log", log],
-                   timeout=150)
+        trace = os.path.join(work, "run-trace.json")
+        demo = run([sluice, "demo", "--seconds", "3", "--channels", "4", "--seed", "7", "--run-log", log,
+                    "--trace", trace], timeout=150)
         if "processes: sink exited 0 compute exited 0 source exited 0" not in demo.stdout:
             fail("the demo's processes did not all exit 0:\n" + demo.stdout[-2000:])
         html_path = os.path.join(work, "report.html")
-        run([sluice, "report", log, "-o", html_path], timeout=60)
+        run([sluice, "report", log, "--trace", trace, "-o", html_path], timeout=60)
         with open(html_path, encoding="utf-8") as f:
             check_page(f.read())
         if not chromium:

@@ -125,7 +125,36 @@ def main():
         expect("a graph edge to no node is an error naming its line", status == 1 and f"{log}:25:" in err
                and "edges between the 3 nodes" in err, err)
 
+        # A trace written by hand: two processes, a thread each, one message.
+        trace = {"traceEvents": [
+            {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "a"}},
+            {"name": "process_name", "ph": "M", "pid": 2, "tid": 0, "args": {"name": "b"}},
+            {"name": "rows", "cat": "source", "ph": "X", "ts": 1000.0, "dur": 50.0, "pid": 1, "tid": 11},
+            {"name": "message", "cat": "flow", "ph": "s", "id": 0, "ts": 1000.0, "pid": 1, "tid": 11, "bp": "e"},
+            {"name": "square", "cat": "stage", "ph": "X", "ts": 1100.0, "dur": 300.0, "pid": 2, "tid": 22},
+            {"name": "message", "cat": "flow", "ph": "f", "id": 0, "ts": 1100.0, "pid": 2, "tid": 22, "bp": "e"}]}
+        trace_path = os.path.join(work, "trace.json")
+        with open(trace_path, "w") as f:
+            json.dump(trace, f)
         log = os.path.join(work, "stages_only.jsonl")
+        out = os.path.join(work, "timeline.html")
+        p = subprocess.run([sluice, "report", log, "--trace", trace_path, "-o", out], capture_output=True, text=True,
+                           timeout=20)
+        page = open(out).read() if os.path.exists(out) else ""
+        timeline = re.search(r'<svg[^>]*aria-label="Timeline".*?</svg>', page, re.S)
+        drawn = timeline.group(0) if timeline else ""
+        expect("a trace gives a timeline: a row per thread, a slice per event, the message's flow",
+               p.returncode == 0 and re.findall(r'<text class="label"[^>]*>([^<]*)</text>', drawn) ==
+               ["a, thread 11", "b, thread 22"] and len(re.findall(r"<rect x=", drawn)) == 2
+               and drawn.count('<polyline class="flow"') == 1 and "2 slices, 1 messages" in page,
+               f"status {p.returncode}: {p.stderr}\n{drawn[:600]}")
+        with open(os.path.join(work, "not_a_trace.json"), "w") as f:
+            f.write('{"events": []}')
+        p = subprocess.run([sluice, "report", log, "--trace", os.path.join(work, "not_a_trace.json"), "-o", out],
+                           capture_output=True, text=True, timeout=20)
+        expect("a file that is no trace is an error naming it", p.returncode == 1 and "not_a_trace.json" in p.stderr
+               and "no traceEvents" in p.stderr, p.stderr)
+
         p = subprocess.run([sluice, "report", log, "-o", os.path.join(work, "no", "such", "dir.html")],
                            capture_output=True, text=True, timeout=60)
         expect("an output that cannot be written is an error", p.returncode == 1 and "cannot create" in p.stderr,

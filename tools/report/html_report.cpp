@@ -210,9 +210,20 @@ std::string graph_section(const PipelineGraph& g) {
          ".</p>\n" + graph_picture(g);
 }
 
+std::string timeline_section(const Timeline& t) {
+  return "<h2>Timeline</h2>\n<p class=\"note\">From the run's trace (" +
+         escape(std::filesystem::path(t.path).filename().string()) + ": " + std::to_string(t.slices_total) +
+         " slices, " + std::to_string(t.messages_total) +
+         " messages): a window starting at the message in the middle of the run, the lines following " +
+         std::to_string(t.flows.size()) +
+         " messages through the nodes and processes they passed. Open the trace itself in ui.perfetto.dev "
+         "for all of it.</p>\n" +
+         timeline_picture(t);
+}
+
 }  // namespace
 
-std::string html_report(const RunData& d) {
+std::string html_report(const RunData& d, const std::optional<Timeline>& timeline) {
   const std::string name = std::filesystem::path(d.path).filename().string();
   std::string processes;
   for (const std::string& p : d.processes)
@@ -228,6 +239,7 @@ std::string html_report(const RunData& d) {
   s += stages_section(d);
   if (!d.spectrogram.empty()) s += spectrogram_section(d);
   if (!d.scores.empty()) s += scores_section(d);
+  if (timeline) s += timeline_section(*timeline);
   return s + "</body>\n</html>\n";
 }
 

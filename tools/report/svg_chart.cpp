@@ -18,6 +18,12 @@ constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBo
 constexpr std::array<const char*, 10> kColors = {"#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7",
                                                  "#56b4e9", "#f0e442", "#000000", "#8c564b", "#7f7f7f"};
 
+}  // namespace
+
+const char* series_color(size_t i) { return kColors[i % kColors.size()]; }
+
+namespace {
+
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", v);
@@ -178,7 +184,7 @@ std::string line_chart(const ChartAxes& axes, const std::vector<LineSeries>& ser
   }
   for (size_t k = 0; k < series.size(); ++k) {
     const LineSeries& ls = series[k];
-    const char* color = kColors[k % kColors.size()];
+    const char* color = series_color(k);
     std::string d;
     bool pen_down = false;
     for (size_t i = 0; i < ls.x.size() && i < ls.y.size(); ++i) {

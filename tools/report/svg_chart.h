@@ -48,6 +48,9 @@ struct HeatmapData {
 // stay a few elements.
 std::string heatmap(const HeatmapData& data);
 
+// The color of series `i` (lines, a timeline's nodes): colors that stay
+// apart for the color-blind first.
+const char* series_color(size_t i);
 // Text for HTML and SVG: & < > " escaped.
 std::string escape(const std::string& text);
 

@@ -288,7 +288,8 @@ void bind_pipeline(nb::module_& m) {
           nb::arg("checkpoint_every_s") = 0.0, nb::arg("checkpoint_retain") = 3,
           nb::arg("at_most_once") = std::vector<std::string>{}, nb::arg("process") = "",
           nb::arg("placement") = nb::none(), nb::arg("name") = "", nb::arg("metrics_port") = 0,
-          nb::arg("run_log") = "", nb::arg("trace") = "", nb::arg("trace_max_events") = size_t{1} << 20)
+          nb::arg("run_log") = "", nb::arg("trace") = "",
+          nb::arg("trace_max_events") = PipelineOptions{}.trace_max_events)
       .def(
           "source",
           [](PythonPipeline& p, const std::string& name, nb::handle data, const std::string& process) {

@@ -146,7 +146,7 @@ def main():
         expect("a trace gives a timeline: a row per thread, a slice per event, the message's flow",
                p.returncode == 0 and re.findall(r'<text class="label"[^>]*>([^<]*)</text>', drawn) ==
                ["a, thread 11", "b, thread 22"] and len(re.findall(r"<rect x=", drawn)) == 2
-               and drawn.count('<polyline class="flow"') == 1 and "2 slices, 1 messages" in page,
+               and drawn.count('<polyline class="flow"') == 1 and "2 slices, 1 message)" in page,
                f"status {p.returncode}: {p.stderr}\n{drawn[:600]}")
         with open(os.path.join(work, "not_a_trace.json"), "w") as f:
             f.write('{"events": []}')

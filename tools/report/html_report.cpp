@@ -210,14 +210,19 @@ std::string graph_section(const PipelineGraph& g) {
          ".</p>\n" + graph_picture(g);
 }
 
+// "1 slice", "2 slices".
+std::string counted(size_t n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
 std::string timeline_section(const Timeline& t) {
   return "<h2>Timeline</h2>\n<p class=\"note\">From the run's trace (" +
-         escape(std::filesystem::path(t.path).filename().string()) + ": " + std::to_string(t.slices_total) +
-         " slices, " + std::to_string(t.messages_total) +
-         " messages): a window starting at the message in the middle of the run, the lines following " +
-         std::to_string(t.flows.size()) +
-         " messages through the nodes and processes they passed. Open the trace itself in ui.perfetto.dev "
-         "for all of it.</p>\n" +
+         escape(std::filesystem::path(t.path).filename().string()) + ": " + counted(t.slices_total, "slice") +
+         ", " + counted(t.messages_total, "message") +
+         "): a window starting at the message in the middle of the run, the lines following " +
+         counted(t.flows.size(), "message") +
+         " through the nodes and processes they passed. Open the trace itself in ui.perfetto.dev for all of "
+         "it.</p>\n" +
          timeline_picture(t);
 }
 

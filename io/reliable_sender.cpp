@@ -258,7 +258,13 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
     if (now >= deadline) return false;
     service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
   }
-  unacked_.push_back({next_seq_++, std::move(m), std::move(frames), bytes, false, now});
+  const bool packed = frames.empty();
+  unacked_.push_back({.seq = next_seq_++,
+                      .message = std::move(m),
+                      .frames = std::move(frames),
+                      .bytes = bytes,
+                      .packed = packed,
+                      .queued = now});
   unacked_bytes_ += bytes;
   transmit(now);
   // A batch left waiting goes when due, by the pacemaker if no send comes first.
@@ -406,7 +412,7 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
       --sent_;
       sent_bytes_ -= k.bytes;
     }
-    if (k.shared) { lent_.emplace(std::pair{k.seq, c.session}, std::move(k.frames)); }
+    if (k.shared) lent_.emplace(std::pair{k.seq, c.session}, std::move(k.frames));
     unacked_.pop_front();
   }
   // What this receiver lent and no longer lists: its tensors are gone.
@@ -472,7 +478,7 @@ void ReliableSender::check_size(size_t i) const {
 }
 
 bool ReliableSender::write_into_ring(Kept& k) {
-  if (packed(k) && ring_->fits_inline(k.bytes)) {
+  if (k.packed && ring_->fits_inline(k.bytes)) {
     uint8_t* at = ring_->write_frame(k.bytes);
     if (at) wire::write_packed(k.message, encode_, at);
     return at != nullptr;
@@ -578,10 +584,6 @@ void ReliableSender::transmit(Clock::time_point now, bool flush_batch) {
   }
 }
 
-bool ReliableSender::packed(const Kept& k) const {
-  return k.message.header.kind == wire::Kind::Data && k.bytes < encode_.pack_below;
-}
-
 bool ReliableSender::batchable(Kept& k) {
   return batches_ && options_.coalesce_delay.count() > 0 && frames_for_receiver(k).size() == 1 &&
          wire::kHeaderBytes + wire::batch_entry_bytes(k.frames[0].size) <= options_.coalesce_bytes;
@@ -596,6 +598,7 @@ const std::vector<wire::Frame>& ReliableSender::frames_for_receiver(Kept& k) {
   // A message small enough to travel packed travels packed: for a few
   // bytes one frame costs less than a slot of shared memory and its lease.
   const bool share = share_ && wire::carries_tensors(k.message.header.kind) && k.bytes >= encode_.pack_below;
+  // No frames yet: a packed message that went straight into a ring, or not yet anywhere.
   if (share != k.shared || k.frames.empty()) {
     wire::EncodeOptions options = encode_;
     options.shared = share;

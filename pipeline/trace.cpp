@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -105,12 +104,7 @@ TraceRecorder::TraceRecorder(std::string path, std::string process, size_t max_e
       generation_(++recorders) {
   monotonic_ns_ = clock_ns(CLOCK_MONOTONIC);
   realtime_ns_ = clock_ns(CLOCK_REALTIME);
-  // The file is made now: a path that cannot be written fails the start,
-  // not the end. One there before is removed rather than truncated: ext4
-  // writes a file truncated from a larger size out to disk as it is closed,
-  // which would cost the run milliseconds at its end.
-  std::error_code ignored;
-  std::filesystem::remove(path_, ignored);
+  // The file is made now: a path that cannot be written fails the start, not the end.
   std::ofstream probe(path_, std::ios::trunc);
   if (!probe) refuse("trace", fmt::format("cannot create '{}': {}", path_, std::strerror(errno)));
 }

@@ -6,8 +6,9 @@
 // allocation and a free per message. Here they cost none once the array
 // has grown to the queue's longest.
 //
-// An element popped is assigned a default one, so that what it held (a
-// message's tensors) is let go of at once, not when its place is reused.
+// An element popped is ended at once (its place then holds a default one),
+// so that what it held (a message's tensors) is let go of then, not when
+// its place is reused.
 
 #include <cstddef>
 #include <memory>

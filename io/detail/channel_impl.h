@@ -118,8 +118,11 @@ class ReliableSender {
   struct Kept {
     uint64_t seq;
     wire::Message message;            // encoded again when the receiver changes (data, updates)
-    std::vector<wire::Frame> frames;  // as last encoded
+    std::vector<wire::Frame> frames;  // as last encoded; none for a packed one until it takes the socket
     uint64_t bytes;                   // of the message in frames (what credit counts)
+    // It travels packed in one frame (wire::packed_bytes weighed it): into
+    // a ring it is written straight, without a frame made first.
+    bool packed = false;
     bool shared = false;              // frames are shared-memory references
     Clock::time_point queued;         // when send took it: a batch waits at most coalesce_delay from it
     std::shared_ptr<void> outside;    // too large for the receiver's ring: its entry, in shared memory
@@ -154,9 +157,6 @@ class ReliableSender {
   void check_size(size_t i) const;
   // Whether unacked_[i] may go in a batch (for this receiver, its frames as they go).
   bool batchable(Kept& k);
-  // Whether it travels packed in one frame (wire::packed_bytes): then it
-  // goes into a ring written straight there, without a frame made first.
-  bool packed(const Kept& k) const;
   // Writes it into the ring, unpublished; false when there is no room now.
   bool write_into_ring(Kept& k);
   // When the message waiting to be coalesced must go; nullopt when none waits.

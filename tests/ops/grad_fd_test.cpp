@@ -17,6 +17,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 
 #include <sluice/ops/nn.h>
@@ -659,10 +660,13 @@ Function loss_of(const FdCase& c) {
   });
 }
 
-class GradFiniteDifferences : public ::testing::TestWithParam<FdCase> {};
+// Each case on every platform this machine has: value and gradient both
+// computed there (on a GPU too), in f64.
+class GradFiniteDifferences : public ::testing::TestWithParam<std::tuple<FdCase, std::string>> {};
 
 TEST_P(GradFiniteDifferences, MatchCentralDifferences) {
-  const FdCase& c = GetParam();
+  const FdCase& c = std::get<0>(GetParam());
+  const Device device = client(std::get<1>(GetParam())).default_device();
   const Function loss = loss_of(c);
   for (Op op : c.covers)
     ASSERT_NE(find_op(loss, op), nullptr)
@@ -670,7 +674,7 @@ TEST_P(GradFiniteDifferences, MatchCentralDifferences) {
         << loss.str();
   std::vector<int> wrt;
   for (size_t i = 0; i < c.params.size(); ++i) wrt.push_back(static_cast<int>(i));
-  HostFunction value(loss), gradient(grad(loss, wrt));
+  HostFunction value(loss, device), gradient(grad(loss, wrt), device);
 
   std::mt19937_64 rng(42);
   std::vector<Values> x;
@@ -695,8 +699,11 @@ TEST_P(GradFiniteDifferences, MatchCentralDifferences) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalogue, GradFiniteDifferences, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<FdCase>& p) { return p.param.name; });
+INSTANTIATE_TEST_SUITE_P(Catalogue, GradFiniteDifferences,
+                         ::testing::Combine(::testing::ValuesIn(cases()), ::testing::ValuesIn(platforms())),
+                         [](const auto& p) {
+                           return std::get<0>(p.param).name + "_" + std::get<1>(p.param);
+                         });
 
 TEST(GradCatalogue, EveryDifferentiableOpHasAFiniteDifferenceCase) {
   std::unordered_set<Op> covered;

@@ -1,6 +1,6 @@
 #pragma once
-// Runs a traced Function on the host with f64 arguments and f64 results:
-// what the gradient tests compare.
+// Runs a traced Function on a device (the host unless told) with f64
+// arguments and f64 results: what the gradient tests compare.
 
 #include <cmath>
 #include <string>
@@ -15,16 +15,17 @@ namespace sluice::testing {
 
 using Values = std::vector<double>;
 
-// A Function compiled once for the host, run on f64 values.
+// A Function compiled once for `device`, run on f64 values.
 class HostFunction {
  public:
-  explicit HostFunction(Function f) : f_(std::move(f)), exe_(compile(f_)) {}
+  explicit HostFunction(Function f, Device device = host())
+      : f_(std::move(f)), device_(device), exe_(compile(f_, device)) {}
 
   // f's outputs for `args` (one per input of f, all f64), each as f64 values.
   std::vector<Values> operator()(const std::vector<Values>& args) {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < args.size(); ++i)
-      inputs.push_back(tensor_from_bytes(f_.inputs()[i], args[i].data()));
+      inputs.push_back(tensor_from_bytes(f_.inputs()[i], args[i].data()).to(device_));
     std::vector<Values> outs;
     for (const Tensor& t : exe_.run(inputs)) {
       Values v(static_cast<size_t>(t.size()));
@@ -36,6 +37,7 @@ class HostFunction {
 
  private:
   Function f_;
+  Device device_;
   Executable exe_;
 };
 

@@ -99,8 +99,9 @@ Tensor input(uint64_t i, float scale) {
 struct TwoStages {
   Pipeline p;
   // `xs`: the first source; null: a replayable one.
+  // `device`: where both stages run; their accumulators are checkpointed from it.
   explicit TwoStages(const std::string& dir, std::shared_ptr<Sink> sink, PipelineOptions o = {},
-                     std::shared_ptr<Source> xs_source = nullptr)
+                     std::shared_ptr<Source> xs_source = nullptr, DevicePreference device = host())
       : p([&] {
           o.checkpoint_dir = dir;
           if (!o.checkpoint_interval.set()) o.checkpoint_interval.messages = kEvery;
@@ -118,10 +119,10 @@ struct TwoStages {
     NodeId y = p.source("ys", sources::list(ys));
     NodeId mix = p.stage(
         "mix", [](Expr x, Expr yv, Expr acc) { return tuple(x * yv + acc * 0.5f, acc * 0.9f + x - yv); },
-        {.acc = {zeros(f32({4}))}});
+        {.acc = {zeros(f32({4}))}, .device = device});
     NodeId smooth =
         p.stage("smooth", [](Expr v, Expr acc) { return tuple(v + acc, tanh(acc * 0.99f + v * 0.01f)); },
-                {.acc = {zeros(f32({4}))}});
+                {.acc = {zeros(f32({4}))}, .device = device});
     p.connect(xs, mix);
     p.connect(y, mix);
     p.connect(mix, smooth);
@@ -131,10 +132,17 @@ struct TwoStages {
   NodeId last;  // the second stage, for more sinks
 };
 
-TEST(Checkpoints, TwentyCancelsAndRestoresGiveTheFaultFreeRunBitForBit) {
+// On every platform this machine has (a GPU's accumulators are downloaded
+// at each barrier and uploaded at restore).
+class CheckpointsOnDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  Device device() const { return client(GetParam()).default_device(); }
+};
+
+TEST_P(CheckpointsOnDevice, TwentyCancelsAndRestoresGiveTheFaultFreeRunBitForBit) {
   TempDir clean_dir, faulty_dir;
   auto clean_ledger = std::make_shared<Ledger>();
-  PipelineResult clean = TwoStages(clean_dir.path(), clean_ledger).p.run();
+  PipelineResult clean = TwoStages(clean_dir.path(), clean_ledger, {}, nullptr, device()).p.run();
   ASSERT_FALSE(clean.cancelled);
   EXPECT_GE(clean.checkpoints.completed, static_cast<int64_t>(kMessages / kEvery) - 1);
   const auto expected = clean_ledger->committed();
@@ -148,7 +156,7 @@ TEST(Checkpoints, TwentyCancelsAndRestoresGiveTheFaultFreeRunBitForBit) {
   int cancels = 0, restores = 0;
   std::optional<PipelineResult> last;
   for (auto point = points.begin();; ++point) {
-    TwoStages run(faulty_dir.path(), ledger);
+    TwoStages run(faulty_dir.path(), ledger, {}, nullptr, device());
     RestoreReport report = run.p.restore();
     EXPECT_TRUE(report.skipped.empty());
     restores += report.checkpoint > 0;
@@ -181,6 +189,9 @@ TEST(Checkpoints, TwentyCancelsAndRestoresGiveTheFaultFreeRunBitForBit) {
     ASSERT_EQ(got[i].second, expected[i].second) << "message " << i;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Platforms, CheckpointsOnDevice, ::testing::ValuesIn(platforms()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 // The .npy file sink under the same faults: its directory ends holding
 // each message once, as files numpy reads, with the values of a run

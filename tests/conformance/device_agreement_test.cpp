@@ -2,12 +2,11 @@
 // cases are too small to reach: loops (scan, fori_loop, while_loop, nested,
 // and a gradient through a scan), long scans (a block per line), sorts of
 // thousands of elements with ties, NaNs and signed zeros (stable: argsort
-// exactly the host's), scatters with many duplicate indices (integers
-// bitwise), windows of rank 3 and the gradient of a max pool, convolutions
-// with every option and a conv layer's gradients, every linear algebra op
-// (eigenvectors up to sign). On a machine
-// with only the host it compares the host with itself, which checks the
-// harness; on one with a GPU it is the GPU's check (scripts/gpu-check).
+// exactly the host's; long lines sorted by radix bit for bit the host's), scatters with many duplicate
+// indices (integers bitwise), windows of rank 3 and the gradient of a max pool, convolutions with every
+// option and a conv layer's gradients, every linear algebra op (eigenvectors up to sign). On a machine with
+// only the host it compares the host with itself, which checks the harness; on one with a GPU it is the GPU's
+// check (scripts/gpu-check).
 
 #include <gtest/gtest.h>
 
@@ -192,6 +191,72 @@ TEST_P(OnDevice, SortsAreStableAsOnTheHost) {
     return tuple(t.values, t.indices);
   });
   expect_as_host(top, {filled<double>(Shape{4, 3000}, 14)}, 0, "top_k");
+}
+
+// Long lines, which a GPU sorts by radix (one line longer than a tile, or
+// lines of 65,536 and more): the values bit for bit the host's, so signed
+// zeros in the order they came and NaNs of either sign, with their
+// payloads, after the numbers (before, descending) in the order they came.
+TEST_P(OnDevice, LongSortsGiveTheHostsBits) {
+  auto bits_agree = [](const Tensor& got, const Tensor& want, const std::string& what) {
+    ASSERT_EQ(got.spec(), want.spec()) << what;
+    std::vector<uint8_t> g(static_cast<size_t>(got.spec().bytes())), w(g.size());
+    got.copy_to_host(g.data());
+    want.copy_to_host(w.data());
+    const size_t width = static_cast<size_t>(dtype_size(want.dtype()));
+    int64_t bad = 0;
+    for (size_t i = 0; i < g.size(); i += width)
+      if (std::memcmp(&g[i], &w[i], width) != 0 && bad++ < 5)
+        ADD_FAILURE() << what << ": element " << i / width;
+    EXPECT_EQ(bad, 0) << what << ": elements whose bits differ from the host's";
+  };
+  // Floats of few distinct values, with signed zeros, infinities and NaNs of
+  // both signs and several payloads; in some lines no NaN at all.
+  auto floats = [&]<typename T, typename Bits>(const Shape& shape, uint64_t seed, bool nans) {
+    std::vector<T> v;
+    for (double x : values(shape.size(), seed)) {
+      const int k = static_cast<int>((x + 1) * 40);
+      T e = static_cast<T>(k % 11) - 5;
+      if (k == 0) e = T(-0.0);
+      if (k == 1) e = T(0.0);
+      if (k == 2) e = std::numeric_limits<T>::infinity();
+      if (k == 3) e = -std::numeric_limits<T>::infinity();
+      if (nans && k >= 4 && k < 8) {
+        const T nan = std::numeric_limits<T>::quiet_NaN();
+        Bits b = 0;
+        std::memcpy(&b, &nan, sizeof b);
+        b |= static_cast<Bits>(k);                          // a payload
+        if (k % 2) b |= Bits{1} << (sizeof(Bits) * 8 - 1);  // and a sign
+        std::memcpy(&e, &b, sizeof b);
+      }
+      v.push_back(e);
+    }
+    return tensor(v, shape);
+  };
+  std::vector<std::pair<std::string, Tensor>> cases = {
+      {"f32, one line", floats.template operator()<float, uint32_t>(Shape{300000}, 40, true)},
+      {"f32, one line, no NaN", floats.template operator()<float, uint32_t>(Shape{300000}, 41, false)},
+      {"f32, 3 lines", floats.template operator()<float, uint32_t>(Shape{3, 70000}, 42, true)},
+      {"f64, one line of 5,000", floats.template operator()<double, uint64_t>(Shape{5000}, 43, true)},
+  };
+  std::vector<int32_t> ints;
+  std::vector<uint64_t> unsigned_ints;
+  for (double x : values(100000, 44)) {
+    ints.push_back(static_cast<int32_t>(x * 3e9 / 2));
+    unsigned_ints.push_back(static_cast<uint64_t>((x + 1) * 9e18));
+  }
+  cases.emplace_back("s32, one line", tensor(ints, Shape{100000}));
+  cases.emplace_back("u64, 2 lines", tensor(unsigned_ints, Shape{2, 50000}));
+  for (const auto& [name, x] : cases) {
+    for (SortDirection direction : {SortDirection::Ascending, SortDirection::Descending}) {
+      Function f = trace({x.spec()}, [&](Expr a) {
+        return sort(a, {.axis = x.spec().shape.rank() - 1, .direction = direction});
+      });
+      const std::string what =
+          fmt::format("{}, {}", name, direction == SortDirection::Ascending ? "ascending" : "descending");
+      bits_agree(compile(f, device()).run({x.to(device())})[0], compile(f, host()).run({x})[0], what);
+    }
+  }
 }
 
 TEST_P(OnDevice, ScattersWithDuplicateIndicesRunAsOnTheHost) {

@@ -67,19 +67,15 @@ std::shared_ptr<void> CudaDevice::allocate(size_t bytes) {
   return std::shared_ptr<void>(p, [allocator = allocator_](void* q) { allocator->free(q); });
 }
 
-cublasHandle_t CudaDevice::cublas() {
-  if (!cublas_) {
-    check_cublas(cublas_library().create(&cublas_), who_, "cublasCreate");
-    check_cublas(cublas_library().set_stream(cublas_, compute_->stream()), who_, "cublasSetStream");
-  }
+cublasHandle_t CudaDevice::cublas(cudaStream_t stream) {
+  if (!cublas_) check_cublas(cublas_library().create(&cublas_), who_, "cublasCreate");
+  check_cublas(cublas_library().set_stream(cublas_, stream), who_, "cublasSetStream");
   return cublas_;
 }
 
-cusolverDnHandle_t CudaDevice::cusolver() {
-  if (!cusolver_) {
-    check_cusolver(cusolver_library().create(&cusolver_), who_, "cusolverDnCreate");
-    check_cusolver(cusolver_library().set_stream(cusolver_, compute_->stream()), who_, "cusolverDnSetStream");
-  }
+cusolverDnHandle_t CudaDevice::cusolver(cudaStream_t stream) {
+  if (!cusolver_) check_cusolver(cusolver_library().create(&cusolver_), who_, "cusolverDnCreate");
+  check_cusolver(cusolver_library().set_stream(cusolver_, stream), who_, "cusolverDnSetStream");
   return cusolver_;
 }
 
@@ -88,9 +84,12 @@ cusolverDnParams_t CudaDevice::cusolver_params() {
   return cusolver_params_;
 }
 
-cufftHandle CudaDevice::fft_plan(int64_t n, int64_t rows, bool double_precision) {
+cufftHandle CudaDevice::fft_plan(int64_t n, int64_t rows, bool double_precision, cudaStream_t stream) {
   const auto key = std::make_tuple(n, rows, double_precision);
-  if (auto it = fft_plans_.find(key); it != fft_plans_.end()) return it->second;
+  if (auto it = fft_plans_.find(key); it != fft_plans_.end()) {
+    check_cufft(cufft_library().set_stream(it->second, stream), who_, "cufftSetStream");
+    return it->second;
+  }
   if (n > std::numeric_limits<int>::max() || rows > std::numeric_limits<int>::max())
     throw DeviceError(error_message(
         who_, fmt::format("fft of {} rows of length {}: cuFFT plans take 32-bit sizes", rows, n), "", ""));
@@ -99,7 +98,7 @@ cufftHandle CudaDevice::fft_plan(int64_t n, int64_t rows, bool double_precision)
   check_cufft(cufft_library().plan_many(&plan, 1, &length, nullptr, 1, length, nullptr, 1, length,
                                         double_precision ? CUFFT_Z2Z : CUFFT_C2C, static_cast<int>(rows)),
               who_, fmt::format("cufftPlanMany (length {}, {} rows)", n, rows));
-  check_cufft(cufft_library().set_stream(plan, compute_->stream()), who_, "cufftSetStream");
+  check_cufft(cufft_library().set_stream(plan, stream), who_, "cufftSetStream");
   fft_plans_.emplace(key, plan);
   return plan;
 }

@@ -46,15 +46,15 @@ class CudaDevice {
   CudaQueue& downloads() { return *download_; }
   std::mutex& enqueue() { return enqueue_; }
 
-  // On the compute queue; callers hold enqueue().
-  cublasHandle_t cublas();
-  // cuSOLVER's dense handle on the compute queue, and its default
-  // parameters; callers hold enqueue().
-  cusolverDnHandle_t cusolver();
+  // The libraries' handles, each bound to `stream` where it is asked for:
+  // the step's (the compute queue's, or a loop body's being captured into
+  // its graph). Callers hold enqueue().
+  cublasHandle_t cublas(cudaStream_t stream);
+  // cuSOLVER's dense handle, and its default parameters.
+  cusolverDnHandle_t cusolver(cudaStream_t stream);
   cusolverDnParams_t cusolver_params();
-  // A C2C (c64) or Z2Z (c128) plan for `rows` transforms of length n, made
-  // once; callers hold enqueue().
-  cufftHandle fft_plan(int64_t n, int64_t rows, bool double_precision);
+  // A C2C (c64) or Z2Z (c128) plan for `rows` transforms of length n, made once.
+  cufftHandle fft_plan(int64_t n, int64_t rows, bool double_precision, cudaStream_t stream);
 
  private:
   Device device_;

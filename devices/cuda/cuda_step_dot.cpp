@@ -132,15 +132,17 @@ void enqueue_gemm(StepContext& ctx, DType dtype, const RowMajorGemm& g, std::str
   const BlasTypes t = blas_types(dtype);
   const double one[2] = {1, 0}, zero[2] = {0, 0};
   const float one_f[2] = {1, 0}, zero_f[2] = {0, 0};
-  check_cublas(cublas_library().gemm_strided_batched_ex(
-                   ctx.device.cublas(), g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
-                   g.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
-                   static_cast<int>(g.k), t.double_scale ? static_cast<const void*>(one) : one_f, g.b, t.data,
-                   static_cast<int>(g.ldb), g.stride_b, g.a, t.data, static_cast<int>(g.lda), g.stride_a,
-                   t.double_scale ? static_cast<const void*>(zero) : zero_f, g.c, t.data, static_cast<int>(g.ldc),
-                   g.stride_c, static_cast<int>(g.batch), t.compute, CUBLAS_GEMM_DEFAULT),
-               ctx.device.who(), fmt::format("{}: cublasGemmStridedBatchedEx ({}, {}x{}x{}, {} batches)", what,
-                                             dtype_name(dtype), g.m, g.n, g.k, g.batch));
+  check_cublas(
+      cublas_library().gemm_strided_batched_ex(
+          ctx.device.cublas(ctx.stream), g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+          g.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
+          static_cast<int>(g.k), t.double_scale ? static_cast<const void*>(one) : one_f, g.b, t.data,
+          static_cast<int>(g.ldb), g.stride_b, g.a, t.data, static_cast<int>(g.lda), g.stride_a,
+          t.double_scale ? static_cast<const void*>(zero) : zero_f, g.c, t.data, static_cast<int>(g.ldc),
+          g.stride_c, static_cast<int>(g.batch), t.compute, CUBLAS_GEMM_DEFAULT),
+      ctx.device.who(),
+      fmt::format("{}: cublasGemmStridedBatchedEx ({}, {}x{}x{}, {} batches)", what, dtype_name(dtype), g.m,
+                  g.n, g.k, g.batch));
 }
 
 std::unique_ptr<CudaUnit> make_dot_step(const Node& node, CudaDevice& device) {

@@ -22,7 +22,7 @@ class FftStep final : public CudaUnit {
     n_ = x.shape.dim(x.shape.rank() - 1);
     rows_ = count_ / n_;
     std::lock_guard lock(device.enqueue());
-    device.fft_plan(n_, rows_, double_);
+    device.fft_plan(n_, rows_, double_, device.compute().stream());
     if (inverse_) {
       scale_ = load_kernels(scale_kernel(x.dtype), device.arch()).front();
       geometry_ = loop_launch(count_, device.multiprocessors());
@@ -31,7 +31,7 @@ class FftStep final : public CudaUnit {
 
   void enqueue(StepContext& ctx, std::span<void* const> in, std::span<void* const> out) const override {
     if (count_ == 0) return;
-    const cufftHandle plan = ctx.device.fft_plan(n_, rows_, double_);
+    const cufftHandle plan = ctx.device.fft_plan(n_, rows_, double_, ctx.stream);
     const int direction = inverse_ ? CUFFT_INVERSE : CUFFT_FORWARD;
     const std::string what = fmt::format("{} of {} rows of length {}", inverse_ ? "ifft" : "fft", rows_, n_);
     if (double_)

@@ -167,15 +167,16 @@ class LinalgStep final : public CudaUnit {
     const CusolverLibrary& s = cusolver_library();
     const int64_t n = a_.rows;
     size_t device_bytes = 0, host_bytes = 0;
-    check_cusolver(s.getrf_buffer_size(ctx.device.cusolver(), ctx.device.cusolver_params(), n, n, type_, lu, n, type_,
-                                       &device_bytes, &host_bytes),
+    check_cusolver(s.getrf_buffer_size(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(), n, n,
+                                       type_, lu, n, type_, &device_bytes, &host_bytes),
                    ctx.device.who(), "cusolverDnXgetrf_bufferSize");
     char* work = scratch(ctx, static_cast<int64_t>(device_bytes));
     void* host = host_scratch(ctx, host_bytes);
     for (int64_t i = 0; i < a_.count; ++i)
-      check_cusolver(s.getrf(ctx.device.cusolver(), ctx.device.cusolver_params(), n, n, type_, at(lu, i, n * n),
-                             n, pivots + i * n, type_, work, device_bytes, host, host_bytes, info + i),
-                     ctx.device.who(), "cusolverDnXgetrf");
+      check_cusolver(
+          s.getrf(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(), n, n, type_,
+                  at(lu, i, n * n), n, pivots + i * n, type_, work, device_bytes, host, host_bytes, info + i),
+          ctx.device.who(), "cusolverDnXgetrf");
   }
 
   // ---- the ops
@@ -187,15 +188,17 @@ class LinalgStep final : public CudaUnit {
     int* info = infos(ctx);
     const CusolverLibrary& s = cusolver_library();
     size_t device_bytes = 0, host_bytes = 0;
-    check_cusolver(s.potrf_buffer_size(ctx.device.cusolver(), ctx.device.cusolver_params(), CUBLAS_FILL_MODE_UPPER, n,
-                                       type_, l, n, type_, &device_bytes, &host_bytes),
-                   ctx.device.who(), "cusolverDnXpotrf_bufferSize");
+    check_cusolver(
+        s.potrf_buffer_size(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(),
+                            CUBLAS_FILL_MODE_UPPER, n, type_, l, n, type_, &device_bytes, &host_bytes),
+        ctx.device.who(), "cusolverDnXpotrf_bufferSize");
     char* work = scratch(ctx, static_cast<int64_t>(device_bytes));
     void* host = host_scratch(ctx, host_bytes);
     for (int64_t i = 0; i < a_.count; ++i)
-      check_cusolver(s.potrf(ctx.device.cusolver(), ctx.device.cusolver_params(), CUBLAS_FILL_MODE_UPPER, n, type_,
-                             at(l, i, a_.size()), n, type_, work, device_bytes, host, host_bytes, info + i),
-                     ctx.device.who(), "cusolverDnXpotrf");
+      check_cusolver(
+          s.potrf(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(), CUBLAS_FILL_MODE_UPPER, n,
+                  type_, at(l, i, a_.size()), n, type_, work, device_bytes, host, host_bytes, info + i),
+          ctx.device.who(), "cusolverDnXpotrf");
     // The factor is the lower triangle read by row; potrf leaves the rest as it was.
     matrix_copy(ctx, l, l, {.count = a_.count, .rows = n, .cols = n, .ld = n, .stride = a_.size(), .source_rows = n,
                             .part = LinalgPart::Lower});
@@ -220,7 +223,7 @@ class LinalgStep final : public CudaUnit {
     const cublasFillMode_t fill = o.lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     const int mm = static_cast<int>(cols), nn = static_cast<int>(rows), kk = static_cast<int>(k), ld = static_cast<int>(cols);
     const CublasLibrary& l = cublas_library();
-    cublasHandle_t h = ctx.device.cublas();
+    cublasHandle_t h = ctx.device.cublas(ctx.stream);
     for (int64_t i = 0; i < a_.count; ++i) {
       const void* mi = static_cast<const char*>(a) + i * a_.size() * elem_;
       void* xi = at(x, i, rhs_);
@@ -270,9 +273,10 @@ class LinalgStep final : public CudaUnit {
                   {.count = a_.count, .rows = m, .cols = n, .transpose = true, .ld = m, .stride = rhs_, .source_rows = n});
     const CusolverLibrary& s = cusolver_library();
     for (int64_t i = 0; i < a_.count; ++i)
-      check_cusolver(s.getrs(ctx.device.cusolver(), ctx.device.cusolver_params(), CUBLAS_OP_N, n, m, type_,
-                             at(lu, i, n * n), n, pivots + i * n, type_, at(columns, i, rhs_), n, solved + i),
-                     ctx.device.who(), "cusolverDnXgetrs");
+      check_cusolver(
+          s.getrs(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(), CUBLAS_OP_N, n, m, type_,
+                  at(lu, i, n * n), n, pivots + i * n, type_, at(columns, i, rhs_), n, solved + i),
+          ctx.device.who(), "cusolverDnXgetrs");
     if (m != 1)
       matrix_copy(ctx, columns, x,
                   {.count = a_.count, .rows = n, .cols = m, .transpose = true, .ld = n, .stride = rhs_, .source_rows = m});
@@ -314,14 +318,15 @@ class LinalgStep final : public CudaUnit {
     const CusolverLibrary& s = cusolver_library();
     if (k > 0) {
       size_t device_bytes = 0, host_bytes = 0;
-      check_cusolver(s.geqrf_buffer_size(ctx.device.cusolver(), ctx.device.cusolver_params(), m, n, type_, factors, m,
-                                         type_, tau, type_, &device_bytes, &host_bytes),
+      check_cusolver(s.geqrf_buffer_size(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(), m, n,
+                                         type_, factors, m, type_, tau, type_, &device_bytes, &host_bytes),
                      ctx.device.who(), "cusolverDnXgeqrf_bufferSize");
       char* work = scratch(ctx, static_cast<int64_t>(device_bytes));
       void* host = host_scratch(ctx, host_bytes);
       for (int64_t i = 0; i < a_.count; ++i)
-        check_cusolver(s.geqrf(ctx.device.cusolver(), ctx.device.cusolver_params(), m, n, type_, at(factors, i, m * n),
-                               m, type_, at(tau, i, k), type_, work, device_bytes, host, host_bytes, info + i),
+        check_cusolver(s.geqrf(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(), m, n, type_,
+                               at(factors, i, m * n), m, type_, at(tau, i, k), type_, work, device_bytes,
+                               host, host_bytes, info + i),
                        ctx.device.who(), "cusolverDnXgeqrf");
     }
     // r: the upper triangle of the factors, read by row.
@@ -354,7 +359,7 @@ class LinalgStep final : public CudaUnit {
 
   void orgqr(StepContext& ctx, int64_t m, int64_t n, int64_t k, char* qc, char* tau, int* info) const {
     const CusolverLibrary& s = cusolver_library();
-    cusolverDnHandle_t h = ctx.device.cusolver();
+    cusolverDnHandle_t h = ctx.device.cusolver(ctx.stream);
     const int mm = static_cast<int>(m), nn = static_cast<int>(n), kk = static_cast<int>(k);
     int lwork = 0;
     int status = 0;
@@ -392,17 +397,17 @@ class LinalgStep final : public CudaUnit {
     const int64_t real_bytes = dtype_size(to_real(dtype_));
     const CusolverLibrary& s = cusolver_library();
     size_t device_bytes = 0, host_bytes = 0;
-    check_cusolver(s.syevd_buffer_size(ctx.device.cusolver(), ctx.device.cusolver_params(), CUSOLVER_EIG_MODE_VECTOR,
-                                       CUBLAS_FILL_MODE_UPPER, n, type_, vectors, n, real, w, type_, &device_bytes,
-                                       &host_bytes),
+    check_cusolver(s.syevd_buffer_size(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(),
+                                       CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, type_, vectors, n,
+                                       real, w, type_, &device_bytes, &host_bytes),
                    ctx.device.who(), "cusolverDnXsyevd_bufferSize");
     char* work = scratch(ctx, static_cast<int64_t>(device_bytes));
     void* host = host_scratch(ctx, host_bytes);
     for (int64_t i = 0; i < a_.count; ++i)
-      check_cusolver(s.syevd(ctx.device.cusolver(), ctx.device.cusolver_params(), CUSOLVER_EIG_MODE_VECTOR,
-                             CUBLAS_FILL_MODE_UPPER, n, type_, at(vectors, i, a_.size()), n, real,
-                             static_cast<char*>(w) + i * n * real_bytes, type_, work, device_bytes, host, host_bytes,
-                             info + i),
+      check_cusolver(s.syevd(ctx.device.cusolver(ctx.stream), ctx.device.cusolver_params(),
+                             CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, type_,
+                             at(vectors, i, a_.size()), n, real, static_cast<char*>(w) + i * n * real_bytes,
+                             type_, work, device_bytes, host, host_bytes, info + i),
                      ctx.device.who(), "cusolverDnXsyevd");
     matrix_copy(ctx, vectors, v,
                 {.count = a_.count, .rows = n, .cols = n, .transpose = true, .ld = n, .stride = a_.size(),

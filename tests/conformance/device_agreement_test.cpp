@@ -135,6 +135,23 @@ TEST_P(OnDevice, ForiAndWhileLoopsRunAsOnTheHost) {
     }, reduce_max(xs, {.axes = {0}}));
   });
   expect_as_host(nested, {filled<float>(Shape{32, 4}, 7)}, 1e-5, "scan in fori_loop");
+  // Loops long enough to run as graphs on a GPU, one inside the other: a
+  // while_loop and a reverse scan in each of 20 steps.
+  Function deep = trace({f32({24, 4}), f32({4})}, [](Expr xs, Expr v) {
+    return fori_loop(
+        0, 20,
+        [&](Expr i, Expr acc) {
+          Tuple halved = while_loop([](const Tuple& c) { return reduce_max(abs(c[0])) > 0.5f; },
+                                    [](const Tuple& c) { return tuple(c[0] * 0.5f, c[1] + 1); },
+                                    tuple(acc * 3.0f + as_type(i, DType::F32), constant(0.0, DType::S32)));
+          Tuple inner = scan([](Expr c, Expr x) { return tuple(c * 0.9f + x, sum(c)); }, halved[0], xs,
+                             {.reverse = true});
+          return inner[0] * 0.1f + as_type(halved[1], DType::F32);
+        },
+        v);
+  });
+  expect_as_host(deep, {filled<float>(Shape{24, 4}, 23), filled<float>(Shape{4}, 24)}, 1e-5,
+                 "while_loop and scan in fori_loop");
 }
 
 TEST_P(OnDevice, GradientsThroughAScanRunAsOnTheHost) {

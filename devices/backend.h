@@ -219,9 +219,10 @@ struct PointerOptions {
 // Where a tensor's data is: what to_pointer gives and from_pointer takes.
 struct TensorPointer {
   PointerMode mode = PointerMode::Local;
-  Device device;               // Local: where `address` is; Ipc: the host
+  Device device;               // where the data is (Ipc: the host for shared memory)
   void* address = nullptr;     // Local: the data
-  std::string handle;          // Ipc: "sluice-shm:1:pid=...", printable, for any process of this host
+  std::string handle;          // Ipc: "sluice-shm:1:pid=..." (host memory) or "sluice-cuda-ipc:1:..." (a
+                               // GPU's), printable, for any process of this host
   size_t bytes = 0;            // of the data
   std::shared_ptr<void> owner; // keeps the memory alive (null for memory the caller keeps alive)
 };
@@ -286,14 +287,16 @@ class Tensor {
   // Nx.Backend's to_pointer: the tensor's memory for a library in this
   // process (PointerMode::Local: its address on its device) or for another
   // process of this host (PointerMode::Ipc: a handle that from_pointer
-  // there maps, the same memory and no copy; host tensors only). Waits
-  // until the tensor is computed. An ipc handle names shared memory
+  // there maps, the same memory and no copy). Waits until the tensor is
+  // computed. A host tensor's ipc handle names shared memory
   // (devices/shared_memory.h documents its text, for other languages): a
   // tensor already in it (to_shared, outputs of a run with
   // OutputMemory::Shared, tensors a same-host channel received) is shared
   // as it is; any other is copied into it once, unless `require_shared`,
-  // which makes that a DeviceError. The result's `owner` keeps the memory
-  // alive: hold it while another process may still open the handle.
+  // which makes that a DeviceError. A GPU tensor's names its memory on the
+  // GPU (devices/cuda/cuda_ipc.h), which a process on the same GPU opens.
+  // The result's `owner` keeps the memory alive: hold it while another
+  // process may still open the handle.
   TensorPointer to_pointer(const PointerOptions& options = {}) const;
   // A host copy in shared memory; this tensor when its memory is shared already.
   Tensor to_shared() const;
@@ -343,7 +346,8 @@ Tensor wrap_host(Spec spec, void* data, std::shared_ptr<void> owner);
 // described, without copying it. Local: `address` on `device` (pointer.owner
 // kept alive with the tensor; null: the caller keeps the memory alive as
 // long as the tensor lives). Ipc: the handle, mapped into this process and
-// kept mapped while the tensor lives, on the host. Writes through the tensor's
+// kept mapped while the tensor lives, read-only: on the host for shared
+// memory, on the GPU it names for a GPU's. Writes through the tensor's
 // memory (to_pointer of it, Local) are seen by every process mapping it.
 // ValueError for a malformed handle or fewer bytes than the spec needs;
 // DeviceError when the handle cannot be opened (its process gone, another

@@ -1,7 +1,9 @@
 // Tensor::to_pointer, to_shared and from_pointer: a tensor's memory handed to
-// code in this process or mapped by another one (devices/shared_memory.h).
+// code in this process or mapped by another one (devices/shared_memory.h for
+// host memory; a device's memory through its backend, cuda/cuda_ipc.h).
 
 #include <cstring>
+#include <vector>
 
 #include <sluice/devices/detail/backend_impl.h>
 #include <sluice/devices/shared_memory.h>
@@ -32,11 +34,11 @@ TensorPointer Tensor::to_pointer(const PointerOptions& options) const {
   const auto bytes = static_cast<size_t>(spec_.bytes());
   if (options.mode == PointerMode::Local)
     return {PointerMode::Local, buffer_->device, buffer_->data, "", bytes, buffer_->memory};
-  if (!buffer_->device.host_memory())
-    throw DeviceError(error_message("to_pointer", "mode ipc", "a tensor in host memory",
-                                    fmt::format("one on {} (CUDA IPC handles are not implemented: "
-                                                "to_host first)",
-                                                buffer_->device.str())));
+  if (!buffer_->device.host_memory()) {  // the device's own handle (a GPU's: cuda/cuda_ipc.h)
+    std::shared_ptr<void> keep;
+    std::string handle = buffer_->device.backend().ipc_handle(buffer_, keep);
+    return {PointerMode::Ipc, buffer_->device, nullptr, std::move(handle), bytes, std::move(keep)};
+  }
   if (options.require_shared && !find_shared(buffer_->data, bytes))
     throw DeviceError(error_message("to_pointer", "mode ipc with require_shared",
                                     "a tensor in shared memory (to_shared, OutputMemory::Shared)",
@@ -47,6 +49,17 @@ TensorPointer Tensor::to_pointer(const PointerOptions& options) const {
     throw InternalError(
         error_message("to_pointer", "a tensor to_shared made is not in shared memory", "", ""));
   return {PointerMode::Ipc, host(), nullptr, handle->str(), bytes, shared.buffer()->memory};
+}
+
+std::string Backend::ipc_handle(const BufferPtr& buffer, std::shared_ptr<void>& /*keep*/) {
+  throw DeviceError(
+      error_message("to_pointer", "mode ipc", "a tensor whose device shares its memory",
+                    fmt::format("one on {}, which shares none: to_host first", buffer->device.str())));
+}
+
+BufferPtr Backend::open_ipc(std::string_view handle, size_t /*bytes*/, std::span<const Device> /*devices*/) {
+  throw DeviceError(error_message("from_pointer", "handle", "one of a platform that opens them",
+                                  fmt::format("'{}'", handle)));
 }
 
 Tensor from_pointer(const TensorPointer& pointer, const Spec& spec) {
@@ -64,6 +77,15 @@ Tensor from_pointer(const TensorPointer& pointer, const Spec& spec) {
     buffer->memory = pointer.owner;
     buffer->device.backend();  // DeviceError for a default-constructed device, before the tensor exists
     return Tensor(spec, std::move(buffer));
+  }
+  // "sluice-<platform>-ipc:...": that platform's device memory, opened by its backend.
+  for (const std::string& platform : known_platforms()) {
+    if (pointer.handle.starts_with(fmt::format("sluice-{}-ipc:", platform))) {
+      const Client& c = client(platform);
+      std::vector<Device> devices;
+      for (int id = 0; id < c.device_count(); ++id) devices.push_back(c.device(id));
+      return Tensor(spec, c.backend().open_ipc(pointer.handle, needed, devices));
+    }
   }
   const SharedHandle handle = SharedHandle::parse(pointer.handle);
   if (handle.bytes < needed)

@@ -15,13 +15,14 @@
 #include <mutex>
 #include <vector>
 
+#include <sluice/base/detail/log.h>
+#include <sluice/base/error.h>
 #include <sluice/devices/cuda/cuda_capabilities.h>
 #include <sluice/devices/cuda/cuda_check.h>
 #include <sluice/devices/cuda/cuda_device.h>
 #include <sluice/devices/cuda/cuda_executable.h>
+#include <sluice/devices/cuda/cuda_ipc.h>
 #include <sluice/devices/detail/host_memory.h>
-#include <sluice/base/detail/log.h>
-#include <sluice/base/error.h>
 
 namespace sluice::cuda {
 namespace {
@@ -116,6 +117,19 @@ class CudaBackend final : public Backend {
       check(cudaMemcpyPeerAsync(dst.data, d.ordinal(), src.data, of(src.device).ordinal(), bytes, q.stream()), d.who(),
             "a copy between GPUs");
     dst.ready = q.record({src.memory, dst.memory});
+  }
+
+  std::string ipc_handle(const BufferPtr& buffer, std::shared_ptr<void>& keep) override {
+    buffer->wait();
+    return export_ipc(of(buffer->device), buffer, keep);
+  }
+
+  BufferPtr open_ipc(std::string_view text, size_t bytes, std::span<const Device> devices) override {
+    const CudaIpcHandle handle = CudaIpcHandle::parse(text);
+    for (const Device& device : devices)
+      if (gpu_uuid(device.id()) == handle.device) return cuda::open_ipc(of(device), handle, bytes);
+    throw DeviceError(error_message("from_pointer", "handle", "one of a GPU of this machine",
+                                    fmt::format("one of GPU {}", text.substr(0, text.find(":memory=")))));
   }
 
   std::unique_ptr<ExecutableImpl> compile(const Function& f, Device device) override {

@@ -37,6 +37,7 @@ class CudaDevice {
   // go; its get() is the device address.
   std::shared_ptr<void> allocate(size_t bytes);
   AllocatorStats memory_stats() const { return allocator_->stats(); }
+  const DeviceAllocator& allocator() const { return *allocator_; }
 
   // Makes this device current on the calling thread (CUDA's state is per thread).
   void activate() const;

@@ -3,10 +3,11 @@
 //
 // A loop is a CUDA graph with a conditional WHILE node, so that the GPU runs
 // step after step with no host in between. Its body graph holds the body's
-// steps, then the kernels of loop_graph.h: one moves the new carry back to
-// where the body reads it (and a scan's y out to its row, the next x in),
-// the other sets the node's condition on the device (a scan's: a row left;
-// a while_loop's: its condition, computed on the new carry). The graph is
+// steps (and a while_loop's condition, computed on the new carry), then a
+// kernel of loop_graph.h that moves the new carry back to where the body
+// reads it (and a scan's y out to its row, the next x in) and sets the
+// node's condition on the device (a scan's: a row left; a while_loop's: its
+// condition's result). The graph is
 // made where the loop is queued, by capturing what it queues: on a capture
 // of the loop's stream that this step opens, then instantiates and
 // launches, or, for a loop inside another loop's body, on the capture of
@@ -184,19 +185,22 @@ class LoopStep final : public CudaUnit {
       dests[carries_ + j] = stages + stage_offset_[xs + j];
       add(LoopCopy::Kind::ToRow, out[carries_ + j], dests[carries_ + j], y_row_bytes_[j]);
     }
-    const uint8_t* const condition = while_ ? pred : nullptr;
     void* const pred_dest[] = {pred};
 
-    // The start: the counter at 0, the carry and the first row in place, the first decision.
+    // The start: the counters at 0, the carry and the first row in place, the first decision.
     cudaGraph_t graph = nullptr;
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     check(cudaStreamGetCaptureInfo(ctx.stream, &status, nullptr, &graph), who, "loop: its capture");
     cudaGraphConditionalHandle handle = 0;
     check(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0), who, "loop: its condition");
-    check(enqueue_loop_copies(copies, state, length_, reverse_, true, ctx.stream), who, "loop: its start");
-    if (while_) cond_->enqueue_into(ctx, args, pred_dest, scratch);
-    check(enqueue_loop_decision(state, length_, condition, false, handle, ctx.stream), who,
-          "loop: its start");
+    check(enqueue_loop_start(state, ctx.stream), who, "loop: its start");
+    const LoopDecision first{nullptr, false, handle}, next{while_ ? pred : nullptr, !while_, handle};
+    check(enqueue_loop_copies(copies, state, length_, reverse_, true, while_ ? nullptr : &first, ctx.stream),
+          who, "loop: its start");
+    if (while_) {
+      cond_->enqueue_into(ctx, args, pred_dest, scratch);
+      check(enqueue_loop_decision(state, length_, {pred, false, handle}, ctx.stream), who, "loop: its start");
+    }
 
     // The conditional node, after the start.
     const cudaGraphNode_t* after = nullptr;
@@ -214,7 +218,7 @@ class LoopStep final : public CudaUnit {
         cudaStreamUpdateCaptureDependencies(ctx.stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies),
         who, "loop: its capture");
 
-    // The body graph: a step, the copies after it, the next decision.
+    // The body graph: a step, then the copies and the next decision.
     check(cudaStreamBeginCaptureToGraph(capture_stream_, params.conditional.phGraph_out[0], nullptr, nullptr,
                                         0, cudaStreamCaptureModeRelaxed),
           who, "loop: capturing its body");
@@ -223,9 +227,7 @@ class LoopStep final : public CudaUnit {
       body_.enqueue_into(body, args, dests, scratch);
       if (while_) cond_->enqueue_into(body, cond_args, pred_dest, scratch);
       for (size_t c = 0; c < carries_; ++c) copies.copy[c].from = dests[c];  // the new carry back
-      check(enqueue_loop_copies(copies, state, length_, reverse_, false, capture_stream_), who,
-            "loop: a step");
-      check(enqueue_loop_decision(state, length_, condition, !while_, handle, capture_stream_), who,
+      check(enqueue_loop_copies(copies, state, length_, reverse_, false, &next, capture_stream_), who,
             "loop: a step");
     } catch (...) {
       cudaGraph_t body_graph = nullptr;

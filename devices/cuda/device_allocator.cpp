@@ -44,6 +44,14 @@ void* DeviceAllocator::allocate(size_t bytes) {
   out_of_memory(bytes);
 }
 
+DeviceAllocator::Span DeviceAllocator::region_of(const void* p) const {
+  std::lock_guard lock(mutex_);
+  auto it = by_begin_.find(static_cast<char*>(const_cast<void*>(p)));
+  if (it == by_begin_.end() || it->second->free) return {};
+  const Region& r = regions_[it->second->region];
+  return {r.begin, r.bytes};
+}
+
 void DeviceAllocator::free(void* p) {
   std::lock_guard lock(mutex_);
   auto it = by_begin_.find(static_cast<char*>(p));

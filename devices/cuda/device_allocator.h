@@ -63,6 +63,14 @@ class DeviceAllocator {
   void* allocate(size_t bytes);
   // A pointer allocate() returned; DeviceError for any other.
   void free(void* p);
+  // The region (what DeviceMemory reserved) holding the buffer `p`, which
+  // allocate() returned and is not freed: what another process opens to
+  // reach it (a CUDA IPC handle names a whole allocation). Null for any other pointer.
+  struct Span {
+    char* begin = nullptr;
+    size_t bytes = 0;
+  };
+  Span region_of(const void* p) const;
   AllocatorStats stats() const;
 
  private:

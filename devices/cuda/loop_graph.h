@@ -1,9 +1,9 @@
 #pragma once
-// The two kernels a loop's CUDA graph runs around each step of its body
+// The kernels a loop's CUDA graph runs around each step of its body
 // (cuda_step_loop.cpp; compiled by nvcc in loop_graph.cu, as the graph's
-// condition is set from the device with cudaGraphSetConditional): one
-// moves the carry and a scan's rows, the other decides whether another
-// step runs.
+// condition is set from the device with cudaGraphSetConditional): after a
+// step, one kernel moves the carry and a scan's rows, and decides whether
+// another step runs.
 
 #include <cuda_runtime_api.h>
 
@@ -36,16 +36,27 @@ struct LoopCopies {
   int64_t largest = 0;  // the most bytes of one copy
 };
 
-// Queues `copies` for the step counted at state[0] of a loop of `length`
-// steps; `first`: before the first step, setting the counter to 0.
-// Nothing is queued for no copies: a loop has at least one.
-cudaError_t enqueue_loop_copies(const LoopCopies& copies, int64_t* state, int64_t length, bool reverse,
-                                bool first, cudaStream_t stream);
+// A loop's counters (a scan's step, and the blocks of the copies kernel
+// done), set to 0 before its first step.
+cudaError_t enqueue_loop_start(int64_t* state, cudaStream_t stream);
 
-// Queues the decision whether the loop's graph runs its body again:
-// `advance` counts a step done at state[0] first; the condition is then the
-// byte at `pred`, or, without one, whether state[0] is below `length`.
-cudaError_t enqueue_loop_decision(int64_t* state, int64_t length, const uint8_t* pred, bool advance,
-                                  cudaGraphConditionalHandle handle, cudaStream_t stream);
+// Whether the loop's graph runs its body again: `advance` counts a step done
+// at state[0] first; the condition is then the byte at `pred`, or, without
+// one, whether state[0] is below the loop's length.
+struct LoopDecision {
+  const uint8_t* pred = nullptr;
+  bool advance = false;
+  cudaGraphConditionalHandle handle = 0;
+};
+
+// Queues `copies` for the step counted at state[0] of a loop of `length`
+// steps (`first`: before the first step), then `decision` where one is
+// given, by the last of the copies' blocks to finish: one kernel.
+cudaError_t enqueue_loop_copies(const LoopCopies& copies, int64_t* state, int64_t length, bool reverse,
+                                bool first, const LoopDecision* decision, cudaStream_t stream);
+
+// Queues `decision` alone.
+cudaError_t enqueue_loop_decision(int64_t* state, int64_t length, const LoopDecision& decision,
+                                  cudaStream_t stream);
 
 }  // namespace sluice::cuda

@@ -23,7 +23,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int64_t kChunk = 8192;  // the NaNs of a chunk of the input are written by one block
-constexpr int kMaxBlocks = 2048;
+constexpr int kMaxBlocks = 1024;
 constexpr size_t kAlignment = 256;
 
 size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
@@ -36,10 +36,17 @@ __device__ bool sign_bit(float v) { return __float_as_int(v) < 0; }
 __device__ bool sign_bit(double v) { return __double_as_longlong(v) < 0; }
 
 // state[0]: the NaNs before the numbers; state[1]: those after. Ascending,
-// the first are those with the sign bit set; descending, the others.
+// the first are those with the sign bit set; descending, the others. A line
+// with a number at each end has none: the searches' dependent loads, a few
+// microseconds of a long line, are left to lines with NaNs.
 template <class T>
 __global__ void nan_ends(const T* sorted, int64_t n, bool descending, int64_t* state) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  const T front = sorted[0], back = sorted[n - 1];
+  if (front == front && back == back) {
+    state[0] = state[1] = 0;
+    return;
+  }
   auto leading = [&](int64_t i) { return sorted[i] != sorted[i] && sign_bit(sorted[i]) != descending; };
   auto trailing = [&](int64_t i) { return sorted[i] != sorted[i] && sign_bit(sorted[i]) == descending; };
   int64_t lo = 0, hi = n;
@@ -153,23 +160,32 @@ size_t cub_bytes(int64_t n) {
   return aligned(std::max(ascending, descending));
 }
 
-// Scratch: CUB's, then (floats) the numbers' stash, the chunks' counts and the state.
+// Scratch: CUB's (for floats at least a line long: once the sort is done it
+// holds the numbers while they move), then (floats) the chunks' NaN counts
+// and the state: extra_bytes.
 template <class T>
-size_t scratch_bytes(int64_t n) {
-  size_t bytes = cub_bytes<T>(n);
+size_t extra_bytes(int64_t n) {
   if constexpr (std::is_floating_point_v<T>)
-    bytes += aligned(sizeof(T) * static_cast<size_t>(n)) +
-             aligned(sizeof(int64_t) * static_cast<size_t>(chunks_of(n))) + aligned(2 * sizeof(int64_t));
-  return bytes;
+    return aligned(sizeof(int64_t) * static_cast<size_t>(chunks_of(n))) + aligned(2 * sizeof(int64_t));
+  return 0;
 }
 
 template <class T>
-cudaError_t sort(const T* in, T* out, int64_t n, bool descending, char* scratch, cudaStream_t s) {
-  size_t bytes = cub_bytes<T>(n);
-  if (cudaError_t e = sort_keys<T>(scratch, bytes, in, out, n, descending, s); e != cudaSuccess) return e;
+size_t scratch_bytes(int64_t n) {
+  size_t cub = cub_bytes<T>(n);
+  if constexpr (std::is_floating_point_v<T>) cub = std::max(cub, aligned(sizeof(T) * static_cast<size_t>(n)));
+  return cub + extra_bytes<T>(n);
+}
+
+// `bytes`: scratch_bytes(n), not asked of CUB again here.
+template <class T>
+cudaError_t sort(const T* in, T* out, int64_t n, bool descending, char* scratch, size_t bytes,
+                 cudaStream_t s) {
+  size_t cub = bytes - extra_bytes<T>(n);
+  if (cudaError_t e = sort_keys<T>(scratch, cub, in, out, n, descending, s); e != cudaSuccess) return e;
   if constexpr (std::is_floating_point_v<T>) {
-    T* stash = reinterpret_cast<T*>(scratch + bytes);
-    auto* counts = reinterpret_cast<int64_t*>(scratch + bytes + aligned(sizeof(T) * static_cast<size_t>(n)));
+    T* stash = reinterpret_cast<T*>(scratch);
+    auto* counts = reinterpret_cast<int64_t*>(scratch + bytes - extra_bytes<T>(n));
     auto* state = reinterpret_cast<int64_t*>(reinterpret_cast<char*>(counts) +
                                              aligned(sizeof(int64_t) * static_cast<size_t>(chunks_of(n))));
     const int chunk_blocks = static_cast<int>(std::min<int64_t>(chunks_of(n), kMaxBlocks));
@@ -215,9 +231,8 @@ cudaError_t enqueue_radix_sort(DType dtype, const void* in, void* out, int64_t n
   cudaError_t status = cudaErrorInvalidValue;
   with_type(dtype, [&](auto v) {
     using T = decltype(v);
-    if (scratch_bytes_given < scratch_bytes<T>(n)) return;
     status = sort<T>(static_cast<const T*>(in), static_cast<T*>(out), n, descending,
-                     static_cast<char*>(scratch), stream);
+                     static_cast<char*>(scratch), scratch_bytes_given, stream);
   });
   return status;
 }

@@ -1,6 +1,5 @@
 #pragma once
-// Long lines sorted by CUB's radix sort (radix_sort.cu, the one file of the
-// backend that nvcc compiles, where nvcc is found at build time): what the
+// Long lines sorted by CUB's radix sort (radix_sort.cu, compiled by nvcc): what the
 // sort step takes for lines long enough that a radix sort's passes beat the
 // bitonic network's (cuda_step_sort.cpp). Values only (sort, not argsort),
 // of 32- and 64-bit numbers, stably, in numpy's order: -0.0 equal to 0.0,
@@ -24,7 +23,8 @@ bool radix_sorts(DType dtype, int arch);
 size_t radix_sort_scratch(DType dtype, int64_t n);
 
 // Queues the sort of the n values at `in` into `out` (other memory) on
-// `stream`, using `scratch` of radix_sort_scratch(dtype, n) bytes.
+// `stream`, using `scratch` of radix_sort_scratch(dtype, n) bytes, told in
+// `scratch_bytes` (that size is not asked of CUB again).
 cudaError_t enqueue_radix_sort(DType dtype, const void* in, void* out, int64_t n, bool descending,
                                void* scratch, size_t scratch_bytes, cudaStream_t stream);
 

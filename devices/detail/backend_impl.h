@@ -118,6 +118,18 @@ class Backend {
   // (or its event set) when the copy is done.
   virtual void copy(const Buffer& src, Buffer& dst) = 0;
 
+  // ---- memory another process of this host opens (Tensor::to_pointer's ipc mode)
+  // A handle, as text starting "sluice-<platform>-ipc:", to `buffer` (this
+  // backend's device memory), that open_ipc opens in another process of
+  // this host; `keep` gets what must live while it may be opened. Default:
+  // DeviceError, the backend shares none.
+  virtual std::string ipc_handle(const BufferPtr& buffer, std::shared_ptr<void>& keep);
+  // A read-only buffer of `bytes` over the memory `handle` names, on the
+  // one of `devices` (the client's) it names. ValueError for a malformed
+  // handle or too few bytes; DeviceError when it cannot be opened. Default:
+  // DeviceError.
+  virtual BufferPtr open_ipc(std::string_view handle, size_t bytes, std::span<const Device> devices);
+
   // ---- compiling
   // Compiles a validated function (every node allowed by capabilities() and
   // declines()).

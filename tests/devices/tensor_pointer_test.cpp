@@ -1,13 +1,20 @@
 // Tensor::to_pointer / from_pointer in one process, and the shared memory
 // behind ipc handles (devices/shared_memory.h). Across processes:
-// tests/io/shared_memory_test.cpp.
+// tests/io/shared_memory_test.cpp; a device's memory (a GPU's) here, opened by
+// a child process where there is a device.
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -19,6 +26,8 @@
 #include <sluice/ops/ops.h>
 
 #include "tests/devices/tensor_bytes.h"
+
+extern char** environ;
 
 namespace sluice {
 namespace {
@@ -173,12 +182,119 @@ TEST(TensorPointer, SegmentsCannotBeResizedAndUnsealedOnesAreRefused) {
   EXPECT_NO_THROW(map_shared(h)) << "the real segment stays usable";
 }
 
-TEST(TensorPointer, DeviceTensorsHaveNoIpcHandle) {
-  for (const std::string& platform : platforms()) {
-    if (platform == "host") continue;
-    Tensor t = test::random_tensor({DType::F32, Shape{4}}, 1).to(client(platform).default_device());
-    EXPECT_THROW(t.to_pointer({.mode = PointerMode::Ipc}), DeviceError);
-    EXPECT_NE(t.to_pointer().address, nullptr);
+// ---- a device's memory opened by another process (on a GPU: CUDA IPC)
+
+constexpr const char* kHandleVariable = "SLUICE_TEST_IPC_HANDLE";
+constexpr const char* kBytesVariable = "SLUICE_TEST_IPC_BYTES";  // where the child writes what it read
+
+// Run by the test below in a process of its own: opens the handle and
+// writes the bytes it reads to a file.
+TEST(TensorPointerChild, OpensADeviceHandle) {
+  const char* handle = std::getenv(kHandleVariable);
+  const char* out = std::getenv(kBytesVariable);
+  if (!handle || !out) GTEST_SKIP() << "run by TensorPointer.DeviceTensorsOpenInAnotherProcessWithoutACopy";
+  // The device is shared with the parent, which reserved most of its
+  // memory: this process takes what it needs as it goes.
+  const std::string_view text = handle, prefix = "sluice-";
+  client(std::string(text.substr(prefix.size(), text.find("-ipc:") - prefix.size())), {.preallocate = false});
+  const Spec spec{DType::F32, Shape{1000}};
+  Tensor t = from_pointer({.mode = PointerMode::Ipc, .handle = handle}, spec);
+  EXPECT_FALSE(t.device().host_memory()) << "opened on " << t.device().str();
+  EXPECT_TRUE(t.buffer()->read_only);
+  std::vector<uint8_t> bytes(static_cast<size_t>(spec.bytes()));
+  t.copy_to_host(bytes.data());
+  std::ofstream(out, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Runs this program's TensorPointerChild.OpensADeviceHandle with `handle`;
+// returns the bytes it read, empty when it failed (its output in the failure).
+std::vector<uint8_t> open_in_child(const std::string& handle) {
+  const std::string dir = ::testing::TempDir();
+  const std::string bytes_file = dir + "ipc_child_" + std::to_string(::getpid()) + ".bytes",
+                    log = bytes_file + ".log";
+  std::vector<std::string> env = {std::string(kHandleVariable) + "=" + handle,
+                                  std::string(kBytesVariable) + "=" + bytes_file};
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string filter = "--gtest_filter=TensorPointerChild.OpensADeviceHandle";
+  std::vector<char*> argv{self.data(), filter.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  const int failed = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed != 0) {
+    ADD_FAILURE() << "cannot start " << self;
+    return {};
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+  };
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::vector<uint8_t> text = read(log);
+    ADD_FAILURE() << "the child failed; its output:\n" << std::string(text.begin(), text.end());
+    return {};
+  }
+  return read(bytes_file);
+}
+
+TEST(TensorPointer, DeviceTensorsOpenInAnotherProcessWithoutACopy) {
+  std::vector<std::string> devices;
+  for (const std::string& platform : platforms())
+    if (platform != "host") devices.push_back(platform);
+  if (devices.empty())
+    GTEST_SKIP() << "no device but the host here (scripts/gpu-check runs this where a GPU is)";
+  const Spec spec{DType::F32, Shape{1000}};
+  for (const std::string& platform : devices) {
+    SCOPED_TRACE(platform);
+    const Tensor host_values = test::random_tensor(spec, 5);
+    std::vector<uint8_t> want(static_cast<size_t>(spec.bytes()));
+    host_values.copy_to_host(want.data());
+    Tensor t = host_values.to(client(platform).default_device());
+    TensorPointer p = t.to_pointer({.mode = PointerMode::Ipc});
+    EXPECT_EQ(p.mode, PointerMode::Ipc);
+    EXPECT_EQ(p.device, t.device());
+    EXPECT_TRUE(p.handle.starts_with("sluice-" + platform + "-ipc:1:")) << p.handle;
+
+    // Another process on the same device reads the same bytes.
+    EXPECT_EQ(open_in_child(p.handle), want);
+    // This process too, on the device and without a copy.
+    Tensor here = from_pointer(p, spec);
+    EXPECT_EQ(here.device(), t.device());
+    EXPECT_EQ(here.buffer()->data, t.buffer()->data) << "from_pointer copied";
+    EXPECT_TRUE(test::identical(here, t));
+
+    // Bounds: more than the handle holds.
+    EXPECT_THROW(from_pointer(p, Spec{DType::F32, Shape{1001}}), ValueError);
+    // A handle its ticket does not vouch for: another offset in the same region.
+    const std::string offset_field = ":offset=";
+    std::string moved = p.handle;
+    const size_t at = moved.find(offset_field) + offset_field.size();
+    moved.insert(at, "1");
+    EXPECT_ANY_THROW(from_pointer({.mode = PointerMode::Ipc, .handle = moved}, spec)) << moved;
+
+    // The owner lets go and its ticket is handed out again: the handle is stale.
+    const std::string handle = p.handle;
+    here = Tensor();
+    p = TensorPointer();
+    t = Tensor();
+    std::vector<std::shared_ptr<void>> reuse;
+    for (int i = 0; i < 64; ++i) reuse.push_back(shared_allocate(112));
+    try {
+      from_pointer({.mode = PointerMode::Ipc, .handle = handle}, spec);
+      ADD_FAILURE() << "a stale handle was opened";
+    } catch (const DeviceError& e) {
+      EXPECT_NE(std::string(e.what()).find("stale"), std::string::npos) << e.what();
+    }
   }
 }
 

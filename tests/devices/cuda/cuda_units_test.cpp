@@ -1,6 +1,6 @@
 // The CUDA backend's parts that need no GPU: the caching allocator's policy
 // on a fake device memory, launch geometry, the capability table and what
-// compile refuses through it.
+// compile refuses through it, the text of IPC handles.
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <sluice/base/error.h>
 #include <sluice/devices/cuda/cuda_capabilities.h>
+#include <sluice/devices/cuda/cuda_ipc.h>
 #include <sluice/devices/cuda/device_allocator.h>
 #include <sluice/devices/cuda/launch_geometry.h>
 #include <sluice/ops/ops.h>
@@ -137,6 +139,47 @@ TEST(CudaAllocator, FreeingWhatItDidNotHandOutIsAnError) {
   void* p = a.allocate(10);
   a.free(p);
   EXPECT_THROW(a.free(p), DeviceError) << "a double free";
+}
+
+TEST(CudaAllocator, ABuffersRegionIsWhatAnotherProcessOpens) {
+  FakeMemory memory(size_t{1} << 30);
+  DeviceAllocator a(memory, 0.5, false, "cuda:0");
+  void* first = a.allocate(1000);
+  void* second = a.allocate(5000);
+  const DeviceAllocator::Span region = a.region_of(second);
+  ASSERT_NE(region.begin, nullptr);
+  EXPECT_EQ(region.begin, a.region_of(first).begin) << "two small buffers in one region";
+  EXPECT_LE(region.begin, static_cast<char*>(second));
+  EXPECT_LE(static_cast<char*>(second) + 5000, region.begin + region.bytes);
+  EXPECT_EQ(a.region_of(static_cast<char*>(second) + 256).begin, nullptr) << "inside a buffer is no buffer";
+  a.free(second);
+  EXPECT_EQ(a.region_of(second).begin, nullptr) << "a freed buffer has no region";
+  a.free(first);
+}
+
+TEST(CudaIpcHandle, TextRoundTripsAndMalformedOnesAreRefused) {
+  CudaIpcHandle h;
+  for (size_t i = 0; i < h.device.size(); ++i) h.device[i] = static_cast<uint8_t>(i * 17);
+  for (size_t i = 0; i < h.memory.size(); ++i) h.memory[i] = static_cast<uint8_t>(255 - i);
+  h.region = 2 << 20;
+  h.offset = 4096;
+  h.bytes = 65536;
+  h.ticket = SharedHandle{4242, 17, 0x9f3c00aa11223344ull, 8192, 112, 3};
+  const std::string text = h.str();
+  EXPECT_TRUE(text.starts_with("sluice-cuda-ipc:1:device=00112233")) << text;
+  EXPECT_TRUE(text.ends_with(":region=2097152:offset=4096:bytes=65536:ticket=" + h.ticket.str())) << text;
+  EXPECT_EQ(CudaIpcHandle::parse(text), h);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  for (const std::string& bad :
+       {std::string(), text.substr(0, text.size() - 1), with("cuda-ipc:1", "cuda-ipc:2"),
+        with("device=00", "device=0"), with("device=00", "device=zz"), with(":offset=4096", ":offset=-1"),
+        with(":offset=4096", ""), with(":bytes=65536", ":bytes=2097152"),  // past the region
+        with(":offset=4096", ":offset=2097153"), with("ticket=sluice-shm", "ticket=shm"), text + ":"})
+    EXPECT_THROW(CudaIpcHandle::parse(bad), ValueError) << bad;
 }
 
 TEST(CudaLaunchGeometry, LoopsRunAThreadPerItemUpToTwoWavesOfBlocks) {

@@ -5,143 +5,156 @@
 // as [NaNs][numbers][NaNs]. Where it holds a NaN, the numbers are moved to
 // their place and the NaNs written after them (before them, descending) in
 // the order of the input, as a stable sort with every NaN equal puts them.
-// The kernels that do this are queued every time and end at once when the
-// line holds none: whether it does is known on the GPU only.
+// The kernel that does this (place_nans) is queued every time and ends at
+// once when the line holds none: whether it does is known on the GPU only.
 
 #include <sluice/devices/cuda/radix_sort.h>
 
+#include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <type_traits>
 
 namespace sluice::cuda {
 namespace {
 
+namespace cg = cooperative_groups;
+
 constexpr int kThreads = 256;
 constexpr int64_t kChunk = 8192;  // the NaNs of a chunk of the input are written by one block
-constexpr int kMaxBlocks = 1024;
 constexpr size_t kAlignment = 256;
 
 size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
-int blocks_for(int64_t items) {
-  return static_cast<int>(std::clamp<int64_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
-}
 __host__ __device__ int64_t chunks_of(int64_t n) { return (n + kChunk - 1) / kChunk; }
 
 __device__ bool sign_bit(float v) { return __float_as_int(v) < 0; }
 __device__ bool sign_bit(double v) { return __double_as_longlong(v) < 0; }
 
-// state[0]: the NaNs before the numbers; state[1]: those after. Ascending,
-// the first are those with the sign bit set; descending, the others. A line
-// with a number at each end has none: the searches' dependent loads, a few
-// microseconds of a long line, are left to lines with NaNs.
+// Where the NaNs of a sorted line go: one cooperative kernel (its blocks
+// all resident, synchronising as a grid), in phases.
+//   1. One thread finds the NaNs at each end. Ascending, those before the
+//      numbers have the sign bit set; descending, the others. A line with a
+//      number at each end has none, and every block ends here.
+//   2. The numbers go to a stash, out of the way of their move; each block
+//      counts the NaNs of its chunks of the input.
+//   3. The numbers go to their place; one block makes the counts offsets.
+//   4. Each block writes its chunks' NaNs in their order, after the numbers
+//      (before them, descending).
+// state: the NaNs before and after the numbers.
 template <class T>
-__global__ void nan_ends(const T* sorted, int64_t n, bool descending, int64_t* state) {
-  if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  const T front = sorted[0], back = sorted[n - 1];
-  if (front == front && back == back) {
-    state[0] = state[1] = 0;
-    return;
+__global__ void place_nans(const T* in, T* sorted, int64_t n, bool descending, int64_t* state,
+                           int64_t* counts, T* stash) {
+  cg::grid_group grid = cg::this_grid();
+  if (grid.thread_rank() == 0) {
+    const T front = sorted[0], back = sorted[n - 1];
+    int64_t before = 0, after = 0;
+    if (front != front || back != back) {
+      auto leading = [&](int64_t i) { return sorted[i] != sorted[i] && sign_bit(sorted[i]) != descending; };
+      auto trailing = [&](int64_t i) { return sorted[i] != sorted[i] && sign_bit(sorted[i]) == descending; };
+      int64_t lo = 0, hi = n;
+      while (lo < hi) {  // the first that is not a leading NaN
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (leading(mid))
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      before = lo;
+      hi = n;
+      while (lo < hi) {  // the first trailing NaN
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (trailing(mid))
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      after = n - lo;
+    }
+    state[0] = before;
+    state[1] = after;
   }
-  auto leading = [&](int64_t i) { return sorted[i] != sorted[i] && sign_bit(sorted[i]) != descending; };
-  auto trailing = [&](int64_t i) { return sorted[i] != sorted[i] && sign_bit(sorted[i]) == descending; };
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {  // the first that is not a leading NaN
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (leading(mid))
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  state[0] = lo;
-  hi = n;
-  while (lo < hi) {  // the first trailing NaN
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (trailing(mid))
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  state[1] = n - lo;
-}
-
-// The numbers, out of the way of their move.
-template <class T>
-__global__ void nan_stash(const T* sorted, int64_t n, const int64_t* state, T* stash) {
-  const int64_t before = state[0], numbers = n - state[0] - state[1];
-  if (numbers == n) return;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < numbers;
-       i += int64_t{gridDim.x} * blockDim.x)
-    stash[i] = sorted[before + i];
-}
-
-template <class T>
-__global__ void nan_unstash(T* sorted, int64_t n, bool descending, const int64_t* state, const T* stash) {
-  const int64_t nans = state[0] + state[1];
+  grid.sync();
+  const int64_t before = state[0], nans = state[0] + state[1], numbers = n - nans;
   if (nans == 0) return;
-  const int64_t at = descending ? nans : 0;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n - nans;
-       i += int64_t{gridDim.x} * blockDim.x)
-    sorted[at + i] = stash[i];
-}
 
-// NaNs of each chunk of the input.
-template <class T>
-__global__ void nan_count(const T* in, int64_t n, const int64_t* state, int64_t* counts) {
-  if (state[0] + state[1] == 0) return;
   using Reduce = cub::BlockReduce<int, kThreads>;
-  __shared__ typename Reduce::TempStorage temp;
-  for (int64_t chunk = blockIdx.x; chunk < chunks_of(n); chunk += gridDim.x) {
-    const int64_t end = (chunk + 1) * kChunk < n ? (chunk + 1) * kChunk : n;
+  using OffsetScan = cub::BlockScan<int64_t, kThreads>;
+  using RankScan = cub::BlockScan<int, kThreads>;
+  __shared__ union {
+    typename Reduce::TempStorage reduce;
+    typename OffsetScan::TempStorage offsets;
+    typename RankScan::TempStorage ranks;
+  } temp;
+  const int64_t chunks = chunks_of(n);
+  auto chunk_end = [&](int64_t chunk) { return (chunk + 1) * kChunk < n ? (chunk + 1) * kChunk : n; };
+
+  for (int64_t i = grid.thread_rank(); i < numbers; i += grid.size()) stash[i] = sorted[before + i];
+  for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
     int found = 0;
-    for (int64_t i = chunk * kChunk + threadIdx.x; i < end; i += blockDim.x) found += in[i] != in[i];
-    const int total = Reduce(temp).Sum(found);
+    for (int64_t i = chunk * kChunk + threadIdx.x; i < chunk_end(chunk); i += blockDim.x)
+      found += in[i] != in[i];
+    const int total = Reduce(temp.reduce).Sum(found);
     if (threadIdx.x == 0) counts[chunk] = total;
     __syncthreads();
   }
-}
+  grid.sync();
 
-// counts made offsets (an exclusive sum), by one block.
-__global__ void nan_offsets(int64_t chunks, const int64_t* state, int64_t* counts) {
-  if (state[0] + state[1] == 0) return;
-  using Scan = cub::BlockScan<int64_t, kThreads>;
-  __shared__ typename Scan::TempStorage temp;
-  int64_t carry = 0;
-  for (int64_t base = 0; base < chunks; base += kThreads) {
-    const int64_t i = base + threadIdx.x;
-    int64_t offset = 0, total = 0;
-    Scan(temp).ExclusiveSum(i < chunks ? counts[i] : 0, offset, total);
-    if (i < chunks) counts[i] = carry + offset;
-    carry += total;
-    __syncthreads();
-  }
-}
-
-// Each chunk's NaNs in their order, after the numbers (before, descending).
-template <class T>
-__global__ void nan_write(const T* in, T* sorted, int64_t n, bool descending, const int64_t* state,
-                          const int64_t* offsets) {
-  const int64_t nans = state[0] + state[1];
-  if (nans == 0) return;
-  using Scan = cub::BlockScan<int, kThreads>;
-  __shared__ typename Scan::TempStorage temp;
-  for (int64_t chunk = blockIdx.x; chunk < chunks_of(n); chunk += gridDim.x) {
-    const int64_t end = (chunk + 1) * kChunk < n ? (chunk + 1) * kChunk : n;
-    int64_t at = (descending ? 0 : n - nans) + offsets[chunk];
-    for (int64_t base = chunk * kChunk; base < end; base += kThreads) {
+  const int64_t at = descending ? nans : 0;
+  for (int64_t i = grid.thread_rank(); i < numbers; i += grid.size()) sorted[at + i] = stash[i];
+  if (blockIdx.x == 0) {
+    int64_t carry = 0;
+    for (int64_t base = 0; base < chunks; base += kThreads) {
       const int64_t i = base + threadIdx.x;
-      const int nan = i < end && in[i] != in[i];
-      int rank = 0, count = 0;
-      Scan(temp).ExclusiveSum(nan, rank, count);
-      if (nan) sorted[at + rank] = in[i];
-      at += count;
+      int64_t offset = 0, total = 0;
+      OffsetScan(temp.offsets).ExclusiveSum(i < chunks ? counts[i] : 0, offset, total);
+      if (i < chunks) counts[i] = carry + offset;
+      carry += total;
       __syncthreads();
     }
   }
+  grid.sync();
+
+  for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+    int64_t to = (descending ? 0 : numbers) + counts[chunk];
+    for (int64_t base = chunk * kChunk; base < chunk_end(chunk); base += kThreads) {
+      const int64_t i = base + threadIdx.x;
+      const int nan = i < chunk_end(chunk) && in[i] != in[i];
+      int rank = 0, count = 0;
+      RankScan(temp.ranks).ExclusiveSum(nan, rank, count);
+      if (nan) sorted[to + rank] = in[i];
+      to += count;
+      __syncthreads();
+    }
+  }
+}
+
+// As many blocks of place_nans<T> as the GPU holds at once (a cooperative
+// launch needs them all resident), and no more than there are chunks.
+template <class T>
+int place_nans_blocks(int64_t n) {
+  static std::mutex mutex;
+  static std::map<int, int> resident;  // by device
+  int device = 0;
+  cudaGetDevice(&device);
+  int blocks = 0;
+  {
+    std::lock_guard lock(mutex);
+    auto it = resident.find(device);
+    if (it == resident.end()) {
+      int per_multiprocessor = 0, multiprocessors = 0;
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, place_nans<T>, kThreads, 0);
+      cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+      it = resident.emplace(device, std::max(1, per_multiprocessor * multiprocessors)).first;
+    }
+    blocks = it->second;
+  }
+  return static_cast<int>(std::min<int64_t>(blocks, chunks_of(n)));
 }
 
 template <class T>
@@ -188,13 +201,14 @@ cudaError_t sort(const T* in, T* out, int64_t n, bool descending, char* scratch,
     auto* counts = reinterpret_cast<int64_t*>(scratch + bytes - extra_bytes<T>(n));
     auto* state = reinterpret_cast<int64_t*>(reinterpret_cast<char*>(counts) +
                                              aligned(sizeof(int64_t) * static_cast<size_t>(chunks_of(n))));
-    const int chunk_blocks = static_cast<int>(std::min<int64_t>(chunks_of(n), kMaxBlocks));
-    nan_ends<T><<<1, 1, 0, s>>>(out, n, descending, state);
-    nan_stash<T><<<blocks_for(n), kThreads, 0, s>>>(out, n, state, stash);
-    nan_unstash<T><<<blocks_for(n), kThreads, 0, s>>>(out, n, descending, state, stash);
-    nan_count<T><<<chunk_blocks, kThreads, 0, s>>>(in, n, state, counts);
-    nan_offsets<<<1, kThreads, 0, s>>>(chunks_of(n), state, counts);
-    nan_write<T><<<chunk_blocks, kThreads, 0, s>>>(in, out, n, descending, state, counts);
+    const T* source = in;
+    T* result = out;
+    void* args[] = {&source, &result, &n, &descending, &state, &counts, &stash};
+    if (cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(place_nans<T>),
+                                                    dim3(static_cast<unsigned>(place_nans_blocks<T>(n))),
+                                                    dim3(kThreads), args, 0, s);
+        e != cudaSuccess)
+      return e;
     return cudaGetLastError();
   }
   return cudaSuccess;

@@ -13,6 +13,7 @@ class PullSourceNode : public SourceNode {
   using SourceNode::SourceNode;
 
   NodePorts join(NodeContext& ctx) override {
+    source_->output_memory(ctx.output_memory());
     std::shared_ptr<Credit> credit = ctx.credit();
     auto* limiter = ctx.own(std::make_shared<flow::limiter_node<Envelope>>(ctx.graph(), ctx.capacity()));
     credit->release = [limiter] { limiter->decrementer().try_put(flow::continue_msg()); };

@@ -53,6 +53,13 @@ class Source {
   // number repeated or from an earlier run possibly. Any thread.
   virtual void forget_before(int64_t /*number*/) {}
 
+  // Before the run: where the tensors of its messages are best made.
+  // OutputMemory::Shared when they cross to another process of this host:
+  // a source that allocates its tensors makes them in shared memory then
+  // (shared_allocate, devices/shared_memory.h), and the channel sends them
+  // with no copy. Default: ignored (the channel copies them there).
+  virtual void output_memory(OutputMemory /*memory*/) {}
+
   // Figures of its own next to its node's metrics, by name (a ZeroMQ
   // source's channel counters). Any thread, while the pipeline runs.
   virtual std::map<std::string, double> figures() const { return {}; }

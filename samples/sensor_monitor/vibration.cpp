@@ -3,6 +3,7 @@
 // to keep the compiled stages busy and to be the same for the same seed.
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <optional>
 
 #include <sensor_monitor/sensor_monitor.h>
+#include <sluice/devices/shared_memory.h>
 
 namespace sluice::sensor_monitor {
 namespace {
@@ -62,7 +64,10 @@ enum class Fault : uint8_t { None, ImpulseTrain, ToneBand };
 
 class Machine {
  public:
-  explicit Machine(const Config& c) : c_(c), rng_(c.seed) {
+  explicit Machine(const Config& c)
+      : c_(c),
+        rng_(c.seed),
+        noise_rng_{Rng(rng_.next()), Rng(rng_.next()), Rng(rng_.next()), Rng(rng_.next())} {
     const auto channels = static_cast<size_t>(c.channels);
     harmonic_sin_.resize(channels * kHarmonics);
     harmonic_cos_.resize(channels * kHarmonics);
@@ -81,7 +86,8 @@ class Machine {
       noise_[ch] = static_cast<float>(rng_.uniform(0.2, 0.4));
     }
     const auto n = static_cast<size_t>(c.window);
-    basis_.resize(2 * kHarmonics * n);
+    basis_stride_ = n + kBasisSkew;
+    basis_.resize(2 * kHarmonics * basis_stride_);
     fault_wave_.resize(n);
   }
 
@@ -96,10 +102,14 @@ class Machine {
       float* x = out + ch * n;
       const float* a = &harmonic_sin_[ch * kHarmonics];
       const float* b = &harmonic_cos_[ch * kHarmonics];
-      for (size_t i = 0; i < n; ++i) x[i] = noise_[ch] * rng_.noise();
+      // Four generators, a sample each in turn: their steps do not wait on each other.
+      size_t at = 0;
+      for (; at + kNoiseStreams <= n; at += kNoiseStreams)
+        for (size_t j = 0; j < kNoiseStreams; ++j) x[at + j] = noise_[ch] * noise_rng_[j].noise();
+      for (; at < n; ++at) x[at] = noise_[ch] * noise_rng_[0].noise();
       for (int k = 0; k < kHarmonics; ++k) {
-        const float* s = &basis_[(2 * static_cast<size_t>(k)) * n];
-        const float* co = s + n;
+        const float* s = &basis_[(2 * static_cast<size_t>(k)) * basis_stride_];
+        const float* co = s + basis_stride_;
         float sa = static_cast<float>(load_) * a[k], cb = static_cast<float>(load_) * b[k];
         for (size_t i = 0; i < n; ++i) x[i] += sa * s[i] + cb * co[i];
       }
@@ -139,21 +149,29 @@ class Machine {
     }
   }
 
-  // sin(k phi) and cos(k phi) of the shaft angle phi over the window, by
-  // powers of one rotating phasor, restarted exactly from the angle each window.
+  // sin(k phi) and cos(k phi) of the shaft angle phi over the window: a
+  // phasor per harmonic, started exactly from its angle each window and
+  // rotated by its step sample by sample. The harmonics' rotations do not
+  // wait on each other, so they run side by side (a chain of powers of one
+  // phasor, as before, made every multiply wait for the last).
   void make_harmonic_basis() {
     const auto n = static_cast<size_t>(c_.window);
-    std::complex<double> z = std::polar(1.0, shaft_angle_);
     const double step = kTwoPi * shaft_hz_ / c_.sample_rate;
-    const std::complex<double> rotate = std::polar(1.0, step);
+    double re[kHarmonics], im[kHarmonics], step_re[kHarmonics], step_im[kHarmonics];
+    for (int k = 0; k < kHarmonics; ++k) {
+      re[k] = std::cos((k + 1) * shaft_angle_);
+      im[k] = std::sin((k + 1) * shaft_angle_);
+      step_re[k] = std::cos((k + 1) * step);
+      step_im[k] = std::sin((k + 1) * step);
+    }
     for (size_t i = 0; i < n; ++i) {
-      std::complex<double> p = z;
       for (size_t k = 0; k < kHarmonics; ++k) {
-        basis_[2 * k * n + i] = static_cast<float>(p.imag());
-        basis_[(2 * k + 1) * n + i] = static_cast<float>(p.real());
-        p *= z;
+        basis_[2 * k * basis_stride_ + i] = static_cast<float>(im[k]);
+        basis_[(2 * k + 1) * basis_stride_ + i] = static_cast<float>(re[k]);
+        const double r = re[k] * step_re[k] - im[k] * step_im[k];
+        im[k] = re[k] * step_im[k] + im[k] * step_re[k];
+        re[k] = r;
       }
-      z *= rotate;
     }
     shaft_angle_ = std::fmod(shaft_angle_ + step * static_cast<double>(n), kTwoPi);
   }
@@ -192,9 +210,18 @@ class Machine {
     seconds_ += static_cast<double>(n) / c_.sample_rate;
   }
 
+  static constexpr size_t kNoiseStreams = 4;
+  // The basis' rows lie this many floats more than a window apart: rows a
+  // power of two apart (4 KiB for 1,024 samples) alias in the cache and the
+  // store buffer, and the loop writing one sample to each of the twelve ran
+  // several times slower.
+  static constexpr size_t kBasisSkew = 16;
+
   Config c_;
-  Rng rng_;
+  Rng rng_;                                   // the machine's state and faults
+  std::array<Rng, kNoiseStreams> noise_rng_;  // the sensors' noise
   std::vector<float> harmonic_sin_, harmonic_cos_, noise_, fault_gain_, basis_, fault_wave_;
+  size_t basis_stride_ = 0;  // floats from one row of basis_ to the next
   double shaft_hz_ = 40, shaft_angle_ = 0, load_ = 1;
   Fault fault_ = Fault::None;
   int fault_left_ = 0;
@@ -209,6 +236,7 @@ class VibrationSource : public Source {
   explicit VibrationSource(const Config& c) : c_(c), machine_(c) {}
 
   std::vector<Spec> spec() const override { return signal_spec(c_); }
+  void output_memory(OutputMemory memory) override { memory_ = memory; }
 
   std::optional<Tensors> next() override {
     auto now = std::chrono::steady_clock::now();
@@ -219,18 +247,25 @@ class VibrationSource : public Source {
     ++made_;
 
     const std::vector<Spec> specs = spec();
-    // The chunk's memory becomes the tensor's buffer: no copy.
-    auto signal = std::shared_ptr<float[]>(new float[static_cast<size_t>(specs[0].size())]);
+    // The chunk's memory becomes the tensor's buffer: no copy, and none
+    // where another process of this host reads it (shared memory).
+    const auto bytes = static_cast<size_t>(specs[0].bytes());
+    std::shared_ptr<void> signal =
+        memory_ == OutputMemory::Shared
+            ? shared_allocate(bytes)
+            : std::shared_ptr<void>(std::shared_ptr<float[]>(new float[bytes / sizeof(float)]));
+    auto* samples = static_cast<float*>(signal.get());
     std::vector<float> labels(static_cast<size_t>(c_.windows_per_chunk));
     const auto per_window = static_cast<size_t>(c_.channels * c_.window);
-    for (size_t w = 0; w < labels.size(); ++w) labels[w] = machine_.window(signal.get() + w * per_window);
-    return Tensors{wrap_host(specs[0], signal.get(), signal), tensor(labels, specs[1].shape),
+    for (size_t w = 0; w < labels.size(); ++w) labels[w] = machine_.window(samples + w * per_window);
+    return Tensors{wrap_host(specs[0], samples, std::move(signal)), tensor(labels, specs[1].shape),
                    scalar<int64_t>(now_ns())};
   }
 
  private:
   Config c_;
   Machine machine_;
+  OutputMemory memory_ = OutputMemory::Default;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   int64_t made_ = 0;
 };

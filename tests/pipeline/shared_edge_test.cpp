@@ -1,7 +1,8 @@
 // A stage whose outputs leave by reference for another process of this host
 // (a ZeroMQ sink on an ipc endpoint, reliable, sharing memory) computes them
 // into shared memory, in any pipeline, partitioned or not; its outputs for
-// other edges (inproc, a plain channel) stay in ordinary memory.
+// other edges (inproc, a plain channel) stay in ordinary memory. A source
+// before such a sink is told to make its tensors there.
 
 #include <gtest/gtest.h>
 
@@ -61,6 +62,48 @@ TEST(SharedEdges, OtherEdgesKeepOrdinaryMemory) {
   EXPECT_EQ(chunks_computed_in_shared_memory("inproc://shared-edges-inproc", {}), 0) << "one process: frames lend memory";
   EXPECT_EQ(chunks_computed_in_shared_memory("ipc://" + dir.path() + "/no-sharing", {.shared_memory = false}), 0);
   EXPECT_EQ(chunks_computed_in_shared_memory("ipc://" + dir.path() + "/plain", {.delivery = Delivery::Plain}), 0);
+}
+
+// A source whose messages go straight to a sink on `endpoint`: where the
+// pipeline told it to make its tensors (Source::output_memory).
+OutputMemory memory_a_source_is_told(const std::string& endpoint, ChannelOptions channel) {
+  class Told : public Source {
+   public:
+    std::vector<Spec> spec() const override { return {f32({16})}; }
+    void output_memory(OutputMemory memory) override { told = memory; }
+    std::optional<Tensors> next() override {
+      if (made_++ == 3) return std::nullopt;
+      return Tensors{tensor(std::vector<float>(16, 1.0f), Shape{16})};
+    }
+    OutputMemory told = OutputMemory::Default;
+
+   private:
+    int made_ = 0;
+  };
+  ZmqSourceOptions in_options;
+  in_options.channel = channel;
+  ZmqSinkOptions out_options;
+  out_options.channel = channel;
+  auto source = std::make_shared<Told>();
+  source->told =
+      channel.shared_memory ? OutputMemory::Default : OutputMemory::Shared;  // what a call must change
+  Pipeline sending, receiving;
+  sending.connect(sending.source("told", source),
+                  sending.sink("out", sinks::zmq(">" + endpoint, out_options)));
+  receiving.connect(receiving.source("in", sources::zmq("@" + endpoint, {f32({16})}, in_options)),
+                    receiving.sink("drop", [](const Tensor&) {}));
+  receiving.start();
+  sending.run();
+  receiving.wait();
+  return source->told;
+}
+
+TEST(SharedEdges, ASourceBeforeAnIpcSinkIsToldToMakeItsTensorsInSharedMemory) {
+  TempDir dir;
+  EXPECT_EQ(memory_a_source_is_told("ipc://" + dir.path() + "/edge", {}), OutputMemory::Shared);
+  EXPECT_EQ(memory_a_source_is_told("inproc://shared-edges-source", {}), OutputMemory::Default);
+  EXPECT_EQ(memory_a_source_is_told("ipc://" + dir.path() + "/no-sharing", {.shared_memory = false}),
+            OutputMemory::Default);
 }
 
 }  // namespace

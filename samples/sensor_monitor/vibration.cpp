@@ -46,14 +46,16 @@ class Rng {
   }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  // Unit variance, near enough to normal for sensor noise: the sum of four
-  // 16-bit uniforms (Irwin-Hall), from one draw.
-  float noise() {
-    uint64_t r = next();
-    float sum = static_cast<float>((r & 0xffff) + ((r >> 16) & 0xffff) + ((r >> 32) & 0xffff) + (r >> 48));
-    constexpr float kMean = 2 * 65535.0f;
-    constexpr float kScale = 1.7320508f / 65536.0f;  // sqrt(12 / 4) per unit of range
-    return (sum - kMean) * kScale;
+  // Two samples of unit variance, near enough to normal for sensor noise:
+  // each the sum of four 8-bit uniforms (Irwin-Hall), from one draw.
+  std::pair<float, float> noise_pair() {
+    const uint64_t r = next();
+    auto sum = [](uint64_t w) {
+      return (w & 0xff) + ((w >> 8) & 0xff) + ((w >> 16) & 0xff) + ((w >> 24) & 0xff);
+    };
+    constexpr float kMean = 2 * 255.0f;
+    const float scale = 1 / std::sqrt(4 * (256.0f * 256.0f - 1) / 12);  // the sum's standard deviation
+    return {(static_cast<float>(sum(r)) - kMean) * scale, (static_cast<float>(sum(r >> 32)) - kMean) * scale};
   }
 
  private:
@@ -102,16 +104,24 @@ class Machine {
       float* x = out + ch * n;
       const float* a = &harmonic_sin_[ch * kHarmonics];
       const float* b = &harmonic_cos_[ch * kHarmonics];
-      // Four generators, a sample each in turn: their steps do not wait on each other.
+      // Four generators, two samples each in turn: their steps do not wait on each other.
       size_t at = 0;
-      for (; at + kNoiseStreams <= n; at += kNoiseStreams)
-        for (size_t j = 0; j < kNoiseStreams; ++j) x[at + j] = noise_[ch] * noise_rng_[j].noise();
-      for (; at < n; ++at) x[at] = noise_[ch] * noise_rng_[0].noise();
-      for (int k = 0; k < kHarmonics; ++k) {
-        const float* s = &basis_[(2 * static_cast<size_t>(k)) * basis_stride_];
-        const float* co = s + basis_stride_;
-        float sa = static_cast<float>(load_) * a[k], cb = static_cast<float>(load_) * b[k];
-        for (size_t i = 0; i < n; ++i) x[i] += sa * s[i] + cb * co[i];
+      for (; at + 2 * kNoiseStreams <= n; at += 2 * kNoiseStreams)
+        for (size_t j = 0; j < kNoiseStreams; ++j) {
+          const auto [first, second] = noise_rng_[j].noise_pair();
+          x[at + 2 * j] = noise_[ch] * first;
+          x[at + 2 * j + 1] = noise_[ch] * second;
+        }
+      for (; at < n; ++at) x[at] = noise_[ch] * noise_rng_[0].noise_pair().first;
+      // Two harmonics a pass over the window (kHarmonics is even).
+      for (size_t k = 0; k < kHarmonics; k += 2) {
+        const float* s0 = &basis_[2 * k * basis_stride_];
+        const float* c0 = s0 + basis_stride_;
+        const float* s1 = c0 + basis_stride_;
+        const float* c1 = s1 + basis_stride_;
+        const auto load = static_cast<float>(load_);
+        const float sa0 = load * a[k], cb0 = load * b[k], sa1 = load * a[k + 1], cb1 = load * b[k + 1];
+        for (size_t i = 0; i < n; ++i) x[i] += (sa0 * s0[i] + cb0 * c0[i]) + (sa1 * s1[i] + cb1 * c1[i]);
       }
       if (fault_ != Fault::None)
         for (size_t i = 0; i < n; ++i) x[i] += fault_gain_[ch] * fault_wave_[i];

@@ -6,10 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,8 +23,7 @@
 #include <sluice/devices/cpu/kernels/fft_wisdom.h>
 #include <sluice/ops/ops.h>
 #include "tests/devices/fft_reference.h"
-
-extern char** environ;
+#include "tests/devices/run_in_child.h"
 
 namespace sluice {
 namespace {
@@ -126,29 +122,14 @@ class FftWisdom : public ::testing::Test {
     const std::string report = (dir_ / (name + ".report")).string(), log = (dir_ / (name + ".log")).string();
     env.push_back(std::string(kReportVariable) + "=" + report);
     env.push_back("SLUICE_LOG=warn");
-    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-    std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    const std::string self = fs::read_symlink("/proc/self/exe").string();
-    std::string filter = "--gtest_filter=FftWisdomChild.Transform";
-    std::vector<char*> argv{const_cast<char*>(self.c_str()), filter.data(), nullptr};
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    pid_t pid = -1;
-    const int failed = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
+    const int status = testing::run_in_child("FftWisdomChild.Transform", std::move(env), log);
     Result r;
-    if (failed != 0) {
-      ADD_FAILURE() << "cannot start " << self;
+    if (status == -1) {
+      ADD_FAILURE() << "cannot start this program again";
       return r;
     }
-    int status = 0;
-    waitpid(pid, &status, 0);
     r.log = read(log);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << name << " failed; its output:\n" << r.log;
+    EXPECT_EQ(status, 0) << name << " failed; its output:\n" << r.log;
     std::istringstream lines(read(report));
     for (std::string key, value; lines >> key >> value;) r.report[key] = value;
     EXPECT_FALSE(r.report.empty()) << name << " reported nothing; its output:\n" << r.log;

@@ -4,15 +4,12 @@
 // a child process where there is a device.
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -25,9 +22,8 @@
 #include <sluice/base/error.h>
 #include <sluice/ops/ops.h>
 
+#include "tests/devices/run_in_child.h"
 #include "tests/devices/tensor_bytes.h"
-
-extern char** environ;
 
 namespace sluice {
 namespace {
@@ -210,38 +206,19 @@ TEST(TensorPointerChild, OpensADeviceHandle) {
 // Runs this program's TensorPointerChild.OpensADeviceHandle with `handle`;
 // returns the bytes it read, empty when it failed (its output in the failure).
 std::vector<uint8_t> open_in_child(const std::string& handle) {
-  const std::string dir = ::testing::TempDir();
-  const std::string bytes_file = dir + "ipc_child_" + std::to_string(::getpid()) + ".bytes",
-                    log = bytes_file + ".log";
-  std::vector<std::string> env = {std::string(kHandleVariable) + "=" + handle,
-                                  std::string(kBytesVariable) + "=" + bytes_file};
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::string filter = "--gtest_filter=TensorPointerChild.OpensADeviceHandle";
-  std::vector<char*> argv{self.data(), filter.data(), nullptr};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = -1;
-  const int failed = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (failed != 0) {
-    ADD_FAILURE() << "cannot start " << self;
-    return {};
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const std::string bytes_file = ::testing::TempDir() + "ipc_child_" + std::to_string(::getpid()) + ".bytes";
+  const std::string log = bytes_file + ".log";
+  const int status = testing::run_in_child(
+      "TensorPointerChild.OpensADeviceHandle",
+      {std::string(kHandleVariable) + "=" + handle, std::string(kBytesVariable) + "=" + bytes_file}, log);
   auto read = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
   };
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (status != 0) {
     const std::vector<uint8_t> text = read(log);
-    ADD_FAILURE() << "the child failed; its output:\n" << std::string(text.begin(), text.end());
+    ADD_FAILURE() << "the child ended with " << status << "; its output:\n"
+                  << std::string(text.begin(), text.end());
     return {};
   }
   return read(bytes_file);

@@ -79,8 +79,9 @@ Tensor from_pointer(const TensorPointer& pointer, const Spec& spec) {
     return Tensor(spec, std::move(buffer));
   }
   // "sluice-<platform>-ipc:...": that platform's device memory, opened by its backend.
-  for (const std::string& platform : known_platforms()) {
-    if (pointer.handle.starts_with(fmt::format("sluice-{}-ipc:", platform))) {
+  if (!pointer.handle.starts_with("sluice-shm:")) {
+    for (const std::string& platform : known_platforms()) {
+      if (!pointer.handle.starts_with(fmt::format("sluice-{}-ipc:", platform))) continue;
       const Client& c = client(platform);
       std::vector<Device> devices;
       for (int id = 0; id < c.device_count(); ++id) devices.push_back(c.device(id));

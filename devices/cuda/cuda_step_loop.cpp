@@ -81,7 +81,6 @@ class LoopStep final : public CudaUnit {
     scratch_bytes_ = aligned(body_.lowered().scratch_bytes);
     if (cond_) scratch_bytes_ = std::max(scratch_bytes_, aligned(cond_->lowered().scratch_bytes));
     // A graph's rows: each x and y of the step runs through a buffer of its own.
-    stage_bytes_ = 0;
     for (size_t row_bytes : x_row_bytes_) {
       stage_offset_.push_back(stage_bytes_);
       stage_bytes_ += aligned(static_cast<int64_t>(row_bytes));

@@ -38,7 +38,7 @@ class SortStep final : public CudaUnit {
     n_ = x.rank() == 0 ? 1 : x.dim(axis);
     lines_ = n_ == 0 ? 0 : x.size() / n_;
     padded_ = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(n_, 1))));
-    dtype_ = x_dtype(node);
+    dtype_ = node.operands[0]->spec.dtype;
     descending_ = node.attrs.reverse;
     if (node.op == Op::Sort && inner == 1 && (n_ >= kRadixSortLine || (lines_ == 1 && n_ > kSortTile)) &&
         radix_sorts(dtype_, device.arch())) {
@@ -96,8 +96,6 @@ class SortStep final : public CudaUnit {
   }
 
  private:
-  static DType x_dtype(const Node& node) { return node.operands[0]->spec.dtype; }
-
   void enqueue_radix(StepContext& ctx, const void* in, void* out) const {
     std::shared_ptr<void> scratch = ctx.device.allocate(radix_scratch_);
     ctx.keep.push_back(scratch);

@@ -2,7 +2,8 @@
 // strides, padding, input and kernel dilation, feature and batch groups), in
 // every floating dtype, as the host's im2col path does it: per (output
 // batch, group) item, the windows' input elements are copied into a column
-// matrix [group_in * window][outputs] (kernels/algorithms.cuh), and the
+// matrix [group_in * window][outputs] (kernels/algorithms.cuh, a block per
+// input channel's rows), and the
 // item's outputs are one matrix product with the group's kernel on cuBLAS
 // (f16 and bf16 accumulating in f32), batched over the output batch. A
 // 1x1 window at stride 1 reads the input as it is, without columns. The
@@ -14,6 +15,7 @@
 #include <sluice/devices/cuda/cuda_check.h>
 #include <sluice/devices/cuda/cuda_steps.h>
 #include <sluice/devices/cuda/kernel_cache.h>
+#include <sluice/devices/cuda/launch_geometry.h>
 #include <sluice/devices/detail/conv_geometry.h>
 
 namespace sluice::cuda {
@@ -59,7 +61,9 @@ class ConvStep final : public CudaUnit {
     const int64_t item_bytes = g_.groups * depth_ * g_.output_size * elem_;
     chunk_ = std::clamp<int64_t>(item_bytes == 0 ? g_.out_batch : kColumnBytes / item_bytes, 1,
                                  std::max<int64_t>(g_.out_batch, 1));
-    if (!as_is_) im2col_ = load_kernels(im2col_kernel(elem_, g_.spatial()), device.arch()).front();
+    if (!as_is_)
+      im2col_ =
+          load_kernels(im2col_kernel(elem_, g_.spatial(), conv_offsets_are_wide(g_)), device.arch()).front();
   }
 
   void enqueue(StepContext& ctx, std::span<void* const> in, std::span<void* const> out) const override {
@@ -87,8 +91,8 @@ class ConvStep final : public CudaUnit {
         words[w::kColumns] = word(columns);
         words[w::kItems] = word(count * g_.groups);
         words[w::kFirstBatch] = word(b0);
-        launch(im2col_, loop_launch(count * g_.groups * depth_ * g_.output_size, ctx.device.multiprocessors()), words,
-               ctx.stream, ctx.device.who(), "conv: columns");
+        launch(im2col_, block_loop_launch(count * g_.groups * g_.group_in, ctx.device.multiprocessors()),
+               words, ctx.stream, ctx.device.who(), "conv: columns");
         cols = columns;
         b_stride = g_.groups * depth_ * g_.output_size;
       }

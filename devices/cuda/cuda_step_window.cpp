@@ -1,5 +1,6 @@
-// Windows: window_sum/product/max/min, a thread per output combining its
-// window; window_scatter_max/min, a thread per window picking its element
+// Windows: window_sum/product/max/min, a block per tile of a long line of
+// overlapping windows (their inputs shared in shared memory) or else a
+// thread per output combining its window; window_scatter_max/min, a thread per window picking its element
 // (into a scratch of one index per window), then a thread per element of x
 // adding the source values of the windows that picked it, in window order.
 // The kernels are templates of kernels/algorithms.cuh.
@@ -10,6 +11,7 @@
 
 #include <sluice/devices/cuda/cuda_steps.h>
 #include <sluice/devices/cuda/kernel_cache.h>
+#include <sluice/devices/cuda/launch_geometry.h>
 
 namespace sluice::cuda {
 namespace {
@@ -42,7 +44,18 @@ class WindowStep final : public CudaUnit {
       geometry_ = loop_launch(elements_, sms);
     } else {
       kernels_ = load_kernels(window_kernel(node), device.arch());
-      geometry_ = loop_launch(windows_, sms);
+      const int last = x.rank() - 1;
+      const int64_t tile =
+          last < 0 ? 0 : window_tile(windows.dim(last), node.attrs.dims.back(), node.attrs.strides.back());
+      words_[w::kTile] = word(tile);
+      if (tile > 0) {
+        reduce_ = kernels_[1];
+        const int64_t lines = windows_ / windows.dim(last), tiles = (windows.dim(last) + tile - 1) / tile;
+        geometry_ = block_loop_launch(lines * tiles, sms);
+      } else {
+        reduce_ = kernels_[0];
+        geometry_ = loop_launch(windows_, sms);
+      }
     }
   }
 
@@ -52,7 +65,7 @@ class WindowStep final : public CudaUnit {
     words[w::kSource] = word(in[0]);
     words[w::kResult] = word(out[0]);
     if (!scatter_) {
-      if (windows_ > 0) launch(kernels_[0], geometry_, words, ctx.stream, ctx.device.who(), what_);
+      if (windows_ > 0) launch(reduce_, geometry_, words, ctx.stream, ctx.device.who(), what_);
       return;
     }
     if (elements_ == 0) return;
@@ -71,6 +84,7 @@ class WindowStep final : public CudaUnit {
   std::vector<Word> words_;
   int64_t windows_ = 0, elements_ = 0;
   std::vector<cudaKernel_t> kernels_;
+  cudaKernel_t reduce_ = nullptr;  // window_tiles or window (the reductions)
   Launch pick_, geometry_;
 };
 

@@ -52,7 +52,8 @@ inline constexpr int kData = 0, kCount = 1, kScale = 2, kWords = 3;
 namespace window_words {
 inline constexpr int kSource = 0, kResult = 1, kPicks = 2, kSource2 = 3, kInit = 4, kCount = 5, kRank = 6,
                      kDims = 7, kWindows = kDims + kMaxRank, kWindow = kWindows + kMaxRank,
-                     kStride = kWindow + kMaxRank, kLow = kStride + kMaxRank, kWords = kLow + kMaxRank;
+                     kStride = kWindow + kMaxRank, kLow = kStride + kMaxRank, kTile = kLow + kMaxRank,
+                     kWords = kTile + 1;
 }
 
 // Cumulative scans over the input viewed as [outer][n][inner], from the end

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <sluice/devices/detail/conv_geometry.h>
 #include <sluice/devices/detail/lowering.h>
 #include <sluice/ops/dtype.h>
 
@@ -51,7 +52,9 @@ KernelSource dot_kernel(DType dtype);
 KernelSource scale_kernel(DType dtype);
 
 // From the templates of kernels/algorithms.cuh (kernel_source_algorithms.cpp):
-// window_sum/product/max/min, entry "window": window_words.
+// window_sum/product/max/min, entries "window" (a thread per window) and,
+// for x of rank 1 or more, "window_tiles" (a block per tile of a line,
+// launch_geometry.h's window_tile): window_words.
 KernelSource window_kernel(const Node& node);
 // window_scatter_max/min: "window_pick" (each window's pick, into the
 // scratch), then "window_scatter": window_words.
@@ -68,8 +71,12 @@ KernelSource put_kernel(int elem_bytes);
 // sort_words.
 KernelSource sort_kernel(const Node& node);
 // conv's column matrices of `elem_bytes` elements over `spatial` axes,
-// entry "im2col": conv_words.
-KernelSource im2col_kernel(int elem_bytes, int spatial);
+// entry "im2col": conv_words; `wide`: a channel's offsets need 64 bits
+// (conv_offsets_are_wide).
+KernelSource im2col_kernel(int elem_bytes, int spatial, bool wide);
+// Whether the offsets im2col works out within a channel's input (and the
+// coordinates past its edges) may pass 2^31 - 1.
+bool conv_offsets_are_wide(const ConvGeometry& g);
 // The copies around linear algebra on cuSOLVER, of `dtype` (f32, f64, c64,
 // c128): "matrix_copy", "nan_where_failed", "permutation", "qr_signs":
 // linalg_words.

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include <sluice/base/error.h>
 #include <sluice/devices/cuda/kernel_params.h>
 #include <sluice/devices/cuda/kernel_source.h>
@@ -25,31 +27,40 @@ std::string word_positions() {
   namespace c = conv_words;
   namespace l = linalg_words;
   return fmt::format(
-      "constexpr int kMaxRank = {}, kBlockThreads = {}, kSortTile = {};\n"
-      "namespace window_words {{ constexpr int kSource = {}, kResult = {}, kPicks = {}, kSource2 = {}, kInit = {}, "
-      "kCount = {}, kRank = {}, kDims = {}, kWindows = {}, kWindow = {}, kStride = {}, kLow = {}; }}\n"
+      "constexpr int kMaxRank = {}, kBlockThreads = {}, kSortTile = {}, kWindowTile = {}, kWindowSpan = {};\n"
+      "namespace window_words {{ constexpr int kSource = {}, kResult = {}, kPicks = {}, kSource2 = {}, kInit "
+      "= {}, "
+      "kCount = {}, kRank = {}, kDims = {}, kWindows = {}, kWindow = {}, kStride = {}, kLow = {}, kTile = "
+      "{}; }}\n"
       "namespace scan_words {{ constexpr int kSource = {}, kResult = {}, kOuter = {}, kN = {}, kInner = {}, "
       "kReverse = {}, kBlockPerLine = {}; }}\n"
-      "namespace index_words {{ constexpr int kSource = {}, kIndices = {}, kResult = {}, kClaims = {}, kRows = {}, "
+      "namespace index_words {{ constexpr int kSource = {}, kIndices = {}, kResult = {}, kClaims = {}, kRows "
+      "= {}, "
       "kBlock = {}, kK = {}, kIndexKind = {}, kDims = {}, kStrides = {}; }}\n"
-      "namespace sort_words {{ constexpr int kSource = {}, kResult = {}, kKeys = {}, kPlaces = {}, kLines = {}, "
+      "namespace sort_words {{ constexpr int kSource = {}, kResult = {}, kKeys = {}, kPlaces = {}, kLines = "
+      "{}, "
       "kN = {}, kInner = {}, kPadded = {}, kK = {}, kJ = {}, kKLast = {}; }}\n"
-      "namespace conv_words {{ constexpr int kInput = {}, kColumns = {}, kItems = {}, kFirstBatch = {}, kGroups = {}, "
+      "namespace conv_words {{ constexpr int kInput = {}, kColumns = {}, kItems = {}, kFirstBatch = {}, "
+      "kGroups = {}, "
       "kOutBatch = {}, kChannels = {}, kGroupIn = {}, kBatchGroups = {}, kInputSize = {}, "
-      "kKernelSize = {}, kOutputSize = {}, kInDims = {}, kKernelDims = {}, kOutDims = {}, kStrides = {}, kLow = {}, "
+      "kKernelSize = {}, kOutputSize = {}, kInDims = {}, kKernelDims = {}, kOutDims = {}, kStrides = {}, "
+      "kLow = {}, "
       "kInputDilation = {}, kKernelDilation = {}; }}\n"
-      "namespace linalg_words {{ constexpr int kSource = {}, kResult = {}, kInfo = {}, kScratch = {}, kCount = {}, "
-      "kRows = {}, kCols = {}, kTranspose = {}, kSourceLd = {}, kSourceStride = {}, kSourceRows = {}, kPart = {}, "
+      "namespace linalg_words {{ constexpr int kSource = {}, kResult = {}, kInfo = {}, kScratch = {}, kCount "
+      "= {}, "
+      "kRows = {}, kCols = {}, kTranspose = {}, kSourceLd = {}, kSourceStride = {}, kSourceRows = {}, kPart "
+      "= {}, "
       "kConjugate = {}, kSecond = {}; }}\n",
-      kMaxRank, kBlockThreads, kSortTile, w::kSource, w::kResult, w::kPicks, w::kSource2, w::kInit, w::kCount, w::kRank, w::kDims,
-      w::kWindows, w::kWindow, w::kStride, w::kLow, s::kSource, s::kResult, s::kOuter, s::kN, s::kInner, s::kReverse,
-      s::kBlockPerLine, x::kSource, x::kIndices, x::kResult, x::kClaims, x::kRows, x::kBlock, x::kK, x::kIndexKind, x::kDims,
-      x::kStrides, o::kSource, o::kResult, o::kKeys, o::kPlaces, o::kLines, o::kN, o::kInner, o::kPadded, o::kK, o::kJ,
-      o::kKLast, c::kInput, c::kColumns, c::kItems, c::kFirstBatch, c::kGroups, c::kOutBatch, c::kChannels,
-      c::kGroupIn, c::kBatchGroups, c::kInputSize, c::kKernelSize, c::kOutputSize, c::kInDims,
-      c::kKernelDims, c::kOutDims, c::kStrides, c::kLow, c::kInputDilation, c::kKernelDilation, l::kSource, l::kResult,
-      l::kInfo, l::kScratch, l::kCount, l::kRows, l::kCols, l::kTranspose, l::kSourceLd, l::kSourceStride,
-      l::kSourceRows, l::kPart, l::kConjugate, l::kSecond);
+      kMaxRank, kBlockThreads, kSortTile, kWindowTile, kWindowSpan, w::kSource, w::kResult, w::kPicks,
+      w::kSource2, w::kInit, w::kCount, w::kRank, w::kDims, w::kWindows, w::kWindow, w::kStride, w::kLow,
+      w::kTile, s::kSource, s::kResult, s::kOuter, s::kN, s::kInner, s::kReverse, s::kBlockPerLine,
+      x::kSource, x::kIndices, x::kResult, x::kClaims, x::kRows, x::kBlock, x::kK, x::kIndexKind, x::kDims,
+      x::kStrides, o::kSource, o::kResult, o::kKeys, o::kPlaces, o::kLines, o::kN, o::kInner, o::kPadded,
+      o::kK, o::kJ, o::kKLast, c::kInput, c::kColumns, c::kItems, c::kFirstBatch, c::kGroups, c::kOutBatch,
+      c::kChannels, c::kGroupIn, c::kBatchGroups, c::kInputSize, c::kKernelSize, c::kOutputSize, c::kInDims,
+      c::kKernelDims, c::kOutDims, c::kStrides, c::kLow, c::kInputDilation, c::kKernelDilation, l::kSource,
+      l::kResult, l::kInfo, l::kScratch, l::kCount, l::kRows, l::kCols, l::kTranspose, l::kSourceLd,
+      l::kSourceStride, l::kSourceRows, l::kPart, l::kConjugate, l::kSecond);
 }
 
 // Storage and compute types of `t`, as struct `name`.
@@ -101,6 +112,9 @@ std::string element_of(int bytes) {
 
 }  // namespace
 
+// The longest last-axis window a tile kernel unrolls.
+constexpr int64_t kUnrolledWindow = 16;
+
 KernelSource window_kernel(const Node& node) {
   Op op;
   switch (node.op) {
@@ -112,8 +126,17 @@ KernelSource window_kernel(const Node& node) {
       throw InternalError(error_message("cuda: window kernel", "op", "a window reduction", std::string(op_name(node.op))));
   }
   const DType in = node.operands[0]->spec.dtype;
+  const int rank = node.spec.shape.rank();
   std::string code = start() + io_struct("IO", in) + reduction_struct(op, in, node.spec.dtype) +
-                     entry("window", window_words::kWords, fmt::format("window_reduce<IO, R, {}>", node.spec.shape.rank()));
+                     entry("window", window_words::kWords, fmt::format("window_reduce<IO, R, {}>", rank));
+  if (rank > 0) {
+    // The last axis' window as a constant where it is short, so a tile's
+    // windows unroll their loop over it.
+    const int64_t last = node.attrs.dims.back();
+    code += entry("window_tiles", window_words::kWords,
+                  fmt::format("window_tiles<IO, R, {}, {}>", rank, last <= kUnrolledWindow ? last : 0));
+    return {std::move(code), {"window", "window_tiles"}};
+  }
   return {std::move(code), {"window"}};
 }
 
@@ -176,10 +199,23 @@ KernelSource sort_kernel(const Node& node) {
   return {std::move(code), {"sort_prepare", "sort_step", "sort_tile", "sort_write"}};
 }
 
-KernelSource im2col_kernel(int elem_bytes, int spatial) {
+KernelSource im2col_kernel(int elem_bytes, int spatial, bool wide) {
   std::string code = start() + entry("im2col", conv_words::kWords,
-                                     fmt::format("im2col<{}, {}>", element_of(elem_bytes), spatial));
+                                     fmt::format("im2col<{}, {}, {}>", element_of(elem_bytes), spatial,
+                                                 wide ? "sl::i64" : "sl::i32"));
   return {std::move(code), {"im2col"}};
+}
+
+bool conv_offsets_are_wide(const ConvGeometry& g) {
+  // Each axis' coordinates stay within its dim plus the padding, the
+  // output's reach and the window's: their product bounds any offset.
+  double bound = 1;
+  for (int d = 0; d < g.spatial(); ++d) {
+    const auto s = static_cast<size_t>(d);
+    bound *= static_cast<double>(g.input[s] + std::abs(g.low[s]) + g.output[s] * g.strides[s] +
+                                 g.kernel[s] * g.kernel_dilation[s]);
+  }
+  return bound >= 2147483647.0;
 }
 
 KernelSource linalg_kernel(DType dtype) {

@@ -25,4 +25,15 @@ ReduceLaunch reduce_launch(int64_t outputs, int64_t reduced, bool contiguous, in
   return {loop_launch(outputs, multiprocessors), false};
 }
 
+Launch block_loop_launch(int64_t items, int multiprocessors, int blocks_per_sm) {
+  const int64_t cap = std::clamp<int64_t>(int64_t{multiprocessors} * blocks_per_sm, 1, kMaxGrid);
+  return {static_cast<uint32_t>(std::clamp<int64_t>(items, 1, cap)), kBlockThreads};
+}
+
+int64_t window_tile(int64_t windows, int64_t window, int64_t stride) {
+  if (stride <= 0 || stride >= window || window > kWindowSpan || windows < int64_t{kBlockThreads}) return 0;
+  const int64_t tile = std::min({kWindowTile, windows, (kWindowSpan - window) / stride + 1});
+  return tile >= int64_t{kBlockThreads} ? tile : 0;
+}
+
 }  // namespace sluice::cuda

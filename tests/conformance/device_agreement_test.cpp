@@ -3,10 +3,10 @@
 // and a gradient through a scan), long scans (a block per line), sorts of
 // thousands of elements with ties, NaNs and signed zeros (stable: argsort
 // exactly the host's; long lines sorted by radix bit for bit the host's), scatters with many duplicate
-// indices (integers bitwise), windows of rank 3 and the gradient of a max pool, convolutions with every
-// option and a conv layer's gradients, every linear algebra op (eigenvectors up to sign). On a machine with
-// only the host it compares the host with itself, which checks the harness; on one with a GPU it is the GPU's
-// check (scripts/gpu-check).
+// indices (integers bitwise), windows of rank 3, long lines of windows, and the gradient of a max pool,
+// convolutions with every option and a conv layer's gradients, every linear algebra op (eigenvectors up to
+// sign). On a machine with only the host it compares the host with itself, which checks the harness; on one
+// with a GPU it is the GPU's check (scripts/gpu-check).
 
 #include <gtest/gtest.h>
 
@@ -305,6 +305,29 @@ TEST_P(OnDevice, WindowsAndMaxPoolGradientsRunAsOnTheHost) {
                iota(Spec{DType::F32, Shape{2, 3, 16, 16}}, std::nullopt));
   });
   expect_as_host(value_and_grad(pool), {filled<float>(Shape{2, 3, 32, 32}, 21)}, 1e-5, "max pool gradient");
+}
+
+// Lines of a block's worth of overlapping windows or more take tiles in
+// shared memory on a GPU (launch_geometry.h's window_tile): padding at both
+// ends, strides, outer window rows (some in the padding), windows longer
+// than the unrolled ones, a window whose tile shrinks to fit, NaNs, an
+// integer dtype.
+TEST_P(OnDevice, LongLinesOfWindowsRunAsOnTheHost) {
+  std::vector<float> xv;
+  for (double v : values(3 * 5000, 31)) xv.push_back(static_cast<float>(v));
+  for (size_t at : {17u, 4000u, 9001u}) xv[at] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<int32_t> iv;
+  for (double v : values(2 * 3000, 32)) iv.push_back(static_cast<int32_t>(v * 1e6));
+  Function f = trace({f32({3, 5000}), f64({4, 3000}), s32({2, 3000})}, [](Expr x, Expr d, Expr i) {
+    return tuple(window_sum(x, {2, 8}, {.strides = {1, 1}, .padding = {{1, 0}, {3, 4}}}),
+                 window_max(x, {1, 5}, {.strides = {1, 2}, .padding = {{0, 0}, {2, 2}}}),
+                 window_min(x, {3, 40}, {.strides = {2, 1}}), window_product(x * 0.01f + 1.0f, {1, 3}),
+                 window_sum(d, {1, 100}, {.strides = {1, 3}, .padding = {{0, 0}, {50, 50}}}),
+                 window_max(d, {2, 1500}), window_sum(i, {2, 7}, {.padding = {{1, 1}, {0, 6}}}));
+  });
+  expect_as_host(f,
+                 {tensor(xv, Shape{3, 5000}), filled<double>(Shape{4, 3000}, 33), tensor(iv, Shape{2, 3000})},
+                 1e-6, "long windows");
 }
 
 TEST_P(OnDevice, ConvolutionsWithEveryOptionRunAsOnTheHost) {

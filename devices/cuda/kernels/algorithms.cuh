@@ -81,6 +81,111 @@ SL_FN void window_reduce(const Words<W>& a) {
   }
 }
 
+// Windows along a long last axis share most of their inputs: a block takes
+// a tile of kTile consecutive windows of one line (the output's last axis)
+// and, for each row of the window's outer axes, loads the span of x they
+// cover into shared memory once; each thread then combines its windows (a
+// block apart, so the stores stay coalesced) from there, in the same order
+// as window_reduce. LastWindow: the last axis' window where the generator
+// made it a constant (the loop over it unrolls), else 0.
+template <class IO, class R, int Rank, int LastWindow, int W>
+SL_FN void window_tiles(const Words<W>& a) {
+  namespace w = window_words;
+  constexpr int L = Rank - 1, kPerThread = kWindowTile / kBlockThreads;
+  __shared__ typename R::Acc span[kWindowSpan];
+  const i64* p = (const i64*)a.w;
+  const typename IO::S* x = (const typename IO::S*)a.w[w::kSource];
+  typename R::Out* y = (typename R::Out*)a.w[w::kResult];
+  i64 dims[Rank], window[Rank], step[Rank];
+  i64 rows = 1, stride = 1;
+#pragma unroll
+  for (int k = L; k >= 0; --k) {
+    dims[k] = p[w::kDims + k];
+    window[k] = p[w::kWindow + k];
+    step[k] = stride;
+    stride *= dims[k];
+    if (k < L) rows *= window[k];
+  }
+  const i64 last = LastWindow > 0 ? LastWindow : window[L], hop = p[w::kStride + L];
+  const i64 line_windows = p[w::kWindows + L], tile = p[w::kTile];
+  const i64 tiles = (line_windows + tile - 1) / tile, items = p[w::kCount] / line_windows * tiles;
+  // A 64-bit division costs a block more than its tile's loads: 32 bits
+  // where the items fit.
+  const bool narrow = items <= 0xffffffffll;
+  for (i64 item = blockIdx.x; item < items; item += gridDim.x) {
+    const i64 line = narrow ? (i64)((u32)item / (u32)tiles) : item / tiles;
+    const i64 first_window = (item - line * tiles) * tile;
+    const i64 count = line_windows - first_window < tile ? line_windows - first_window : tile;
+    i64 start[Rank], pos[Rank];
+    i64 rest = line;
+#pragma unroll
+    for (int k = L - 1; k >= 0; --k) {
+      const i64 windows = p[w::kWindows + k];
+      start[k] = rest % windows * p[w::kStride + k] - p[w::kLow + k];
+      rest /= windows;
+      pos[k] = start[k];
+    }
+    // The span's first element on the last axis, its length, and the part
+    // of it inside x ([lo, hi) of the span; all of it in an interior tile).
+    const i64 first = first_window * hop - p[w::kLow + L];
+    const int width = (int)((count - 1) * hop + last);
+    const int lo = first < 0 ? (int)(-first < width ? -first : width) : 0;
+    const int hi = first + width > dims[L] ? (int)(dims[L] - first > lo ? dims[L] - first : lo) : width;
+    const bool interior = lo == 0 && hi == width;
+    typename R::Acc acc[kPerThread];
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) acc[j] = R::identity();
+    for (i64 row = 0; row < rows; ++row) {
+      i64 at = first;
+      bool inside = true;
+#pragma unroll
+      for (int k = 0; k < L; ++k) {
+        inside = inside && pos[k] >= 0 && pos[k] < dims[k];
+        at += pos[k] * step[k];
+      }
+      if (inside) {       // the same for the whole block
+        __syncthreads();  // the last span is read
+        for (int e = lo + (int)threadIdx.x; e < hi; e += kBlockThreads)
+          span[e] = R::lift(IO::load(x[at + e]));
+        __syncthreads();
+        // A thread's windows: no early exit, so acc stays in registers.
+#pragma unroll
+        for (int j = 0; j < kPerThread; ++j) {
+          const int o = (int)threadIdx.x + j * kBlockThreads;
+          if (o < count) {
+            const typename R::Acc* v = span + o * (int)hop;
+            if constexpr (LastWindow > 0) {
+              if (interior) {
+#pragma unroll
+                for (int t = 0; t < LastWindow; ++t) acc[j] = R::combine(acc[j], v[t]);
+              } else {
+                const int from = lo - o * (int)hop, to = hi - o * (int)hop;
+#pragma unroll
+                for (int t = 0; t < LastWindow; ++t)
+                  if (t >= from && t < to) acc[j] = R::combine(acc[j], v[t]);
+              }
+            } else {
+              const int from = lo - o * (int)hop > 0 ? lo - o * (int)hop : 0;
+              const int to = hi - o * (int)hop < (int)last ? hi - o * (int)hop : (int)last;
+              for (int t = from; t < to; ++t) acc[j] = R::combine(acc[j], v[t]);
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int k = L - 1; k >= 0; --k) {
+        if (++pos[k] < start[k] + window[k]) break;
+        pos[k] = start[k];
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int o = (int)threadIdx.x + j * kBlockThreads;
+      if (o < count) y[line * line_windows + first_window + o] = R::finish(acc[j]);
+    }
+  }
+}
+
 // Whether a replaces b as a window's pick: strictly better, or a NaN over a
 // number (the first NaN stays).
 template <bool Max, class C>
@@ -485,13 +590,20 @@ SL_FN void sort_write(const Words<W>& a) {
 
 // ---------------------------------------------------------------- convolution
 
-// Conv's column matrices, one thread per element: item (b, group)'s element
-// [c * kernel_size + t][q] is the input element that window position t of
-// output position q reads in the item's channel c, or zero in padding and
-// in the holes of input dilation. Feature groups read a block of channels
-// of batch b; batch groups all channels of batch group * out_batch + b.
-// Spatial is known when the kernel is generated: its loops unroll.
-template <class E, int Spatial, int W>
+// Conv's column matrices: item (b, group)'s element [c * kernel_size + t][q]
+// is the input element that window position t of output position q reads in
+// the item's channel c, or zero in padding and in the holes of input
+// dilation. Feature groups read a block of channels of batch b; batch
+// groups all channels of batch group * out_batch + b. A block takes a plane
+// (an item's channel: kernel_size rows) at a time; its threads take output
+// positions, each working out its position's coordinates once and then
+// walking the window (the same walk for the whole block) to write its
+// column of the plane's rows, so an element costs a few additions and a
+// comparison per axis; the plane's input stays in cache while its rows are
+// written. Spatial is known when the kernel is generated (its loops
+// unroll), and so is I: int where a channel's input and its offsets fit in
+// 31 bits, else i64 (the generator's choice).
+template <class E, int Spatial, class I, int W>
 SL_FN void im2col(const Words<W>& a) {
   namespace w = conv_words;
   const i64* p = (const i64*)a.w;
@@ -503,29 +615,61 @@ SL_FN void im2col(const Words<W>& a) {
   const u32 kernel_size = (u32)p[w::kKernelSize], output_size = (u32)p[w::kOutputSize];
   const i64 first_batch = p[w::kFirstBatch], out_batch = p[w::kOutBatch], channels = p[w::kChannels];
   const i64 batch_groups = p[w::kBatchGroups], input_size = p[w::kInputSize];
-  const u32 n = (u32)(p[w::kItems] * group_in * kernel_size * output_size);
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const u32 row = i / output_size;
-    u32 q = i - row * output_size, t = row % kernel_size;
-    const u32 c = row / kernel_size % group_in, item = row / kernel_size / group_in;
+  const u32 planes = (u32)p[w::kItems] * group_in;
+  constexpr int kAxes = Spatial > 0 ? Spatial : 1;  // arrays of at least one
+  I in_dims[kAxes], kernel_reach[kAxes], dilation[kAxes], input_dilation[kAxes];
+  bool dilated = false;  // input dilation on some axis: a remainder per element
+#pragma unroll
+  for (int d = 0; d < Spatial; ++d) {
+    in_dims[d] = (I)p[w::kInDims + d];
+    dilation[d] = (I)p[w::kKernelDilation + d];
+    kernel_reach[d] = (I)p[w::kKernelDims + d] * dilation[d];
+    input_dilation[d] = (I)p[w::kInputDilation + d];
+    dilated = dilated || input_dilation[d] != 1;
+  }
+  for (u32 plane = blockIdx.x; plane < planes; plane += gridDim.x) {
+    const u32 c = plane % group_in, item = plane / group_in;
     const i64 b = first_batch + item / groups, group = item % groups;
     const i64 batch = batch_groups > 1 ? group * out_batch + b : b;
     const i64 c0 = batch_groups > 1 ? 0 : group * group_in;
-    i64 offset = 0, step = 1;
-    bool inside = true;
+    const E* source = x + (batch * channels + c0 + c) * input_size;
+    E* rows = col + plane * kernel_size * output_size;
+    for (u32 q = threadIdx.x; q < output_size; q += blockDim.x) {
+      // Where q's window starts on each axis, in the (dilated) input, and
+      // how far into the window the walk is.
+      I origin[kAxes], reach[kAxes];
+      u32 rest = q;
 #pragma unroll
-    for (int d = Spatial - 1; d >= 0; --d) {
-      const u32 out_dim = (u32)p[w::kOutDims + d], kernel_dim = (u32)p[w::kKernelDims + d];
-      const i64 at = (i64)(q % out_dim) * p[w::kStrides + d] + (i64)(t % kernel_dim) * p[w::kKernelDilation + d] -
-                     p[w::kLow + d];
-      q /= out_dim;
-      t /= kernel_dim;
-      const i64 dilation = p[w::kInputDilation + d], src = dilation == 1 ? at : at / dilation;
-      inside = inside && at >= 0 && (dilation == 1 || at % dilation == 0) && src < p[w::kInDims + d];
-      offset += src * step;
-      step *= p[w::kInDims + d];
+      for (int d = Spatial - 1; d >= 0; --d) {
+        const u32 out_dim = (u32)p[w::kOutDims + d];
+        origin[d] = (I)(rest % out_dim) * (I)p[w::kStrides + d] - (I)p[w::kLow + d];
+        rest /= out_dim;
+        reach[d] = 0;
+      }
+      for (u32 t = 0; t < kernel_size; ++t) {
+        I offset = 0;
+        bool inside = true;
+#pragma unroll
+        for (int d = 0; d < Spatial; ++d) {
+          I at = origin[d] + reach[d];
+          if (dilated) {
+            inside = inside && at % input_dilation[d] == 0;
+            at = at < 0 ? -1 : at / input_dilation[d];
+          }
+          // One comparison for 0 <= at < in_dims.
+          inside = inside && (typename unsigned_of<I>::type)at < (typename unsigned_of<I>::type)in_dims[d];
+          offset = offset * in_dims[d] + at;
+        }
+        rows[t * output_size + q] = inside ? source[offset] : E{};
+        // The next window position: the last axis fastest.
+#pragma unroll
+        for (int d = Spatial - 1; d >= 0; --d) {
+          reach[d] += dilation[d];
+          if (reach[d] < kernel_reach[d]) break;
+          reach[d] = 0;
+        }
+      }
     }
-    col[i] = inside ? x[(batch * channels + c0 + c) * input_size + offset] : E{};
   }
 }
 

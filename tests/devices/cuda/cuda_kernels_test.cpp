@@ -230,6 +230,14 @@ TEST(CudaKernels, EveryWindowInEveryDtypeCompiles) {
                                           {"window_min", [&](Expr x) { return window_min(x, {2, 3}, o); }}},
                                          window_kernel),
             100);
+  // A last axis' window too long to unroll: its loop is the tile kernel's
+  // other form.
+  int long_windows = 0;
+  for (DType t : {DType::F32, DType::F64, DType::S8}) {
+    const auto f = traced({Spec{t, Shape{2, 40}}}, [](Expr x) { return window_max(x, {1, 20}); });
+    if (f) long_windows += compile_everywhere(window_kernel(output_node(*f)), "a long window");
+  }
+  EXPECT_GT(long_windows, 0);
 }
 
 TEST(CudaKernels, EveryScanInEveryDtypeCompiles) {
@@ -280,14 +288,35 @@ TEST(CudaKernels, SortsCompileForEveryDtype) {
   EXPECT_GT(compiled, 2 * (2 * 12 + 8) - 1);
 }
 
+// im2col works out a channel's offsets in 32 bits unless they could pass
+// 2^31 - 1: the ImageNet-sized conv stays narrow, a volume of 1,300^3 does not.
+TEST(CudaKernels, ConvOffsetsAreWideOnlyPastThirtyOneBits) {
+  auto geometry = [](int64_t side, int spatial) {
+    auto image = [spatial](int64_t dim) {
+      std::vector<int64_t> dims{1, 1};
+      dims.insert(dims.end(), static_cast<size_t>(spatial), dim);
+      return Shape(dims);
+    };
+    const Function f = trace({Spec{DType::F32, image(side)}, Spec{DType::F32, image(3)}},
+                             [](Expr x, Expr k) { return conv(x, k, {.padding = ConvPadding::Same}); });
+    return conv_geometry(output_node(f));
+  };
+  EXPECT_FALSE(conv_offsets_are_wide(geometry(224, 2)));
+  EXPECT_FALSE(conv_offsets_are_wide(geometry(400, 3)));
+  EXPECT_TRUE(conv_offsets_are_wide(geometry(1300, 3)));
+}
+
 // Conv's column matrices of every floating element size (2: f16/bf16, 4, 8,
 // 16: c128), over one to three spatial axes, and none (a product over channels).
 TEST(CudaKernels, ConvColumnsCompileForEveryElementAndRank) {
   int compiled = 0;
   for (int bytes : {2, 4, 8, 16})
     for (int spatial = 0; spatial <= 3; ++spatial)
-      compiled += compile_everywhere(im2col_kernel(bytes, spatial), fmt::format("im2col of {} bytes, {} axes", bytes, spatial));
-  EXPECT_EQ(compiled, 32);
+      for (bool wide : {false, true})
+        compiled +=
+            compile_everywhere(im2col_kernel(bytes, spatial, wide),
+                               fmt::format("im2col of {} bytes, {} axes, wide {}", bytes, spatial, wide));
+  EXPECT_EQ(compiled, 64);
 }
 
 TEST(CudaKernels, LinearAlgebraCopiesCompileForEveryLapackDtype) {

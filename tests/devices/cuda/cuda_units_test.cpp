@@ -207,6 +207,42 @@ TEST(CudaLaunchGeometry, ReductionsPickABlockOrAThreadPerResult) {
   EXPECT_TRUE(reduce_launch(4, 1 << 20, false, 132).block_per_output);
 }
 
+TEST(CudaLaunchGeometry, BlockLoopsRunABlockPerItemUpToSixteenPerMultiprocessor) {
+  EXPECT_EQ(block_loop_launch(100, 132).grid, 100u);
+  EXPECT_EQ(block_loop_launch(100, 132).block, kBlockThreads);
+  EXPECT_EQ(block_loop_launch(0, 132).grid, 1u);
+  EXPECT_EQ(block_loop_launch(1 << 20, 132).grid, 132u * 16u);
+}
+
+TEST(CudaLaunchGeometry, WindowsTakeTilesOnlyWhereALinesWindowsShareInputs) {
+  // window_sum's bench: 64M windows of 8, stride 1: a full tile.
+  EXPECT_EQ(window_tile(int64_t{64} << 20, 8, 1), kWindowTile);
+  // A line shorter than a tile: one tile of the whole line.
+  EXPECT_EQ(window_tile(300, 8, 1), 300);
+  // Fewer windows than a block's threads, windows that do not overlap
+  // (stride at least the window), or no stride: a thread per window.
+  EXPECT_EQ(window_tile(255, 8, 1), 0);
+  EXPECT_EQ(window_tile(4096, 4, 4), 0);
+  EXPECT_EQ(window_tile(4096, 4, 8), 0);
+  EXPECT_EQ(window_tile(4096, 4, 0), 0);
+  // A wide window: the tile shrinks so its span fits, down to a block.
+  EXPECT_EQ(window_tile(4096, 1024, 1), kWindowTile);
+  EXPECT_EQ(window_tile(4096, 1500, 1), kWindowSpan - 1500 + 1);
+  EXPECT_EQ(window_tile(4096, 1792, 1), int64_t{kBlockThreads} + 1);
+  EXPECT_EQ(window_tile(4096, 1800, 1), 0);
+  EXPECT_EQ(window_tile(4096, kWindowSpan + 1, 1), 0);
+  // A stride of 2 spans twice the windows.
+  EXPECT_EQ(window_tile(4096, 8, 2), (kWindowSpan - 8) / 2 + 1);
+  for (int64_t windows : {256, 1000, 5000})
+    for (int64_t window : {2, 8, 100, 1500})
+      for (int64_t stride : {1, 2, 3}) {
+        const int64_t tile = window_tile(windows, window, stride);
+        if (tile == 0) continue;
+        EXPECT_LE((tile - 1) * stride + window, kWindowSpan) << windows << " " << window << " " << stride;
+        EXPECT_LE(tile, std::min(windows, kWindowTile));
+      }
+}
+
 TEST(CudaCapabilities, TheWholeCatalogueIsClaimedInEveryDtype) {
   const Capabilities caps = cuda_capabilities();
   for (Op op : {Op::Add, Op::Tanh, Op::AsType, Op::Transpose, Op::Sum, Op::Argmax, Op::Dot, Op::Fft, Op::Iota,

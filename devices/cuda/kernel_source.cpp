@@ -35,9 +35,11 @@ std::string rounded(DType t, const std::string& e) {
 }
 
 // The head of a kernel taking `words` parameter words.
-std::string head(const std::string& name, int words) {
+std::string head(const std::string& name, int words, int resident_blocks) {
+  const std::string bounds = resident_blocks > 0 ? fmt::format("{}, {}", kBlockThreads, resident_blocks)
+                                                 : fmt::format("{}", kBlockThreads);
   return fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}(const sl::Words<{}> a) {{\n",
-                     kBlockThreads, name, std::max(words, 1));
+                     bounds, name, std::max(words, 1));
 }
 namespace {
 

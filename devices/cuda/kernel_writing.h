@@ -20,7 +20,9 @@ std::string store(DType t, const std::string& e);
 std::string rounded(DType t, const std::string& e);
 
 // The head of a kernel taking `words` parameter words, through to its "{".
-std::string head(const std::string& name, int words);
+// `resident_blocks`: blocks a multiprocessor must hold at once (the
+// compiler caps the kernel's registers to fit them); 0: no such bound.
+std::string head(const std::string& name, int words, int resident_blocks = 0);
 
 // A reduction of values of `in` into `out`: its accumulator type, identity,
 // how an element (compute type of `in`) enters it, how two combine, and

@@ -2,6 +2,7 @@
 // What callers of the devices layer see: Device, Client, Buffer, Tensor,
 // Executable. Backends implement backend_impl.h; callers never include it.
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -353,6 +354,15 @@ Tensor wrap_host(Spec spec, void* data, std::shared_ptr<void> owner);
 // DeviceError when the handle cannot be opened (its process gone, another
 // user's memory, a slot handed out again since).
 Tensor from_pointer(const TensorPointer& pointer, const Spec& spec);
+// What names a device to another process of this host (a GPU's UUID): a
+// process opens a device's ipc handles when it has a device of that id.
+using IpcDeviceId = std::array<uint8_t, 16>;
+// The id `device`'s ipc handles name; none for a device whose memory is
+// shared as host memory (the host) or not at all.
+std::optional<IpcDeviceId> ipc_device_id(const Device& device);
+// The devices of the clients this process has made so far whose ipc handles
+// from another process it opens, by platform name and id.
+std::vector<IpcDeviceId> ipc_devices_here();
 Tensor zeros(const Spec& spec, Device device = host());
 Tensor ones(const Spec& spec, Device device = host());
 // The device is not optional here: `iota(spec)` is the traced op of

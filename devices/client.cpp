@@ -153,6 +153,20 @@ std::map<std::string, std::string> plans_in_use() {
   return out;
 }
 
+std::vector<IpcDeviceId> ipc_devices_here() {
+  std::vector<Client*> made;
+  {
+    Registry& reg = registry();
+    std::lock_guard lock(reg.mutex);
+    for (const auto& [platform, c] : reg.clients) made.push_back(c.get());
+  }
+  std::vector<IpcDeviceId> out;
+  for (Client* c : made)
+    for (int id = 0; id < c->device_count(); ++id)
+      if (std::optional<IpcDeviceId> named = c->backend().ipc_device(id)) out.push_back(*named);
+  return out;
+}
+
 void use_plans(const std::map<std::string, std::string>& plans) {
   for (const auto& [platform, text] : plans) client(platform).use_plans(text);
 }

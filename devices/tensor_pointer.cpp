@@ -62,6 +62,12 @@ BufferPtr Backend::open_ipc(std::string_view handle, size_t /*bytes*/, std::span
                                   fmt::format("'{}'", handle)));
 }
 
+std::optional<IpcDeviceId> Backend::ipc_device(int /*id*/) { return std::nullopt; }
+
+std::optional<IpcDeviceId> ipc_device_id(const Device& device) {
+  return device.backend().ipc_device(device.id());
+}
+
 Tensor from_pointer(const TensorPointer& pointer, const Spec& spec) {
   const auto needed = static_cast<size_t>(spec.bytes());
   auto buffer = std::make_shared<Buffer>();

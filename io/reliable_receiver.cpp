@@ -204,6 +204,9 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
       }
     }
     if (p.ring) m.ring = p.ring->handle();
+    // The GPUs this process has: their tensors come as device references.
+    m.devices = ipc_devices_here();
+    if (m.devices.size() > wire::kMaxDevices) m.devices.resize(wire::kMaxDevices);
   }
   // Checkpoint: what the owner finished and has not committed stays with
   // the sender (it is sent again if this receiver restarts), and the grant
@@ -531,7 +534,20 @@ void ReliableReceiver::accept_one(uint64_t session, std::span<const wire::Receiv
             ""));
       return known->second.mappings.map(h);
     };
-    m = wire::decode(frames, {.max_message_bytes = options_.max_message_bytes}, where_, map);
+    // A device reference: a tensor on this process's GPU over the sender's
+    // memory, no copy (only from a sender it named its devices to, which
+    // shares memory with it).
+    const wire::OpenDevice open = [&](std::string_view handle, const Spec& spec) {
+      if (known == peers_.end() || known->second.share != Peer::Share::Yes)
+        throw WireError(error_message(
+            "", "a device reference from a sender this receiver did not agree to take references from", "",
+            ""));
+      TensorPointer pointer;
+      pointer.mode = PointerMode::Ipc;
+      pointer.handle = std::string(handle);
+      return from_pointer(pointer, spec);
+    };
+    m = wire::decode(frames, {.max_message_bytes = options_.max_message_bytes}, where_, map, open);
   } catch (const WireError& e) {
     reject(e.what());
     take_unreadable(session, header_frame, bytes);
@@ -621,9 +637,12 @@ void ReliableReceiver::accept_one(uint64_t session, std::span<const wire::Receiv
   p.placed = true;
   if (h.kind == wire::Kind::EndOfStream) p.ended = true;
   // What it weighs for credit is what its frames would hold: the data a
-  // reference names counts as the sender counts it.
+  // reference (to shared memory or a device's) names counts as the sender
+  // counts it, in place of the reference.
   if (m.shared)
-    for (const Tensor& t : m.tensors) bytes += static_cast<uint64_t>(t.spec().bytes()) - wire::kSharedRefBytes;
+    for (size_t i = 0; i < m.tensors.size(); ++i)
+      bytes += static_cast<uint64_t>(m.tensors[i].spec().bytes()) -
+               frames[wire::first_tensor_frame(h.kind) + 1 + 2 * i].bytes.size();
   take(p, bytes);
   m.peer = session;
   if (m.shared) lease(p, m);
@@ -658,7 +677,15 @@ void ReliableReceiver::lease(Peer& p, wire::Message& m) {
   if (p.leased.size() >= max_leases || (!p.leased.empty() && p.leased_bytes + bytes > options_.credit_bytes / 2)) {
     // An owner that keeps what it receives would have the sender keep as
     // much: past half the credit, copies, and the sender's memory is free.
-    for (Tensor& t : m.tensors) t = tensor_from_bytes(t.spec(), t.host_data());
+    for (Tensor& t : m.tensors) {
+      if (t.device().host_memory()) {
+        t = tensor_from_bytes(t.spec(), t.host_data());
+        continue;
+      }
+      Tensor copy = t.to(t.device());
+      copy.buffer()->wait();  // read before the sender's memory goes back to it
+      t = std::move(copy);
+    }
     return;
   }
   struct Held {

@@ -229,10 +229,15 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
   // also says what it weighs; a receiver that shares memory is sent
   // references instead, made when it goes (frames_for_receiver). A message
   // that travels packed is weighed without its frame, made only if it
-  // goes through the socket: into a ring, it is written straight.
+  // goes through the socket: into a ring, it is written straight. One with
+  // a device's tensors is weighed without its frames, which would copy
+  // them to the host: a receiver that opens the device is sent references.
   uint64_t bytes = wire::packed_bytes(m, encode_);
+  const bool packed = bytes > 0;
   std::vector<wire::Frame> frames;
-  if (bytes == 0) {
+  if (!packed && wire::holds_device_tensors(m)) {
+    bytes = wire::unpacked_bytes(m);
+  } else if (!packed) {
     frames = wire::encode(m, encode_);
     bytes = bytes_of(frames);
   }
@@ -258,7 +263,6 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
     if (now >= deadline) return false;
     service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
   }
-  const bool packed = frames.empty();
   unacked_.push_back({.seq = next_seq_++,
                       .message = std::move(m),
                       .frames = std::move(frames),
@@ -363,6 +367,10 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
   last_heard_ = now;
   heard_ = true;
   share_ = probe_ && m.shared;
+  if (!share_)
+    receiver_devices_.clear();
+  else if (m.devices != receiver_devices_)
+    receiver_devices_ = m.devices;
   batches_ = (m.header.flags & wire::kFlagTakesBatches) != 0;
   gathered_ = {};
   if (share_) watch_receiver(c.session, m.pid);
@@ -599,11 +607,17 @@ const std::vector<wire::Frame>& ReliableSender::frames_for_receiver(Kept& k) {
   // bytes one frame costs less than a slot of shared memory and its lease.
   const bool share = share_ && wire::carries_tensors(k.message.header.kind) && k.bytes >= encode_.pack_below;
   // No frames yet: a packed message that went straight into a ring, or not yet anywhere.
-  if (share != k.shared || k.frames.empty()) {
+  // A device's tensors go as device references to a receiver that opens
+  // them: encoded again when the devices it names change.
+  static const std::vector<IpcDeviceId> kNoDevices;
+  const std::vector<IpcDeviceId>& devices = share ? receiver_devices_ : kNoDevices;
+  if (share != k.shared || k.frames.empty() || devices != k.devices) {
     wire::EncodeOptions options = encode_;
     options.shared = share;
+    options.devices = devices;
     k.frames = wire::encode(k.message, options);
     k.shared = share;
+    k.devices = devices;
     k.outside.reset();
   }
   return k.frames;

@@ -1,5 +1,6 @@
 #include <sluice/io/wire.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -61,6 +62,14 @@ void check_encodable(const Message& m) {
   }
 }
 
+// Whether `t` goes as a device reference: shared, on a device whose memory
+// the receiver opens.
+bool goes_as_device_ref(const Tensor& t, const EncodeOptions& options) {
+  if (!options.shared || options.devices.empty() || t.device().host_memory()) return false;
+  const std::optional<IpcDeviceId> id = ipc_device_id(t.device());
+  return id && std::find(options.devices.begin(), options.devices.end(), *id) != options.devices.end();
+}
+
 // packed_bytes, of a message checked already.
 size_t packed_size(const Message& m, const EncodeOptions& options) {
   if (m.header.kind != Kind::Data || options.shared) return 0;
@@ -89,6 +98,10 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
       h.count = static_cast<uint32_t>(m.leases.size());
       if (m.pid != 0) h.flags |= kFlagPid;
       if (m.ring) h.flags |= kFlagRing;
+      if (m.devices.size() > kMaxDevices)
+        throw WireError(error_message(fmt::format("encode: seq {}", h.seq), "devices",
+                                      fmt::format("at most {}", kMaxDevices), m.devices.size()));
+      if (!m.devices.empty()) h.flags |= kFlagDevices;
     }
     if (!(h.flags & (kFlagShared | kFlagShareOffer)))
       return one_frame<kControlBytes>(h, [&](uint8_t* out) { write_control(m.control, out); });
@@ -109,7 +122,11 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
       for (int b = 0; b < 8; ++b) out[b] = static_cast<uint8_t>(m.pid >> (8 * b));
       out += 8;
     }
-    if (h.flags & kFlagRing) write_shared_ref(*m.ring, out);
+    if (h.flags & kFlagRing) {
+      write_shared_ref(*m.ring, out);
+      out += kSharedRefBytes;
+    }
+    if (h.flags & kFlagDevices) write_devices(m.devices, out);
     return {{bytes->data(), bytes->size(), bytes}};
   }
   if (h.kind == Kind::Barrier)
@@ -123,9 +140,14 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
     return frames;
   }
   std::vector<Frame> frames;
+  // Each tensor on the host (in shared memory when shared), or, where it
+  // goes as a device reference, as it is.
   std::vector<Tensor> host;
   host.reserve(m.tensors.size());
-  for (const Tensor& given : m.tensors) host.push_back(options.shared ? given.to_shared() : given.to_host());
+  for (const Tensor& given : m.tensors)
+    host.push_back(goes_as_device_ref(given, options) ? given
+                   : options.shared                   ? given.to_shared()
+                                                      : given.to_host());
   if (options.shared) h.flags |= kFlagShared;
   frames.reserve(1 + 2 * host.size());
   auto header = std::make_shared<std::array<uint8_t, kHeaderBytes>>();
@@ -138,6 +160,15 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
     const std::shared_ptr<const std::string> npy = npy_header(t.spec());
     frames.push_back({npy->data(), npy->size(), npy});
     const auto bytes = static_cast<size_t>(t.spec().bytes());
+    if (!t.device().host_memory()) {
+      // The handle's owner keeps the tensor's memory (and what vouches for
+      // the handle) alive while the message is kept.
+      TensorPointer pointer = t.to_pointer({.mode = PointerMode::Ipc});
+      auto ref = std::make_shared<std::pair<std::string, std::shared_ptr<void>>>(std::move(pointer.handle),
+                                                                                 std::move(pointer.owner));
+      frames.push_back({ref->first.data(), ref->first.size(), ref});
+      continue;
+    }
     // The frame shares the buffer's ownership: no copy of the data. A
     // reference keeps the shared memory from going back to the pool (and
     // another tensor being written there) while the message is kept.
@@ -169,6 +200,19 @@ size_t packed_bytes(const Message& m, const EncodeOptions& options) {
   return packed_size(m, options);
 }
 
+bool holds_device_tensors(const Message& m) {
+  return std::any_of(m.tensors.begin(), m.tensors.end(),
+                     [](const Tensor& t) { return !t.device().host_memory(); });
+}
+
+size_t unpacked_bytes(const Message& m) {
+  check_encodable(m);
+  size_t bytes = kHeaderBytes + (m.header.kind == Kind::Update ? m.target.size() : 0);
+  for (const Tensor& t : m.tensors)
+    bytes += npy_header(t.spec())->size() + static_cast<size_t>(t.spec().bytes());
+  return bytes;
+}
+
 void write_packed(const Message& m, const EncodeOptions& options, uint8_t* out) {
   // The header, then each tensor as an .npy file.
   Header h = m.header;
@@ -192,7 +236,7 @@ void write_packed(const Message& m, const EncodeOptions& options, uint8_t* out) 
 }
 
 Message decode(std::span<const ReceivedFrame> frames, const DecodeLimits& limits, std::string_view where,
-               const MapShared& map) {
+               const MapShared& map, const OpenDevice& open) {
   // A message of a few frames (one packed, a tensor's three) is parsed from
   // views on the stack: no allocation per message for them.
   constexpr size_t kFew = 4;
@@ -213,11 +257,24 @@ Message decode(std::span<const ReceivedFrame> frames, const DecodeLimits& limits
   m.leases = std::move(parsed.leases);
   m.pid = parsed.pid;
   m.ring = parsed.ring;
+  m.devices = std::move(parsed.devices);
   m.tensors.reserve(parsed.tensors.size());
   const bool packed = (parsed.header.flags & kFlagPacked) != 0;
   const size_t first_data = first_tensor_frame(parsed.header.kind) + 1;
   for (size_t i = 0; i < parsed.tensors.size(); ++i) {
     TensorView& v = parsed.tensors[i];
+    if (!v.device.empty()) {
+      auto at = [&] { return fmt::format("{}: seq {}, tensor {}", where, parsed.header.seq, i); };
+      if (!open)
+        throw WireError(
+            error_message(at(), "device reference",
+                          "none here (only a reliable receiver that named its devices takes them)",
+                          fmt::format("'{}'", v.device.substr(0, v.device.find(':')))));
+      try {
+        m.tensors.push_back(open(v.device, v.spec));
+      } catch (const Error& e) { throw WireError(error_message(at(), e.what(), "", "")); }
+      continue;
+    }
     if (v.shared) {
       std::shared_ptr<void> memory;
       try {

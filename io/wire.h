@@ -10,7 +10,8 @@
 // allocates what a header merely claims; a data frame becomes a tensor
 // without a copy when its address suits the element type. Between processes
 // of one host a message may carry shared-memory references instead of data
-// (kFlagShared): its tensors are then views of the sender's memory.
+// (kFlagShared): its tensors are then views of the sender's memory, on the
+// host or, for a receiver that opens them, on a GPU (device references).
 //
 // Thread safety: encode and decode may be called from any thread.
 
@@ -67,6 +68,9 @@ struct Message {
   // A receiver's control message that takes shared memory: the ring it
   // reads its sender's messages from (kFlagRing; io/detail/shared_ring.h).
   std::optional<SharedHandle> ring;
+  // A receiver's control message that takes shared memory: the devices
+  // whose memory its process opens (kFlagDevices; at most kMaxDevices).
+  std::vector<IpcDeviceId> devices;
 };
 
 struct EncodeOptions {
@@ -80,11 +84,18 @@ struct EncodeOptions {
   // host that takes them: a tensor in shared memory as it is, any other
   // copied into it first. Never packed.
   bool shared = false;
+  // With `shared`: the devices whose memory the receiver opens. A tensor on
+  // one of them goes as a device reference (its ipc handle, the data
+  // staying on the device) rather than copied to the host.
+  std::vector<IpcDeviceId> devices;
 };
 
 // Maps the memory a reference names (devices/shared_memory.h's map_shared,
 // or a receiver's own SharedMappings); throws when it cannot.
 using MapShared = std::function<std::shared_ptr<void>(const SharedHandle&)>;
+// Opens a device reference (an ipc handle's text) as a tensor of `spec`
+// (from_pointer, for a receiver that named its devices); throws when it cannot.
+using OpenDevice = std::function<Tensor(std::string_view handle, const Spec& spec)>;
 
 // The frames of `message` (tensors not on the host are copied there first).
 // WireError for a kind above update, tensors in a message that is not data
@@ -97,16 +108,24 @@ std::vector<Frame> encode(const Message& message, const EncodeOptions& options =
 // the caller has room for them (a same-host ring), without the frame
 // encode would allocate. 0 for any other message. WireError as encode.
 size_t packed_bytes(const Message& message, const EncodeOptions& options);
+// Whether a data message or an update has tensors outside host memory (a
+// GPU's), and the bytes its frames hold when not packed nor shared, weighed
+// without making them (which would copy those tensors to the host).
+bool holds_device_tensors(const Message& message);
+size_t unpacked_bytes(const Message& message);
 void write_packed(const Message& message, const EncodeOptions& options, uint8_t* out);
 // Throws WireError naming `where` (an endpoint) and what was wrong, a
 // shared-memory reference that `map` cannot open included (empty `map`:
-// map_shared).
+// map_shared), and a device reference that `open` cannot open or that
+// comes where there is no `open` (it is given only where the receiver
+// named its devices).
 Message decode(std::span<const ReceivedFrame> frames, const DecodeLimits& limits = {},
-               std::string_view where = "wire", const MapShared& map = {});
+               std::string_view where = "wire", const MapShared& map = {}, const OpenDevice& open = {});
 // decode({{bytes, owner}}): frames written in place.
 inline Message decode(std::initializer_list<ReceivedFrame> frames, const DecodeLimits& limits = {},
-                      std::string_view where = "wire", const MapShared& map = {}) {
-  return decode(std::span<const ReceivedFrame>(frames.begin(), frames.size()), limits, where, map);
+                      std::string_view where = "wire", const MapShared& map = {},
+                      const OpenDevice& open = {}) {
+  return decode(std::span<const ReceivedFrame>(frames.begin(), frames.size()), limits, where, map, open);
 }
 
 }  // namespace sluice::wire

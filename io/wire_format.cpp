@@ -224,6 +224,45 @@ SharedHandle read_shared_ref(Bytes f, std::string_view where) {
 
 void write_checkpoint(uint64_t checkpoint, uint8_t* out) { put<uint64_t>(out, checkpoint); }
 
+bool is_device_ref(Bytes frame) {
+  return frame.size() >= kDeviceRefPrefix.size() &&
+         std::memcmp(frame.data(), kDeviceRefPrefix.data(), kDeviceRefPrefix.size()) == 0;
+}
+
+std::string_view read_device_ref(Bytes f, std::string_view where) {
+  const std::string_view text(reinterpret_cast<const char*>(f.data()), f.size());
+  if (f.size() > kMaxDeviceRefBytes)
+    wire_fail(where, "device reference", fmt::format("at most {} bytes", kMaxDeviceRefBytes), f.size());
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] < 0x21 || text[i] > 0x7e)
+      wire_fail(where, "device reference", "printable ASCII",
+                fmt::format("byte {} at {}", static_cast<int>(f[i]), i));
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos || !text.substr(0, colon).ends_with("-ipc"))
+    wire_fail(where, "device reference", "'sluice-<platform>-ipc:...'",
+              fmt::format("'{}'", text.substr(0, 40)));
+  return text;
+}
+
+void write_devices(std::span<const IpcDeviceId> devices, uint8_t* out) {
+  std::memset(out, 0, kDevicesBytes);
+  put<uint64_t>(out, devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) std::memcpy(out + 8 + 16 * i, devices[i].data(), 16);
+}
+
+std::vector<IpcDeviceId> read_devices(Bytes f, std::string_view where) {
+  if (f.size() != kDevicesBytes)
+    wire_fail(where, "devices", fmt::format("{} bytes", kDevicesBytes), f.size());
+  const auto count = get<uint64_t>(f.data());
+  if (count == 0 || count > kMaxDevices)
+    wire_fail(where, "device count", fmt::format("1 to {}", kMaxDevices), count);
+  for (size_t i = 8 + 16 * count; i < kDevicesBytes; ++i)
+    if (f[i] != 0) wire_fail(where, "devices", fmt::format("zeros after the {} named", count), "other bytes");
+  std::vector<IpcDeviceId> devices(count);
+  for (size_t i = 0; i < count; ++i) std::memcpy(devices[i].data(), f.data() + 8 + 16 * i, 16);
+  return devices;
+}
+
 uint64_t read_checkpoint(Bytes f, std::string_view where) {
   if (f.size() != kBarrierBytes)
     wire_fail(where, "checkpoint barrier",
@@ -308,6 +347,9 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   if ((h.flags & kFlagRing) && !(shared && is_control(h.kind)))
     wire_fail(at(), "flags", "ring (bit 6) only on control messages that take shared memory (bit 2)",
               fmt::format("it on kind {}{}", kind_name(h.kind), shared ? "" : " without bit 2"));
+  if ((h.flags & kFlagDevices) && !(shared && is_control(h.kind)))
+    wire_fail(at(), "flags", "devices (bit 7) only on control messages that take shared memory (bit 2)",
+              fmt::format("it on kind {}{}", kind_name(h.kind), shared ? "" : " without bit 2"));
   if ((h.flags & kFlagShareOffer) && h.kind != Kind::Heartbeat)
     wire_fail(at(), "flags", "share offer (bit 3) only on heartbeats", fmt::format("it on kind {}", kind_name(h.kind)));
   // A control message is one frame, its header then its record, and so is
@@ -356,7 +398,11 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
       m.pid = get<uint64_t>(frames[0].data() + after);
       after += 8;
     }
-    if (h.flags & kFlagRing) m.ring = read_shared_ref(frames[0].subspan(after, kSharedRefBytes), at());
+    if (h.flags & kFlagRing) {
+      m.ring = read_shared_ref(frames[0].subspan(after, kSharedRefBytes), at());
+      after += kSharedRefBytes;
+    }
+    if (h.flags & kFlagDevices) m.devices = read_devices(frames[0].subspan(after, kDevicesBytes), at());
   }
   if (h.kind == Kind::Barrier) m.checkpoint = read_checkpoint(frames[0].subspan(kHeaderBytes), at());
   // A packed message's tensors follow the header in its one frame; each
@@ -393,14 +439,17 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
         wire_fail(tensor_at(), "data frame", fmt::format("{} bytes for {}", spec.bytes(), spec), data.size());
     }
     std::optional<SharedHandle> ref;
-    if (shared) {
+    std::string_view device;
+    if (shared && is_device_ref(data)) {
+      device = read_device_ref(data, tensor_at());
+    } else if (shared) {
       ref = read_shared_ref(data, tensor_at());
       if (static_cast<int64_t>(ref->bytes) != spec.bytes())
         wire_fail(tensor_at(), "shared-memory reference", fmt::format("{} bytes for {}", spec.bytes(), spec),
                   fmt::format("{} bytes", ref->bytes));
     }
     if (h.flags & kFlagCrc) crc = crc32c(crc, data.data(), data.size());
-    m.tensors.push_back({std::move(spec), data, ref});
+    m.tensors.push_back({std::move(spec), data, ref, device});
   }
   if (packed && !rest.empty())
     wire_fail(at(), "packed frame", fmt::format("nothing after tensor {}", h.count),

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include <sluice/devices/backend.h>
 #include <sluice/devices/shared_memory.h>
 #include <sluice/ops/shape.h>
 
@@ -50,7 +51,8 @@ enum Flags : uint16_t {
   kFlagPacked = 1 << 1,  // one frame: header, then each tensor's .npy header and data
   // Same-host shared memory (WIRE_FORMAT.md, "Shared memory"). On data and
   // updates: each tensor's data frame is a shared-memory reference
-  // (kSharedRefBytes), the data staying where the sender wrote it. On a
+  // (kSharedRefBytes), the data staying where the sender wrote it, or a
+  // device reference (kDeviceRefPrefix, "Device memory"). On a
   // receiver's control message: it takes references, and `count` u64 seqs
   // follow its record, the messages whose tensors it still holds (leases).
   kFlagShared = 1 << 2,
@@ -67,6 +69,10 @@ enum Flags : uint16_t {
   // reference to the ring it reads this sender's messages from follows
   // (after the pid, if any; WIRE_FORMAT.md, "Rings").
   kFlagRing = 1 << 6,
+  // On a reliable receiver's control message taking shared memory: the
+  // devices whose memory it opens follow, last (kDevicesBytes; WIRE_FORMAT.md,
+  // "Device memory"), so that its sender may send it device references.
+  kFlagDevices = 1 << 7,
 };
 // A shared-memory reference: pid u32, fd u32, then segment, offset, bytes
 // and generation as u64, little-endian (devices/shared_memory.h).
@@ -74,6 +80,16 @@ inline constexpr size_t kSharedRefBytes = 40;
 // The most leases one control message lists: a receiver holding more copies
 // what it receives instead (and a sender reads a control message in 4 KiB).
 inline constexpr uint32_t kMaxLeases = 256;
+// A device reference: the text of a device tensor's ipc handle
+// (Tensor::to_pointer), "sluice-<platform>-ipc:...", printable ASCII, at
+// most kMaxDeviceRefBytes. A shared-memory reference never starts so (its
+// first four bytes, a pid, would be past any pid Linux gives).
+inline constexpr std::string_view kDeviceRefPrefix = "sluice-";
+inline constexpr size_t kMaxDeviceRefBytes = 1024;
+// A receiver's devices (kFlagDevices): a u64 count, then kMaxDevices
+// 16-byte ids (devices/backend.h's IpcDeviceId), those past the count zero.
+inline constexpr size_t kMaxDevices = 8;
+inline constexpr size_t kDevicesBytes = 8 + 16 * kMaxDevices;
 
 // The record a control message (credit, ack, heartbeat) carries after its
 // header, in the same frame: where its writer stands, in six little-endian u64 (WIRE_FORMAT.md,
@@ -115,8 +131,9 @@ using Bytes = std::span<const uint8_t>;
 // One tensor of a parsed message: its spec and its data frame's bytes.
 struct TensorView {
   Spec spec;
-  Bytes data;  // the data, or the reference's 40 bytes when shared is set
+  Bytes data;                          // the data, or the reference's bytes when shared or device is set
   std::optional<SharedHandle> shared;  // kFlagShared: where the data is
+  std::string_view device;             // kFlagShared: a device reference's text (else empty)
 };
 
 // A validated message: views into the frames it was parsed from.
@@ -131,6 +148,7 @@ struct Parsed {
   std::vector<uint64_t> leases;       // a receiver's control message taking shared memory
   uint64_t pid = 0;                   // kFlagPid: the receiver's process id (else 0)
   std::optional<SharedHandle> ring;   // kFlagRing: the receiver's ring for this sender
+  std::vector<IpcDeviceId> devices;   // kFlagDevices: the devices whose memory the receiver opens
 };
 
 // True for the kinds of the reliable protocol's control messages.
@@ -142,14 +160,16 @@ inline bool carries_tensors(Kind kind) { return kind == Kind::Data || kind == Ki
 inline size_t first_tensor_frame(Kind kind) { return kind == Kind::Update ? 2 : 1; }
 // The bytes of a header frame that is not packed: the header, and the
 // record a control message or a barrier carries after it (then a
-// heartbeat's probe reference, a receiver's leases, its pid and its ring).
+// heartbeat's probe reference, a receiver's leases, its pid, its ring and
+// its devices).
 inline size_t header_frame_bytes(const Header& h) {
   const bool control = is_control(h.kind);
   const bool offer = h.kind == Kind::Heartbeat && (h.flags & kFlagShareOffer);
   const bool leases = control && (h.flags & kFlagShared);
   const bool pid = control && (h.flags & kFlagPid);
   const bool ring = control && (h.flags & kFlagRing);
-  return kHeaderBytes + (ring ? kSharedRefBytes : 0) +
+  const bool devices = control && (h.flags & kFlagDevices);
+  return kHeaderBytes + (ring ? kSharedRefBytes : 0) + (devices ? kDevicesBytes : 0) +
          (control                   ? kControlBytes
           : h.kind == Kind::Barrier ? kBarrierBytes
                                     : 0) +
@@ -202,6 +222,18 @@ Control read_control(Bytes frame, std::string_view where);
 // A shared-memory reference's 40 bytes.
 void write_shared_ref(const SharedHandle& h, uint8_t* out);
 SharedHandle read_shared_ref(Bytes frame, std::string_view where);
+
+// A data frame of a shared message that is a device reference (it starts
+// with kDeviceRefPrefix), and its text: WireError naming `where` unless it
+// is kMaxDeviceRefBytes or fewer of printable ASCII, "sluice-<platform>-ipc:...".
+bool is_device_ref(Bytes frame);
+std::string_view read_device_ref(Bytes frame, std::string_view where);
+
+// A receiver's devices (kDevicesBytes; at most kMaxDevices of them, the
+// caller's to check): WireError naming `where` for a count of 0 or past
+// kMaxDevices, or bytes past the count that are not zero.
+void write_devices(std::span<const IpcDeviceId> devices, uint8_t* out);
+std::vector<IpcDeviceId> read_devices(Bytes frame, std::string_view where);
 
 // A barrier's checkpoint number: 8 bytes, little-endian.
 void write_checkpoint(uint64_t checkpoint, uint8_t* out);

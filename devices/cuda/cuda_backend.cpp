@@ -132,6 +132,8 @@ class CudaBackend final : public Backend {
                                     fmt::format("one of GPU {}", text.substr(0, text.find(":memory=")))));
   }
 
+  std::optional<IpcDeviceId> ipc_device(int id) override { return gpu_uuid(id); }
+
   std::unique_ptr<ExecutableImpl> compile(const Function& f, Device device) override {
     auto exe = std::make_unique<CudaExecutable>(f, of(device));
     logger().debug("{}: compiled a function of {} nodes", device.str(), f.outputs().size());

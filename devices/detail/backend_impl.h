@@ -129,6 +129,9 @@ class Backend {
   // handle or too few bytes; DeviceError when it cannot be opened. Default:
   // DeviceError.
   virtual BufferPtr open_ipc(std::string_view handle, size_t bytes, std::span<const Device> devices);
+  // The id device `id`'s handles name (a GPU's UUID), which tells a sender
+  // whether a receiver's process can open them. Default: none.
+  virtual std::optional<IpcDeviceId> ipc_device(int id);
 
   // ---- compiling
   // Compiles a validated function (every node allowed by capabilities() and

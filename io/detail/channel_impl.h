@@ -124,6 +124,7 @@ class ReliableSender {
     // a ring it is written straight, without a frame made first.
     bool packed = false;
     bool shared = false;              // frames are shared-memory references
+    std::vector<IpcDeviceId> devices;  // ... and device references for these devices
     Clock::time_point queued;         // when send took it: a batch waits at most coalesce_delay from it
     std::shared_ptr<void> outside;    // too large for the receiver's ring: its entry, in shared memory
   };
@@ -227,6 +228,8 @@ class ReliableSender {
   std::shared_ptr<void> probe_;
   std::optional<SharedHandle> probe_handle_;
   bool share_ = false;
+  // The devices whose memory the receiver opens (its last record's, when it shares).
+  std::vector<IpcDeviceId> receiver_devices_;
   // Messages whose tensors a receiver may still view, by (seq, receiver):
   // acknowledged by it and listed in its records, or sent to a receiver
   // that went away (it may live on, holding them). Their frames keep the

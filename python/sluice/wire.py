@@ -94,6 +94,9 @@ FLAG_SHARE_OFFER = 1 << 3  # a sender's heartbeat offering shared memory: its pr
 FLAG_TAKES_BATCHES = 1 << 4  # a receiver's control message: it takes batches (kind 8)
 FLAG_PID = 1 << 5  # a receiver's control message taking shared memory: its pid (u64) follows the leases
 FLAG_RING = 1 << 6  # a C++ receiver's control message taking shared memory: its ring's reference follows
+FLAG_DEVICES = 1 << 7  # a C++ receiver's control message taking shared memory: the GPUs it opens follow
+DEVICES_BYTES = 8 + 16 * 8  # a count, then eight 16-byte device ids (WIRE_FORMAT.md, "Device memory")
+DEVICE_REF_PREFIX = b"sluice-"  # a shared message's data frame naming a GPU's memory, not shared memory
 MAX_LEASES = 256
 MAX_RANK = 16
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
@@ -513,6 +516,8 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
             header_frame += 8  # and its pid
         if flags & FLAG_RING:
             header_frame += _SHARED_REF.size  # and its ring (WIRE_FORMAT.md, "Rings"), which Python does not read
+        if flags & FLAG_DEVICES:
+            header_frame += DEVICES_BYTES  # and its GPUs ("Device memory"), which Python does not read
     if len(frames[0]) != header_frame and not packed:
         what = " (the header, then its u64 checkpoint number)" if kind == BARRIER else ""
         raise WireError(f"{where}: header frame: expected {header_frame} bytes for kind {_KIND_NAMES[kind]}{what}, "
@@ -526,6 +531,9 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
     if flags & FLAG_PID and not (control_kind and shared):
         raise WireError(f"{at}: flags: expected pid (bit 5) only on control messages that take shared memory "
                         f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
+    if flags & FLAG_DEVICES and not (control_kind and shared):
+        raise WireError(f"{at}: flags: expected devices (bit 7) only on control messages that take shared "
+                        f"memory (bit 2), found it on kind {_KIND_NAMES[kind]}")
     if flags & FLAG_RING and not (control_kind and shared):
         raise WireError(f"{at}: flags: expected ring (bit 6) only on control messages that take shared memory "
                         f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
@@ -582,6 +590,10 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
         if flags & FLAG_CRC:
             checksum = crc32c(data, checksum)
         if shared:
+            if bytes(data[:len(DEVICE_REF_PREFIX)]) == DEVICE_REF_PREFIX:
+                name = bytes(data[:64]).split(b":")[0].decode("ascii", "replace")
+                raise WireError(f"{at}, tensor {i}: a device reference ({name}), which Python does not open: the "
+                                f"tensor is on a GPU of the sender's host (a C++ receiver that names its GPUs takes it)")
             if len(data) != _SHARED_REF.size:
                 raise WireError(f"{at}, tensor {i}: shared-memory reference: expected {_SHARED_REF.size} bytes, "
                                 f"found {len(data)}")

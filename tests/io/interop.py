@@ -26,6 +26,7 @@ Every receive has a timeout; any failure exits non-zero with the reason.
 """
 
 import io
+import struct
 import sys
 
 import numpy as np
@@ -291,6 +292,22 @@ def selftest():
     record = wire.Control(7, 8, 9, 10, 11, 12)
     m = wire.decode(wire.encode_control(wire.CREDIT, record, seq=3, stream_id=4))
     assert (m.kind, m.seq, m.stream_id, m.control) == (wire.CREDIT, 3, 4, record), m
+    # A C++ receiver that opens a GPU's memory names its GPUs after its record, which Python skips.
+    (credit,) = wire.encode_control(wire.CREDIT, record, seq=3, leases=[1, 2])
+    header = bytearray(credit[:32])
+    struct.pack_into("<H", header, 6, wire.FLAG_SHARED | wire.FLAG_DEVICES)
+    devices = struct.pack("<Q", 1) + bytes(range(16)) + bytes(wire.DEVICES_BYTES - 24)
+    m = wire.decode([bytes(header) + bytes(credit[32:]) + devices])
+    assert list(m.leases) == [1, 2] and m.control == record, m
+    # A device reference in a shared message is refused, saying what it is.
+    shared_header = bytearray(wire.encode([np.arange(3.0)])[0])
+    struct.pack_into("<H", shared_header, 6, wire.FLAG_SHARED)
+    frames = wire.encode([np.arange(3.0)])
+    try:
+        wire.decode([bytes(shared_header), frames[1], b"sluice-cuda-ipc:1:device=00"], map_shared=lambda ref: None)
+        raise AssertionError("a device reference was taken")
+    except wire.WireError as e:
+        assert "device reference (sluice-cuda-ipc)" in str(e), e
     # An update: the header, the target's name, then the tensors as in data; never packed.
     frames = wire.encode_update("scale", [small, np.arange(3.0)], seq=9, stream_id=2, crc=True)
     assert len(frames) == 6 and bytes(frames[1]) == b"scale", frames
@@ -351,7 +368,6 @@ def selftest():
             raise AssertionError(f"{reason}: accepted")
     # A batch (WIRE_FORMAT.md, "Batches"): split into its messages, each read as one; every
     # malformed class refused.
-    import struct
     one = bytes(wire.encode([np.arange(3, dtype=np.float32)], seq=7, pack_below=4096)[0])
     (end,) = wire.encode_end_of_stream(8)
     def batch(messages, count=None):

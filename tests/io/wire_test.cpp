@@ -161,6 +161,124 @@ TEST(Wire, ControlMessagesCarryTheirRecordInOneFrame) {
   EXPECT_THROW(wire::decode(received({f[0].substr(0, 60)})), WireError) << "a record cut short";
 }
 
+// A receiver that opens a GPU's memory names its devices after its ring
+// (flag bit 7), read back as written; too many, a count of none, bytes past
+// the count, and the flag anywhere else are refused by name.
+TEST(Wire, AReceiversRecordNamesTheDevicesItOpens) {
+  wire::Message record;
+  record.header = {wire::Kind::Ack, 0, 0, 20, 0, 0};
+  record.control = {1, 20, 16, 1 << 20, 1 << 30, 0};
+  record.shared = true;
+  record.leases = {12};
+  record.pid = 4321;
+  IpcDeviceId first{}, second{};
+  for (uint8_t i = 0; i < 16; ++i) {
+    first[i] = i;
+    second[i] = static_cast<uint8_t>(0xf0 | i);
+  }
+  record.devices = {first, second};
+  std::vector<std::string> f = frames_of(record);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].size(), wire::kHeaderBytes + wire::kControlBytes + 8 + 8 + wire::kDevicesBytes);
+  const wire::Message back = wire::decode(received(f));
+  EXPECT_EQ(back.devices, record.devices);
+  EXPECT_EQ(back.leases, record.leases);
+  EXPECT_EQ(back.pid, 4321u);
+
+  auto refused = [](std::string frame, const std::string& reason) {
+    try {
+      wire::decode(received({std::move(frame)}));
+      ADD_FAILURE() << "taken; expected a refusal naming '" << reason << "'";
+    } catch (const WireError& e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  };
+  const size_t devices_at = f[0].size() - wire::kDevicesBytes;
+  std::string none = f[0];
+  std::memset(none.data() + devices_at, 0, 8);
+  refused(none, "device count");
+  std::string nine = f[0];
+  nine[devices_at] = 9;
+  refused(nine, "device count");
+  std::string past = f[0];
+  past[devices_at + 8 + 16 * 2] = 1;
+  refused(past, "zeros after the 2 named");
+  std::string on_data = frames_of(test::data_message({test::random_tensor(f32({4}), 1)}, 3))[0];
+  on_data[6] = static_cast<char>(on_data[6] | wire::kFlagDevices);
+  refused(on_data, "devices (bit 7)");
+
+  record.devices.assign(wire::kMaxDevices + 1, first);
+  EXPECT_THROW(wire::encode(record), WireError) << "more devices than a record holds";
+}
+
+// In a shared message a data frame starting "sluice-" is a device
+// reference: the text of a GPU tensor's ipc handle, which `open` opens (a
+// tensor of the .npy header's spec). Without `open` (a plain channel, a
+// receiver that named no devices) it is refused, and so is one that is not
+// printable, too long or not an ipc handle.
+TEST(Wire, DeviceReferencesAreOpenedWhereTheReceiverTakesThem) {
+  const Spec spec = f32({2, 3});
+  const std::vector<std::string> plain = frames_of(test::data_message({zeros(spec)}, 5));
+  auto shared_with = [&](const std::string& data) {
+    std::vector<std::string> f = plain;
+    f[0][6] = static_cast<char>(wire::kFlagShared);
+    f[2] = data;
+    return f;
+  };
+  const std::string handle = "sluice-test-ipc:1:device=0f:memory=ab";
+  std::string opened;
+  Spec opened_spec;
+  const wire::OpenDevice open = [&](std::string_view h, const Spec& s) {
+    opened = h;
+    opened_spec = s;
+    return ones(s);
+  };
+  const wire::Message m = wire::decode(received(shared_with(handle)), {}, "test", {}, open);
+  EXPECT_EQ(opened, handle);
+  EXPECT_EQ(opened_spec, spec);
+  ASSERT_EQ(m.tensors.size(), 1u);
+  EXPECT_EQ(m.tensors[0].to_vector<float>(), std::vector<float>(6, 1.0f)) << "the tensor open gave";
+
+  auto refused = [&](const std::string& data, const std::string& reason, const wire::OpenDevice& with) {
+    try {
+      wire::decode(received(shared_with(data)), {}, "test", {}, with);
+      ADD_FAILURE() << "'" << data.substr(0, 40) << "' taken; expected a refusal naming '" << reason << "'";
+    } catch (const WireError& e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  };
+  refused(handle, "device reference", {});
+  refused(
+      "sluice-test-ipc:1:bad\x01"
+      "byte",
+      "printable ASCII", open);
+  refused(std::string("sluice-test-ipc:1:") + '\x01', "printable ASCII", open);
+  refused("sluice-test-ipc:" + std::string(wire::kMaxDeviceRefBytes, 'a'), "at most 1024 bytes", open);
+  refused("sluice-shm:1:pid=1", "'sluice-<platform>-ipc:...'", open);
+  const wire::OpenDevice failing = [](std::string_view, const Spec&) -> Tensor {
+    throw DeviceError("from_pointer: handle: expected one of a GPU of this machine, found one of GPU 0f");
+  };
+  refused(handle, "one of a GPU of this machine", failing);
+  EXPECT_TRUE(opened == handle) << "only the good reference reached open";
+}
+
+// A message with a GPU's tensors is weighed without copying them to the
+// host: the bytes its frames would hold, as encode makes them.
+TEST(Wire, UnpackedBytesAreWhatEncodesFramesHold) {
+  wire::Message data =
+      test::data_message({test::random_tensor(f32({3, 5}), 1), test::random_tensor(c64({7}), 2)}, 9);
+  size_t framed = 0;
+  for (const std::string& f : frames_of(data)) framed += f.size();
+  EXPECT_EQ(wire::unpacked_bytes(data), framed);
+  wire::Message update = data;
+  update.header.kind = wire::Kind::Update;
+  update.target = "scale";
+  framed = 0;
+  for (const std::string& f : frames_of(update)) framed += f.size();
+  EXPECT_EQ(wire::unpacked_bytes(update), framed);
+  EXPECT_FALSE(wire::holds_device_tensors(data)) << "host tensors";
+}
+
 TEST(Wire, UnknownFlagBitsAreIgnored) {
   std::vector<std::string> f = frames_of(test::data_message({test::random_tensor(f32({4}), 1)}, 3));
   f[0][7] = '\x80';  // bit 15: not defined in version 1

@@ -1,8 +1,10 @@
 #pragma once
 // Shape (dims, rank 0 to 16) and Spec (DType + Shape): a tensor's template.
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,27 +14,41 @@ namespace sluice {
 
 inline constexpr int kMaxRank = 16;
 
+// A shape's dims: a view of them, valid while the shape lives, that turns
+// into a vector where one is wanted (`std::vector<int64_t> d = s.dims();`).
+class Dims : public std::span<const int64_t> {
+ public:
+  using std::span<const int64_t>::span;
+  operator std::vector<int64_t>() const { return {begin(), end()}; }  // NOLINT(google-explicit-constructor)
+};
+
+// The dims are held in the shape itself, not on the heap: a tensor's
+// spec is copied with every tensor and message, and a copy that allocates
+// cost a run a tenth of its time (bench/run_overhead.cpp).
 class Shape {
  public:
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims);
-  explicit Shape(std::vector<int64_t> dims);  // throws ShapeError: rank > 16, dim < 0
+  // ShapeError: rank > 16, dim < 0.
+  explicit Shape(std::span<const int64_t> dims);
+  explicit Shape(const std::vector<int64_t>& dims) : Shape(std::span<const int64_t>(dims)) {}
 
-  int rank() const { return static_cast<int>(dims_.size()); }
+  int rank() const { return rank_; }
   int64_t dim(int axis) const { return dims_[static_cast<size_t>(axis)]; }
   int64_t operator[](int axis) const { return dim(axis); }
-  const std::vector<int64_t>& dims() const { return dims_; }
+  Dims dims() const { return {dims_.data(), static_cast<size_t>(rank_)}; }
   int64_t size() const;  // element count; 1 for rank 0
   // Row-major strides in elements.
   std::vector<int64_t> strides() const;
   // "[2][3]"; "" for a scalar.
   std::string str() const;
 
-  bool operator==(const Shape& o) const { return dims_ == o.dims_; }
-  bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
+  bool operator==(const Shape& o) const;
+  bool operator!=(const Shape& o) const { return !(*this == o); }
 
  private:
-  std::vector<int64_t> dims_;
+  int rank_ = 0;
+  std::array<int64_t, kMaxRank> dims_{};  // the first rank_
 };
 
 struct Spec {

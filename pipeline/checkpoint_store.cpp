@@ -240,7 +240,7 @@ int64_t CheckpointStore::write(const Checkpoint& c) {
         written += bytes;
         entries.push_back({{"file", file},
                            {"dtype", dtype_name(h.dtype())},
-                           {"shape", h.spec().shape.dims()},
+                           {"shape", std::vector<int64_t>(h.spec().shape.dims())},
                            {"bytes", bytes},
                            {"blake2b", blake2b_hex({header_bytes, data})}});
       }

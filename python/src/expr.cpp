@@ -90,7 +90,8 @@ void bind_expr(nb::module_& m) {
   nb::class_<Expr> c(
       m, "Expr", "A symbolic tensor inside a traced function: ops build graphs of them, jit compiles them.");
   c.def_prop_ro("dtype", &Expr::dtype)
-      .def_prop_ro("shape", [](const Expr& e) { return nb::tuple(nb::cast(e.shape().dims())); })
+      .def_prop_ro("shape",
+                   [](const Expr& e) { return nb::tuple(nb::cast(std::vector<int64_t>(e.shape().dims()))); })
       .def_prop_ro("ndim", &Expr::rank)
       .def_prop_ro("size", [](const Expr& e) { return e.shape().size(); })
       .def_prop_ro("spec", &Expr::spec)

@@ -74,11 +74,13 @@ void bind_specs(nb::module_& m) {
           },
           nb::arg("shape"), nb::arg("dtype") = DType::F32)
       .def_prop_ro("dtype", [](const Spec& s) { return s.dtype; })
-      .def_prop_ro("shape", [](const Spec& s) { return nb::tuple(nb::cast(s.shape.dims())); })
+      .def_prop_ro("shape",
+                   [](const Spec& s) { return nb::tuple(nb::cast(std::vector<int64_t>(s.shape.dims()))); })
       .def("__eq__", [](const Spec& a, const Spec& b) { return a == b; })
       .def("__hash__",
            [](const Spec& s) {
-             return nb::hash(nb::make_tuple(static_cast<int>(s.dtype), nb::tuple(nb::cast(s.shape.dims()))));
+             return nb::hash(nb::make_tuple(static_cast<int>(s.dtype),
+                                            nb::tuple(nb::cast(std::vector<int64_t>(s.shape.dims())))));
            })
       .def("__repr__", [](const Spec& s) { return "Spec(" + s.str() + ")"; });
 }

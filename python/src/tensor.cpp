@@ -200,7 +200,9 @@ void bind_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor", nb::type_slots(slots),
                      "A tensor on a device, computed or pending. np.asarray(t) views a host tensor's memory.")
       .def_prop_ro("dtype", &Tensor::dtype)
-      .def_prop_ro("shape", [](const Tensor& t) { return nb::tuple(nb::cast(t.shape().dims())); })
+      .def_prop_ro(
+          "shape",
+          [](const Tensor& t) { return nb::tuple(nb::cast(std::vector<int64_t>(t.shape().dims()))); })
       .def_prop_ro("ndim", &Tensor::rank)
       .def_prop_ro("size", &Tensor::size)
       .def_prop_ro("spec", &Tensor::spec)

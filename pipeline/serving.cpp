@@ -22,6 +22,16 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// Requests and replies travel as frames: a message naming shared memory
+// (references in place of its data) is refused, not mapped.
+const wire::MapShared& refuse_shared_memory() {
+  static const wire::MapShared refuse = [](const SharedHandle&) -> std::shared_ptr<void> {
+    throw WireError(
+        "a shared-memory reference, which serving does not take (requests and replies travel as frames)");
+  };
+  return refuse;
+}
+
 constexpr size_t kPackBelow = 4096;   // as a channel's default: small replies travel in one frame
 constexpr int kRequestsPerWake = 64;  // read before looking at stop() and the replies again
 
@@ -344,7 +354,8 @@ void ServingEndpoint::serve() {
     if (pipeline_stopped) return answer_error(a, describe(a) + ": the pipeline has stopped", false);
     wire::Message m;
     try {
-      m = wire::decode(std::move(frames), {.max_message_bytes = options_.max_message_bytes}, s.where);
+      m = wire::decode(std::move(frames), {.max_message_bytes = options_.max_message_bytes}, s.where,
+                       refuse_shared_memory());
     } catch (const WireError& e) { return reject(a, e.what()); }
     if (m.header.kind != wire::Kind::Data)
       return reject(a, describe(a) + ": expected a data message, found kind " +
@@ -441,7 +452,7 @@ uint64_t ServingClient::send(const Tensors& request, std::chrono::milliseconds t
 std::optional<wire::Message> ServingClient::receive(std::chrono::milliseconds timeout) {
   std::optional<std::vector<wire::ReceivedFrame>> frames = socket_->receive(timeout);
   if (!frames) return std::nullopt;
-  return wire::decode(std::move(*frames), {}, "serving client " + endpoint_);
+  return wire::decode(std::move(*frames), {}, "serving client " + endpoint_, refuse_shared_memory());
 }
 
 Tensors ServingClient::call(const Tensors& request, std::chrono::milliseconds timeout) {

@@ -316,6 +316,14 @@ TEST(Serving, RejectedRequestsGetErrorRepliesAndServingGoesOn) {
             std::string::npos)
       << reply.error;
   ++rejected;
+  // A request naming shared memory (references, not the data) is refused,
+  // not mapped: requests travel as frames.
+  raw.send(test::frames_of(test::data_message(request_of(5), 10), {.shared = true}));
+  reply = raw.receive();
+  ASSERT_EQ(reply.header.kind, wire::Kind::Error);
+  EXPECT_NE(reply.error.find("a shared-memory reference, which serving does not take"), std::string::npos)
+      << reply.error;
+  ++rejected;
 
   ServingClient client(server->bound_endpoint());
   try {

@@ -18,6 +18,23 @@ SL_FN i64 item_stride() { return (i64)gridDim.x * blockDim.x; }
 
 // ---------------------------------------------------------------- windows
 
+// x's dims, the window and each axis' step in x, as the window kernels
+// read them from their words; returns the rows of the window's outer axes
+// (all but the last).
+template <int Rank>
+SL_FN i64 window_axes(const i64* p, i64 (&dims)[Rank], i64 (&window)[Rank], i64 (&step)[Rank]) {
+  i64 rows = 1, stride = 1;
+#pragma unroll
+  for (int k = Rank - 1; k >= 0; --k) {
+    dims[k] = p[window_words::kDims + k];
+    window[k] = p[window_words::kWindow + k];
+    step[k] = stride;
+    stride *= dims[k];
+    if (k < Rank - 1) rows *= window[k];
+  }
+  return rows;
+}
+
 // One thread per output: the combination of the window's elements inside x
 // (the padding holds the identity, so it is skipped), in row-major order.
 // Rank is x's rank, known when the kernel is generated: the loops over axes
@@ -37,15 +54,7 @@ SL_FN void window_reduce(const Words<W>& a) {
   } else {
     constexpr int L = Rank - 1;  // the last axis
     i64 dims[Rank], window[Rank], step[Rank];
-    i64 rows = 1, stride = 1;
-#pragma unroll
-    for (int k = L; k >= 0; --k) {
-      dims[k] = p[w::kDims + k];
-      window[k] = p[w::kWindow + k];
-      step[k] = stride;
-      stride *= dims[k];
-      if (k < L) rows *= window[k];
-    }
+    const i64 rows = window_axes(p, dims, window, step);
     for (i64 i = first_item(); i < n; i += item_stride()) {
       i64 start[Rank], pos[Rank];
       i64 rest = i;
@@ -97,15 +106,7 @@ SL_FN void window_tiles(const Words<W>& a) {
   const typename IO::S* x = (const typename IO::S*)a.w[w::kSource];
   typename R::Out* y = (typename R::Out*)a.w[w::kResult];
   i64 dims[Rank], window[Rank], step[Rank];
-  i64 rows = 1, stride = 1;
-#pragma unroll
-  for (int k = L; k >= 0; --k) {
-    dims[k] = p[w::kDims + k];
-    window[k] = p[w::kWindow + k];
-    step[k] = stride;
-    stride *= dims[k];
-    if (k < L) rows *= window[k];
-  }
+  const i64 rows = window_axes(p, dims, window, step);
   const i64 last = LastWindow > 0 ? LastWindow : window[L], hop = p[w::kStride + L];
   const i64 line_windows = p[w::kWindows + L], tile = p[w::kTile];
   const i64 tiles = (line_windows + tile - 1) / tile, items = p[w::kCount] / line_windows * tiles;

@@ -3,6 +3,7 @@
 // backends' folders).
 
 #include <algorithm>
+#include <atomic>
 
 #include <fmt/ranges.h>
 #include <map>
@@ -20,6 +21,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<std::string, std::unique_ptr<Client>, std::less<>> clients;
+  std::atomic<size_t> made{0};  // clients.size(), read without the mutex
 };
 
 Registry& registry() {
@@ -105,7 +107,9 @@ Client& find_or_make_client(std::string_view platform, const ClientOptions& opti
     throw DeviceError(error_message(fmt::format("client {}", platform), "default_device_id",
                                     fmt::format("an id in [0, {})", c->device_count()),
                                     options.default_device_id));
-  return *reg.clients.emplace(std::string(platform), std::move(c)).first->second;
+  Client& made = *reg.clients.emplace(std::string(platform), std::move(c)).first->second;
+  reg.made.store(reg.clients.size(), std::memory_order_release);
+  return made;
 }
 
 }  // namespace
@@ -154,9 +158,15 @@ std::map<std::string, std::string> plans_in_use() {
 }
 
 std::vector<IpcDeviceId> ipc_devices_here() {
+  // Asked with every control message a channel's receiver sends: worked
+  // out again only when a client was made since (clients are never removed).
+  thread_local size_t seen = 0;
+  thread_local std::vector<IpcDeviceId> known;
+  Registry& reg = registry();
+  const size_t clients = reg.made.load(std::memory_order_acquire);
+  if (clients == seen) return known;
   std::vector<Client*> made;
   {
-    Registry& reg = registry();
     std::lock_guard lock(reg.mutex);
     for (const auto& [platform, c] : reg.clients) made.push_back(c.get());
   }
@@ -164,6 +174,8 @@ std::vector<IpcDeviceId> ipc_devices_here() {
   for (Client* c : made)
     for (int id = 0; id < c->device_count(); ++id)
       if (std::optional<IpcDeviceId> named = c->backend().ipc_device(id)) out.push_back(*named);
+  seen = made.size();
+  known = out;
   return out;
 }
 

@@ -167,9 +167,13 @@ struct ChannelOptions {
   // of two), and the sender's messages go through it rather than the
   // socket: no system call on either side while both are busy. A message
   // larger than a quarter of the ring takes the socket. 0: no rings. A
-  // receiver that runs dry spins ring_spin on its rings before it sleeps on
-  // its socket, where a sender that finds it asleep wakes it, so that an
-  // idle edge costs no CPU.
+  // receiver that runs dry spins up to ring_spin on its rings before it
+  // sleeps on its socket, where a sender that finds it asleep wakes it, so
+  // that an idle edge costs no CPU. It spins only while spinning pays: when
+  // its last wait for a message lasted longer than ring_spin, it sleeps at
+  // once (a message a chunk every few hundred microseconds, as a stage's
+  // are, would otherwise cost ring_spin of a core each, taken from the
+  // stages on a machine with few cores).
   size_t ring_bytes = size_t{1} << 20;
   std::chrono::microseconds ring_spin{50};
   CurveOptions curve{};

@@ -87,16 +87,22 @@ ReliableReceiver::~ReliableReceiver() {
   // process queues just before it exits can be lost whatever the linger
   // time, and a sender waiting for it would wait its whole timeout.
   try {
+    // From here every control message asks its sender to confirm it; one
+    // sent before without asking is sent again.
+    closing_ = true;
+    const Clock::time_point closing_at = Clock::now();
     take_acks(/*flush_all=*/true);
+    auto unconfirmed = [](const Peer& p) { return p.alive && p.confirmed < p.acked_sent; };
+    for (auto& [session, p] : peers_)
+      if (unconfirmed(p) && p.last_sent < closing_at) send_control(p, wire::Kind::Ack, closing_at);
     const Clock::time_point deadline = Clock::now() + options_.linger;
-    auto unconfirmed = [this] {
-      for (const auto& [session, p] : peers_)
-        if (p.alive && p.confirmed < p.acked_sent) return true;
-      return false;
+    auto any_unconfirmed = [&] {
+      return std::any_of(peers_.begin(), peers_.end(),
+                         [&](const auto& entry) { return unconfirmed(entry.second); });
     };
     Incoming in;
     const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
-    while (unconfirmed() && Clock::now() < deadline) {
+    while (any_unconfirmed() && Clock::now() < deadline) {
       if (!read_multipart(socket_, in, options_.max_message_bytes, max_frames)) {
         wait_readable(socket_, -1, std::chrono::milliseconds(10));
         continue;
@@ -187,7 +193,10 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
     return;
   }
   wire::Message m;
-  m.header = {kind, wire::kFlagTakesBatches, p.stream_id, acknowledgement(p), 0, 0};
+  m.header = {
+      kind,        static_cast<uint16_t>(wire::kFlagTakesBatches | (closing_ ? wire::kFlagConfirm : 0)),
+      p.stream_id, acknowledgement(p),
+      0,           0};
   if (p.share == Peer::Share::Yes) {
     m.shared = true;
     for (const auto& [seq, bytes] : p.leased) m.leases.push_back(seq);
@@ -773,11 +782,18 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
   if (!ready_.empty()) return hand_on();
   const auto max_frames = static_cast<size_t>(options_.max_message_bytes / 32 + 2);
   std::optional<Clock::time_point> deadline, quiet_since;
+  bool spins = false;  // this dry spell
   Incoming in;
+  // A message after running dry: how long it was waited for says whether
+  // the next wait spins.
+  auto arrived = [&](Clock::time_point now) {
+    if (quiet_since) spin_pays_ = now - *quiet_since <= options_.ring_spin;
+    return hand_on();
+  };
   for (;;) {
     if (read_rings(Clock::now())) {
       throw_losses();
-      if (!ready_.empty()) return hand_on();
+      if (!ready_.empty()) return arrived(Clock::now());
     }
     bool got = false;
     try {
@@ -793,14 +809,17 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
       accept(in, now);
       throw_losses();
       if (ready_.empty()) continue;
-      return hand_on();
+      return arrived(now);
     }
     // Nothing to read. A sender writing into a ring is likely to write
     // again within microseconds: looked for a while before anything else.
-    if (!quiet_since) quiet_since = now;
+    if (!quiet_since) {
+      quiet_since = now;
+      spins = spin_pays_ || ++dry_spells_ % kSpinProbe == 0;
+    }
     const Clock::duration spin = timeout.count() < 0 ? Clock::duration(options_.ring_spin)
                                                      : std::min<Clock::duration>(options_.ring_spin, timeout);
-    if (now - *quiet_since < spin && any_ring()) {
+    if (spins && now - *quiet_since < spin && any_ring()) {
 #if defined(__x86_64__)
       __builtin_ia32_pause();
 #endif

@@ -410,9 +410,7 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
   grant_ = c;
   base_messages_ = std::min(base_messages_, c.credit_messages);
   base_bytes_ = std::min(base_bytes_, c.credit_bytes);
-  // The acknowledgement: everything below header.seq is done with. A
-  // heartbeat tells the receiver it arrived (one closing waits for that).
-  const uint64_t before = oldest();
+  // The acknowledgement: everything below header.seq is done with.
   while (!unacked_.empty() && unacked_.front().seq < m.header.seq) {
     Kept& k = unacked_.front();
     unacked_bytes_ -= k.bytes;
@@ -429,7 +427,8 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
     const bool listed = std::binary_search(m.leases.begin(), m.leases.end(), seq);
     it = receiver == c.session && !listed ? lent_.erase(it) : std::next(it);
   }
-  if (oldest() != before) send_heartbeat(now);
+  // A receiver closing waits for a heartbeat saying that this arrived.
+  if (m.header.flags & wire::kFlagConfirm) send_heartbeat(now);
 }
 
 void ReliableSender::rewind_to(uint64_t next) {

@@ -88,7 +88,7 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
   h.flags = options.crc ? kFlagCrc : 0;
   h.crc = 0;
   if (is_control(h.kind)) {
-    h.flags |= m.header.flags & kFlagTakesBatches;  // a receiver's, as its writer says
+    h.flags |= m.header.flags & (kFlagTakesBatches | kFlagConfirm);  // a receiver's, as its writer says
     if (m.probe && h.kind == Kind::Heartbeat) h.flags |= kFlagShareOffer;
     if (m.shared) {
       if (m.leases.size() > kMaxLeases)

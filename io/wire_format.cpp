@@ -350,6 +350,9 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   if ((h.flags & kFlagDevices) && !(shared && is_control(h.kind)))
     wire_fail(at(), "flags", "devices (bit 7) only on control messages that take shared memory (bit 2)",
               fmt::format("it on kind {}{}", kind_name(h.kind), shared ? "" : " without bit 2"));
+  if ((h.flags & kFlagConfirm) && !is_control(h.kind))
+    wire_fail(at(), "flags", "confirm (bit 8) only on a receiver's control messages",
+              fmt::format("it on kind {}", kind_name(h.kind)));
   if ((h.flags & kFlagShareOffer) && h.kind != Kind::Heartbeat)
     wire_fail(at(), "flags", "share offer (bit 3) only on heartbeats", fmt::format("it on kind {}", kind_name(h.kind)));
   // A control message is one frame, its header then its record, and so is

@@ -73,6 +73,12 @@ enum Flags : uint16_t {
   // devices whose memory it opens follow, last (kDevicesBytes; WIRE_FORMAT.md,
   // "Device memory"), so that its sender may send it device references.
   kFlagDevices = 1 << 7,
+  // On a reliable receiver's control message: it is closing, and waits for
+  // its sender's heartbeat confirming that its acknowledgement arrived. A
+  // sender answers other acknowledgements with nothing: an answer to each
+  // (one a message on an edge of small credit) doubled the control
+  // messages between two processes.
+  kFlagConfirm = 1 << 8,
 };
 // A shared-memory reference: pid u32, fd u32, then segment, offset, bytes
 // and generation as u64, little-endian (devices/shared_memory.h).

@@ -449,6 +449,15 @@ class ReliableReceiver {
   std::unordered_map<uint64_t, uint64_t> streams_;
   uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0, ringed_ = 0;
   bool reading_ring_ = false;  // read_ring is under way: a heartbeat among its entries reads no ring
+  // Whether the receiver's last wait for a message, from running dry to
+  // its arrival, was within ring_spin: whether spinning before sleeping
+  // pays. While it does not, one dry spell in kSpinProbe spins anyway: a
+  // wait that slept lasts as long as the wake-up at least, and could not
+  // tell that the messages come close together again.
+  bool spin_pays_ = true;
+  bool closing_ = false;  // its control messages ask for confirmation (kFlagConfirm)
+  uint32_t dry_spells_ = 0;
+  static constexpr uint32_t kSpinProbe = 8;
   // Losses found and not yet told: recv throws them, one WireError for all.
   std::vector<std::string> lost_;
   // Messages taken and not yet returned by recv, in order: the rest of a

@@ -95,6 +95,7 @@ FLAG_TAKES_BATCHES = 1 << 4  # a receiver's control message: it takes batches (k
 FLAG_PID = 1 << 5  # a receiver's control message taking shared memory: its pid (u64) follows the leases
 FLAG_RING = 1 << 6  # a C++ receiver's control message taking shared memory: its ring's reference follows
 FLAG_DEVICES = 1 << 7  # a C++ receiver's control message taking shared memory: the GPUs it opens follow
+FLAG_CONFIRM = 1 << 8  # a receiver's control message: it is closing and waits for a heartbeat confirming it
 DEVICES_BYTES = 8 + 16 * 8  # a count, then eight 16-byte device ids (WIRE_FORMAT.md, "Device memory")
 DEVICE_REF_PREFIX = b"sluice-"  # a shared message's data frame naming a GPU's memory, not shared memory
 MAX_LEASES = 256
@@ -383,12 +384,13 @@ def encode_update(target, arrays, seq=0, stream_id=0, crc=False):
     return [_HEADER.pack(_MAGIC, VERSION, UPDATE, flags, stream_id, seq, len(frames) // 2, checksum), name] + frames
 
 
-def encode_control(kind, control, seq, stream_id=0, leases=None, pid=0, takes_batches=False):
+def encode_control(kind, control, seq, stream_id=0, leases=None, pid=0, takes_batches=False, confirm=False):
     """The one frame of a credit, ack or heartbeat message: its header, then its record (then, from a
     receiver taking shared memory, the seqs whose arrays still view the sender's memory, and its pid
     when given, so that the sender reuses what it lent once this process is gone). takes_batches: a
-    receiver's, which splits batches (split_batch)."""
-    batches = FLAG_TAKES_BATCHES if takes_batches else 0
+    receiver's, which splits batches (split_batch). confirm: a closing receiver's, asking its sender
+    for a heartbeat that confirms it."""
+    batches = (FLAG_TAKES_BATCHES if takes_batches else 0) | (FLAG_CONFIRM if confirm else 0)
     if leases is None:
         return [_HEADER.pack(_MAGIC, VERSION, kind, batches, stream_id, seq, 0, 0) + _CONTROL.pack(*control)]
     flags = FLAG_SHARED | batches | (FLAG_PID if pid else 0)
@@ -537,6 +539,9 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
     if flags & FLAG_RING and not (control_kind and shared):
         raise WireError(f"{at}: flags: expected ring (bit 6) only on control messages that take shared memory "
                         f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
+    if flags & FLAG_CONFIRM and not control_kind:
+        raise WireError(f"{at}: flags: expected confirm (bit 8) only on a receiver's control messages, found it "
+                        f"on kind {_KIND_NAMES[kind]}")
     if flags & FLAG_SHARE_OFFER and kind != HEARTBEAT:
         raise WireError(f"{at}: flags: expected share offer (bit 3) only on heartbeats, found it on kind "
                         f"{_KIND_NAMES[kind]}")
@@ -801,15 +806,14 @@ class ReliableSender:
         self.grant = c
         self.base_messages = min(self.base_messages, c.credit_messages)
         self.base_bytes = min(self.base_bytes, c.credit_bytes)
-        before = self._oldest()
         while self.kept and self.kept[0][0] < m.seq:
             seq, frames, size = self.kept.pop(0)
             self.kept_bytes -= size
             if self.sent > 0:
                 self.sent -= 1
                 self.sent_bytes -= size
-        if self._oldest() != before:
-            self._heartbeat(now)  # tells the receiver the acknowledgement arrived
+        if m.flags & FLAG_CONFIRM:
+            self._heartbeat(now)  # a closing receiver waits to know the acknowledgement arrived
 
     def _record_refusal(self, m):
         """An error record from the receiver: it refused message m.seq. One of a seq this sender
@@ -976,6 +980,7 @@ class ReliableReceiver:
         self.where = f"receiver {self.endpoint}"
         self.peers, self.handed, self.duplicates, self.rejected = {}, None, 0, 0
         self.ready = collections.deque()  # (routing id, message) taken and not yet returned: a batch's rest
+        self.closing = False  # its control messages ask for a confirming heartbeat (FLAG_CONFIRM)
 
     def _control(self, peer, kind):
         zmq = _zmq()
@@ -984,7 +989,8 @@ class ReliableReceiver:
         try:
             frames = encode_control(kind, record, peer.acked, peer.stream_id,
                                     leases=sorted(peer.leased) if peer.share else None,
-                                    pid=os.getpid() if peer.share else 0, takes_batches=True)
+                                    pid=os.getpid() if peer.share else 0, takes_batches=True,
+                                    confirm=self.closing)
             self.socket.send_multipart([peer.routing_id] + frames, flags=zmq.DONTWAIT)
             peer.last_sent = time.monotonic()
             peer.acked_sent = max(peer.acked_sent, peer.acked)
@@ -1170,7 +1176,11 @@ class ReliableReceiver:
         """Acknowledges the last message received, waits (up to linger seconds) until each
         sender's heartbeat confirms it has the acknowledgement, and closes the socket."""
         zmq = _zmq()
+        self.closing, closing_at = True, time.monotonic()
         self._settle(True)
+        for p in self.peers.values():  # an acknowledgement sent before without asking goes again
+            if p.confirmed < p.acked_sent and p.last_sent < closing_at:
+                self._control(p, ACK)
         deadline = time.monotonic() + linger
         while any(p.confirmed < p.acked_sent for p in self.peers.values()) and time.monotonic() < deadline:
             if self.socket.poll(10, zmq.POLLIN):

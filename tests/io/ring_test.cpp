@@ -336,6 +336,83 @@ TEST(RingChannel, AnIdleReceiverSleepsAndTheSendersDoorbellWakesIt) {
   EXPECT_EQ(in.counters().ringed, 6u);
 }
 
+uint64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000 + static_cast<uint64_t>(t.tv_nsec);
+}
+
+// A receiver spins before it sleeps only while spinning catches messages:
+// one whose messages come seldom (a chunk every few hundred microseconds,
+// as a stage's) sleeps at once, but for a probe now and then, rather than
+// spend ring_spin of a core on each.
+TEST(RingChannel, AReceiverWhoseMessagesComeSeldomStopsSpinningForThem) {
+  test::TempDir dir;
+  ChannelOptions options;
+  options.ring_spin = milliseconds(5);  // long, so that spinning would show
+  Channel in(Pattern::Pull, "@" + dir.ipc("seldom"), options);
+  Channel out(Pattern::Push, in.bound_endpoint(), options);
+  out.send({numbered(0, 4)}, 0);
+  ASSERT_TRUE(in.recv(milliseconds(10000)));
+  ASSERT_EQ(in.counters().ringed, 1u) << "not through a ring: nothing here tests one";
+  constexpr int kMessages = 40;
+  std::thread sender([&] {
+    for (int i = 1; i <= kMessages; ++i) {
+      std::this_thread::sleep_for(milliseconds(25));
+      out.send({numbered(i, 4)}, static_cast<uint64_t>(i));
+    }
+  });
+  const uint64_t cpu = thread_cpu_ns();
+  for (int i = 1; i <= kMessages; ++i) {
+    std::optional<wire::Message> m = in.recv(milliseconds(10000));
+    ASSERT_TRUE(m) << "message " << i;
+    EXPECT_TRUE(test::identical(m->tensors.at(0), numbered(i, 4))) << "message " << i;
+  }
+  const uint64_t spent_ms = (thread_cpu_ns() - cpu) / 1000000;
+  sender.join();
+  // Spinning before each: 40 x 5 ms = 200 ms. The first wait and one in
+  // eight after it spin: about 30 ms.
+  EXPECT_LT(spent_ms, 100u) << "the receiver spent " << spent_ms << " ms of CPU on 40 messages 25 ms apart";
+}
+
+// A closing receiver's last acknowledgement asks its sender to confirm it
+// (flag bit 8), and the sender answers at once: the receiver does not wait
+// for the sender's next heartbeat, nor its linger time.
+TEST(RingChannel, AClosingReceiversLastAcknowledgementIsConfirmedAtOnce) {
+  test::TempDir dir;
+  ChannelOptions options;
+  options.heartbeat_interval = std::chrono::seconds(10);  // no heartbeat of its own comes meanwhile
+  options.linger = std::chrono::seconds(8);
+  options.credit_messages = 2;  // an acknowledgement a message
+  for (int round = 0; round < 3; ++round) {
+    Channel out(Pattern::Push, "@" + dir.ipc("confirm" + std::to_string(round)), options);
+    std::chrono::steady_clock::duration closing{};
+    std::string failed;
+    {
+      Channel in(Pattern::Pull, ">" + out.bound_endpoint(), options);
+      // The sender answers while it is in a call: it sends, then waits in flush.
+      std::thread sender([&] {
+        try {
+          for (uint64_t i = 0; i < 20; ++i) out.send({numbered(static_cast<int64_t>(i), 4)}, i);
+          out.flush(milliseconds(8000));
+        } catch (const std::exception& e) { failed = e.what(); }
+      });
+      for (int64_t i = 0; i < 20; ++i) {
+        std::optional<wire::Message> m = in.recv(milliseconds(5000));
+        ASSERT_TRUE(m) << "message " << i;
+        ASSERT_TRUE(test::identical(m->tensors.at(0), numbered(i, 4))) << "message " << i;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      { Channel gone = std::move(in); }  // acknowledges the last message as it closes
+      closing = std::chrono::steady_clock::now() - start;
+      sender.join();
+    }
+    EXPECT_EQ(failed, "") << "round " << round;
+    EXPECT_LT(closing, milliseconds(3000))
+        << "round " << round << ": the closing receiver waited for a heartbeat";
+  }
+}
+
 // A receiver closed right after taking the end of stream acknowledges it
 // as it closes: its sender's flush returns, nothing kept.
 TEST(RingChannel, AReceiverClosedRightAfterTheEndAcknowledgesIt) {

@@ -111,10 +111,13 @@ bool set_reconnect_backoff(void* socket) {
          zmq_setsockopt(socket, ZMQ_RECONNECT_IVL_MAX, &most_ms, sizeof most_ms) == 0;
 }
 
-bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait) {
-  zmq::pollitem_t items[2] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, extra_fd, ZMQ_POLLIN, 0}};
+bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait, int second_fd) {
+  zmq::pollitem_t items[3] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+  size_t count = 1;
+  for (int fd : {extra_fd, second_fd})
+    if (fd >= 0) items[count++] = {nullptr, fd, ZMQ_POLLIN, 0};
   try {
-    zmq::poll(items, extra_fd >= 0 ? 2 : 1, wait);
+    zmq::poll(items, count, wait);
   } catch (const zmq::error_t& e) {
     if (e.num() != EINTR) throw;
     return false;

@@ -205,7 +205,15 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
     // (this sender came back after it was lost) says to start again from `expected`.
     if (!p.ring && !p.ring_failed && p.alive && options_.ring_bytes > 0) {
       try {
-        p.ring = std::make_unique<RingReader>(options_.ring_bytes, session_, where_);
+        if (!doorbell_ && !doorbell_failed_) {
+          try {
+            doorbell_ = std::make_unique<Doorbell>();
+          } catch (const WireError& e) {
+            doorbell_failed_ = true;  // its senders ring the socket
+            logger().info("{}: {}; senders on this host wake it through the socket", where_, e.what());
+          }
+        }
+        p.ring = std::make_unique<RingReader>(options_.ring_bytes, session_, doorbell_.get(), where_);
       } catch (const Error& e) {
         p.ring_failed = true;
         logger().info("{}: no ring for sender (stream {}); its messages take the socket: {}", where_,
@@ -839,9 +847,10 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
       if (now >= *deadline) return std::nullopt;
       wait = std::min(wait, ms(*deadline - now) + std::chrono::milliseconds(1));
     }
-    // Asleep, a sender that writes into a ring rings the socket's doorbell.
+    // Asleep, a sender that writes into a ring rings the doorbell (or the socket's).
     if (!sleep_on_rings()) continue;
-    wait_readable(socket_, acks_->wake_fd, wait);
+    wait_readable(socket_, acks_->wake_fd, wait, doorbell_ ? doorbell_->read_fd() : -1);
+    if (doorbell_) doorbell_->drain();
     wake_rings();
     take_acks(/*flush_all=*/false);
   }

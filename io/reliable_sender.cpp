@@ -446,7 +446,7 @@ void ReliableSender::use_ring(const wire::Message& record) {
     return;
   }
   try {
-    ring_ = std::make_unique<RingWriter>(*offered, record.control.session, where_);
+    ring_ = std::make_unique<RingWriter>(*offered, record.control.session, record.pid, where_);
   } catch (const Error& e) {
     ring_refused_ = offered->segment;
     ring_.reset();
@@ -517,8 +517,8 @@ void ReliableSender::transmit_through_ring(Clock::time_point now) {
     rewind_to(oldest());
     return;
   }
-  // The receiver sleeps on its socket: an empty frame wakes it.
-  if (wrote && ring_->publish()) {
+  // The receiver sleeps: its doorbell wakes it, or else an empty frame on its socket.
+  if (wrote && ring_->publish() && !ring_->ring_doorbell()) {
     try {
       write_frames(socket_, {wire::Frame{}}, nullptr, /*dont_wait=*/true);
     } catch (const zmq::error_t& e) {

@@ -8,7 +8,12 @@
 
 #include <sluice/io/detail/shared_ring.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -101,7 +106,7 @@ RingReader::Entry read_entry(const uint8_t* at, uint64_t available, const Fail& 
 
 }  // namespace
 
-RingWriter::RingWriter(const SharedHandle& handle, uint64_t receiver, const std::string& where)
+RingWriter::RingWriter(const SharedHandle& handle, uint64_t receiver, uint64_t pid, const std::string& where)
     : file_(SharedFile::open(handle)), where_(where) {
   header_ = reinterpret_cast<RingHeader*>(file_.data());
   auto refuse = [&](std::string_view what, std::string_view expected, std::string_view found) {
@@ -122,6 +127,32 @@ RingWriter::RingWriter(const SharedHandle& handle, uint64_t receiver, const std:
   written_ = header_->written.load(std::memory_order_acquire);
   taken_ = taken();
   if (taken_ != written_) refuse("indices", "an empty ring", "entries in it");
+  // Only a pipe of the receiver's own process: the header could name
+  // anything, and this process would write into it.
+  const uint32_t bell_pid = header_->doorbell_pid, bell_fd = header_->doorbell_fd;
+  if (bell_pid != 0 && bell_pid == pid) {
+    const std::string path = fmt::format("/proc/{}/fd/{}", bell_pid, bell_fd);
+    doorbell_ = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st {};
+    if (doorbell_ >= 0 && (::fstat(doorbell_, &st) != 0 || !S_ISFIFO(st.st_mode))) {
+      ::close(doorbell_);
+      doorbell_ = -1;
+    }
+  }
+}
+
+RingWriter::~RingWriter() {
+  if (doorbell_ >= 0) ::close(doorbell_);
+}
+
+bool RingWriter::ring_doorbell() {
+  if (doorbell_ < 0) return false;
+  const char bell = 1;
+  // Full: the receiver has bytes to wake it already.
+  if (::write(doorbell_, &bell, 1) == 1 || errno == EAGAIN) return true;
+  ::close(doorbell_);  // its receiver is gone, or it broke: the socket from now on
+  doorbell_ = -1;
+  return false;
 }
 
 uint64_t RingWriter::taken() const {
@@ -200,7 +231,7 @@ bool RingWriter::publish() {
          header_->reader_sleeps.exchange(0) != 0;
 }
 
-RingReader::RingReader(size_t capacity, uint64_t receiver, const std::string& where)
+RingReader::RingReader(size_t capacity, uint64_t receiver, const Doorbell* doorbell, const std::string& where)
     : file_(SharedFile::create(kHeaderPage + std::bit_ceil(std::max(capacity, kHeaderPage)))), where_(where) {
   capacity_ = std::bit_ceil(std::max(capacity, kHeaderPage));
   header_ = new (file_.data()) RingHeader{};
@@ -208,6 +239,10 @@ RingReader::RingReader(size_t capacity, uint64_t receiver, const std::string& wh
   header_->version = kVersion;
   header_->capacity = capacity_;
   header_->receiver = receiver;
+  if (doorbell) {
+    header_->doorbell_pid = static_cast<uint32_t>(::getpid());
+    header_->doorbell_fd = static_cast<uint32_t>(doorbell->write_fd());
+  }
   entries_ = file_.data() + kHeaderPage;
 }
 
@@ -263,6 +298,21 @@ bool RingReader::sleep() {
 void RingReader::release() { header_->read.store(read_, std::memory_order_release); }
 
 void RingReader::wake() { header_->reader_sleeps.store(0, std::memory_order_relaxed); }
+
+Doorbell::Doorbell() {
+  if (::pipe2(fds_, O_NONBLOCK | O_CLOEXEC) != 0)
+    throw WireError(error_message("channel", "a pipe for the rings' doorbell", "one", std::strerror(errno)));
+}
+
+Doorbell::~Doorbell() {
+  ::close(fds_[0]);
+  ::close(fds_[1]);
+}
+
+void Doorbell::drain() {
+  char bytes[256];
+  while (::read(fds_[0], bytes, sizeof bytes) == static_cast<ssize_t>(sizeof bytes)) {}
+}
 
 bool RingReader::writer_waits() {
   // The index taken is published before the flag is read: see RingWriter::write.

@@ -63,10 +63,10 @@ bool write_frames(zmq::socket_ref socket, const std::vector<wire::Frame>& frames
 bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
                  const std::vector<const wire::Frame*>& messages, bool dont_wait);
 
-// Waits on a socket (and an extra file descriptor when >= 0) for input, up
-// to `wait` (negative: forever). EINTR counts as woken. Whether the extra
-// descriptor is readable.
-bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait);
+// Waits on a socket (and an extra file descriptor, and a second, when >= 0)
+// for input, up to `wait` (negative: forever). EINTR counts as woken.
+// Whether the extra descriptor is readable.
+bool wait_readable(zmq::socket_ref socket, int extra_fd, std::chrono::milliseconds wait, int second_fd = -1);
 
 // How a connecting socket retries a peer that is not there yet: after
 // 10 ms, doubling to 5 s for one that stays away. The processes of a
@@ -455,6 +455,10 @@ class ReliableReceiver {
   // wait that slept lasts as long as the wake-up at least, and could not
   // tell that the messages come close together again.
   bool spin_pays_ = true;
+  // Rung by senders of this host that write into its rings, rather than
+  // the socket: made with the first ring, none if the system gave no pipe.
+  std::unique_ptr<Doorbell> doorbell_;
+  bool doorbell_failed_ = false;
   bool closing_ = false;  // its control messages ask for confirmation (kFlagConfirm)
   uint32_t dry_spells_ = 0;
   static constexpr uint32_t kSpinProbe = 8;

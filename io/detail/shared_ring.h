@@ -33,7 +33,11 @@ struct RingHeader {
   uint32_t reserved;
   uint64_t capacity;  // of the entries, a power of two
   uint64_t receiver;  // the session of the receiver that made it
-  uint8_t pad0[32];
+  // The receiver's doorbell: the write end of a pipe it polls beside its
+  // socket, as its process and descriptor number (0, 0: none; ring the socket).
+  uint32_t doorbell_pid;
+  uint32_t doorbell_fd;
+  uint8_t pad0[24];
   // Each on a cache line of its own: a line one side writes and the other
   // reads moves between their cores at every write.
   alignas(64) std::atomic<uint64_t> written;        // bytes of entries the sender has published
@@ -47,9 +51,14 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t
 // The sending end, in the sender's process.
 class RingWriter {
  public:
-  // Maps the ring `handle` names, which receiver session `receiver` made.
-  // DeviceError when it cannot be mapped, WireError when it is no such ring.
-  RingWriter(const SharedHandle& handle, uint64_t receiver, const std::string& where);
+  // Maps the ring `handle` names, which receiver session `receiver` of
+  // process `pid` made, and opens its doorbell where it names one of that
+  // process's pipes. DeviceError when it cannot be mapped, WireError when
+  // it is no such ring.
+  RingWriter(const SharedHandle& handle, uint64_t receiver, uint64_t pid, const std::string& where);
+  ~RingWriter();
+  RingWriter(const RingWriter&) = delete;
+  RingWriter& operator=(const RingWriter&) = delete;
   uint64_t id() const { return file_.handle().segment; }
   // Writes one message's frames as an entry, unpublished; false when there
   // is no room now (the receiver is then asked to say when it has made
@@ -66,8 +75,12 @@ class RingWriter {
   uint8_t* write_frame(uint64_t bytes);
   bool fits_inline(uint64_t frame_bytes) const;
   // Publishes what write wrote. True when the receiver sleeps: the caller
-  // wakes it (a doorbell on the socket); the flag is cleared.
+  // wakes it (ring_doorbell, else a doorbell on the socket); the flag is cleared.
   bool publish();
+  // Wakes a sleeping receiver through its doorbell pipe: one system call,
+  // no thread of either process between. False when it has none (or it
+  // broke): the caller rings the socket.
+  bool ring_doorbell();
 
  private:
   uint64_t taken() const;  // the receiver's index, checked
@@ -80,15 +93,36 @@ class RingWriter {
   uint64_t capacity_ = 0;
   uint64_t written_ = 0;  // written here, published or not
   uint64_t taken_ = 0;    // the receiver's index when last read: read again only when it leaves no room
+  int doorbell_ = -1;     // the receiver's pipe, opened here; -1: none
   const std::string& where_;
+};
+
+// A receiver's doorbell: a pipe its senders on this host write a byte into
+// to wake it, open at both ends in its process. The read end is polled
+// beside the socket; senders open the write end through /proc (as they map
+// segments), named in each ring's header.
+class Doorbell {
+ public:
+  Doorbell();  // WireError when the system gives no pipe
+  ~Doorbell();
+  Doorbell(const Doorbell&) = delete;
+  Doorbell& operator=(const Doorbell&) = delete;
+  int read_fd() const { return fds_[0]; }
+  int write_fd() const { return fds_[1]; }
+  // Takes every byte rung so far, so that the next poll sleeps.
+  void drain();
+
+ private:
+  int fds_[2] = {-1, -1};
 };
 
 // The receiving end, in the receiver's process.
 class RingReader {
  public:
   // A new ring of `capacity` bytes (rounded up to a power of two) for one
-  // sender of receiver session `receiver`. DeviceError when the system gives no memory.
-  RingReader(size_t capacity, uint64_t receiver, const std::string& where);
+  // sender of receiver session `receiver`, naming `doorbell` (or none, when
+  // null). DeviceError when the system gives no memory.
+  RingReader(size_t capacity, uint64_t receiver, const Doorbell* doorbell, const std::string& where);
   const SharedHandle& handle() const { return file_.handle(); }
   struct Entry {
     // Its frames: the one of a packed message held here, more in `many`

@@ -4,8 +4,12 @@
 // ring in order, a message too large for it named there in its place, and
 // an idle receiver asleep and woken.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -19,6 +23,7 @@
 namespace sluice {
 namespace {
 
+using channel_detail::Doorbell;
 using channel_detail::RingHeader;
 using channel_detail::RingReader;
 using channel_detail::RingWriter;
@@ -26,6 +31,7 @@ using std::chrono::milliseconds;
 
 const std::string kWhere = "test";
 constexpr uint64_t kReceiver = 0x5eed;
+const uint64_t kPid = static_cast<uint64_t>(::getpid());  // the receiver's process: this one
 
 // A message of `frames` frames, frame f holding `bytes + f` bytes of `seed + f`.
 struct Written {
@@ -55,8 +61,8 @@ void expect_same(const RingReader::Entry& e, const Written& w, const std::string
 }
 
 TEST(Rings, EntriesComeOutWholeAndInOrderOverManyWraps) {
-  RingReader reader(4096, kReceiver, kWhere);
-  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  RingReader reader(4096, kReceiver, nullptr, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
   EXPECT_FALSE(reader.next(map_shared));
   // Sizes that do not divide the ring, so that entries meet its end at
   // every offset; up to a quarter of it.
@@ -85,8 +91,8 @@ TEST(Rings, EntriesComeOutWholeAndInOrderOverManyWraps) {
 }
 
 TEST(Rings, AFullRingWaitsAndTheReaderSaysWhenItMadeRoom) {
-  RingReader reader(4096, kReceiver, kWhere);
-  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  RingReader reader(4096, kReceiver, nullptr, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
   const Written w = message(1, 1000, 1);  // 1016 bytes an entry: four fill the ring
   std::shared_ptr<void> kept;
   int written = 0;
@@ -104,8 +110,8 @@ TEST(Rings, AFullRingWaitsAndTheReaderSaysWhenItMadeRoom) {
 // A message larger than a quarter of the ring is written into a block of
 // the sender's shared memory, which the entry names; read in its place.
 TEST(Rings, AMessageTooLargeForTheRingIsReadFromTheSendersMemoryInItsPlace) {
-  RingReader reader(4096, kReceiver, kWhere);
-  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  RingReader reader(4096, kReceiver, nullptr, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
   const Written small = message(2, 10, 1), large = message(3, 5000, 7);
   std::shared_ptr<void> none, block;
   ASSERT_TRUE(writer.write(small.frames(), none));
@@ -124,8 +130,8 @@ TEST(Rings, AMessageTooLargeForTheRingIsReadFromTheSendersMemoryInItsPlace) {
 }
 
 TEST(Rings, ASleepingReaderIsToldToWakeAndSleepsOnlyWhenNothingCame) {
-  RingReader reader(4096, kReceiver, kWhere);
-  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  RingReader reader(4096, kReceiver, nullptr, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
   std::shared_ptr<void> kept;
   ASSERT_TRUE(reader.sleep());
   ASSERT_TRUE(writer.write(message(1, 8, 0).frames(), kept));
@@ -154,6 +160,41 @@ struct Forged {
   }
 };
 
+bool readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
+}
+
+// A writer wakes a sleeping reader through its doorbell pipe, opened in the
+// reader's process; a header naming another process, or a descriptor there
+// that is no pipe, gives it none (it rings the socket instead).
+TEST(Rings, TheWriterRingsTheReadersDoorbellPipeAndOnlyThat) {
+  Doorbell bell;
+  RingReader reader(4096, kReceiver, &bell, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
+  EXPECT_FALSE(readable(bell.read_fd()));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(writer.ring_doorbell());
+  EXPECT_TRUE(readable(bell.read_fd()));
+  bell.drain();
+  EXPECT_FALSE(readable(bell.read_fd())) << "drained: the next poll sleeps";
+
+  RingWriter elsewhere(reader.handle(), kReceiver, kPid + 1, kWhere);
+  EXPECT_FALSE(elsewhere.ring_doorbell()) << "the header names a process other than the receiver's";
+
+  test::TempDir dir;
+  const std::string path = dir.path() + "/not-a-pipe";
+  const int file = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  ASSERT_GE(file, 0);
+  Forged forged(reader.handle());
+  forged.header->doorbell_fd = static_cast<uint32_t>(file);
+  RingWriter into_a_file(reader.handle(), kReceiver, kPid, kWhere);
+  EXPECT_FALSE(into_a_file.ring_doorbell()) << "the header names a file, not a pipe";
+  struct stat st {};
+  ASSERT_EQ(::fstat(file, &st), 0);
+  EXPECT_EQ(st.st_size, 0) << "nothing written into it";
+  ::close(file);
+}
+
 TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
   // Words written at the ring's start, then `published` bytes said written.
   struct Case {
@@ -176,7 +217,7 @@ TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
       {"a wrap not yet published", {0xFFFFFFFF}, 8, "wrap"},
   };
   for (const Case& c : cases) {
-    RingReader reader(4096, kReceiver, kWhere);
+    RingReader reader(4096, kReceiver, nullptr, kWhere);
     Forged forged(reader.handle());
     forged.entry(0, c.words, c.published);
     try {
@@ -190,17 +231,17 @@ TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
 }
 
 TEST(Rings, TheWriterRefusesAnotherReceiversRingOrAnImpossibleIndex) {
-  RingReader reader(4096, kReceiver, kWhere);
+  RingReader reader(4096, kReceiver, nullptr, kWhere);
   try {
-    RingWriter writer(reader.handle(), kReceiver + 1, kWhere);
+    RingWriter writer(reader.handle(), kReceiver + 1, kPid, kWhere);
     ADD_FAILURE() << "a ring made by another receiver was taken";
   } catch (const WireError& e) {
     EXPECT_NE(std::string(e.what()).find("receiver: expected"), std::string::npos) << e.what();
   }
   SharedFile other = SharedFile::create(8192);
-  EXPECT_THROW(RingWriter(other.handle(), kReceiver, kWhere), WireError) << "no ring at all";
+  EXPECT_THROW(RingWriter(other.handle(), kReceiver, kPid, kWhere), WireError) << "no ring at all";
 
-  RingWriter writer(reader.handle(), kReceiver, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
   Forged forged(reader.handle());
   std::shared_ptr<void> kept;
   // The writer reads the reader's index when its last reading leaves no room.

@@ -32,8 +32,8 @@ size_t output_bytes(const LoweredFunction& f, size_t j) {
 
 }  // namespace
 
-RunOutputs make_run_outputs(const LoweredFunction& f, Device device, const std::vector<BufferPtr>& args,
-                            const std::vector<bool>& donated, std::span<const std::shared_ptr<void>> constants,
+RunOutputs make_run_outputs(const LoweredFunction& f, Device device, std::span<const BufferPtr> args,
+                            std::span<const bool> donated, std::span<const std::shared_ptr<void>> constants,
                             const AllocateFn& allocate) {
   RunOutputs run{std::vector<BufferPtr>(f.outputs.size()), Pointers<void*>(f.slots.size()), {}};
   std::vector<BufferPtr>& outputs = run.buffers;
@@ -89,7 +89,7 @@ RunOutputs make_run_outputs(const LoweredFunction& f, Device device, const std::
   return run;
 }
 
-void set_run_event(const LoweredFunction& f, const std::vector<bool>& donated, std::vector<BufferPtr>& outputs,
+void set_run_event(const LoweredFunction& f, std::span<const bool> donated, std::vector<BufferPtr>& outputs,
                    const EventPtr& done) {
   for (size_t j = 0; j < outputs.size(); ++j) {
     const ValueLocation& out = f.outputs[j];
@@ -99,7 +99,7 @@ void set_run_event(const LoweredFunction& f, const std::vector<bool>& donated, s
   }
 }
 
-std::exception_ptr first_error(const std::vector<BufferPtr>& args) {
+std::exception_ptr first_error(std::span<const BufferPtr> args) {
   for (const BufferPtr& a : args)
     if (a->ready)
       if (std::exception_ptr e = a->ready->error()) return e;

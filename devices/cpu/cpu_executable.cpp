@@ -126,8 +126,8 @@ CpuExecutable::CpuExecutable(Function f, Device device, Plan plan)
 
 CpuExecutable::~CpuExecutable() = default;
 
-std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
-                                          const std::vector<bool>& donated, OutputMemory output_memory) {
+std::vector<BufferPtr> CpuExecutable::run(std::span<const BufferPtr> args, std::span<const bool> donated,
+                                          OutputMemory output_memory) {
   const LoweredFunction& lowered = plan_->plan().lowered;
   bool waiting = false;
   for (const BufferPtr& a : args) waiting = waiting || !a->is_ready();
@@ -157,7 +157,7 @@ std::vector<BufferPtr> CpuExecutable::run(const std::vector<BufferPtr>& args,
   pending->frame = std::move(frame);
   pending->done = std::make_shared<Event>();
   set_done(pending->done);
-  pending->args = args;
+  pending->args.assign(args.begin(), args.end());
   // A donated argument whose memory went to an output has none left to hold.
   for (const BufferPtr& a : args)
     if (a->memory) pending->reads.push_back(a->memory);

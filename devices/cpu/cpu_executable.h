@@ -28,7 +28,7 @@ class CpuExecutable final : public ExecutableImpl {
 
   const Function& function() const override { return function_; }
   Device device() const override { return device_; }
-  std::vector<BufferPtr> run(const std::vector<BufferPtr>& args, const std::vector<bool>& donated,
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const bool> donated,
                              OutputMemory output_memory) override;
 
  private:

@@ -9,7 +9,7 @@ namespace sluice::cuda {
 CudaExecutable::CudaExecutable(Function f, CudaDevice& device)
     : function_(std::move(f)), device_(device), program_(function_, device) {}
 
-std::vector<BufferPtr> CudaExecutable::run(const std::vector<BufferPtr>& args, const std::vector<bool>& donated,
+std::vector<BufferPtr> CudaExecutable::run(std::span<const BufferPtr> args, std::span<const bool> donated,
                                            OutputMemory /*output_memory: device memory only*/) {
   device_.activate();
   const LoweredFunction& lowered = program_.lowered();

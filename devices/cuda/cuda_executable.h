@@ -20,7 +20,7 @@ class CudaExecutable final : public ExecutableImpl {
 
   const Function& function() const override { return function_; }
   Device device() const override { return device_.device(); }
-  std::vector<BufferPtr> run(const std::vector<BufferPtr>& args, const std::vector<bool>& donated,
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const bool> donated,
                              OutputMemory output_memory) override;
 
  private:

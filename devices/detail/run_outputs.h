@@ -32,14 +32,14 @@ struct RunOutputs {
 using AllocateFn = std::function<std::shared_ptr<void>(size_t bytes)>;
 
 // `constants`: the memory of f.constants, in order, on the run's device.
-RunOutputs make_run_outputs(const LoweredFunction& f, Device device, const std::vector<BufferPtr>& args,
-                            const std::vector<bool>& donated, std::span<const std::shared_ptr<void>> constants,
+RunOutputs make_run_outputs(const LoweredFunction& f, Device device, std::span<const BufferPtr> args,
+                            std::span<const bool> donated, std::span<const std::shared_ptr<void>> constants,
                             const AllocateFn& allocate);
 
 // Gives `done` to the outputs the run computes (slots, copies of donated
 // arguments); those showing a non-donated argument keep its event, constants
 // are ready.
-void set_run_event(const LoweredFunction& f, const std::vector<bool>& donated, std::vector<BufferPtr>& outputs,
+void set_run_event(const LoweredFunction& f, std::span<const bool> donated, std::vector<BufferPtr>& outputs,
                    const EventPtr& done);
 
 // Whether no one but this buffer holds its memory: no other tensor, view or
@@ -47,6 +47,6 @@ void set_run_event(const LoweredFunction& f, const std::vector<bool>& donated, s
 inline bool is_exclusive(const Buffer& b) { return b.memory && b.memory.use_count() == 1; }
 
 // The first error among the arguments' events, or null.
-std::exception_ptr first_error(const std::vector<BufferPtr>& args);
+std::exception_ptr first_error(std::span<const BufferPtr> args);
 
 }  // namespace sluice

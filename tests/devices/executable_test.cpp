@@ -67,6 +67,31 @@ TEST(Executable, ABufferPassedTwiceCannotBeDonated) {
   EXPECT_EQ(e.run({a, a})[0].to_vector<float>(), (std::vector<float>{2, 4, 6, 8}));
 }
 
+// A run's per-argument lists stay off the heap for up to eight arguments:
+// one with more (here ten, the last two donated) takes the same path.
+TEST(Executable, ARunOfManyArgumentsDonatesThoseListed) {
+  std::vector<Spec> specs(10, f32({4}));
+  Executable e = compile(trace(specs, [](const std::vector<Expr>& x) {
+    Expr sum = x[0];
+    for (size_t i = 1; i < x.size(); ++i) sum = sum + x[i];
+    return std::vector<Expr>{sum, x[9] * 2.0};
+  }));
+  std::vector<Tensor> args;
+  for (int i = 0; i < 10; ++i) args.push_back(tensor<float>({1, 2, 3, static_cast<float>(i)}));
+  const std::vector<Tensor> out = e.run(args, {.donate = {8, 9}});
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{10, 20, 30, 45}));
+  EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{2, 4, 6, 18}));
+  for (int i = 0; i < 10; ++i) {
+    const bool donated = i >= 8;
+    EXPECT_EQ(args[static_cast<size_t>(i)].buffer()->state.load(),
+              donated ? Buffer::State::Donated : Buffer::State::Live)
+        << "argument " << i;
+  }
+  for (size_t i = 8; i < 10; ++i) args[i] = tensor<float>({1, 2, 3, static_cast<float>(i)});
+  const std::string m = message_of<ValueError>([&] { e.run(args, {.donate = {9, 9}}); });
+  EXPECT_NE(m.find("argument 9 listed twice"), std::string::npos) << m;
+}
+
 TEST(CompileCache, EqualFunctionsShareOneExecutable) {
   auto make = [](float k) {
     return trace({f32({3})}, [k](Expr x) { return sluice::exp(x) * k + 1.0; });

@@ -493,6 +493,7 @@ ChannelCounters Channel::counters() const {
     n.refusals = c.receiver->refusals_sent();
     n.shared = c.receiver->shared();
     n.ringed = c.receiver->ringed();
+    n.copied = c.receiver->copied();
   }
   if (c.sender) {
     n.resent = c.sender->resent();

@@ -203,6 +203,11 @@ struct ChannelCounters {
   uint64_t coalesced = 0;
   // Messages that went (sending) or came (receiving) through a same-host ring.
   uint64_t ringed = 0;
+  // Receiving: shared messages copied out of the sender's memory because
+  // the owner held half the credit's worth of them already (counted in
+  // `shared` too). A receiver whose owner keeps that many in flight wants
+  // a larger credit.
+  uint64_t copied = 0;
 };
 
 // A message a reliable sender's receiver refused (Channel::refuse): its

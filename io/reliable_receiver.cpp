@@ -694,6 +694,7 @@ void ReliableReceiver::lease(Peer& p, wire::Message& m) {
   if (p.leased.size() >= max_leases || (!p.leased.empty() && p.leased_bytes + bytes > options_.credit_bytes / 2)) {
     // An owner that keeps what it receives would have the sender keep as
     // much: past half the credit, copies, and the sender's memory is free.
+    ++copied_;
     for (Tensor& t : m.tensors) {
       if (t.device().host_memory()) {
         t = tensor_from_bytes(t.spec(), t.host_data());

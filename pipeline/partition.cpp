@@ -113,7 +113,11 @@ void Pipeline::Impl::partition() {
       }
       if (to == me) {
         ZmqSourceOptions o;
-        o.channel.credit_messages = options.capacity;
+        // Twice the capacity: a receiver copies a message whose tensors it
+        // would hold past half its credit (leases) out of the sender's
+        // memory, and this process's pipeline holds up to `capacity` of them.
+        // The sender still sends at most its own credit, `capacity`.
+        o.channel.credit_messages = 2 * options.capacity;
         o.channel.peer_timeout = po.peer_timeout;
         // A producer restarted from a checkpoint goes on with the stream.
         o.channel.continue_streams = true;

@@ -311,6 +311,7 @@ class ReliableReceiver {
   uint64_t rejected() const { return rejected_; }
   uint64_t shared() const { return shared_; }
   uint64_t ringed() const { return ringed_; }
+  uint64_t copied() const { return copied_; }
   const std::string& last_rejection() const { return last_rejection_; }
 
  private:
@@ -447,7 +448,8 @@ class ReliableReceiver {
   std::optional<std::pair<uint64_t, uint64_t>> handed_;  // OnNextRecv: the last message recv returned
   // Per stream id, the next seq to take (continue_streams, resume_stream).
   std::unordered_map<uint64_t, uint64_t> streams_;
-  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0, ringed_ = 0;
+  uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0, ringed_ = 0,
+           copied_ = 0;
   bool reading_ring_ = false;  // read_ring is under way: a heartbeat among its entries reads no ring
   // Whether the receiver's last wait for a message, from running dry to
   // its arrival, was within ring_spin: whether spinning before sleeping

@@ -272,7 +272,12 @@ TEST(SharedChannel, ASlowReceiverHoldsTheSenderToItsCreditAndNothingIsOverwritte
   for (uint64_t i = kept.size(); i < 64; ++i)
     kept.push_back(test::next_message(c.in, "message " + std::to_string(i)).tensors);
   ASSERT_EQ(sender.finish(c.in), "");
-  EXPECT_GT(c.in.counters().shared, 0u);
+  const ChannelCounters got = c.in.counters();
+  EXPECT_GT(got.shared, 0u);
+  // Every one kept: half the credit (4) as leases, the others copied, and counted.
+  EXPECT_GT(got.copied, 0u);
+  EXPECT_LE(got.copied, got.shared);
+  EXPECT_GE(got.copied + 4, got.shared) << "more leases held than half the credit";
   for (uint64_t i = 0; i < 64; ++i)
     EXPECT_TRUE(test::identical(kept[i][0], test::peer_message(i, 4096)[0])) << "message " << i << " overwritten";
 }

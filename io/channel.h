@@ -170,10 +170,10 @@ struct ChannelOptions {
   // receiver that runs dry spins up to ring_spin on its rings before it
   // sleeps on its socket, where a sender that finds it asleep wakes it, so
   // that an idle edge costs no CPU. It spins only while spinning pays: when
-  // its last wait for a message lasted longer than ring_spin, it sleeps at
-  // once (a message a chunk every few hundred microseconds, as a stage's
-  // are, would otherwise cost ring_spin of a core each, taken from the
-  // stages on a machine with few cores).
+  // its last wait for a message lasted over four times ring_spin, it sleeps
+  // at once (a chunk every few hundred microseconds, as a stage's are,
+  // would otherwise cost ring_spin of a core each, taken from the stages on
+  // a machine with few cores).
   size_t ring_bytes = size_t{1} << 20;
   std::chrono::microseconds ring_spin{50};
   CurveOptions curve{};

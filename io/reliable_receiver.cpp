@@ -243,6 +243,7 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
       p.leases_changed = false;
       p.acked_sent = acknowledgement(p);
       p.finished_sent = p.acked;
+      p.taken_unacked = 0;
     } else {
       logger().debug("{}: {} to a sender (stream {}) not sent: no room", where_, wire::kind_name(kind), p.stream_id);
     }
@@ -398,7 +399,8 @@ void ReliableReceiver::take_acks(bool flush_all) {
     const uint64_t finished = p.acked - p.finished_sent;  // Checkpoint: credit it frees
     // Leases let go of go when the socket is quiet, if nothing else goes before.
     const bool released = p.leases_changed && flush_all;
-    if ((checkpoints() && acknowledges) || (finished > 0 && (flush_all || finished >= batch)) || released)
+    if ((checkpoints() && acknowledges) ||
+        (finished > 0 && (flush_all || finished >= batch || p.taken_unacked >= kAckBytes)) || released)
       send_control(p, acknowledges ? wire::Kind::Ack : wire::Kind::Credit, now);
   }
 }
@@ -661,6 +663,7 @@ void ReliableReceiver::accept_one(uint64_t session, std::span<const wire::Receiv
       bytes += static_cast<uint64_t>(m.tensors[i].spec().bytes()) -
                frames[wire::first_tensor_frame(h.kind) + 1 + 2 * i].bytes.size();
   take(p, bytes);
+  p.taken_unacked += bytes;
   m.peer = session;
   if (m.shared) lease(p, m);
   ready_.push_back(std::move(m));
@@ -796,7 +799,7 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
   // A message after running dry: how long it was waited for says whether
   // the next wait spins.
   auto arrived = [&](Clock::time_point now) {
-    if (quiet_since) spin_pays_ = now - *quiet_since <= options_.ring_spin;
+    if (quiet_since) spin_pays_ = now - *quiet_since <= kSpinPaysWithin * options_.ring_spin;
     return hand_on();
   };
   for (;;) {

@@ -69,9 +69,10 @@ std::string frames_expected(const Header& h, size_t expected, size_t found) {
 // A tensor's .npy version 1.0 header at the start of `bytes` (the whole of
 // a header frame, or the rest of a packed frame); sets *header_bytes to its
 // length. A stream repeats one header over and over, so the last one parsed
-// on this thread is remembered and identical bytes skip the parse.
+// on this thread is remembered and identical bytes skip the parse. The
+// spec returned is that memory: valid until the next call on this thread.
 template <typename Where>
-Spec parse_npy_header(Bytes bytes, size_t* header_bytes, const Where& where) {
+const Spec& parse_npy_header(Bytes bytes, size_t* header_bytes, const Where& where) {
   thread_local std::vector<uint8_t> last_header;
   thread_local Spec last_spec;
   const size_t n = last_header.size();
@@ -79,15 +80,13 @@ Spec parse_npy_header(Bytes bytes, size_t* header_bytes, const Where& where) {
     *header_bytes = n;
     return last_spec;
   }
-  Spec spec;
   try {
-    spec = npy::parse_header(bytes, header_bytes, "npy header", npy::Accept::Version1);
+    last_spec = npy::parse_header(bytes, header_bytes, "npy header", npy::Accept::Version1);
   } catch (const WireError& e) {
     wire_fail(where(), e.what());
   }
   last_header.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(*header_bytes));
-  last_spec = spec;
-  return spec;
+  return last_spec;
 }
 
 }  // namespace
@@ -420,39 +419,40 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   m.tensors.reserve(tensors);
   for (uint32_t i = 0; i < tensors; ++i) {
     auto tensor_at = [&] { return fmt::format("{}, tensor {}", at(), i); };
-    Bytes header, data;
-    Spec spec;
+    // The view's spec is copied once, from the cache of headers seen, into
+    // the view made in place: a small message's decoding is mostly copies.
+    const Spec* spec = nullptr;
+    Bytes data;
+    size_t header_bytes = 0;
     if (packed) {
-      size_t header_bytes = 0;
-      spec = parse_npy_header(rest, &header_bytes, tensor_at);
-      const auto bytes = static_cast<uint64_t>(spec.bytes());
+      spec = &parse_npy_header(rest, &header_bytes, tensor_at);
+      const auto bytes = static_cast<uint64_t>(spec->bytes());
       if (bytes > rest.size() - header_bytes)
-        wire_fail(tensor_at(), "packed frame", fmt::format("{} bytes of data for {}", bytes, spec),
-             rest.size() - header_bytes);
+        wire_fail(tensor_at(), "packed frame", fmt::format("{} bytes of data for {}", bytes, *spec),
+                  rest.size() - header_bytes);
       data = rest.subspan(header_bytes, bytes);
       rest = rest.subspan(header_bytes + bytes);
     } else {
-      header = frames[first_tensor + 2 * size_t{i}];
+      const Bytes header = frames[first_tensor + 2 * size_t{i}];
       data = frames[first_tensor + 1 + 2 * size_t{i}];
-      size_t header_bytes = 0;
-      spec = parse_npy_header(header, &header_bytes, tensor_at);
+      spec = &parse_npy_header(header, &header_bytes, tensor_at);
       if (header_bytes != header.size())
         wire_fail(tensor_at(), "npy header frame", fmt::format("{} bytes", header_bytes), header.size());
-      if (!shared && static_cast<int64_t>(data.size()) != spec.bytes())
-        wire_fail(tensor_at(), "data frame", fmt::format("{} bytes for {}", spec.bytes(), spec), data.size());
+      if (!shared && static_cast<int64_t>(data.size()) != spec->bytes())
+        wire_fail(tensor_at(), "data frame", fmt::format("{} bytes for {}", spec->bytes(), *spec),
+                  data.size());
     }
-    std::optional<SharedHandle> ref;
-    std::string_view device;
-    if (shared && is_device_ref(data)) {
-      device = read_device_ref(data, tensor_at());
+    TensorView& v = m.tensors.emplace_back(*spec, data);
+    if (shared && is_device_ref(v.data)) {
+      v.device = read_device_ref(v.data, tensor_at());
     } else if (shared) {
-      ref = read_shared_ref(data, tensor_at());
-      if (static_cast<int64_t>(ref->bytes) != spec.bytes())
-        wire_fail(tensor_at(), "shared-memory reference", fmt::format("{} bytes for {}", spec.bytes(), spec),
-                  fmt::format("{} bytes", ref->bytes));
+      v.shared = read_shared_ref(v.data, tensor_at());
+      if (static_cast<int64_t>(v.shared->bytes) != v.spec.bytes())
+        wire_fail(tensor_at(), "shared-memory reference",
+                  fmt::format("{} bytes for {}", v.spec.bytes(), v.spec),
+                  fmt::format("{} bytes", v.shared->bytes));
     }
-    if (h.flags & kFlagCrc) crc = crc32c(crc, data.data(), data.size());
-    m.tensors.push_back({std::move(spec), data, ref, device});
+    if (h.flags & kFlagCrc) crc = crc32c(crc, v.data.data(), v.data.size());
   }
   if (packed && !rest.empty())
     wire_fail(at(), "packed frame", fmt::format("nothing after tensor {}", h.count),

@@ -136,6 +136,7 @@ using Bytes = std::span<const uint8_t>;
 
 // One tensor of a parsed message: its spec and its data frame's bytes.
 struct TensorView {
+  TensorView(const Spec& spec_, Bytes data_) : spec(spec_), data(data_) {}
   Spec spec;
   Bytes data;                          // the data, or the reference's bytes when shared or device is set
   std::optional<SharedHandle> shared;  // kFlagShared: where the data is

@@ -91,6 +91,12 @@ extern template std::optional<double> Tags::get<double>(std::string_view, int64_
 extern template std::optional<std::string> Tags::get<std::string>(std::string_view, int64_t) const;
 extern template std::optional<Tensor> Tags::get<Tensor>(std::string_view, int64_t) const;
 
+// A message of a stream: its tensors and their tags.
+struct Chunk {
+  std::vector<Tensor> tensors;
+  Tags tags;
+};
+
 // The tags of rows [begin, end) of a chunk whose tags are `tags`: the
 // whole-chunk tags, the time moved to row `begin` (by the sample rate; a
 // slice after row 0 of a chunk without one has no time), and the tags at

@@ -283,7 +283,16 @@ class BatcherNode : public PipelineNode {
     for (size_t i = 0; i < batch.size(); ++i) {
       const Envelope& in = batch[i].message;
       Envelope out{in.seq, std::move(rows[i]), false, in.credit, in.born, in.barrier};
-      if (!error.empty()) {
+      // Each message goes on with its own tags, as with its own rows.
+      if (error.empty()) {
+        try {
+          out.tags = stage_tags(options_.tags, options_.set_tags, in, out.tensors);
+        } catch (const std::exception& e) {
+          ctx_->fail(in.seq, e.what(), std::current_exception());
+          out.skipped = true;
+          out.tensors.clear();
+        }
+      } else {
         ctx_->fail(in.seq, error, cause);
         out.skipped = true;
         out.tensors.clear();

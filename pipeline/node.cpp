@@ -1,7 +1,9 @@
 #include <sluice/pipeline/node.h>
 
-#include <sluice/pipeline/detail/trace_recorder.h>
+#include <fmt/format.h>
 
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/trace_recorder.h>
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
@@ -40,6 +42,38 @@ std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
     credit->releasing.fetch_sub(1);
     if (done) done(credit->finishing.load(std::memory_order_acquire));
   });
+}
+
+std::shared_ptr<const Tags> shared_tags(Tags tags) {
+  if (tags.empty()) return nullptr;
+  return std::make_shared<const Tags>(std::move(tags));
+}
+
+const Tags& tags_of(const Envelope& m) {
+  static const Tags none;
+  return m.tags ? *m.tags : none;
+}
+
+std::shared_ptr<const Tags> stage_tags(TagRule rule,
+                                       const std::function<Tags(const Tags&, const Tensors&)>& set,
+                                       const Envelope& in, const Tensors& outputs) {
+  switch (rule) {
+    case TagRule::Carry: return in.tags;
+    case TagRule::Drop: return nullptr;
+    default: return shared_tags(set(tags_of(in), outputs));
+  }
+}
+
+void check_tag_rows(const Chunk& chunk, const std::string& who) {
+  if (chunk.tags.empty() || chunk.tensors.empty()) return;
+  const Tensor& first = chunk.tensors.front();
+  const int64_t rows = first.rank() == 0 ? 1 : first.shape().dim(0);
+  for (const Tag& t : chunk.tags.all())
+    if (t.offset >= rows)
+      throw PipelineError(
+          error_message(who, fmt::format("tag '{}'", t.key),
+                        fmt::format("a row of its first tensor, {} (below {})", first.spec(), rows),
+                        fmt::format("row {}", t.offset)));
 }
 
 Tensors host_copies(const Tensors& acc) {

@@ -60,6 +60,8 @@ struct Envelope {
   std::shared_ptr<void> credit;  // returns the source's credit when the last copy is gone
   Clock::time_point born;        // when its source made it
   int64_t barrier = 0;           // checkpoint barrier before this message, 0: none (checkpoints.h)
+  // Its tags (devices/tags.h), shared by its copies; null: none.
+  std::shared_ptr<const Tags> tags;
 };
 
 // Counts a message into a node and, with leave(), out of it and its time there.
@@ -89,6 +91,21 @@ struct Credit {
 // told whether the message was finished with) as the last copy goes.
 std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
                                   std::function<void(bool finished)> done = {});
+
+enum class TagRule : uint8_t;  // pipeline.h
+
+// A message's tags as its envelope holds them: shared, null when there are none.
+std::shared_ptr<const Tags> shared_tags(Tags tags);
+// The tags of an envelope (none: an empty set).
+const Tags& tags_of(const Envelope& m);
+// The tags of a stage's outputs made from message `in` by `rule`
+// (StageOptions::tags); `set` is StageOptions::set_tags.
+std::shared_ptr<const Tags> stage_tags(TagRule rule,
+                                       const std::function<Tags(const Tags&, const Tensors&)>& set,
+                                       const Envelope& in, const Tensors& outputs);
+// PipelineError naming `who` (a source) for a tag at a row the chunk's
+// first tensor does not have: it would be at no sample.
+void check_tag_rows(const Chunk& chunk, const std::string& who);
 
 struct Checkpoint;  // checkpoint_store.h
 struct StageUpdate;

@@ -84,6 +84,10 @@ NodeId Pipeline::source(std::string name, std::shared_ptr<Source> source, NodeOp
 NodeId Pipeline::add_stage(std::string name, std::function<Function(const std::vector<Spec>&)> tracer,
                            StageOptions options) {
   std::string process = options.process;
+  if ((options.tags == TagRule::Set) != static_cast<bool>(options.set_tags))
+    throw PipelineError(error_message(
+        "stage '" + name + "'", "set_tags", "a function with TagRule::Set, and none with another rule",
+        options.set_tags ? "a function with another rule" : "none with TagRule::Set"));
   // Whatever the user's function throws while traced (now, or when the
   // run resolves the inputs) is the stage's error, its cause kept.
   tracer = [who = "stage '" + name + "'", tracer = std::move(tracer)](const std::vector<Spec>& params) {

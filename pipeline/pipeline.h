@@ -158,6 +158,15 @@ struct BatchOptions {
   std::chrono::microseconds timeout{1000};  // the longest a partial batch waits for more
 };
 
+// What a stage's outputs carry of the tags (devices/tags.h) of the message
+// it ran on.
+enum class TagRule : uint8_t {
+  Carry,  // its input's tags, as they came (a joined input's: every input's, the first's where two say one
+          // key)
+  Drop,   // none
+  Set,    // what StageOptions::set_tags returns
+};
+
 struct StageOptions {
   // Specs of one incoming message. Empty: the producers' output specs, in
   // connect order, resolved when the pipeline starts.
@@ -170,6 +179,11 @@ struct StageOptions {
   bool ordered = true;    // off: what follows takes this stage's outputs as they come
   BatchOptions batch{};   // size > 0: a batched stage (above)
   std::string process{};  // the process that runs it (PartitionOptions); empty: unpartitioned
+  TagRule tags = TagRule::Carry;
+  // TagRule::Set: the tags of the outputs, from the input's and the outputs
+  // (waited for when read). Called on the stage's thread, once per message
+  // (per message of a batch); what it throws fails that message.
+  std::function<Tags(const Tags& input, const Tensors& outputs)> set_tags{};
 };
 
 // Where a source, a sink or a node of another kind runs.
@@ -221,16 +235,24 @@ class Pipeline {
   }
 
   NodeId sink(std::string name, std::shared_ptr<Sink> sink, NodeOptions options = {});
-  // A callback taking const Tensors& (the whole message) or const Tensor& (its first tensor).
+  // A callback taking const Tensors& (the whole message), const Tensor& (its
+  // first tensor), or const Tensors& and const Tags& (the message and its tags).
   template <typename F>
   NodeId sink(std::string name, F&& fn, NodeOptions options = {}) {
     if constexpr (std::is_convertible_v<F, std::shared_ptr<Sink>>) {
       return sink(std::move(name), std::shared_ptr<Sink>(std::forward<F>(fn)), std::move(options));
-    } else if constexpr (std::is_invocable_v<F&, const Tensors&>) {
-      return sink(std::move(name), sinks::callback(std::forward<F>(fn)), std::move(options));
-    } else {
-      return sink(std::move(name), sinks::callback([fn](const Tensors& t) { fn(t.at(0)); }),
+    } else if constexpr (std::is_invocable_v<F&, const Tensors&, const Tags&>) {
+      return sink(std::move(name),
+                  sinks::callback(std::function<void(const Tensors&, const Tags&)>(std::forward<F>(fn))),
                   std::move(options));
+    } else if constexpr (std::is_invocable_v<F&, const Tensors&>) {
+      return sink(std::move(name), sinks::callback(std::function<void(const Tensors&)>(std::forward<F>(fn))),
+                  std::move(options));
+    } else {
+      return sink(
+          std::move(name),
+          sinks::callback(std::function<void(const Tensors&)>([fn](const Tensors& t) { fn(t.at(0)); })),
+          std::move(options));
     }
   }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include <sluice/base/detail/log.h>
 #include <sluice/pipeline/detail/pipeline_impl.h>
 
 namespace sluice {
@@ -95,14 +96,33 @@ std::pair<std::vector<flow::receiver<Envelope>*>, flow::sender<Envelope>*> make_
                                  out.born = std::get<0>(parts).born;
                                  out.barrier = std::get<0>(parts).barrier;
                                  std::vector<std::shared_ptr<void>> credits;
+                                 std::optional<Tags> tags;  // made only when a second input has any
                                  (
                                      [&](const Envelope& m) {
                                        out.skipped = out.skipped || m.skipped;
                                        out.born = std::min(out.born, m.born);
                                        out.tensors.insert(out.tensors.end(), m.tensors.begin(), m.tensors.end());
                                        credits.push_back(m.credit);
+                                       if (!m.tags) return;
+                                       if (!out.tags && !tags) {
+                                         out.tags = m.tags;
+                                         return;
+                                       }
+                                       if (!tags) tags = *out.tags;
+                                       for (const Tag& t : m.tags->all()) {
+                                         if (tags->find(t.key, t.offset)) continue;
+                                         if (tags->size() == kMaxTags) {
+                                           logger().warn(
+                                               "joined message {}: its inputs hold over {} tags; '{}' at "
+                                               "{} and those after it are left out",
+                                               out.seq, kMaxTags, t.key, t.offset);
+                                           break;
+                                         }
+                                         tags->set(t.key, t.value, t.offset);
+                                       }
                                      }(std::get<I>(parts)),
                                      ...);
+                                 if (tags) out.tags = shared_tags(std::move(*tags));
                                  if (out.skipped) out.tensors.clear();
                                  // The joined message holds every input's credit.
                                  out.credit = std::make_shared<std::vector<std::shared_ptr<void>>>(std::move(credits));

@@ -26,9 +26,10 @@ class PullSourceNode : public SourceNode {
           // Numbered (and any barrier placed) before next(): a source's
           // checkpoint state is where it stands.
           NodeContext::Numbered at = ctx.number();
-          std::optional<Tensors> next;
+          std::optional<Chunk> next;
           try {
-            next = source_->next();
+            next = source_->next_chunk();
+            if (next) check_tag_rows(*next, "source '" + name() + "'");
           } catch (const std::exception& e) {
             ctx.fail(at.seq, e.what(), std::current_exception());
             fc.stop();
@@ -39,7 +40,8 @@ class PullSourceNode : public SourceNode {
             fc.stop();
             return {};
           }
-          Envelope m{at.seq, std::move(*next), false, hold_credit(credit), Clock::now(), at.barrier};
+          Envelope m{at.seq,     std::move(next->tensors),          false, hold_credit(credit), Clock::now(),
+                     at.barrier, shared_tags(std::move(next->tags))};
           Visit v(counters(), m);
           v.leave(m);
           return m;

@@ -43,7 +43,7 @@ class SinkNode : public PipelineNode {
           }
           if (!m.skipped) {
             try {
-              sink_->consume(m.seq + ctx.seq_offset(), m.tensors);
+              sink_->consume_tagged(m.seq + ctx.seq_offset(), m.tensors, tags_of(m));
             } catch (const std::exception& e) { ctx.fail(m.seq, e.what(), std::current_exception()); }
           }
           v.leave(m);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <sluice/devices/tags.h>
 #include <sluice/stream/step.h>
 
 namespace sluice {
@@ -20,6 +21,10 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual void consume(uint64_t seq, const Tensors& tensors) = 0;
+  // The same with the message's tags (devices/tags.h), which is what the
+  // pipeline calls: a sink that reads tags overrides this one. By default
+  // consume(seq, tensors).
+  virtual void consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags);
   virtual void finish() {}
 
   // ---- checkpoints (README, "Checkpoints"): how a sink's output is
@@ -72,17 +77,21 @@ class Sink {
 class Collector : public Sink {
  public:
   void consume(uint64_t seq, const Tensors& tensors) override;
+  void consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags) override;
   std::vector<Tensors> results() const;
   std::vector<uint64_t> sequence_numbers() const;
+  std::vector<Tags> tags() const;  // each message's, in the same order
 
  private:
   mutable std::mutex mutex_;
   std::vector<Tensors> results_;
   std::vector<uint64_t> seqs_;
+  std::vector<Tags> tags_;
 };
 
 namespace sinks {
 std::shared_ptr<Sink> callback(std::function<void(const Tensors&)> fn);
+std::shared_ptr<Sink> callback(std::function<void(const Tensors&, const Tags&)> fn);
 std::shared_ptr<Collector> collector();
 // Writes each message's tensors to `directory` as .npy files, one per
 // tensor, named by sequence number and place (000000000042-0.npy), each

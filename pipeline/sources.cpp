@@ -5,6 +5,16 @@
 
 namespace sluice {
 
+std::optional<Tensors> Source::next() {
+  throw PipelineError(error_message("source", "", "next() or next_chunk() implemented", "neither"));
+}
+
+std::optional<Chunk> Source::next_chunk() {
+  std::optional<Tensors> tensors = next();
+  if (!tensors) return std::nullopt;
+  return Chunk{std::move(*tensors), {}};
+}
+
 void Source::resume(uint64_t position, const std::string&) {
   throw PipelineError(error_message(
       "source", fmt::format("cannot replay, so cannot resume at message {}", position), "", ""));
@@ -99,12 +109,23 @@ void PushSource::close() {
 namespace sources {
 
 namespace {
+
+// Untagged messages, as chunks with no tags: one mechanism for both.
+template <typename... Args>
+std::function<std::optional<Chunk>(Args...)> as_chunks(std::function<std::optional<Tensors>(Args...)> make) {
+  return [make = std::move(make)](Args... args) -> std::optional<Chunk> {
+    std::optional<Tensors> tensors = make(args...);
+    if (!tensors) return std::nullopt;
+    return Chunk{std::move(*tensors), {}};
+  };
+}
+
 class GeneratorSource : public Source {
  public:
-  GeneratorSource(std::vector<Spec> spec, std::function<std::optional<Tensors>()> make)
+  GeneratorSource(std::vector<Spec> spec, std::function<std::optional<Chunk>()> make)
       : spec_(std::move(spec)), make_(std::move(make)) {}
   std::vector<Spec> spec() const override { return spec_; }
-  std::optional<Tensors> next() override { return make_(); }
+  std::optional<Chunk> next_chunk() override { return make_(); }
   bool replayable() const override { return true; }
   void resume(uint64_t position, const std::string&) override {
     for (uint64_t i = 0; i < position; ++i)
@@ -116,16 +137,16 @@ class GeneratorSource : public Source {
 
  private:
   std::vector<Spec> spec_;
-  std::function<std::optional<Tensors>()> make_;
+  std::function<std::optional<Chunk>()> make_;
 };
 
 class IndexedSource : public Source {
  public:
-  IndexedSource(std::vector<Spec> spec, std::function<std::optional<Tensors>(uint64_t)> make)
+  IndexedSource(std::vector<Spec> spec, std::function<std::optional<Chunk>(uint64_t)> make)
       : spec_(std::move(spec)), make_(std::move(make)) {}
   std::vector<Spec> spec() const override { return spec_; }
-  std::optional<Tensors> next() override {
-    std::optional<Tensors> m = make_(next_);
+  std::optional<Chunk> next_chunk() override {
+    std::optional<Chunk> m = make_(next_);
     if (m) ++next_;
     return m;
   }
@@ -134,12 +155,16 @@ class IndexedSource : public Source {
 
  private:
   std::vector<Spec> spec_;
-  std::function<std::optional<Tensors>(uint64_t)> make_;
+  std::function<std::optional<Chunk>(uint64_t)> make_;
   uint64_t next_ = 0;
 };
 }  // namespace
 
 std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::optional<Tensors>()> make) {
+  return generator(std::move(spec), as_chunks(std::move(make)));
+}
+
+std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::optional<Chunk>()> make) {
   if (spec.empty())
     throw PipelineError(error_message("sources::generator", "", "the spec of its messages", "none"));
   return std::make_shared<GeneratorSource>(std::move(spec), std::move(make));
@@ -147,6 +172,10 @@ std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::opt
 
 std::shared_ptr<Source> indexed(std::vector<Spec> spec,
                                 std::function<std::optional<Tensors>(uint64_t)> make) {
+  return indexed(std::move(spec), as_chunks(std::move(make)));
+}
+
+std::shared_ptr<Source> indexed(std::vector<Spec> spec, std::function<std::optional<Chunk>(uint64_t)> make) {
   if (spec.empty())
     throw PipelineError(error_message("sources::indexed", "", "the spec of its messages", "none"));
   return std::make_shared<IndexedSource>(std::move(spec), std::move(make));

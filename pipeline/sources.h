@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <sluice/devices/tags.h>
 #include <sluice/stream/step.h>
 #include <sluice/stream/to_batched.h>
 
@@ -26,8 +27,14 @@ class Source {
   virtual ~Source() = default;
   // The specs of every message's tensors (checked against the consumers at connect).
   virtual std::vector<Spec> spec() const = 0;
-  // The next message, or nullopt once the source has ended.
-  virtual std::optional<Tensors> next() = 0;
+  // The next message, or nullopt once the source has ended. A source
+  // implements this, or next_chunk() for messages with tags.
+  virtual std::optional<Tensors> next();
+  // The next message with its tags (devices/tags.h: a time, a sample rate,
+  // events at rows...), which go on with it through the pipeline. By
+  // default next()'s tensors, untagged. PipelineError from the pipeline for
+  // a tag at a row the message's first tensor does not have.
+  virtual std::optional<Chunk> next_chunk();
 
   // ---- checkpoints (README, "Checkpoints"); a source that cannot replay keeps the defaults.
   // Whether it can start again from a position it reached before: a
@@ -143,15 +150,20 @@ namespace sources {
 // generator made afresh must produce the same messages again (one reading
 // live data cannot: give it a Source of its own that says so).
 std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::optional<Tensors>()> make);
+// The same for messages with tags.
+std::shared_ptr<Source> generator(std::vector<Spec> spec, std::function<std::optional<Chunk>()> make);
 // Calls `make(i)` for message i = 0, 1, 2... until it returns nullopt. It
 // replays: a restored pipeline resumes it at the position of its checkpoint,
 // so make(i) must give the same message for the same i.
 std::shared_ptr<Source> indexed(std::vector<Spec> spec, std::function<std::optional<Tensors>(uint64_t)> make);
+// The same for messages with tags.
+std::shared_ptr<Source> indexed(std::vector<Spec> spec, std::function<std::optional<Chunk>(uint64_t)> make);
 // The tensors of a list, one message each; it replays.
 std::shared_ptr<Source> list(std::vector<Tensor> tensors);
 // Any range of tensors (to_batched's Batches, a vector, ...): one message
-// per element. It replays, stepping its iterator to the position (in one
-// step where the iterator has random access).
+// per element, with its tags where the range has them (Batches of a tagged
+// tensor). It replays, stepping its iterator to the position (in one step
+// where the iterator has random access).
 template <typename Range>
 std::shared_ptr<Source> range(Range r) {
   auto state = std::make_shared<Range>(std::move(r));
@@ -160,17 +172,18 @@ std::shared_ptr<Source> range(Range r) {
   if (*it == std::end(*state))
     throw PipelineError(error_message("sources::range", "", "at least one tensor", "none"));
   Tensor first = **it;
-  return indexed({first.spec()}, [state, it, at](uint64_t i) -> std::optional<Tensors> {
+  return indexed({first.spec()}, [state, it, at](uint64_t i) -> std::optional<Chunk> {
     if (i < *at) {  // only a resume goes back
       *it = std::begin(*state);
       *at = 0;
     }
     for (; *at < i && *it != std::end(*state); ++*at) ++*it;
     if (*it == std::end(*state)) return std::nullopt;
-    Tensor t = **it;
+    Chunk chunk{{**it}, {}};
+    if constexpr (requires { state->tags(int64_t{0}); }) chunk.tags = state->tags(static_cast<int64_t>(i));
     ++*it;
     ++*at;
-    return Tensors{t};
+    return chunk;
   });
 }
 // A push source for messages of `spec`.

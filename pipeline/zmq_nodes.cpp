@@ -395,6 +395,16 @@ void ZmqSink::consume(uint64_t seq, const Tensors& tensors) {
   if (send_or_cancelled(m)) next_seq_ = seq + 1;
 }
 
+void ZmqSink::consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags) {
+  if (!tags.empty() && !warned_of_tags_) {
+    warned_of_tags_ = true;
+    logger().warn(
+        "ZeroMQ sink {}: message {} has {} tag(s), which the wire does not carry yet: sent without them",
+        channel_.endpoint(), seq, tags.size());
+  }
+  consume(seq, tensors);
+}
+
 OutputMemory ZmqSink::input_memory() const {
   const ChannelOptions& c = options_.channel;
   const bool by_reference = c.delivery == Delivery::Reliable && c.shared_memory && !c.crc &&

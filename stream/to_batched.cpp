@@ -5,8 +5,8 @@
 
 namespace sluice {
 
-Batches::Batches(Tensor tensor, int64_t batch_size, Leftover leftover)
-    : tensor_(std::move(tensor)), batch_size_(batch_size), count_(0) {
+Batches::Batches(Tensor tensor, int64_t batch_size, Leftover leftover, Tags tags)
+    : tensor_(std::move(tensor)), batch_size_(batch_size), count_(0), tags_(std::move(tags)) {
   if (!tensor_) throw ShapeError(error_message("to_batched", "", "a tensor", "an empty one"));
   if (tensor_.rank() == 0)
     throw ShapeError(error_message("to_batched", "", "a tensor of rank 1 or more to cut along axis 0",
@@ -18,6 +18,26 @@ Batches::Batches(Tensor tensor, int64_t batch_size, Leftover leftover)
         error_message("to_batched", "",
                       fmt::format("at least batch_size = {} rows in {}", batch_size, tensor_.spec()), rows));
   count_ = leftover == Leftover::Repeat ? (rows + batch_size - 1) / batch_size : rows / batch_size;
+  // A tag past the last row would be in no batch: lost without a word.
+  for (const Tag& t : tags_.all())
+    if (t.offset >= rows)
+      throw ValueError(error_message("to_batched", fmt::format("tag '{}'", t.key),
+                                     fmt::format("a row of {} (below {})", tensor_.spec(), rows),
+                                     fmt::format("row {}", t.offset)));
+}
+
+Tags Batches::tags(int64_t i) const {
+  if (i < 0 || i >= count_)
+    throw ShapeError(
+        error_message("to_batched", "batch index", fmt::format("an index in [0, {})", count_), i));
+  if (tags_.empty()) return {};
+  const int64_t rows = tensor_.shape().dim(0);
+  const int64_t first = i * batch_size_;
+  const int64_t tail = std::min(batch_size_, rows - first);
+  if (tail == batch_size_) return slice_tags(tags_, first, first + batch_size_);
+  const Tags parts[] = {slice_tags(tags_, first, rows), slice_tags(tags_, 0, batch_size_ - tail)};
+  const int64_t part_rows[] = {tail, batch_size_ - tail};
+  return join_tags(parts, part_rows);
 }
 
 Tensor Batches::operator[](int64_t i) const {
@@ -64,6 +84,10 @@ Tensor Batches::operator[](int64_t i) const {
 
 Batches to_batched(const Tensor& tensor, int64_t batch_size, Leftover leftover) {
   return Batches(tensor, batch_size, leftover);
+}
+
+Batches to_batched(const Tensor& tensor, Tags tags, int64_t batch_size, Leftover leftover) {
+  return Batches(tensor, batch_size, leftover, std::move(tags));
 }
 
 }  // namespace sluice

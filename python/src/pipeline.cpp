@@ -134,7 +134,7 @@ std::shared_ptr<Source> python_source(PythonPipeline& p, const std::string& name
 std::shared_ptr<Sink> python_sink(PythonPipeline& p, const std::string& name, nb::callable fn) {
   const auto callback = p.keep(fn);
   const std::string where = "sink " + name;
-  return sinks::callback([callback, where](const Tensors& message) {
+  return sinks::callback(std::function<void(const Tensors&)>([callback, where](const Tensors& message) {
     for (const Tensor& t : message) t.wait();  // computed before the GIL is taken
     CallbackGil gil;
     try {
@@ -142,7 +142,7 @@ std::shared_ptr<Sink> python_sink(PythonPipeline& p, const std::string& name, nb
       for (const Tensor& t : message) args.append(numpy_view(t, where.c_str()));
       callback->object(*nb::tuple(args));
     } catch (nb::python_error& e) { python_failed(e, where); }
-  });
+  }));
 }
 
 nb::dict result_to_python(const PipelineResult& r) {

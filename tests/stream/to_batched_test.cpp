@@ -1,4 +1,5 @@
-// to_batched: Nx's semantics for exact multiples, leftovers and errors.
+// to_batched: Nx's semantics for exact multiples, leftovers and errors,
+// and a tagged tensor's tags cut with its rows.
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,53 @@ std::vector<std::vector<int32_t>> all(const Batches& b) {
   std::vector<std::vector<int32_t>> out;
   for (Tensor t : b) out.push_back(t.to_vector<int32_t>());
   return out;
+}
+
+TEST(ToBatched, EachBatchHasTheTagsOfItsRowsAndItsFirstRowsTime) {
+  Tags t;
+  t.set_time(2'000'000'000, "sensor-a");
+  t.set_sample_rate(100);  // a row each 10 ms
+  t.set("gain", 2.5);
+  t.set("spike", int64_t{7}, 1);
+  t.set("spike", int64_t{8}, 4);
+  Batches b = to_batched(rows(5), t, 2, Leftover::Repeat);
+  ASSERT_EQ(b.size(), 3);
+
+  Tags first;
+  first.set_time(2'000'000'000, "sensor-a");
+  first.set_sample_rate(100);
+  first.set("gain", 2.5);
+  first.set("spike", int64_t{7}, 1);
+  EXPECT_EQ(b.tags(0), first);
+
+  Tags second;
+  second.set_time(2'020'000'000, "sensor-a");
+  second.set_sample_rate(100);
+  second.set("gain", 2.5);
+  EXPECT_EQ(b.tags(1), second);
+
+  // Row 4, then row 0 again: its spike, then the first row's time where it wraps.
+  Tags last;
+  last.set_time(2'040'000'000, "sensor-a");
+  last.set_sample_rate(100);
+  last.set("gain", 2.5);
+  last.set("spike", int64_t{8}, 0);
+  last.set("time_ns", int64_t{2'000'000'000}, 1);
+  EXPECT_EQ(b.tags(2), last);
+
+  EXPECT_TRUE(to_batched(rows(4), 2).tags(1).empty());
+  EXPECT_THROW(b.tags(3), ShapeError);
+}
+
+TEST(ToBatched, ATagPastTheLastRowIsRefused) {
+  Tags t;
+  t.set("spike", int64_t{1}, 5);
+  try {
+    to_batched(rows(5), t, 2);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "to_batched: tag 'spike': expected a row of s32[5][2] (below 5), found row 5");
+  }
 }
 
 TEST(ToBatched, ExactMultiple) {

@@ -49,6 +49,10 @@ void check_encodable(const Message& m) {
     throw WireError(error_message(
         "encode", "kind", "data, end of stream, error, credit, ack, checkpoint barrier, heartbeat or update",
         fmt::format("{} ({})", static_cast<int>(h.kind), kind_name(h.kind))));
+  if (!carries_tensors(h.kind) && !m.tags.empty())
+    throw WireError(error_message(at(), "tags",
+                                  fmt::format("none (a {} message carries no tensors)", kind_name(h.kind)),
+                                  m.tags.size()));
   if (!carries_tensors(h.kind) && !m.tensors.empty())
     throw WireError(error_message(at(), "tensors",
                                   fmt::format("none (a {} message carries no tensors)", kind_name(h.kind)),
@@ -73,7 +77,7 @@ bool goes_as_device_ref(const Tensor& t, const EncodeOptions& options) {
 // packed_bytes, of a message checked already.
 size_t packed_size(const Message& m, const EncodeOptions& options) {
   if (m.header.kind != Kind::Data || options.shared) return 0;
-  size_t bytes = kHeaderBytes;
+  size_t bytes = kHeaderBytes + (m.tags.empty() ? 0 : tags_block_bytes(m.tags));
   for (const Tensor& t : m.tensors)
     bytes += npy_header(t.spec())->size() + static_cast<size_t>(t.spec().bytes());
   return bytes < options.pack_below ? bytes : 0;
@@ -149,7 +153,8 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
                    : options.shared                   ? given.to_shared()
                                                       : given.to_host());
   if (options.shared) h.flags |= kFlagShared;
-  frames.reserve(1 + 2 * host.size());
+  if (!m.tags.empty()) h.flags |= kFlagTags;
+  frames.reserve(2 + 2 * host.size());
   auto header = std::make_shared<std::array<uint8_t, kHeaderBytes>>();
   frames.push_back({header->data(), kHeaderBytes, header});
   if (h.kind == Kind::Error || h.kind == Kind::Update) {
@@ -188,6 +193,11 @@ std::vector<Frame> encode(const Message& m, const EncodeOptions& options) {
     frames.push_back({t.host_data(), bytes, std::move(keep)});
     if (options.crc) h.crc = crc32c(h.crc, t.host_data(), bytes);
   }
+  if (!m.tags.empty()) {
+    auto block = std::make_shared<std::vector<uint8_t>>(tags_block_bytes(m.tags));
+    write_tags_block(m.tags, block->data());
+    frames.push_back({block->data(), block->size(), block});
+  }
   write_header(h, header->data());
   return frames;
 }
@@ -207,7 +217,8 @@ bool holds_device_tensors(const Message& m) {
 
 size_t unpacked_bytes(const Message& m) {
   check_encodable(m);
-  size_t bytes = kHeaderBytes + (m.header.kind == Kind::Update ? m.target.size() : 0);
+  size_t bytes = kHeaderBytes + (m.header.kind == Kind::Update ? m.target.size() : 0) +
+                 (m.tags.empty() ? 0 : tags_block_bytes(m.tags));
   for (const Tensor& t : m.tensors)
     bytes += npy_header(t.spec())->size() + static_cast<size_t>(t.spec().bytes());
   return bytes;
@@ -217,7 +228,7 @@ void write_packed(const Message& m, const EncodeOptions& options, uint8_t* out) 
   // The header, then each tensor as an .npy file.
   Header h = m.header;
   h.count = static_cast<uint32_t>(m.tensors.size());
-  h.flags = kFlagPacked | (options.crc ? kFlagCrc : 0);
+  h.flags = kFlagPacked | (options.crc ? kFlagCrc : 0) | (m.tags.empty() ? 0 : kFlagTags);
   h.crc = 0;
   uint8_t* at = out + kHeaderBytes;
   for (const Tensor& given : m.tensors) {
@@ -232,6 +243,7 @@ void write_packed(const Message& m, const EncodeOptions& options, uint8_t* out) 
     if (options.crc) h.crc = crc32c(h.crc, at, size);
     at += size;
   }
+  if (!m.tags.empty()) write_tags_block(m.tags, at);
   write_header(h, out);
 }
 
@@ -258,6 +270,8 @@ Message decode(std::span<const ReceivedFrame> frames, const DecodeLimits& limits
   m.pid = parsed.pid;
   m.ring = parsed.ring;
   m.devices = std::move(parsed.devices);
+  if (!parsed.tags.empty())
+    m.tags = read_tags_block(parsed.tags, fmt::format("{}: seq {}", where, parsed.header.seq));
   m.tensors.reserve(parsed.tensors.size());
   const bool packed = (parsed.header.flags & kFlagPacked) != 0;
   const size_t first_data = first_tensor_frame(parsed.header.kind) + 1;

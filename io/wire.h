@@ -46,6 +46,7 @@ struct ReceivedFrame {
 struct Message {
   Header header;                // encode sets count, flags (but a control's kFlagTakesBatches) and crc itself
   std::vector<Tensor> tensors;  // Data, Update
+  Tags tags;                    // Data, Update: the tensors' tags (devices/tags.h), sent after them
   std::string error;            // Error: UTF-8
   std::string target;           // Update: what to apply the tensors to (a pipeline stage), UTF-8
   Control control;              // Credit, Ack, Heartbeat

@@ -352,6 +352,9 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   if ((h.flags & kFlagConfirm) && !is_control(h.kind))
     wire_fail(at(), "flags", "confirm (bit 8) only on a receiver's control messages",
               fmt::format("it on kind {}", kind_name(h.kind)));
+  if ((h.flags & kFlagTags) && !carries_tensors(h.kind))
+    wire_fail(at(), "flags", "tags (bit 9) only on data and updates",
+              fmt::format("it on kind {}", kind_name(h.kind)));
   if ((h.flags & kFlagShareOffer) && h.kind != Kind::Heartbeat)
     wire_fail(at(), "flags", "share offer (bit 3) only on heartbeats", fmt::format("it on kind {}", kind_name(h.kind)));
   // A control message is one frame, its header then its record, and so is
@@ -373,8 +376,9 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
   if (h.kind == Kind::Update && h.count == 0) wire_fail(at(), "tensor count", "at least 1 for kind update", 0);
   // Compare the claimed count with the frames present before trusting it.
   const size_t first_tensor = first_tensor_frame(h.kind);
+  const bool tagged = (h.flags & kFlagTags) != 0;
   size_t expected = packed                    ? 1
-                    : carries_tensors(h.kind) ? first_tensor + 2 * size_t{h.count}
+                    : carries_tensors(h.kind) ? first_tensor + 2 * size_t{h.count} + (tagged ? 1 : 0)
                     : h.kind == Kind::Error   ? 2
                                               : 1;
   if (frames.size() != expected) wire_fail(where, frames_expected(h, expected, frames.size()));
@@ -453,6 +457,12 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
                   fmt::format("{} bytes", v.shared->bytes));
     }
     if (h.flags & kFlagCrc) crc = crc32c(crc, v.data.data(), v.data.size());
+  }
+  // The tags block: the last frame, or the rest of a packed one.
+  if (tagged) {
+    m.tags = packed ? rest : frames.back();
+    rest = {};
+    if (m.tags.empty()) wire_fail(at(), "tags", "a tags block (flag bit 9)", "none");
   }
   if (packed && !rest.empty())
     wire_fail(at(), "packed frame", fmt::format("nothing after tensor {}", h.count),

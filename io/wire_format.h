@@ -16,6 +16,7 @@
 
 #include <sluice/devices/backend.h>
 #include <sluice/devices/shared_memory.h>
+#include <sluice/devices/tags.h>
 #include <sluice/ops/shape.h>
 
 namespace sluice::wire {
@@ -79,6 +80,10 @@ enum Flags : uint16_t {
   // (one a message on an edge of small credit) doubled the control
   // messages between two processes.
   kFlagConfirm = 1 << 8,
+  // On data and updates: the message's tags (devices/tags.h) follow its
+  // tensors, a tags block (below) in a frame of its own, or at the end of a
+  // packed frame (WIRE_FORMAT.md, "Tags").
+  kFlagTags = 1 << 9,
 };
 // A shared-memory reference: pid u32, fd u32, then segment, offset, bytes
 // and generation as u64, little-endian (devices/shared_memory.h).
@@ -156,7 +161,22 @@ struct Parsed {
   uint64_t pid = 0;                   // kFlagPid: the receiver's process id (else 0)
   std::optional<SharedHandle> ring;   // kFlagRing: the receiver's ring for this sender
   std::vector<IpcDeviceId> devices;   // kFlagDevices: the devices whose memory the receiver opens
+  Bytes tags;                         // kFlagTags: the tags block, read by read_tags_block (else empty)
 };
+
+// A tags block (kFlagTags; WIRE_FORMAT.md, "Tags"): 'TAGS', a u32 count of
+// 1 to kMaxTags, then per tag a u16 key length, a u8 type (kTagTypes), a u8
+// 0, an i64 offset (-1: the whole message), the key, and the value: 8 bytes
+// for an integer or a float, a u32 length and the bytes for a string (UTF-8)
+// or a tensor (an .npy file). Tags hold no more than devices/tags.h allows.
+inline constexpr std::string_view kTagsMagic = "TAGS";
+enum class TagType : uint8_t { Integer = 0, Float = 1, String = 2, Tensor = 3 };
+size_t tags_block_bytes(const Tags& tags);
+void write_tags_block(const Tags& tags, uint8_t* out);  // tags_block_bytes(tags) bytes
+// WireError naming `where` and what is wrong: a wrong magic, a count or a
+// length past the bytes there or the bounds, a key or a value Tags refuses,
+// a key and offset twice, an .npy that is not one, anything after the last tag.
+Tags read_tags_block(Bytes block, std::string_view where);
 
 // True for the kinds of the reliable protocol's control messages.
 inline bool is_control(Kind kind) { return kind == Kind::Credit || kind == Kind::Ack || kind == Kind::Heartbeat; }

@@ -37,10 +37,16 @@ class PushSourceNode : public SourceNode {
         if (timeout.count() >= 0 && Clock::now() >= deadline) return false;
       }
     };
-    w.deliver = [this, entry, credit, &ctx](Tensors t, OnDone done,
+    w.deliver = [this, entry, credit, &ctx](Chunk c, OnDone done,
                                             std::optional<PushSource::ForwardedBarrier> barrier) {
       NodeContext::Numbered at = ctx.number(std::move(barrier));
-      Envelope m{at.seq, std::move(t), false, hold_credit(credit, std::move(done)), Clock::now(), at.barrier};
+      Envelope m{at.seq,
+                 std::move(c.tensors),
+                 false,
+                 hold_credit(credit, std::move(done)),
+                 Clock::now(),
+                 at.barrier,
+                 shared_tags(std::move(c.tags))};
       Visit v(counters(), m);
       v.leave(m);
       entry->try_put(m);

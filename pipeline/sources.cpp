@@ -2,6 +2,7 @@
 
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/node.h>
 
 namespace sluice {
 
@@ -41,10 +42,19 @@ void PushSource::unwire() {
 }
 
 void PushSource::push(const Tensors& tensors, OnDone done) {
-  push_for(tensors, std::chrono::milliseconds(-1), std::move(done));
+  push_for(Chunk{tensors, {}}, std::chrono::milliseconds(-1), std::move(done));
+}
+
+void PushSource::push(const Chunk& chunk, OnDone done) {
+  push_for(chunk, std::chrono::milliseconds(-1), std::move(done));
 }
 
 bool PushSource::push_for(const Tensors& tensors, std::chrono::milliseconds timeout, OnDone done) {
+  return push_for(Chunk{tensors, {}}, timeout, std::move(done));
+}
+
+bool PushSource::push_for(const Chunk& chunk, std::chrono::milliseconds timeout, OnDone done) {
+  check_tag_rows(chunk, "push source");
   Wiring w;
   {
     std::unique_lock lock(mutex_);
@@ -67,7 +77,7 @@ bool PushSource::push_for(const Tensors& tensors, std::chrono::milliseconds time
     std::lock_guard lock(mutex_);
     barrier.swap(barrier_);
   }
-  w.deliver(tensors, std::move(done), std::move(barrier));
+  w.deliver(chunk, std::move(done), std::move(barrier));
   return true;
 }
 

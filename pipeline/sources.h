@@ -93,6 +93,8 @@ class PushSource : public Source {
   std::optional<Tensors> next() override;  // not used: the pipeline takes pushes directly
 
   void push(const Tensors& tensors, OnDone done = {});
+  // A message with tags (PipelineError for a tag at a row its first tensor lacks).
+  void push(const Chunk& chunk, OnDone done = {});
   // Barrier `number` of the pipeline upstream (another process's) comes
   // before the next message pushed: the pipeline takes its checkpoints
   // there when it has no interval of its own. `state` is what resume()
@@ -108,6 +110,7 @@ class PushSource : public Source {
   // The same, waiting at most `timeout` for the pipeline's room: false
   // (nothing pushed, `done` not called) when there was none.
   bool push_for(const Tensors& tensors, std::chrono::milliseconds timeout, OnDone done = {});
+  bool push_for(const Chunk& chunk, std::chrono::milliseconds timeout, OnDone done = {});
   void close();
   // The source cannot go on: what it was to deliver was lost (`what` says
   // which). The run stops, whatever its error policy, and wait() throws a
@@ -121,7 +124,7 @@ class PushSource : public Source {
   };
   struct Wiring {
     // Runs with one credit taken.
-    std::function<void(Tensors, OnDone, std::optional<ForwardedBarrier>)> deliver;
+    std::function<void(Chunk, OnDone, std::optional<ForwardedBarrier>)> deliver;
     // Waits up to the time given (negative: forever) for a credit; nullopt
     // when the pipeline stopped, false when the time ran out.
     std::function<std::optional<bool>(std::chrono::milliseconds)> take_credit;

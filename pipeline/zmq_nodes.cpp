@@ -109,7 +109,8 @@ bool ZmqSource::hand_on(const wire::Message& m) {
   // Wait for the pipeline's room in steps, sending acknowledgements and
   // heartbeats between them, so that the sender neither stalls for want of
   // acks nor takes this receiver for dead while the pipeline is full.
-  while (!push_for(m.tensors, options_.poll_interval, done)) {
+  const Chunk chunk{m.tensors, m.tags};
+  while (!push_for(chunk, options_.poll_interval, done)) {
     if (stopped_.load()) {
       in_pipeline->fetch_sub(1);
       return false;
@@ -386,23 +387,16 @@ bool ZmqSink::send_or_cancelled(const wire::Message& m) {
   return true;
 }
 
-void ZmqSink::consume(uint64_t seq, const Tensors& tensors) {
+void ZmqSink::consume(uint64_t seq, const Tensors& tensors) { consume_tagged(seq, tensors, {}); }
+
+void ZmqSink::consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags) {
   wire::Message m;
   m.header.kind = wire::Kind::Data;
   m.header.stream_id = options_.stream_id;
   m.header.seq = seq;
   m.tensors = tensors;
+  m.tags = tags;
   if (send_or_cancelled(m)) next_seq_ = seq + 1;
-}
-
-void ZmqSink::consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags) {
-  if (!tags.empty() && !warned_of_tags_) {
-    warned_of_tags_ = true;
-    logger().warn(
-        "ZeroMQ sink {}: message {} has {} tag(s), which the wire does not carry yet: sent without them",
-        channel_.endpoint(), seq, tags.size());
-  }
-  consume(seq, tensors);
 }
 
 OutputMemory ZmqSink::input_memory() const {

@@ -181,9 +181,8 @@ class ZmqSink : public Sink {
  public:
   ZmqSink(const std::string& endpoint, ZmqSinkOptions options);
   void consume(uint64_t seq, const Tensors& tensors) override;
-  // Tags do not travel the wire yet: said once, as a warning, then sent
-  // without them.
-  void consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags) override;
+  void consume_tagged(uint64_t seq, const Tensors& tensors,
+                      const Tags& tags) override;  // tags after the tensors
   void finish() override;
   void checkpointing(bool stored) override { stored_ = stored; }
   std::string prepare(int64_t number) override;
@@ -224,7 +223,6 @@ class ZmqSink : public Sink {
   uint64_t next_seq_ = 0;
   std::atomic<uint64_t> sent_{0};  // reliable: the number the channel gives the next message
   bool stored_ = false;
-  bool warned_of_tags_ = false;  // consume is called by one thread at a time
   bool finished_ = false;
   // Barriers sent and not yet acknowledged, oldest first.
   struct Awaited {

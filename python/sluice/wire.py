@@ -96,6 +96,7 @@ FLAG_PID = 1 << 5  # a receiver's control message taking shared memory: its pid 
 FLAG_RING = 1 << 6  # a C++ receiver's control message taking shared memory: its ring's reference follows
 FLAG_DEVICES = 1 << 7  # a C++ receiver's control message taking shared memory: the GPUs it opens follow
 FLAG_CONFIRM = 1 << 8  # a receiver's control message: it is closing and waits for a heartbeat confirming it
+FLAG_TAGS = 1 << 9  # data or update: a tags block follows the tensors (WIRE_FORMAT.md, "Tags")
 DEVICES_BYTES = 8 + 16 * 8  # a count, then eight 16-byte device ids (WIRE_FORMAT.md, "Device memory")
 DEVICE_REF_PREFIX = b"sluice-"  # a shared message's data frame naming a GPU's memory, not shared memory
 MAX_LEASES = 256
@@ -155,6 +156,7 @@ class Message(NamedTuple):
     target: str = ""     # UPDATE: the name of what its arrays are applied to
     probe: "SharedRef" = None  # HEARTBEAT of a sender offering shared memory: its probe
     leases: tuple = ()   # a receiver's control message: seqs whose arrays still view the sender's memory
+    tags: dict = {}      # DATA, UPDATE: {(key, offset): value}, offset -1 for the whole message (read-only)
 
 
 class SharedRef(NamedTuple):
@@ -345,17 +347,124 @@ def _tensor_frames(arrays, crc):
     return frames, checksum
 
 
-def encode(arrays, seq=0, stream_id=0, crc=False, pack_below=0):
+# Tags (WIRE_FORMAT.md, "Tags"): the bounds devices/tags.h keeps them within.
+MAX_TAGS = 256
+MAX_TAG_KEY_BYTES = 128
+MAX_TAG_VALUE_BYTES = 4096
+_TAG_HEAD = struct.Struct("<HBBq")  # key length, type, 0, offset
+
+
+def encode_tags(tags):
+    """The tags block of {key or (key, offset): value}: an int, a float, a str or a numpy array
+    (at most 4096 bytes); offset -1 (or a bare key) for the whole message, else a row."""
+    if not 0 < len(tags) <= MAX_TAGS:
+        raise WireError(f"tags: count: expected 1 to {MAX_TAGS}, found {len(tags)}")
+    out = [b"TAGS", struct.pack("<I", len(tags))]
+    for where, value in tags.items():
+        key, offset = where if isinstance(where, tuple) else (where, -1)
+        name = key.encode("ascii", "replace")
+        if not 0 < len(name) <= MAX_TAG_KEY_BYTES or not all(0x20 < c < 0x7f for c in name):
+            raise WireError(f"tags: key: expected 1 to {MAX_TAG_KEY_BYTES} bytes of printable ASCII, found {key!r}")
+        if offset < -1:
+            raise WireError(f"tags: {key}: offset: expected a row (0 or more) or -1, found {offset}")
+        if isinstance(value, (bool, int, np.integer)):
+            kind, payload = 0, struct.pack("<q", int(value))
+        elif isinstance(value, (float, np.floating)):
+            kind, payload = 1, struct.pack("<d", float(value))
+        elif isinstance(value, str):
+            kind, payload = 2, value.encode("utf-8")
+        else:
+            array = _little_endian_c_order(value)
+            kind, payload = 3, npy_header(array) + array.tobytes()
+            if array.nbytes > MAX_TAG_VALUE_BYTES:
+                raise WireError(f"tags: {key}: expected a tensor of at most {MAX_TAG_VALUE_BYTES} bytes, "
+                                f"found {array.nbytes}")
+        if kind == 2 and len(payload) > MAX_TAG_VALUE_BYTES:
+            raise WireError(f"tags: {key}: expected a string of at most {MAX_TAG_VALUE_BYTES} bytes, "
+                            f"found {len(payload)}")
+        out += [_TAG_HEAD.pack(len(name), kind, 0, offset), name,
+                payload if kind < 2 else struct.pack("<I", len(payload)) + payload]
+    return b"".join(out)
+
+
+def decode_tags(block, where="wire"):
+    """{(key, offset): value} from a tags block; WireError naming what is wrong."""
+    block = bytes(block)
+    at = 0
+
+    def take(size, what):
+        nonlocal at
+        if size > len(block) - at:
+            raise WireError(f"{where}: tags: {what}: expected {size} bytes, found {len(block) - at} left")
+        at += size
+        return block[at - size:at]
+
+    if take(4, "magic") != b"TAGS":
+        raise WireError(f"{where}: tags: magic: expected 'TAGS', found other bytes")
+    (count,) = struct.unpack("<I", take(4, "count"))
+    if not 0 < count <= MAX_TAGS:
+        raise WireError(f"{where}: tags: count: expected 1 to {MAX_TAGS}, found {count}")
+    tags = {}
+    for i in range(count):
+        n, kind, reserved, offset = _TAG_HEAD.unpack(take(_TAG_HEAD.size, f"tag {i}"))
+        if reserved != 0:
+            raise WireError(f"{where}: tags: tag {i}: expected a reserved byte of 0, found another")
+        if not 0 < n <= MAX_TAG_KEY_BYTES:
+            raise WireError(f"{where}: tags: tag {i}: expected a key of 1 to {MAX_TAG_KEY_BYTES} bytes, found {n} bytes")
+        name = take(n, f"tag {i}")
+        if not all(0x20 < c < 0x7f for c in name):
+            raise WireError(f"{where}: tags: tag {i}: key: expected printable ASCII, found {name!r}")
+        key = name.decode("ascii")
+        if offset < -1:
+            raise WireError(f"{where}: tags: {key}: offset: expected a row (0 or more) or -1, found {offset}")
+        if kind == 0:
+            (value,) = struct.unpack("<q", take(8, key))
+        elif kind == 1:
+            (value,) = struct.unpack("<d", take(8, key))
+        elif kind in (2, 3):
+            (size,) = struct.unpack("<I", take(4, key))
+            if kind == 2 and size > MAX_TAG_VALUE_BYTES:
+                raise WireError(f"{where}: tags: {key}: expected a string of at most {MAX_TAG_VALUE_BYTES} bytes, "
+                                f"found {size}")
+            raw = take(size, key)
+            if kind == 2:
+                try:
+                    value = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise WireError(f"{where}: tags: {key}: expected UTF-8 text, found invalid bytes") from None
+            else:
+                shape, dtype, header_bytes = _parse_npy_header(raw, f"{where}: tag '{key}'", whole=False)
+                want = dtype.itemsize * int(np.prod(shape, dtype=object))
+                if want > MAX_TAG_VALUE_BYTES or want != len(raw) - header_bytes:
+                    raise WireError(f"{where}: tags: {key}: expected a tensor of at most {MAX_TAG_VALUE_BYTES} "
+                                    f"bytes, its data filling the value, found {want} in {len(raw) - header_bytes}")
+                value = np.frombuffer(raw[header_bytes:], dtype=dtype).reshape(shape)
+        else:
+            raise WireError(f"{where}: tags: {key}: expected a type of 0 to 3 (integer, float, string, tensor), "
+                            f"found {kind}")
+        if (key, offset) in tags:
+            raise WireError(f"{where}: tags: {key}: expected one value per key and offset, found two at {offset}")
+        tags[key, offset] = value
+    if at != len(block):
+        raise WireError(f"{where}: tags: block: expected nothing after the last tag, found more bytes")
+    return tags
+
+
+def encode(arrays, seq=0, stream_id=0, crc=False, pack_below=0, tags=None):
     """The frames of a data message: a list of bytes and memoryviews (no copy of contiguous
-    little-endian data); one packed frame when the message is smaller than pack_below bytes."""
+    little-endian data); one packed frame when the message is smaller than pack_below bytes.
+    tags: {key or (key, offset): value}, sent after the tensors (encode_tags)."""
     frames, checksum = _tensor_frames(arrays, crc)
     count = len(frames) // 2
     flags = FLAG_CRC if crc else 0
-    if _HEADER.size + sum(len(f) for f in frames) < pack_below:
+    block = [encode_tags(tags)] if tags else []
+    if tags:
+        flags |= FLAG_TAGS
+    if _HEADER.size + sum(len(f) for f in frames + block) < pack_below:
         flags |= FLAG_PACKED
         header = _HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, count, checksum)
-        return [header + b"".join(bytes(f) for f in frames)]
-    return [_HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, count, checksum)] + frames
+        return [header + b"".join(bytes(f) for f in frames + block)]
+    return [_HEADER.pack(_MAGIC, VERSION, DATA, flags, stream_id, seq, count, checksum)] + frames + block
 
 
 def _check_target(name, where):
@@ -542,6 +651,9 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
     if flags & FLAG_CONFIRM and not control_kind:
         raise WireError(f"{at}: flags: expected confirm (bit 8) only on a receiver's control messages, found it "
                         f"on kind {_KIND_NAMES[kind]}")
+    if flags & FLAG_TAGS and kind not in (DATA, UPDATE):
+        raise WireError(f"{at}: flags: expected tags (bit 9) only on data and updates, found it on kind "
+                        f"{_KIND_NAMES[kind]}")
     if flags & FLAG_SHARE_OFFER and kind != HEARTBEAT:
         raise WireError(f"{at}: flags: expected share offer (bit 3) only on heartbeats, found it on kind "
                         f"{_KIND_NAMES[kind]}")
@@ -552,7 +664,9 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
     if kind == UPDATE and count == 0:
         raise WireError(f"{at}: tensor count: expected at least 1 for kind update, found 0")
     first = 2 if kind == UPDATE else 1  # the frame of tensor 0's .npy header: an update's target comes first
-    expected = 1 if packed else first + 2 * count if kind in (DATA, UPDATE) else 2 if kind == ERROR else 1
+    tagged = bool(flags & FLAG_TAGS)
+    expected = (1 if packed else first + 2 * count + tagged if kind in (DATA, UPDATE) else 2 if kind == ERROR
+                else 1)
     tensors = count if kind in (DATA, UPDATE) else 0  # a control's count is its leases
     if len(frames) != expected:
         raise WireError(f"{at}: expected {expected} frames, found {len(frames)}")
@@ -609,16 +723,22 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
                 raise WireError(f"{at}, tensor {i}: a shared-memory reference, which only a ReliableReceiver takes")
             data = map_shared(ref)
         arrays.append(np.frombuffer(data, dtype=dtype).reshape(shape))
+    tags = {}
+    if tagged:  # the last frame, or the rest of a packed one
+        block, rest = (rest, b"") if packed else (frames[-1], rest)
+        if not len(block):
+            raise WireError(f"{at}: tags: expected a tags block (flag bit 9), found none")
+        tags = decode_tags(block, at)
     if packed and len(rest):
         raise WireError(f"{at}: packed frame: expected nothing after tensor {count}, found {len(rest)} more bytes")
     if flags & FLAG_CRC and checksum != crc:
         raise WireError(f"{at}: CRC-32C mismatch: the header says {crc}, the data frames give {checksum}")
-    return Message(kind, stream_id, seq, arrays, error, flags, control, checkpoint, target, probe, leases)
+    return Message(kind, stream_id, seq, arrays, error, flags, control, checkpoint, target, probe, leases, tags)
 
 
-def send(socket, arrays, seq=0, stream_id=0, crc=False):
-    """Sends arrays as one data message; their data is not copied."""
-    socket.send_multipart(encode(arrays, seq, stream_id, crc), copy=False)
+def send(socket, arrays, seq=0, stream_id=0, crc=False, tags=None):
+    """Sends arrays as one data message, with their tags if any; their data is not copied."""
+    socket.send_multipart(encode(arrays, seq, stream_id, crc, tags=tags), copy=False)
 
 
 def send_end_of_stream(socket, seq, stream_id=0):

@@ -173,6 +173,26 @@ def consume_burst(endpoint, n):
     r.close()
 
 
+def expected_tags(i):
+    """The tags C++ sends with message i (python_interop_test.cpp, TagsCrossFromCppToPython)."""
+    return {("time_ns", -1): 1_000_000 + 250 * i, ("clock", -1): "monotonic", ("sample_rate", -1): 4000.0,
+            ("source", -1): "capteur é", ("window", -1): np.arange(3, dtype=np.int16) * i, ("event", i % 4): i}
+
+
+def consume_tags(endpoint, n):
+    """Takes n messages from C++ (small: packed, and coalesced into batches) and checks each one's tags."""
+    r = wire.ReliableReceiver("@" + endpoint)
+    for i, m in stream_of(r, n):
+        assert m.flags & wire.FLAG_TAGS, f"message {i}: no tags flag"
+        want = expected_tags(i)
+        assert m.tags.keys() == want.keys(), (i, m.tags)
+        for k, v in want.items():
+            got = m.tags[k]
+            assert (np.array_equal(got, v) and got.dtype == v.dtype) if isinstance(v, np.ndarray) else got == v, \
+                (i, k, got, v)
+    r.close()
+
+
 def consume_shared(endpoint, n, shared):
     import hashlib
     r = wire.ReliableReceiver("@" + endpoint, shared_memory=shared)
@@ -270,7 +290,50 @@ def reliable_selftest():
     context.term()
 
 
+def tags_selftest():
+    tags = {"time_ns": 5, ("event", 3): "knock", "rate": 2.5, "w": np.arange(4, dtype=np.float32)}
+    for pack_below in (0, 4096):
+        frames = wire.encode([np.zeros((5, 2), np.float32)], seq=4, tags=tags, pack_below=pack_below)
+        assert len(frames) == (1 if pack_below else 4), len(frames)
+        m = wire.decode(frames)
+        assert m.flags & wire.FLAG_TAGS
+        assert m.tags.keys() == {("time_ns", -1), ("event", 3), ("rate", -1), ("w", -1)}, m.tags
+        assert m.tags["time_ns", -1] == 5 and m.tags["event", 3] == "knock" and m.tags["rate", -1] == 2.5
+        assert np.array_equal(m.tags["w", -1], tags["w"]) and not m.tags["w", -1].flags.writeable
+    # The documented layout of one integer tag at row 3.
+    assert wire.encode_tags({("n", 3): 0x0102030405060708}) == (
+        b"TAGS" + bytes([1, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]) + b"n" + bytes([8, 7, 6, 5, 4, 3, 2, 1]))
+    # Malformed blocks and flags are refused by name.
+    block = wire.encode_tags({("k", 2): "text"})
+    for edit, reason in [(lambda b: b.__setitem__(0, ord("X")), "magic: expected 'TAGS'"),
+                         (lambda b: b.__setitem__(4, 0), "count: expected 1 to 256, found 0"),
+                         (lambda b: b.__setitem__(10, 4), "expected a type of 0 to 3"),
+                         (lambda b: b.__setitem__(11, 1), "expected a reserved byte of 0"),
+                         (lambda b: b.__setitem__(25, 0xc3), "expected UTF-8 text"),
+                         (lambda b: b.append(0), "expected nothing after the last tag")]:
+        bad = bytearray(block)
+        edit(bad)
+        try:
+            wire.decode_tags(bad, "test")
+            raise AssertionError(f"accepted: {reason}")
+        except wire.WireError as e:
+            assert reason in str(e), (reason, e)
+    for n in range(len(block)):
+        try:
+            wire.decode_tags(block[:n], "test")
+            raise AssertionError(f"a block cut to {n} bytes was accepted")
+        except wire.WireError:
+            pass
+    frames = wire.encode([np.zeros(2, np.float32)], tags={"k": 1})
+    try:
+        wire.decode(frames[:-1])
+        raise AssertionError("the tags flag without its block was accepted")
+    except wire.WireError as e:
+        assert "frames" in str(e), e
+
+
 def selftest():
+    tags_selftest()
     arrays = [np.float32(1.5), np.arange(6, dtype=np.complex64).reshape(2, 3), np.zeros((3, 0), np.uint16),
               np.array([True, False]), np.arange(4, dtype=">i4")]
     m = wire.decode(wire.encode(arrays, seq=7, stream_id=3, crc=True))
@@ -422,6 +485,8 @@ if __name__ == "__main__":
             consume_updates(sys.argv[2])
         elif sys.argv[1] == "consume-burst":
             consume_burst(sys.argv[2], int(sys.argv[3]))
+        elif sys.argv[1] == "consume-tags":
+            consume_tags(sys.argv[2], int(sys.argv[3]))
         elif sys.argv[1] == "consume-shared":
             consume_shared(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1")
         else:

@@ -83,6 +83,36 @@ TEST(PythonInterop, APythonReceiverTakesBatches) {
 
 // CurveZMQ both ways over tcp: a Python sender allowed by the C++ source,
 // and a C++ sink allowed by the Python receiver; the same keys on each side.
+// Tagged messages from a C++ channel to sluice.wire's ReliableReceiver:
+// small ones packed (and coalesced into batches), every fifth large, in
+// frames; the Python side checks every tag's value and type (interop.py's
+// expected_tags).
+TEST(PythonInterop, TagsCrossFromCppToPython) {
+  std::string python = python_or_skip_reason();
+  if (python.empty())
+    GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";
+  constexpr int kCount = 200;
+  test::TempDir dir;
+  test::Child consumer({python, kScript, "consume-tags", dir.ipc("tags"), std::to_string(kCount)},
+                       {kPythonPath});
+  Channel out(Pattern::Push, ">" + dir.ipc("tags"), {.peer_timeout = milliseconds(30000)});
+  for (int i = 0; i < kCount; ++i) {
+    wire::Message m;
+    m.header.kind = wire::Kind::Data;
+    m.header.seq = static_cast<uint64_t>(i);
+    m.tensors = {zeros(f32({i % 5 == 0 ? 2000 : 4}))};
+    m.tags.set_time(1'000'000 + 250 * int64_t{i}, "monotonic");
+    m.tags.set_sample_rate(4000);
+    m.tags.set("source", std::string("capteur \xc3\xa9"));
+    m.tags.set("window", tensor<int16_t>({0, static_cast<int16_t>(i), static_cast<int16_t>(2 * i)}));
+    m.tags.set("event", int64_t{i}, i % 4);
+    out.send(m);
+  }
+  out.send_end_of_stream(kCount);
+  out.flush(milliseconds(30000));
+  EXPECT_EQ(consumer.wait(milliseconds(30000)), 0) << "the Python consumer failed (its stderr is above)";
+}
+
 TEST(PythonInterop, PythonAndCppSpeakCurveZmq) {
   std::string python = python_or_skip_reason();
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy and zmq (tried /usr/bin/python3 and python3 on PATH)";

@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
 
 #include <sluice/ops/ops.h>
 #include <sluice/pipeline/pipeline.h>
+
+#include "tests/pipeline/partitioned_pipeline.h"
+#include "tests/pipeline/temp_dir.h"
 
 namespace sluice {
 namespace {
@@ -159,6 +163,38 @@ TEST(PipelineTags, ASinkCallbackReadsTheMessagesTags) {
   ASSERT_EQ(times.size(), static_cast<size_t>(kMessages));
   for (int i = 0; i < kMessages; ++i)
     EXPECT_EQ(times[static_cast<size_t>(i)], 1'000'000'000 + int64_t{i} * 8'000'000);
+}
+
+// Process `me` of a program whose source and stage run in "a" and whose
+// sink runs in "b": what the sink took, with its tags.
+std::shared_ptr<Collector> run_tagged_process(const std::string& me, const Placement& placement) {
+  Pipeline p(testing::thread_process_options(me, placement));
+  auto src = p.source("sensor", tagged_source(), {.process = "a"});
+  auto noted = p.stage("noted", [](Expr x) { return x * 2; },
+                       {.process = "a", .tags = TagRule::Set, .set_tags = [](const Tags& in, const Tensors&) {
+                          Tags t = in;
+                          t.set("window", tensor<int32_t>({1, 2, 3}), 3);
+                          return t;
+                        }});
+  auto out = sinks::collector();
+  p.connect(src, noted);
+  p.connect(noted, p.sink("out", out, {.process = "b"}));
+  p.run();
+  return out;
+}
+
+TEST(PipelineTags, TagsCrossToAnotherProcessWithTheirMessages) {
+  TempDir dir;
+  Placement placement = local_placement({"a", "b"}, dir.path());
+  auto a = std::async(std::launch::async, [&] { return run_tagged_process("a", placement); });
+  std::shared_ptr<Collector> got = run_tagged_process("b", placement);
+  EXPECT_TRUE(a.get()->tags().empty()) << "the sink runs in b";
+  ASSERT_EQ(got->tags().size(), static_cast<size_t>(kMessages));
+  for (int i = 0; i < kMessages; ++i) {
+    Tags expected = chunk(i).tags;
+    expected.set("window", tensor<int32_t>({1, 2, 3}), 3);
+    EXPECT_EQ(got->tags()[static_cast<size_t>(i)], expected) << "message " << i;
+  }
 }
 
 TEST(PipelineTags, ATagAtARowTheMessageLacksFailsItsSource) {

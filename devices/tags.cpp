@@ -83,6 +83,8 @@ void Tags::set(std::string key, TagValue value, int64_t offset) {
     throw ValueError(error_message(fmt::format("tag '{}'", key), "tags on a chunk",
                                    fmt::format("at most {}", kMaxTags),
                                    fmt::format("one more than {}", kMaxTags)));
+  // A chunk's few tags in one allocation, not one per doubling.
+  if (tags_.empty()) tags_.reserve(4);
   insert(tags_, Tag{std::move(key), std::move(value), offset});
 }
 

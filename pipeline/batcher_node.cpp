@@ -286,7 +286,7 @@ class BatcherNode : public PipelineNode {
       // Each message goes on with its own tags, as with its own rows.
       if (error.empty()) {
         try {
-          out.tags = stage_tags(options_.tags, options_.set_tags, in, out.tensors);
+          stage_tags(options_.tags, options_.set_tags, in, out);
         } catch (const std::exception& e) {
           ctx_->fail(in.seq, e.what(), std::current_exception());
           out.skipped = true;

@@ -44,9 +44,18 @@ std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
   });
 }
 
-std::shared_ptr<const Tags> shared_tags(Tags tags) {
-  if (tags.empty()) return nullptr;
-  return std::make_shared<const Tags>(std::move(tags));
+void attach_tags(Envelope& m, Tags tags) {
+  if (tags.empty()) {
+    m.tags = nullptr;
+    return;
+  }
+  struct Held {
+    std::shared_ptr<void> credit;
+    Tags tags;
+  };
+  auto held = std::make_shared<Held>(Held{std::move(m.credit), std::move(tags)});
+  m.tags = &held->tags;
+  m.credit = std::move(held);
 }
 
 const Tags& tags_of(const Envelope& m) {
@@ -54,13 +63,12 @@ const Tags& tags_of(const Envelope& m) {
   return m.tags ? *m.tags : none;
 }
 
-std::shared_ptr<const Tags> stage_tags(TagRule rule,
-                                       const std::function<Tags(const Tags&, const Tensors&)>& set,
-                                       const Envelope& in, const Tensors& outputs) {
+void stage_tags(TagRule rule, const std::function<Tags(const Tags&, const Tensors&)>& set, const Envelope& in,
+                Envelope& out) {
   switch (rule) {
-    case TagRule::Carry: return in.tags;
-    case TagRule::Drop: return nullptr;
-    default: return shared_tags(set(tags_of(in), outputs));
+    case TagRule::Carry: out.tags = in.tags; break;
+    case TagRule::Drop: out.tags = nullptr; break;
+    default: attach_tags(out, set(tags_of(in), out.tensors));
   }
 }
 

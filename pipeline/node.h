@@ -60,8 +60,10 @@ struct Envelope {
   std::shared_ptr<void> credit;  // returns the source's credit when the last copy is gone
   Clock::time_point born;        // when its source made it
   int64_t barrier = 0;           // checkpoint barrier before this message, 0: none (checkpoints.h)
-  // Its tags (devices/tags.h), shared by its copies; null: none.
-  std::shared_ptr<const Tags> tags;
+  // Its tags (devices/tags.h); null: none. They live in what `credit`
+  // holds (attach_tags), so that a copy of a message, made at every hop,
+  // copies a pointer and touches no count.
+  const Tags* tags = nullptr;
 };
 
 // Counts a message into a node and, with leave(), out of it and its time there.
@@ -94,15 +96,16 @@ std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
 
 enum class TagRule : uint8_t;  // pipeline.h
 
-// A message's tags as its envelope holds them: shared, null when there are none.
-std::shared_ptr<const Tags> shared_tags(Tags tags);
+// Gives message `m` its tags (none when empty): held with its credit,
+// which every copy of it keeps.
+void attach_tags(Envelope& m, Tags tags);
 // The tags of an envelope (none: an empty set).
 const Tags& tags_of(const Envelope& m);
-// The tags of a stage's outputs made from message `in` by `rule`
-// (StageOptions::tags); `set` is StageOptions::set_tags.
-std::shared_ptr<const Tags> stage_tags(TagRule rule,
-                                       const std::function<Tags(const Tags&, const Tensors&)>& set,
-                                       const Envelope& in, const Tensors& outputs);
+// The tags of `out`, a stage's outputs made from message `in` (whose
+// credit `out` holds), by `rule` (StageOptions::tags); `set` is
+// StageOptions::set_tags.
+void stage_tags(TagRule rule, const std::function<Tags(const Tags&, const Tensors&)>& set, const Envelope& in,
+                Envelope& out);
 // PipelineError naming `who` (a source) for a tag at a row the chunk's
 // first tensor does not have: it would be at no sample.
 void check_tag_rows(const Chunk& chunk, const std::string& who);

@@ -122,10 +122,10 @@ std::pair<std::vector<flow::receiver<Envelope>*>, flow::sender<Envelope>*> make_
                                        }
                                      }(std::get<I>(parts)),
                                      ...);
-                                 if (tags) out.tags = shared_tags(std::move(*tags));
                                  if (out.skipped) out.tensors.clear();
-                                 // The joined message holds every input's credit.
+                                 // The joined message holds every input's credit, and so their tags.
                                  out.credit = std::make_shared<std::vector<std::shared_ptr<void>>>(std::move(credits));
+                                 if (tags) attach_tags(out, std::move(*tags));
                                  return out;
                                }));
   flow::make_edge(*join, *merge);

@@ -40,8 +40,8 @@ class PullSourceNode : public SourceNode {
             fc.stop();
             return {};
           }
-          Envelope m{at.seq,     std::move(next->tensors),          false, hold_credit(credit), Clock::now(),
-                     at.barrier, shared_tags(std::move(next->tags))};
+          Envelope m{at.seq, std::move(next->tensors), false, hold_credit(credit), Clock::now(), at.barrier};
+          attach_tags(m, std::move(next->tags));
           Visit v(counters(), m);
           v.leave(m);
           return m;

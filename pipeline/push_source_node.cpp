@@ -40,13 +40,9 @@ class PushSourceNode : public SourceNode {
     w.deliver = [this, entry, credit, &ctx](Chunk c, OnDone done,
                                             std::optional<PushSource::ForwardedBarrier> barrier) {
       NodeContext::Numbered at = ctx.number(std::move(barrier));
-      Envelope m{at.seq,
-                 std::move(c.tensors),
-                 false,
-                 hold_credit(credit, std::move(done)),
-                 Clock::now(),
-                 at.barrier,
-                 shared_tags(std::move(c.tags))};
+      Envelope m{at.seq,    std::move(c.tensors), false, hold_credit(credit, std::move(done)), Clock::now(),
+                 at.barrier};
+      attach_tags(m, std::move(c.tags));
       Visit v(counters(), m);
       v.leave(m);
       entry->try_put(m);

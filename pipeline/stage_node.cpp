@@ -209,7 +209,7 @@ class StageNode : public PipelineNode {
       Tensors local;
       Tensors& acc = stateful() ? acc_ : local;
       out.tensors = step.run(placed, acc, ctx.output_memory());
-      out.tags = stage_tags(options_.tags, options_.set_tags, in, out.tensors);
+      stage_tags(options_.tags, options_.set_tags, in, out);
     } catch (const std::exception& e) {
       fail(out, e.what(), std::current_exception(), ctx);
     }

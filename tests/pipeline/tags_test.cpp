@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <future>
+#include <map>
+#include <mutex>
 
 #include <sluice/ops/ops.h>
 #include <sluice/pipeline/pipeline.h>
@@ -194,6 +196,80 @@ TEST(PipelineTags, TagsCrossToAnotherProcessWithTheirMessages) {
     Tags expected = chunk(i).tags;
     expected.set("window", tensor<int32_t>({1, 2, 3}), 3);
     EXPECT_EQ(got->tags()[static_cast<size_t>(i)], expected) << "message " << i;
+  }
+}
+
+// A sink with two-phase commit (as checkpoint_test.cpp's Ledger) keeping
+// each committed message's tags.
+class TagLedger : public Sink {
+ public:
+  void consume(uint64_t seq, const Tensors& t) override { consume_tagged(seq, t, {}); }
+  void consume_tagged(uint64_t seq, const Tensors&, const Tags& tags) override {
+    std::function<void()> fire;
+    {
+      std::lock_guard lock(mutex_);
+      pending_.emplace_back(seq, tags);
+      if (seq >= cancel_at_) fire = std::exchange(on_reach_, nullptr);
+    }
+    if (fire) fire();
+  }
+  std::string prepare(int64_t number) override {
+    std::lock_guard lock(mutex_);
+    prepared_[number] = std::exchange(pending_, {});
+    return {};
+  }
+  void commit(int64_t number) override {
+    std::lock_guard lock(mutex_);
+    for (auto it = prepared_.begin(); it != prepared_.end() && it->first <= number; it = prepared_.erase(it))
+      for (auto& entry : it->second) committed_.push_back(std::move(entry));
+  }
+  void resume(int64_t, const std::string&) override {
+    std::lock_guard lock(mutex_);
+    pending_.clear();
+    prepared_.clear();
+  }
+  void when_reaching(uint64_t seq, std::function<void()> fn) {
+    std::lock_guard lock(mutex_);
+    cancel_at_ = seq;
+    on_reach_ = std::move(fn);
+  }
+  std::vector<std::pair<uint64_t, Tags>> committed() const {
+    std::lock_guard lock(mutex_);
+    return committed_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<uint64_t, Tags>> pending_, committed_;
+  std::map<int64_t, std::vector<std::pair<uint64_t, Tags>>> prepared_;
+  uint64_t cancel_at_ = UINT64_MAX;
+  std::function<void()> on_reach_;
+};
+
+TEST(PipelineTags, ARestoredRunGivesTheReplayedMessagesTheirTagsEachOnce) {
+  constexpr int kLong = 200;
+  TempDir dir;
+  auto ledger = std::make_shared<TagLedger>();
+  for (uint64_t cancel_at : {uint64_t{57}, uint64_t{133}, UINT64_MAX}) {
+    Pipeline p({.capacity = 8, .checkpoint_dir = dir.path(), .checkpoint_interval = {.messages = 10}});
+    auto src = p.source("sensor", sources::indexed({f32({kRows})}, [](uint64_t i) -> std::optional<Chunk> {
+                          if (i == kLong) return std::nullopt;
+                          return chunk(static_cast<int>(i));
+                        }));
+    auto total = p.stage("total", [](Expr x, Expr acc) { return tuple(x + acc, acc + x); },
+                         {.acc = {zeros(f32({kRows}))}});
+    p.connect(src, total);
+    p.connect(total, p.sink("ledger", ledger));
+    p.restore();
+    if (cancel_at != UINT64_MAX) ledger->when_reaching(cancel_at, [&p] { p.cancel(); });
+    EXPECT_EQ(p.run().cancelled, cancel_at != UINT64_MAX);
+  }
+  auto got = ledger->committed();
+  std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  ASSERT_EQ(got.size(), static_cast<size_t>(kLong)) << "each message committed once";
+  for (int i = 0; i < kLong; ++i) {
+    ASSERT_EQ(got[static_cast<size_t>(i)].first, static_cast<uint64_t>(i));
+    EXPECT_EQ(got[static_cast<size_t>(i)].second, chunk(i).tags) << "message " << i;
   }
 }
 

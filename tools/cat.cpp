@@ -1,6 +1,7 @@
 // `sluice cat ENDPOINT`: receives wire-format messages and prints one line
 // each, like kafkacat for tensors:
 //   stream 0 seq 3: f32[16][1024] min -2.31 max 2.57 mean 0.00121 | s64[] min 7 max 7 mean 7
+// then its tags, if it has any:  ; tags time_ns=1700000000 clock=monotonic event@12=3
 // The statistics are computed by a function compiled once per spec.
 
 #include <chrono>
@@ -47,6 +48,24 @@ std::string describe(const Tensor& t) {
                             stats[1].to_vector<double>()[0], stats[2].to_vector<double>()[0]);
 }
 
+// A tag's value as cat prints it: a tensor by its spec.
+std::string describe(const TagValue& v) {
+  switch (v.index()) {
+    case 0: return std::to_string(std::get<int64_t>(v));
+    case 1: return fmt::format("{:.9g}", std::get<double>(v));
+    case 2: return std::get<std::string>(v);
+    default: return std::get<Tensor>(v).spec().str();
+  }
+}
+
+std::string describe(const Tags& tags) {
+  std::string line;
+  for (const Tag& t : tags.all())
+    line += " " + t.key + (t.offset == Tag::kWhole ? "" : "@" + std::to_string(t.offset)) + "=" +
+            describe(t.value);
+  return line.empty() ? line : "; tags" + line;
+}
+
 int cat(const CatOptions& o) {
   // Reliable (pull): each message is acknowledged once its line is printed
   // (at the next receive, or as the channel closes after the last).
@@ -71,7 +90,7 @@ int cat(const CatOptions& o) {
         if (m->header.kind == wire::Kind::Update) std::cout << "update of '" << m->target << "': ";
         std::string line;
         for (const Tensor& t : m->tensors) line += (line.empty() ? "" : " | ") + describe(t);
-        std::cout << (line.empty() ? "no tensors" : line) << std::endl;
+        std::cout << (line.empty() ? "no tensors" : line) << describe(m->tags) << std::endl;
         ++printed;
       }
     }

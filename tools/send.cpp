@@ -6,12 +6,14 @@
 // exits 130 (some files were not sent).
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include <sluice/io/channel.h>
@@ -29,13 +31,46 @@ struct SendOptions {
   bool crc = false;
   bool plain = false;
   CurveOptions curve;
+  std::vector<std::string> tags;  // KEY=VALUE or KEY@ROW=VALUE, on every message
   double timeout = 60;  // seconds to wait for a receiver (reliable) or to deliver after the last send (plain)
 };
 
+// KEY=VALUE (the whole message) or KEY@ROW=VALUE: an integer, else a
+// float, else text. ValueError naming the tag when it is neither form.
+void parse_tag(const std::string& text, Tags& tags) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ValueError(fmt::format("--tag: expected KEY=VALUE or KEY@ROW=VALUE, found '{}'", text));
+  std::string key = text.substr(0, eq);
+  const std::string value = text.substr(eq + 1);
+  int64_t row = Tag::kWhole;
+  if (const size_t at = key.find('@'); at != std::string::npos) {
+    const std::string r = key.substr(at + 1);
+    auto [end, ec] = std::from_chars(r.data(), r.data() + r.size(), row);
+    if (ec != std::errc() || end != r.data() + r.size() || row < 0)
+      throw ValueError(fmt::format("--tag '{}': expected a row of 0 or more after '@', found '{}'", text, r));
+    key.resize(at);
+  }
+  int64_t i = 0;
+  double d = 0;
+  const char* first = value.data();
+  const char* last = value.data() + value.size();
+  if (auto [end, ec] = std::from_chars(first, last, i); ec == std::errc() && end == last && !value.empty()) {
+    tags.set(std::move(key), i, row);
+  } else if (auto [dend, dec] = std::from_chars(first, last, d);
+             dec == std::errc() && dend == last && !value.empty()) {
+    tags.set(std::move(key), d, row);
+  } else {
+    tags.set(std::move(key), value, row);
+  }
+}
+
 int send(const SendOptions& o) {
-  // Every file is read before anything is sent: a bad file sends nothing.
+  // Every file and tag is read before anything is sent: a bad one sends nothing.
   std::vector<Tensor> tensors;
   for (const std::string& f : o.files) tensors.push_back(npy::load(f));
+  Tags tags;
+  for (const std::string& t : o.tags) parse_tag(t, tags);
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
   ChannelOptions options;
   options.delivery = o.plain ? Delivery::Plain : Delivery::Reliable;
@@ -47,7 +82,13 @@ int send(const SendOptions& o) {
   Channel channel(Pattern::Push, o.endpoint, options);
   uint64_t seq = 0;  // files the channel took
   try {
-    for (; seq < tensors.size() && !stop.requested(); ++seq) channel.send({tensors[seq]}, seq, o.stream_id);
+    for (; seq < tensors.size() && !stop.requested(); ++seq) {
+      wire::Message m;
+      m.header = {wire::Kind::Data, 0, o.stream_id, seq, 0, 0};
+      m.tensors = {tensors[seq]};
+      m.tags = tags;
+      channel.send(m);
+    }
     channel.send_end_of_stream(seq, o.stream_id);
     channel.flush(timeout);
   } catch (const WireError& e) {
@@ -78,6 +119,9 @@ Command add_send_command(CLI::App& app) {
       ->required();
   cmd->add_option("files", o->files, ".npy files, sent in this order")->required()->check(CLI::ExistingFile);
   cmd->add_option("--stream-id", o->stream_id, "the stream id of every message")->capture_default_str();
+  cmd->add_option(
+      "--tag", o->tags,
+      "a tag on every message, KEY=VALUE or KEY@ROW=VALUE (an integer, a float, else text); repeatable");
   cmd->add_flag("--crc", o->crc, "send a CRC-32C of each message's data");
   cmd->add_flag("--plain", o->plain,
                 "plain ZeroMQ for a raw PULL peer: nothing is acknowledged, so a loss goes unnoticed");

@@ -44,6 +44,22 @@ for seq, ((spec, a), line) in enumerate(zip(arrays, lines)):
             f"line {seq} ({spec}): {name} expected {want}, found {found[name]}"
 assert lines[-1] == f"stream 0 seq {len(arrays)}: end of stream", f"last line: {lines[-1]}"
 
+# Tags given to send travel with every message, and cat prints them after its tensors.
+with tempfile.TemporaryDirectory() as tmp:
+    np.save(os.path.join(tmp, "a.npy"), np.arange(4.0))
+    endpoint = f"ipc://{tmp}/tags"
+    cat = subprocess.Popen([sluice, "cat", endpoint, "--timeout", "30"], stdout=subprocess.PIPE, text=True)
+    send = subprocess.run([sluice, "send", endpoint, os.path.join(tmp, "a.npy"), "--tag", "time_ns=1700000000",
+                           "--tag", "source=pump 3", "--tag", "gain=2.5", "--tag", "knock@2=1"],
+                          capture_output=True, text=True, timeout=30)
+    out, _ = cat.communicate(timeout=30)
+    bad = subprocess.run([sluice, "send", f"ipc://{tmp}/nobody", os.path.join(tmp, "a.npy"), "--tag", "no-value"],
+                         capture_output=True, text=True, timeout=30)
+assert send.returncode == 0, f"sluice send --tag failed ({send.returncode}): {send.stderr}"
+first = out.splitlines()[0]
+assert first.endswith("; tags time_ns=1700000000 source=pump 3 gain=2.5 knock@2=1"), f"cat printed: {first}"
+assert bad.returncode != 0 and "expected KEY=VALUE or KEY@ROW=VALUE, found 'no-value'" in bad.stderr, bad.stderr
+
 # Nobody listening: send says how many messages were not delivered and fails.
 with tempfile.TemporaryDirectory() as tmp:
     np.save(os.path.join(tmp, "a.npy"), np.arange(3.0))

@@ -1,5 +1,7 @@
 // libFuzzer target: wire::parse, the strict decoder every received message
-// goes through, and wire::split_batch, on arbitrary frames. It may reject (WireError) but must not
+// goes through, and wire::split_batch, on arbitrary frames (a message's tags
+// block, which decode reads with read_tags_block, has its own damage test:
+// tests/io/wire_tags_test.cpp). It may reject (WireError) but must not
 // crash, read out of bounds, overflow, allocate what a header claims, or
 // accept a message whose tensors do not match their frames.
 //
@@ -43,10 +45,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const bool packed = (m.header.flags & wire::kFlagPacked) != 0;
     check(!packed || m.header.kind == wire::Kind::Data);
     const size_t first_tensor = wire::first_tensor_frame(m.header.kind);
-    check(frames.size() == (packed                                    ? 1
-                            : wire::carries_tensors(m.header.kind) ? first_tensor + 2 * m.tensors.size()
-                            : m.header.kind == wire::Kind::Error    ? 2
-                                                                    : 1));
+    // Tags: a block after the tensors (the last frame, or the end of a
+    // packed one) exactly when flag bit 9 says so, on data and updates only.
+    const bool tagged = (m.header.flags & wire::kFlagTags) != 0;
+    check(tagged == !m.tags.empty() && (!tagged || wire::carries_tensors(m.header.kind)));
+    check(!tagged || packed || m.tags.data() == frames.back().data());
+    check(frames.size() == (packed ? 1
+                            : wire::carries_tensors(m.header.kind)
+                                ? first_tensor + 2 * m.tensors.size() + tagged
+                            : m.header.kind == wire::Kind::Error ? 2
+                                                                 : 1));
     // An update names its target in frame 1, 1 to kMaxTargetBytes bytes of
     // UTF-8, and carries at least one tensor; no other kind has a target.
     if (m.header.kind == wire::Kind::Update) {

@@ -13,10 +13,11 @@
 #include <set>
 #include <thread>
 
-#include <sluice/io/npy.h>
 #include <sluice/base/error.h>
+#include <sluice/io/npy.h>
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/pipeline.h>
+#include "tests/pipeline/ledger.h"
 #include "tests/pipeline/temp_dir.h"
 
 namespace sluice {
@@ -35,58 +36,11 @@ bool same_bits(const Tensor& a, const Tensor& b) {
   return x == y;
 }
 
-// A sink with two-phase commit, as an external system would be: what it
-// consumed is pending until its checkpoint is stored, and a restored run
-// throws away what was never committed. It outlives the pipelines that
-// feed it, as a database outlives the processes writing to it.
-class Ledger : public Sink {
- public:
-  void consume(uint64_t seq, const Tensors& t) override {
-    std::lock_guard lock(mutex_);
-    pending_.emplace_back(seq, t.at(0).to_vector<float>());
-    if (cancel_at_ && seq >= *cancel_at_ && on_reach_) {
-      auto fire = std::move(on_reach_);
-      on_reach_ = nullptr;
-      fire();
-    }
-  }
-  std::string prepare(int64_t number) override {
-    std::lock_guard lock(mutex_);
-    prepared_[number] = std::move(pending_);
-    pending_.clear();
-    return "ledger at " + std::to_string(number);
-  }
-  void commit(int64_t number) override {
-    std::lock_guard lock(mutex_);
-    for (auto it = prepared_.begin(); it != prepared_.end() && it->first <= number;) {
-      for (auto& entry : it->second) committed_.push_back(std::move(entry));
-      it = prepared_.erase(it);
-    }
-  }
-  void resume(int64_t number, const std::string& state) override {
-    std::lock_guard lock(mutex_);
-    EXPECT_EQ(state, number == 0 ? "" : "ledger at " + std::to_string(number));
-    pending_.clear();
-    prepared_.clear();
-  }
-  // Calls `fn` once a message numbered `seq` or above is consumed.
-  void when_reaching(uint64_t seq, std::function<void()> fn) {
-    std::lock_guard lock(mutex_);
-    cancel_at_ = seq;
-    on_reach_ = std::move(fn);
-  }
-  std::vector<std::pair<uint64_t, std::vector<float>>> committed() const {
-    std::lock_guard lock(mutex_);
-    return committed_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::pair<uint64_t, std::vector<float>>> pending_, committed_;
-  std::map<int64_t, std::vector<std::pair<uint64_t, std::vector<float>>>> prepared_;
-  std::optional<uint64_t> cancel_at_;
-  std::function<void()> on_reach_;
+// The ledger keeps each message's first tensor.
+struct FirstTensor {
+  static std::vector<float> read(const Tensors& t, const Tags&) { return t.at(0).to_vector<float>(); }
 };
+using Ledger = testing::Ledger<FirstTensor>;
 
 Tensor input(uint64_t i, float scale) {
   std::vector<float> v(4);

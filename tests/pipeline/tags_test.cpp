@@ -7,12 +7,11 @@
 
 #include <algorithm>
 #include <future>
-#include <map>
-#include <mutex>
 
 #include <sluice/ops/ops.h>
 #include <sluice/pipeline/pipeline.h>
 
+#include "tests/pipeline/ledger.h"
 #include "tests/pipeline/partitioned_pipeline.h"
 #include "tests/pipeline/temp_dir.h"
 
@@ -199,52 +198,11 @@ TEST(PipelineTags, TagsCrossToAnotherProcessWithTheirMessages) {
   }
 }
 
-// A sink with two-phase commit (as checkpoint_test.cpp's Ledger) keeping
-// each committed message's tags.
-class TagLedger : public Sink {
- public:
-  void consume(uint64_t seq, const Tensors& t) override { consume_tagged(seq, t, {}); }
-  void consume_tagged(uint64_t seq, const Tensors&, const Tags& tags) override {
-    std::function<void()> fire;
-    {
-      std::lock_guard lock(mutex_);
-      pending_.emplace_back(seq, tags);
-      if (seq >= cancel_at_) fire = std::exchange(on_reach_, nullptr);
-    }
-    if (fire) fire();
-  }
-  std::string prepare(int64_t number) override {
-    std::lock_guard lock(mutex_);
-    prepared_[number] = std::exchange(pending_, {});
-    return {};
-  }
-  void commit(int64_t number) override {
-    std::lock_guard lock(mutex_);
-    for (auto it = prepared_.begin(); it != prepared_.end() && it->first <= number; it = prepared_.erase(it))
-      for (auto& entry : it->second) committed_.push_back(std::move(entry));
-  }
-  void resume(int64_t, const std::string&) override {
-    std::lock_guard lock(mutex_);
-    pending_.clear();
-    prepared_.clear();
-  }
-  void when_reaching(uint64_t seq, std::function<void()> fn) {
-    std::lock_guard lock(mutex_);
-    cancel_at_ = seq;
-    on_reach_ = std::move(fn);
-  }
-  std::vector<std::pair<uint64_t, Tags>> committed() const {
-    std::lock_guard lock(mutex_);
-    return committed_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::pair<uint64_t, Tags>> pending_, committed_;
-  std::map<int64_t, std::vector<std::pair<uint64_t, Tags>>> prepared_;
-  uint64_t cancel_at_ = UINT64_MAX;
-  std::function<void()> on_reach_;
+// A ledger (two-phase commit) keeping each message's tags.
+struct TheTags {
+  static Tags read(const Tensors&, const Tags& tags) { return tags; }
 };
+using TagLedger = testing::Ledger<TheTags>;
 
 TEST(PipelineTags, ARestoredRunGivesTheReplayedMessagesTheirTagsEachOnce) {
   constexpr int kLong = 200;

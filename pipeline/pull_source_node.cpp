@@ -1,4 +1,4 @@
-// A source the pipeline pulls from: a oneTBB input_node calling next()
+// A source the pipeline pulls from: a oneTBB input_node calling next_chunk()
 // while the source's credit (a limiter of `capacity` messages) allows.
 
 #include <sluice/pipeline/detail/source_node.h>

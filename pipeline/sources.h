@@ -72,7 +72,7 @@ class Source {
   virtual std::map<std::string, double> figures() const { return {}; }
 
   // The pipeline node that drives it (Pipeline::source calls this with
-  // `self`, a pointer owning this source): by default one that calls next()
+  // `self`, a pointer owning this source): by default one that calls next_chunk()
   // while the source's credit allows; a PushSource's takes pushes instead.
   virtual std::unique_ptr<PipelineNode> make_node(std::string name, std::shared_ptr<Source> self);
 };

@@ -1,5 +1,5 @@
 #pragma once
-// What the two source node kinds share (pull_source_node.cpp calls next(),
+// What the two source node kinds share (pull_source_node.cpp calls next_chunk(),
 // push_source_node.cpp takes pushes): the Source's specs and its part in
 // checkpoints. Internal: those two files only.
 

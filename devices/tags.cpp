@@ -150,8 +150,7 @@ Tags slice_tags(const Tags& tags, int64_t begin, int64_t end) {
       if (t.key == tag_keys::kTime && begin > 0) {
         // The first row's time moves with it; without a rate nobody knows where.
         if (!rate || !std::holds_alternative<int64_t>(t.value)) continue;
-        const auto shift = static_cast<int64_t>(std::llround(static_cast<double>(begin) * 1e9 / *rate));
-        out.set(t.key, std::get<int64_t>(t.value) + shift);
+        out.set(t.key, std::get<int64_t>(t.value) + row_offset_ns(begin, *rate));
         continue;
       }
       out.set(t.key, t.value);

@@ -17,6 +17,7 @@
 // move with the rows, and a slice's first-sample time moves by its first
 // row at the sample rate.
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -45,7 +46,17 @@ inline constexpr std::string_view kClock = "clock";             // string: the c
 inline constexpr std::string_view kSampleRate = "sample_rate";  // double: samples (rows) per second
 inline constexpr std::string_view kSource = "source";           // string: where the chunk came from
 inline constexpr std::string_view kSeq = "seq";                 // int64: its number at its source
+// int64: no later chunk of this stream holds a sample at or before this
+// time (ns, on the clock of time_ns): windows ending there are complete.
+inline constexpr std::string_view kWatermark = "watermark_ns";
 }  // namespace tag_keys
+
+// How far row `row` of a chunk is from its first, in ns, at `rate` rows a
+// second: round(row * 1e9 / rate), halves away from zero. The one rule for
+// a row's time (time_ns + this), wherever sluice needs it.
+inline int64_t row_offset_ns(int64_t row, double rate) {
+  return static_cast<int64_t>(std::llround(static_cast<double>(row) * 1e9 / rate));
+}
 
 // Bounds that keep tags small beside the data they describe.
 inline constexpr size_t kMaxTags = 256;            // tags on one chunk

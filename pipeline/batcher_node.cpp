@@ -25,6 +25,7 @@
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
 #include <sluice/pipeline/detail/node_kinds.h>
+#include <sluice/pipeline/detail/rows.h>
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
@@ -232,21 +233,14 @@ class BatcherNode : public PipelineNode {
   Tensors assemble(const std::vector<Pending>& batch) const {
     Tensors in;
     for (size_t k = 0; k < batch_input_.size(); ++k) {
-      const Spec& spec = batch_input_[k];
       size_t row = static_cast<size_t>(options_.input[k].bytes());
-      size_t bytes = static_cast<size_t>(spec.bytes());
-      // Aligned as the host backend aligns its own buffers.
-      size_t rounded = (bytes + 63) / 64 * 64;
-      std::shared_ptr<void> memory(std::aligned_alloc(64, rounded == 0 ? 64 : rounded), std::free);
-      if (!memory)
-        throw DeviceError(error_message(who(), fmt::format("cannot allocate a batch of {}", spec), "", ""));
-      auto* data = static_cast<std::byte*>(memory.get());
-      std::memset(data, 0, bytes);
+      Tensor assembled = zeroed_host(batch_input_[k], who());
+      std::byte* data = host_bytes(assembled);
       for (size_t i = 0; i < batch.size(); ++i) {
         Tensor t = batch[i].message.tensors[k].to_host();
         if (row > 0) std::memcpy(data + i * row, t.host_data(), row);
       }
-      in.push_back(wrap_host(spec, data, std::move(memory)));
+      in.push_back(std::move(assembled));
     }
     return in;
   }

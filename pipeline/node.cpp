@@ -30,6 +30,7 @@ void Visit::leave(const Envelope& m) {
                              std::memory_order_relaxed);
   counters.latency.record(std::chrono::duration<double, std::micro>(now - m.born).count());
   if (counters.trace) counters.trace->recorder->slice(*counters.trace, start, now, m.seq);
+  start = now;
 }
 
 std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
@@ -82,6 +83,12 @@ void check_tag_rows(const Chunk& chunk, const std::string& who) {
           error_message(who, fmt::format("tag '{}'", t.key),
                         fmt::format("a row of its first tensor, {} (below {})", first.spec(), rows),
                         fmt::format("row {}", t.offset)));
+}
+
+void PipelineNode::resolve_inputs(const std::vector<std::vector<Spec>>& inputs) {
+  std::vector<Spec> all;
+  for (const auto& in : inputs) all.insert(all.end(), in.begin(), in.end());
+  resolve(all);
 }
 
 Tensors host_copies(const Tensors& acc) {

@@ -66,11 +66,14 @@ struct Envelope {
   const Tags* tags = nullptr;
 };
 
-// Counts a message into a node and, with leave(), out of it and its time there.
+// Counts a message into a node and, with leave(), out of it and its time
+// there. A node that gives several messages for one (or one for several)
+// leaves with each: each is timed from the one before.
 struct Visit {
   NodeCounters& counters;
   Clock::time_point start = Clock::now();
   Visit(NodeCounters& c, const Envelope& m);
+  explicit Visit(NodeCounters& c) : counters(c) {}  // no message in: what a node flushes at the end
   void leave(const Envelope& m);
 };
 
@@ -120,6 +123,9 @@ class PipelineNode;
 struct NodePorts {
   tbb::flow::receiver<Envelope>* input = nullptr;
   tbb::flow::sender<Envelope>* output = nullptr;
+  // A node that takes its inputs apart (separate_inputs()): one receiver
+  // per input, in connect order, instead of `input`.
+  std::vector<tbb::flow::receiver<Envelope>*> inputs{};
 };
 
 // What the pipeline offers a node while it joins the graph and while it
@@ -209,6 +215,13 @@ class PipelineNode {
   // When the run starts, in topological order: its producers' output specs
   // in connect order. PipelineError when it cannot take them.
   virtual void resolve(const std::vector<Spec>& /*inputs*/) {}
+  // The same, each producer's specs apart; by default, all of them in one
+  // list to resolve().
+  virtual void resolve_inputs(const std::vector<std::vector<Spec>>& inputs);
+  // It takes its inputs as separate streams (a join by time): the pipeline
+  // does not join them by sequence number, join() gives one receiver per
+  // input (NodePorts::inputs), and it numbers its outputs itself from 0.
+  virtual bool separate_inputs() const { return false; }
 
   // ---- order
   // Its messages must arrive in sequence order (a sink, an accumulator): the
@@ -223,6 +236,11 @@ class PipelineNode {
   virtual NodePorts join(NodeContext& ctx) = 0;
   // The run is stopping: stop taking work from outside the graph.
   virtual void stop() {}
+  // The graph drained and no more input will come: put into the graph what
+  // it still holds (a partial window, a chunk waiting for a match), and
+  // say whether it put anything. Called in topological order, the pipeline
+  // draining the graph again after each node that did; not after a cancel.
+  virtual bool drained(NodeContext& /*ctx*/) { return false; }
   // After the graph drained: flush and close (a sink).
   virtual void finish() {}
 

@@ -113,6 +113,14 @@ NodeId Pipeline::sink(std::string name, std::shared_ptr<Sink> sink, NodeOptions 
   return impl_->add(sink_node(std::move(name), std::move(sink)), std::move(options.process));
 }
 
+NodeId Pipeline::zip_by_time(std::string name, ZipOptions options, NodeOptions node) {
+  return impl_->add(zip_by_time_node(std::move(name), std::move(options)), std::move(node.process));
+}
+
+NodeId Pipeline::event_window(std::string name, EventWindowOptions options, NodeOptions node) {
+  return impl_->add(event_window_node(std::move(name), std::move(options)), std::move(node.process));
+}
+
 void Pipeline::connect(NodeId from, NodeId to) {
   Impl& m = *impl_;
   for (NodeId id : {from, to})
@@ -180,15 +188,15 @@ void Pipeline::Impl::resolve_specs() {
     }
     if (s.inputs.empty())
       throw PipelineError(error_message(describe(i), "not connected to any input", "", ""));
-    std::vector<Spec> in;
+    std::vector<std::vector<Spec>> in;
     for (int p : s.inputs) {
       std::optional<std::vector<Spec>> given = slot(p).node->output_spec();
       if (!given)
         throw PipelineError(
             error_message(describe(p), "its output specs are unknown after it was resolved", "", ""));
-      in.insert(in.end(), given->begin(), given->end());
+      in.push_back(std::move(*given));
     }
-    n.resolve(in);
+    n.resolve_inputs(in);
   }
 }
 
@@ -233,11 +241,18 @@ void Pipeline::Impl::analyse() {
   if (options.checkpoint_interval.set() || !options.checkpoint_dir.empty()) {
     if (options.checkpoint_interval.messages > 0 && options.checkpoint_interval.time.count() > 0)
       throw PipelineError(error_message("pipeline", "checkpoint_interval", "messages or time", "both"));
-    for (size_t i = 0; i < slots.size(); ++i)
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i].node->separate_inputs())
+        throw PipelineError(error_message(describe(static_cast<int>(i)),
+                                          "checkpoint barriers cannot be aligned across the separate streams "
+                                          "it takes (not yet)",
+                                          "a pipeline without checkpoints",
+                                          "checkpoint_interval or checkpoint_dir"));
       if (slots[i].node->takes_part() && !slots[i].keeps_order)
         throw PipelineError(
             error_message(describe(static_cast<int>(i)), "checkpoint barriers need its messages in order", "",
                           "a node before it that reorders them (a stage with `ordered` off)"));
+    }
   }
 }
 
@@ -381,6 +396,15 @@ void Pipeline::Impl::launch() {
 
 void Pipeline::Impl::drain() {
   graph->wait_for_all();
+  // What nodes still hold (a partial window) goes on now that no more input comes.
+  for (int i : topological_order()) {
+    {
+      std::lock_guard lock(mutex);
+      if (stopping) break;
+    }
+    Slot& s = slot(i);
+    if (s.context && s.node->drained(*s.context)) graph->wait_for_all();
+  }
   drained = true;
 }
 

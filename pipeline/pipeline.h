@@ -41,6 +41,7 @@
 #include <vector>
 
 #include <sluice/ops/ops.h>
+#include <sluice/pipeline/event_time.h>
 #include <sluice/pipeline/metrics.h>
 #include <sluice/pipeline/placement.h>
 #include <sluice/pipeline/sinks.h>
@@ -255,6 +256,11 @@ class Pipeline {
           std::move(options));
     }
   }
+
+  // Aligns 2 to 4 streams by the times of their rows; windows of one
+  // stream, by count or by time (pipeline/event_time.h).
+  NodeId zip_by_time(std::string name, ZipOptions options = {}, NodeOptions node = {});
+  NodeId event_window(std::string name, EventWindowOptions options, NodeOptions node = {});
 
   // An edge from `from` to `to`. PipelineError when the producer's specs do
   // not match what the consumer expects at that input (naming both nodes and

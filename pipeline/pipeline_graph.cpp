@@ -156,6 +156,25 @@ void Pipeline::Impl::build_graph() {
     NodePorts ports = s.node->join(*s.context);
     exits[i] = ports.output;
     if (s.inputs.empty()) continue;
+    if (s.node->separate_inputs()) {
+      if (ports.inputs.size() != s.inputs.size())
+        throw PipelineError(error_message(describe(static_cast<int>(i)), "join() gave its receivers",
+                                          fmt::format("one per input, {}", s.inputs.size()),
+                                          fmt::format("{}", ports.inputs.size())));
+      // Each input in its own order, where it needs one.
+      for (size_t k = 0; k < s.inputs.size(); ++k) {
+        flow::receiver<Envelope>* entry = ports.inputs[k];
+        if (s.node->needs_order() && slot(s.inputs[k]).keeps_order) {
+          auto* order =
+              own(graph_nodes, std::make_shared<flow::sequencer_node<Envelope>>(
+                                   g, [](const Envelope& m) { return static_cast<size_t>(m.seq); }));
+          flow::make_edge(*order, *entry);
+          entry = order;
+        }
+        entries[i].push_back(entry);
+      }
+      continue;
+    }
     if (!ports.input)
       throw PipelineError(
           error_message(describe(static_cast<int>(i)), "join() gave no input to connect to", "", ""));

@@ -19,5 +19,8 @@ std::unique_ptr<PipelineNode> batched_stage_node(std::string name,
                                                  std::function<Function(const std::vector<Spec>&)> tracer,
                                                  StageOptions options);
 std::unique_ptr<PipelineNode> sink_node(std::string name, std::shared_ptr<Sink> sink);
+// Pipeline::zip_by_time and Pipeline::window (pipeline/event_time.h).
+std::unique_ptr<PipelineNode> zip_by_time_node(std::string name, ZipOptions options);
+std::unique_ptr<PipelineNode> event_window_node(std::string name, EventWindowOptions options);
 
 }  // namespace sluice

@@ -1,0 +1,37 @@
+#pragma once
+// Rows of messages on the host, for the nodes that gather, cut and time
+// them (the batcher, zip_by_time, window). Internal.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <sluice/devices/tags.h>
+#include <sluice/stream/step.h>
+
+namespace sluice {
+
+// A host tensor of `spec`, zero-filled, aligned as the host backend aligns
+// its own buffers. DeviceError naming `who` when it cannot be allocated.
+Tensor zeroed_host(const Spec& spec, const std::string& who);
+// Its data, writable: for a tensor zeroed_host just made.
+std::byte* host_bytes(Tensor& t);
+
+// The bytes of one row (along axis 0) of a tensor of `spec`.
+size_t row_bytes(const Spec& spec);
+// `spec` with `rows` rows along axis 0 (it has rank 1 or more).
+Spec with_rows(const Spec& spec, int64_t rows);
+// How many rows every tensor of a message has (along axis 0).
+// PipelineError naming `who` when one is a scalar or they differ.
+int64_t message_rows(const Tensors& tensors, const std::string& who);
+
+// When each row of a chunk was sampled: time_ns + row_offset_ns(row, rate).
+struct RowTimes {
+  int64_t first = 0;
+  double rate = 0;
+  int64_t at(int64_t row) const { return first + row_offset_ns(row, rate); }
+};
+// PipelineError naming `who` when the tags lack time_ns or sample_rate.
+RowTimes row_times(const Tags& tags, const std::string& who);
+
+}  // namespace sluice

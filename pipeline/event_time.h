@@ -1,0 +1,79 @@
+#pragma once
+// Event time: nodes that go by when samples were taken, read from each
+// chunk's tags (devices/tags.h), rather than by when messages arrive.
+//
+//   auto a = p.source("imu", imu_chunks);      // chunks tagged time_ns and sample_rate
+//   auto b = p.source("mic", mic_chunks);      // another clock, its own rate
+//   auto joined = p.zip_by_time("joined", {.tolerance = 40us, .lateness = 50ms});
+//   p.connect(a, joined);                      // the first input sets the rows
+//   p.connect(b, joined);                      // its samples nearest each of a's
+//   auto win = p.event_window("second", {.rows = 17000, .length = 1s, .every = 250ms});
+//   p.connect(joined, win);
+//
+// Row j of a chunk is at time_ns + row_offset_ns(j, sample_rate). Each
+// stream's rows go forward in time: a chunk starting at or before the end
+// of the one before it is late. Late data is never dropped silently: it
+// goes to the `late` sink (its tags with "late_input", the input it came
+// on) or, without one, is counted in the node's metrics and logged.
+//
+// Watermarks (tag_keys::kWatermark) say how far a stream is complete.
+// Both nodes stamp their outputs with one, and a window takes its input's
+// where there is one (otherwise the time of the last row it saw). Tags
+// cross processes with the messages, so watermarks do too.
+//
+// Both nodes take no part in checkpoints yet: a pipeline with either and
+// checkpoints is refused when it starts.
+
+#include <chrono>
+#include <memory>
+
+#include <sluice/pipeline/sinks.h>
+
+namespace sluice {
+
+// Pipeline::zip_by_time: aligns 2 to 4 streams by time. Each message of the
+// first input (the reference) goes on with its own tensors, then, for each
+// other input, every tensor of that input with the reference's rows (the
+// sample nearest each reference row's time, ties to the earlier one; zeros
+// where none is within `tolerance`) and a pred[rows] saying which rows
+// matched. Its outputs carry the reference's tags and a watermark (the
+// time of the last row emitted).
+//
+// A reference chunk waits until each other stream has a sample at least
+// `tolerance` after its last row (that stream cannot bring a nearer one),
+// or has ended, or is more than `lateness` behind the reference's newest
+// row (it goes without that stream, counted as "unwaited"), or until the
+// zip holds half its source's capacity of them. A chunk of another stream
+// starting within `tolerance` of what was emitted is late: its rows might
+// have matched rows already gone.
+struct ZipOptions {
+  std::chrono::nanoseconds tolerance{0};
+  std::chrono::nanoseconds lateness{std::chrono::milliseconds(100)};
+  std::shared_ptr<Sink> late{};
+};
+
+// Pipeline::event_window: the rows of one stream cut into windows.
+//   By count (length 0): `rows` rows each, a new one every `every_rows`
+//   (0: `rows`, tumbling). A window's tensors are its rows of each input
+//   tensor ([rows, ...]). Rows left at the end, too few for a window, are
+//   counted ("rows_unwindowed") and logged.
+//   By time (length > 0): windows [start, start + length) with starts at
+//   the multiples of `every` (0: `length`, tumbling) on the stream's
+//   clock, each emitted once the watermark passes its end (at the end of
+//   the stream, those holding rows). Its tensors are its rows of each
+//   input tensor, zero-padded to `rows` rows, then an s64 scalar: how many
+//   it holds. A window with more than `rows` rows fails (ErrorPolicy).
+//   Windows holding no row are not emitted. A chunk with a row before the
+//   end of an emitted window is late.
+// Each window's tags: its first row's chunk's whole-chunk tags, time_ns
+// moved to that row (as slice_tags moves it), "window_start_ns" and
+// "window_end_ns" (by time), and the watermark.
+struct EventWindowOptions {
+  int64_t rows = 0;
+  int64_t every_rows = 0;
+  std::chrono::nanoseconds length{0};
+  std::chrono::nanoseconds every{0};
+  std::shared_ptr<Sink> late{};
+};
+
+}  // namespace sluice

@@ -1,0 +1,298 @@
+// event_window (pipeline/event_time.h): one stream's rows cut into windows, by
+// count or by time, tumbling or sliding. Rows wait in a buffer of their
+// own (one byte vector per tensor) until the windows holding them are
+// emitted; a window is a copy of its rows, so its message holds only the
+// credit of the message that completed it.
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include <sluice/base/detail/log.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/node_kinds.h>
+#include <sluice/pipeline/detail/rows.h>
+#include <sluice/pipeline/pipeline.h>
+
+namespace sluice {
+namespace {
+
+namespace flow = tbb::flow;
+constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+class EventWindowNode : public PipelineNode {
+ public:
+  EventWindowNode(std::string name, EventWindowOptions options)
+      : PipelineNode(std::move(name)), options_(std::move(options)) {
+    if (options_.every_rows == 0) options_.every_rows = options_.rows;
+    if (options_.every.count() == 0) options_.every = options_.length;
+    auto refuse = [&](const char* what, const std::string& expected, const std::string& found) {
+      throw PipelineError(error_message(who(), what, expected, found));
+    };
+    if (options_.rows <= 0) refuse("rows", "1 or more", fmt::format("{}", options_.rows));
+    if (options_.length.count() < 0)
+      refuse("length", "0 (by count) or more ns (by time)", fmt::format("{} ns", options_.length.count()));
+    if (by_time() && options_.every.count() <= 0)
+      refuse("every", "1 ns or more", fmt::format("{} ns", options_.every.count()));
+    if (!by_time() && options_.every_rows <= 0)
+      refuse("every_rows", "1 or more", fmt::format("{}", options_.every_rows));
+  }
+
+  const char* kind() const override { return "event_window"; }
+  size_t max_inputs() const override { return 1; }
+  bool separate_inputs() const override { return true; }  // it numbers its windows itself
+  bool needs_order() const override { return true; }
+  std::optional<std::vector<Spec>> output_spec() const override { return output_; }
+
+  void resolve(const std::vector<Spec>& inputs) override {
+    if (inputs.empty()) throw PipelineError(error_message(who(), "its input", "tensors", "none"));
+    output_.emplace();
+    for (const Spec& s : inputs) {
+      if (s.shape.rank() == 0)
+        throw PipelineError(
+            error_message(who(), "its input", "tensors with rows along axis 0", specs_str(inputs)));
+      output_->push_back(with_rows(s, options_.rows));
+      row_.push_back(row_bytes(s));
+    }
+    if (by_time()) output_->push_back(Spec{DType::S64, Shape{}});
+    buffer_.assign(inputs.size(), {});
+    input_ = inputs;
+  }
+
+  NodePorts join(NodeContext& ctx) override {
+    ctx_ = &ctx;
+    out_ = ctx.own(std::make_shared<flow::broadcast_node<Envelope>>(ctx.graph()));
+    auto* in = ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
+        ctx.graph(), flow::serial, [this](const Envelope& m) {
+          take(m);
+          return flow::continue_msg();
+        }));
+    return {.input = nullptr, .output = out_, .inputs = {in}};
+  }
+
+  bool drained(NodeContext&) override {
+    Visit v(counters());
+    std::vector<Envelope> out;
+    {
+      std::lock_guard lock(mutex_);
+      if (by_time()) {
+        watermark_ = std::numeric_limits<int64_t>::max();
+        cut_by_time(out, last_credit_, last_seq_);
+      } else if (!times_.empty()) {
+        unwindowed_ += times_.size();
+        logger().info("{}: {} rows at the end fill no window of {}", who(), times_.size(), options_.rows);
+      }
+      last_credit_.reset();
+    }
+    put(v, out);
+    return !out.empty();
+  }
+
+  void finish() override {
+    if (options_.late) options_.late->finish();
+  }
+
+  void add_metrics(NodeMetrics& m) const override {
+    std::lock_guard lock(mutex_);
+    m.figures["windows"] = static_cast<double>(windows_);
+    m.figures["late_messages"] = static_cast<double>(late_);
+    m.figures["late_rows"] = static_cast<double>(late_rows_);
+    m.figures["rows_unwindowed"] = static_cast<double>(unwindowed_);
+    m.figures["rows_held"] = static_cast<double>(times_.size());
+  }
+
+ private:
+  std::string who() const { return fmt::format("event_window '{}'", name()); }
+  bool by_time() const { return options_.length.count() > 0; }
+  int64_t held() const { return static_cast<int64_t>(times_.size()); }
+
+  // Where a chunk's rows start among the rows the window has taken, and its
+  // whole-chunk tags: a window's tags are those of its first row's chunk.
+  struct ChunkTags {
+    int64_t first_row;
+    Tags tags;
+  };
+
+  void take(const Envelope& m) {
+    Visit v(counters(), m);
+    if (m.skipped) return;
+    std::vector<Envelope> out;
+    try {
+      Tensors host;
+      for (const Tensor& t : m.tensors) host.push_back(t.to_host());
+      const int64_t rows = message_rows(host, who());
+      const Tags& tags = tags_of(m);
+      std::optional<RowTimes> times;
+      if (by_time() || (tags.time_ns() && tags.sample_rate())) times = row_times(tags, who());
+      std::lock_guard lock(mutex_);
+      last_credit_ = m.credit;
+      last_seq_ = m.seq;
+      if (times && rows > 0) {
+        const int64_t first = times->at(0);
+        if (first <= last_time_ || first < emitted_end_)
+          return late(host, tags, rows, std::max(last_time_, emitted_end_ - 1));
+        last_time_ = times->at(rows - 1);
+      }
+      append(host, tags, rows, times);
+      watermark_ =
+          std::max({watermark_, last_time_, tags.get<int64_t>(tag_keys::kWatermark).value_or(kNever)});
+      if (by_time()) {
+        cut_by_time(out, m.credit, m.seq);
+      } else {
+        cut_by_count(out, m.credit);
+      }
+    } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
+    put(v, out);
+  }
+
+  void late(const Tensors& host, const Tags& tags, int64_t rows, int64_t bound) {
+    ++late_;
+    late_rows_ += static_cast<uint64_t>(rows);
+    if (options_.late) {
+      Tags t = tags;
+      t.set("late_input", int64_t{0});
+      options_.late->consume_tagged(late_seq_++, host, t);
+    } else {
+      logger().warn(
+          "{}: a chunk of {} rows at {} ns is late: it starts at or before {} ns; {} late so far "
+          "(EventWindowOptions::late takes them)",
+          who(), rows, tags.time_ns().value_or(0), bound, late_);
+    }
+  }
+
+  void append(const Tensors& host, const Tags& tags, int64_t rows, const std::optional<RowTimes>& times) {
+    if (rows == 0) return;
+    chunk_tags_.push_back({taken_ + held(), tags});
+    for (size_t k = 0; k < host.size(); ++k) {
+      const auto* from = static_cast<const std::byte*>(host[k].host_data());
+      buffer_[k].insert(buffer_[k].end(), from, from + static_cast<size_t>(rows) * row_[k]);
+    }
+    for (int64_t r = 0; r < rows; ++r) times_.push_back(times ? times->at(r) : kNever);
+    // By count, rows a window slid past before they came.
+    const int64_t skipped = std::min(skip_, held());
+    skip_ -= skipped;
+    drop(skipped);
+  }
+
+  // Forgets the first `n` rows held.
+  void drop(int64_t n) {
+    if (n <= 0) return;
+    for (size_t k = 0; k < buffer_.size(); ++k)
+      buffer_[k].erase(buffer_[k].begin(),
+                       buffer_[k].begin() + static_cast<ptrdiff_t>(static_cast<size_t>(n) * row_[k]));
+    times_.erase(times_.begin(), times_.begin() + n);
+    taken_ += n;
+    while (chunk_tags_.size() > 1 && chunk_tags_[1].first_row <= taken_) chunk_tags_.pop_front();
+  }
+
+  void cut_by_count(std::vector<Envelope>& out, const std::shared_ptr<void>& credit) {
+    while (held() >= options_.rows) {
+      out.push_back(window(0, options_.rows, credit, {}));
+      const int64_t slide = std::min(options_.every_rows, held());
+      skip_ += options_.every_rows - slide;
+      drop(slide);
+    }
+  }
+
+  // Emits every window ending at or before the watermark that holds a row.
+  void cut_by_time(std::vector<Envelope>& out, const std::shared_ptr<void>& credit, uint64_t seq) {
+    const int64_t length = options_.length.count(), every = options_.every.count();
+    while (!times_.empty()) {
+      // The first window holding the first row held, or a later one.
+      next_start_ = std::max(next_start_, (floor_div(times_.front() - length, every) + 1) * every);
+      if (next_start_ > times_.front()) {  // windows further apart than long: rows in none
+        drop(std::lower_bound(times_.begin(), times_.end(), next_start_) - times_.begin());
+        continue;
+      }
+      if (next_start_ + length - 1 > watermark_) break;
+      const int64_t end = next_start_ + length;
+      const auto from = std::lower_bound(times_.begin(), times_.end(), next_start_) - times_.begin();
+      const auto to = std::lower_bound(times_.begin(), times_.end(), end) - times_.begin();
+      if (to - from > options_.rows)
+        ctx_->fail(seq,
+                   error_message(who(), fmt::format("window [{}, {}) ns", next_start_, end),
+                                 fmt::format("at most {} rows (EventWindowOptions::rows)", options_.rows),
+                                 fmt::format("{}", to - from)));
+      else if (to > from)
+        out.push_back(window(from, to - from, credit, std::make_pair(next_start_, end)));
+      emitted_end_ = end;
+      next_start_ += every;
+      drop(std::lower_bound(times_.begin(), times_.end(), next_start_) - times_.begin());
+    }
+  }
+
+  // Rows [from, from + count) of those held as one window's message.
+  Envelope window(int64_t from, int64_t count, const std::shared_ptr<void>& credit,
+                  std::optional<std::pair<int64_t, int64_t>> span) {
+    Envelope e;
+    e.seq = next_seq_++;
+    e.born = Clock::now();
+    e.credit = credit;
+    for (size_t k = 0; k < buffer_.size(); ++k) {
+      Tensor t = zeroed_host((*output_)[k], who());
+      std::memcpy(host_bytes(t), buffer_[k].data() + static_cast<size_t>(from) * row_[k],
+                  static_cast<size_t>(count) * row_[k]);
+      e.tensors.push_back(std::move(t));
+    }
+    if (span) e.tensors.push_back(scalar<int64_t>(count));
+    // Its first row's chunk's tags, the time moved to that row.
+    const int64_t first = taken_ + from;
+    auto chunk = std::find_if(chunk_tags_.rbegin(), chunk_tags_.rend(),
+                              [&](const ChunkTags& c) { return c.first_row <= first; });
+    Tags tags = chunk == chunk_tags_.rend()
+                    ? Tags{}
+                    : slice_tags(chunk->tags, first - chunk->first_row, first - chunk->first_row);
+    if (span) {
+      tags.set("window_start_ns", span->first);
+      tags.set("window_end_ns", span->second);
+    }
+    // Its own watermark, not its first row's chunk's; none at the end of the stream.
+    if (watermark_ != kNever && watermark_ != std::numeric_limits<int64_t>::max())
+      tags.set(std::string(tag_keys::kWatermark), watermark_);
+    else
+      tags.erase(tag_keys::kWatermark);
+    attach_tags(e, std::move(tags));
+    ++windows_;
+    return e;
+  }
+
+  void put(Visit& v, std::vector<Envelope>& out) {
+    for (Envelope& e : out) {
+      v.leave(e);
+      out_->try_put(e);
+    }
+  }
+
+  EventWindowOptions options_;
+  std::optional<std::vector<Spec>> output_;
+  std::vector<Spec> input_;
+  std::vector<size_t> row_;  // each input tensor's row bytes
+  NodeContext* ctx_ = nullptr;
+  flow::broadcast_node<Envelope>* out_ = nullptr;
+
+  mutable std::mutex mutex_;                    // guards what follows
+  std::vector<std::vector<std::byte>> buffer_;  // the rows held, per tensor
+  std::vector<int64_t> times_;                  // each held row's time (kNever: unknown)
+  std::deque<ChunkTags> chunk_tags_;
+  int64_t taken_ = 0;  // rows dropped so far: the first held row's number
+  int64_t skip_ = 0;   // by count: rows still to drop as they come
+  int64_t last_time_ = kNever, emitted_end_ = kNever, watermark_ = kNever;
+  int64_t next_start_ = kNever;
+  std::shared_ptr<void> last_credit_;
+  uint64_t last_seq_ = 0, next_seq_ = 0, late_seq_ = 0;
+  uint64_t windows_ = 0, late_ = 0, late_rows_ = 0, unwindowed_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineNode> event_window_node(std::string name, EventWindowOptions options) {
+  return std::make_unique<EventWindowNode>(std::move(name), std::move(options));
+}
+
+}  // namespace sluice

@@ -1,0 +1,64 @@
+#include <sluice/pipeline/detail/rows.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <sluice/ops/detail/error_format.h>
+
+namespace sluice {
+
+Tensor zeroed_host(const Spec& spec, const std::string& who) {
+  const auto bytes = static_cast<size_t>(spec.bytes());
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  std::shared_ptr<void> memory(std::aligned_alloc(64, rounded == 0 ? 64 : rounded), std::free);
+  if (!memory) throw DeviceError(error_message(who, fmt::format("cannot allocate {}", spec), "", ""));
+  std::memset(memory.get(), 0, bytes);
+  void* data = memory.get();
+  return wrap_host(spec, data, std::move(memory));
+}
+
+std::byte* host_bytes(Tensor& t) { return static_cast<std::byte*>(const_cast<void*>(t.host_data())); }
+
+size_t row_bytes(const Spec& spec) {
+  const int64_t rows = spec.shape.rank() == 0 ? 1 : spec.shape.dim(0);
+  return rows == 0 ? 0 : static_cast<size_t>(spec.bytes() / rows);
+}
+
+Spec with_rows(const Spec& spec, int64_t rows) {
+  std::vector<int64_t> dims(spec.shape.dims().begin(), spec.shape.dims().end());
+  dims.at(0) = rows;
+  return Spec{spec.dtype, Shape(dims)};
+}
+
+int64_t message_rows(const Tensors& tensors, const std::string& who) {
+  int64_t rows = -1;
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const Tensor& t = tensors[k];
+    if (t.rank() == 0)
+      throw PipelineError(
+          error_message(who, fmt::format("tensor {}", k), "rows along axis 0", fmt::format("{}", t.spec())));
+    if (rows >= 0 && t.shape().dim(0) != rows)
+      throw PipelineError(error_message(who, fmt::format("tensor {}", k),
+                                        fmt::format("{} rows, as tensor 0 has", rows),
+                                        fmt::format("{}", t.spec())));
+    rows = t.shape().dim(0);
+  }
+  return rows < 0 ? 0 : rows;
+}
+
+RowTimes row_times(const Tags& tags, const std::string& who) {
+  std::optional<int64_t> first = tags.time_ns();
+  std::optional<double> rate = tags.sample_rate();
+  if (!first || !rate)
+    throw PipelineError(error_message(who, "a chunk's tags", "time_ns and sample_rate (devices/tags.h)",
+                                      !first && !rate ? "neither"
+                                      : !first        ? "no time_ns"
+                                                      : "no sample_rate"));
+  return {*first, *rate};
+}
+
+}  // namespace sluice

@@ -1,0 +1,310 @@
+// zip_by_time (pipeline/event_time.h): 2 to 4 streams aligned by the times
+// of their rows. The first input, the reference, sets the rows of every
+// output; each other stream gives each reference row its sample nearest in
+// time, within the tolerance. Each stream's rows go forward in time, so
+// one cursor walks each stream's held chunks along the reference's rows:
+// the alignment costs a step per row, where a search would cost a log.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include <sluice/base/detail/log.h>
+#include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/node_kinds.h>
+#include <sluice/pipeline/detail/rows.h>
+#include <sluice/pipeline/pipeline.h>
+
+namespace sluice {
+namespace {
+
+namespace flow = tbb::flow;
+constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
+
+// A chunk the zip holds: its message (and so its source's credit), its
+// tensors on the host, and the times of its rows.
+struct Held {
+  Envelope message;
+  Tensors host;
+  int64_t rows = 0;
+  RowTimes times;
+  int64_t first = 0, last = 0;  // its first and last rows' times
+};
+
+// Another stream's chunks that may still match a reference row, oldest first.
+struct Stream {
+  std::deque<Held> chunks;
+  int64_t last = kNever;  // the time of its newest row
+};
+
+class ZipByTimeNode : public PipelineNode {
+ public:
+  ZipByTimeNode(std::string name, ZipOptions options)
+      : PipelineNode(std::move(name)), options_(std::move(options)) {
+    if (options_.tolerance.count() < 0)
+      throw PipelineError(error_message(who(), "tolerance", "0 ns or more",
+                                        fmt::format("{} ns", options_.tolerance.count())));
+    if (options_.lateness.count() < 0)
+      throw PipelineError(
+          error_message(who(), "lateness", "0 ns or more", fmt::format("{} ns", options_.lateness.count())));
+  }
+
+  const char* kind() const override { return "zip_by_time"; }
+  bool separate_inputs() const override { return true; }
+  bool needs_order() const override { return true; }
+  std::optional<std::vector<Spec>> output_spec() const override { return output_; }
+
+  void resolve_inputs(const std::vector<std::vector<Spec>>& inputs) override {
+    if (inputs.size() < 2)
+      throw PipelineError(error_message(who(), "inputs", "2 to 4 streams", fmt::format("{}", inputs.size())));
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (inputs[k].empty())
+        throw PipelineError(error_message(who(), fmt::format("input {}", k), "tensors", "none"));
+      for (const Spec& s : inputs[k])
+        if (s.shape.rank() == 0 || s.shape.dim(0) != inputs[k][0].shape.dim(0))
+          throw PipelineError(error_message(who(), fmt::format("input {}", k),
+                                            "tensors with one count of rows along axis 0",
+                                            specs_str(inputs[k])));
+    }
+    const int64_t rows = inputs[0][0].shape.dim(0);
+    output_ = inputs[0];
+    for (size_t k = 1; k < inputs.size(); ++k) {
+      for (const Spec& s : inputs[k]) output_->push_back(with_rows(s, rows));
+      output_->push_back(Spec{DType::Pred, Shape{rows}});
+    }
+    inputs_ = inputs;
+    streams_.assign(inputs.size() - 1, Stream{});
+    late_.assign(inputs.size(), 0);
+  }
+
+  NodePorts join(NodeContext& ctx) override {
+    ctx_ = &ctx;
+    out_ = ctx.own(std::make_shared<flow::broadcast_node<Envelope>>(ctx.graph()));
+    NodePorts ports{.input = nullptr, .output = out_};
+    for (size_t k = 0; k < inputs_.size(); ++k)
+      ports.inputs.push_back(ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
+          ctx.graph(), flow::serial, [this, k](const Envelope& m) {
+            take(k, m);
+            return flow::continue_msg();
+          })));
+    return ports;
+  }
+
+  bool drained(NodeContext&) override {
+    Visit v(counters());
+    std::vector<Envelope> out;
+    {
+      std::lock_guard lock(mutex_);
+      release(out, /*ended=*/true);
+    }
+    put(v, out);
+    return !out.empty();
+  }
+
+  void finish() override {
+    if (options_.late) options_.late->finish();
+  }
+
+  void add_metrics(NodeMetrics& m) const override {
+    std::lock_guard lock(mutex_);
+    uint64_t late = 0;
+    for (size_t k = 0; k < late_.size(); ++k) {
+      m.figures[fmt::format("late_input{}", k)] = static_cast<double>(late_[k]);
+      late += late_[k];
+    }
+    m.figures["late_messages"] = static_cast<double>(late);
+    m.figures["late_rows"] = static_cast<double>(late_rows_);
+    m.figures["matched_rows"] = static_cast<double>(matched_rows_);
+    m.figures["unmatched_rows"] = static_cast<double>(unmatched_rows_);
+    m.figures["unwaited"] = static_cast<double>(unwaited_);
+    m.figures["forced"] = static_cast<double>(forced_);
+    m.figures["waiting"] = static_cast<double>(pending_.size());
+  }
+
+ private:
+  std::string who() const { return fmt::format("zip_by_time '{}'", name()); }
+  int64_t tolerance() const { return options_.tolerance.count(); }
+
+  void take(size_t k, const Envelope& m) {
+    Visit v(counters(), m);
+    if (m.skipped) return;  // dropped before (ErrorPolicy::Skip): nothing to align
+    std::vector<Envelope> out;
+    try {
+      Held h = hold(k, m);
+      std::lock_guard lock(mutex_);
+      if (k == 0) {
+        if (h.first <= ref_last_) return late(k, h, ref_last_);
+        ref_last_ = h.last;
+        pending_.push_back(std::move(h));
+      } else {
+        Stream& s = streams_[k - 1];
+        // It might have matched rows already emitted, or it goes back in time.
+        const int64_t bound = std::max(s.last, emitted_ == kNever ? kNever : emitted_ + tolerance());
+        if (h.first <= bound) return late(k, h, bound);
+        s.last = h.last;
+        s.chunks.push_back(std::move(h));
+      }
+      release(out, /*ended=*/false);
+    } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
+    put(v, out);
+  }
+
+  Held hold(size_t k, const Envelope& m) const {
+    Held h{.message = m};
+    for (const Tensor& t : m.tensors) h.host.push_back(t.to_host());
+    h.rows = message_rows(h.host, fmt::format("{}, input {}", who(), k));
+    h.times = row_times(tags_of(m), fmt::format("{}, input {}", who(), k));
+    h.first = h.times.at(0);
+    h.last = h.times.at(std::max<int64_t>(h.rows - 1, 0));
+    return h;
+  }
+
+  // A late chunk: to the late sink, or counted and logged. Under the lock.
+  void late(size_t k, const Held& h, int64_t bound) {
+    ++late_[k];
+    late_rows_ += static_cast<uint64_t>(h.rows);
+    if (options_.late) {
+      Tags tags = tags_of(h.message);
+      tags.set("late_input", static_cast<int64_t>(k));
+      options_.late->consume_tagged(late_seq_++, h.host, tags);
+    } else {
+      logger().warn(
+          "{}: input {}'s chunk of {} rows at {} ns is late: it starts at or before {} ns; "
+          "{} late so far (ZipOptions::late takes them)",
+          who(), k, h.rows, h.first, bound, late_[k]);
+    }
+  }
+
+  // Emits the reference chunks that need wait no longer. Under the lock.
+  void release(std::vector<Envelope>& out, bool ended) {
+    const size_t most = std::max<size_t>(1, ctx_->capacity() / 2);
+    while (!pending_.empty()) {
+      const Held& c = pending_.front();
+      const int64_t needed = c.last + tolerance();
+      bool waits = false, unwaited = false;
+      for (const Stream& s : streams_) {
+        if (ended || (s.last != kNever && s.last >= needed)) continue;
+        if (ref_last_ - needed >= options_.lateness.count()) {
+          unwaited = true;
+          continue;
+        }
+        waits = true;
+      }
+      if (waits && pending_.size() < most) break;
+      forced_ += waits;
+      unwaited_ += unwaited && !waits;
+      out.push_back(emit(c));
+      pending_.pop_front();
+    }
+  }
+
+  Envelope emit(const Held& c) {
+    Envelope e;
+    e.seq = next_seq_++;
+    e.born = c.message.born;
+    e.credit = c.message.credit;
+    e.tensors = c.message.tensors;
+    for (size_t k = 1; k < inputs_.size(); ++k) align(c, streams_[k - 1], inputs_[k], e.tensors);
+    emitted_ = c.last;
+    Tags tags = tags_of(c.message);
+    tags.set(std::string(tag_keys::kWatermark), c.last);
+    attach_tags(e, std::move(tags));
+    return e;
+  }
+
+  // Each reference row's nearest sample of stream `s` within the
+  // tolerance (ties to the earlier), appended to `out` as that stream's
+  // tensors with the reference's rows, and which rows matched.
+  void align(const Held& c, Stream& s, const std::vector<Spec>& specs, Tensors& out) {
+    Tensors aligned;
+    std::vector<std::byte*> to;
+    std::vector<size_t> row;
+    for (const Spec& spec : specs) {
+      aligned.push_back(zeroed_host(with_rows(spec, c.rows), who()));
+      to.push_back(host_bytes(aligned.back()));
+      row.push_back(row_bytes(spec));
+    }
+    Tensor matched = zeroed_host(Spec{DType::Pred, Shape{c.rows}}, who());
+    std::byte* hit = host_bytes(matched);
+    // The cursor: the newest sample at or before the row's time, and the
+    // one after it.
+    struct Pos {
+      size_t chunk;
+      int64_t row;
+    };
+    auto time_of = [&](Pos p) { return s.chunks[p.chunk].times.at(p.row); };
+    auto following = [&](Pos p) -> std::optional<Pos> {
+      if (p.row + 1 < s.chunks[p.chunk].rows) return Pos{p.chunk, p.row + 1};
+      for (size_t n = p.chunk + 1; n < s.chunks.size(); ++n)
+        if (s.chunks[n].rows > 0) return Pos{n, 0};
+      return std::nullopt;
+    };
+    std::optional<Pos> before, after;
+    for (size_t n = 0; n < s.chunks.size() && !after; ++n)
+      if (s.chunks[n].rows > 0) after = Pos{n, 0};
+    uint64_t matches = 0;
+    for (int64_t r = 0; r < c.rows; ++r) {
+      const int64_t t = c.times.at(r);
+      while (after && time_of(*after) <= t) {
+        before = after;
+        after = following(*after);
+      }
+      std::optional<Pos> pick = before;
+      if (after && (!before || time_of(*after) - t < t - time_of(*before))) pick = after;
+      if (!pick || std::abs(time_of(*pick) - t) > tolerance()) continue;
+      ++matches;
+      hit[r] = std::byte{1};
+      const Held& from = s.chunks[pick->chunk];
+      for (size_t k = 0; k < to.size(); ++k)
+        if (row[k] > 0)
+          std::memcpy(to[k] + static_cast<size_t>(r) * row[k],
+                      static_cast<const std::byte*>(from.host[k].host_data()) +
+                          static_cast<size_t>(pick->row) * row[k],
+                      row[k]);
+    }
+    matched_rows_ += matches;
+    unmatched_rows_ += static_cast<uint64_t>(c.rows) - matches;
+    // What only came before this chunk's last row, by more than the
+    // tolerance, matches no row after it.
+    while (!s.chunks.empty() && s.chunks.front().last < c.last - tolerance()) s.chunks.pop_front();
+    for (Tensor& t : aligned) out.push_back(std::move(t));
+    out.push_back(std::move(matched));
+  }
+
+  void put(Visit& v, std::vector<Envelope>& out) {
+    for (Envelope& e : out) {
+      v.leave(e);
+      out_->try_put(e);
+    }
+  }
+
+  ZipOptions options_;
+  std::optional<std::vector<Spec>> output_;
+  std::vector<std::vector<Spec>> inputs_;
+  NodeContext* ctx_ = nullptr;
+  flow::broadcast_node<Envelope>* out_ = nullptr;
+
+  mutable std::mutex mutex_;  // guards what follows
+  std::deque<Held> pending_;  // reference chunks waiting for the other streams
+  std::vector<Stream> streams_;
+  int64_t ref_last_ = kNever;  // the reference's newest row time
+  int64_t emitted_ = kNever;   // the last emitted row's time
+  uint64_t next_seq_ = 0, late_seq_ = 0;
+  std::vector<uint64_t> late_;  // per input
+  uint64_t late_rows_ = 0, matched_rows_ = 0, unmatched_rows_ = 0, unwaited_ = 0, forced_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineNode> zip_by_time_node(std::string name, ZipOptions options) {
+  return std::make_unique<ZipByTimeNode>(std::move(name), std::move(options));
+}
+
+}  // namespace sluice

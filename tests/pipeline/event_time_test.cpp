@@ -1,0 +1,434 @@
+// Event time (pipeline/event_time.h): zip_by_time against a numpy alignment,
+// its waits and late data; event windows by count and by time against rows
+// picked out one by one; watermarks from one node to the next.
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sluice/pipeline/pipeline.h>
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+// The two streams of zip_by_time_reference.py.
+constexpr int64_t kT0 = 1'000'000'000;
+constexpr int64_t kARows = 50, kAChunks = 40, kBRows = 37, kBChunks = 56;
+constexpr double kARate = 1000, kBRate = 1002;
+
+Chunk a_chunk(int64_t c) {
+  std::vector<float> v;
+  for (int64_t r = 0; r < kARows; ++r) {
+    const auto g = static_cast<float>(c * kARows + r);
+    v.insert(v.end(), {g, -g});
+  }
+  Chunk chunk{{tensor(v, {kARows, 2})}, {}};
+  chunk.tags.set_time(kT0 + c * 50'000'000, "a");
+  chunk.tags.set_sample_rate(kARate);
+  return chunk;
+}
+
+int64_t b_stamp(int64_t c) {
+  const int64_t jitter = ((c * 7919) % 41 - 20) * 1000;
+  return kT0 + 3'000'000 + row_offset_ns(c * kBRows, kBRate) + jitter;
+}
+
+Chunk b_chunk(int64_t c) {
+  std::vector<float> v;
+  for (int64_t r = 0; r < kBRows; ++r) {
+    const auto g = static_cast<float>(c * kBRows + r);
+    v.insert(v.end(), {g, g + 0.5f, -g});
+  }
+  Chunk chunk{{tensor(v, {kBRows, 3})}, {}};
+  chunk.tags.set_time(b_stamp(c), "b");
+  chunk.tags.set_sample_rate(kBRate);
+  chunk.tags.set("chunk", c);
+  return chunk;
+}
+
+// B as the reference script sends it: a gap (20 to 23 never come) and
+// chunk 30 after 32.
+std::vector<int64_t> b_order() {
+  std::vector<int64_t> order;
+  for (int64_t c = 0; c < kBChunks; ++c) {
+    if (c >= 20 && c < 24) continue;
+    if (c == 30) continue;
+    order.push_back(c);
+    if (c == 32) order.push_back(30);
+  }
+  return order;
+}
+
+std::shared_ptr<Source> chunks_of(std::vector<Spec> spec, std::vector<Chunk> chunks,
+                                  std::function<void(size_t)> before = {}) {
+  auto all = std::make_shared<std::vector<Chunk>>(std::move(chunks));
+  return sources::indexed(std::move(spec), [all, before](uint64_t i) -> std::optional<Chunk> {
+    if (i >= all->size()) return std::nullopt;
+    if (before) before(i);
+    return (*all)[i];
+  });
+}
+
+std::vector<Chunk> a_chunks() {
+  std::vector<Chunk> v;
+  for (int64_t c = 0; c < kAChunks; ++c) v.push_back(a_chunk(c));
+  return v;
+}
+
+std::vector<Chunk> b_chunks() {
+  std::vector<Chunk> v;
+  for (int64_t c : b_order()) v.push_back(b_chunk(c));
+  return v;
+}
+
+// Printed by zip_by_time_reference.py (numpy searchsorted): runs of A's
+// rows {first row, B's sample (-1: none within the tolerance), rows}.
+// 1523 of 2000 rows matched.
+struct MatchRun {
+  int64_t row, sample, rows;
+};
+const std::vector<MatchRun> kExpectedRuns = {
+    {0, -1, 3},     {3, 0, 206},      {209, -1, 85},  {294, 292, 416},   {710, -1, 179}, {889, 888, 222},
+    {1111, -1, 37}, {1148, 1147, 60}, {1208, -1, 88}, {1296, 1296, 413}, {1709, -1, 85}, {1794, 1795, 206},
+};
+
+struct Zipped {
+  std::vector<Tensors> out;
+  std::vector<Tags> tags;
+  std::shared_ptr<Collector> late = sinks::collector();
+  NodeMetrics metrics;
+};
+
+Zipped zip(ZipOptions options, PipelineOptions pipeline_options, std::function<void(size_t)> before_b = {}) {
+  Zipped z;
+  options.late = z.late;
+  Pipeline p(pipeline_options);
+  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+  auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks(), std::move(before_b)));
+  auto joined = p.zip_by_time("joined", options);
+  auto got = sinks::collector();
+  p.connect(a, joined);
+  p.connect(b, joined);
+  p.connect(joined, p.sink("out", got));
+  PipelineResult r = p.run();
+  z.out = got->results();
+  z.tags = got->tags();
+  z.metrics = r.metrics_of("joined");
+  return z;
+}
+
+TEST(ZipByTime, AlignsTwoClocksWithJitterDriftAGapAndLateDataAsNumpyDoes) {
+  Zipped z = zip({.tolerance = 400us, .lateness = 1h}, {.capacity = 1000});
+  ASSERT_EQ(z.out.size(), static_cast<size_t>(kAChunks));
+  std::vector<int64_t> expected(kAChunks * kARows, -1);
+  for (const MatchRun& run : kExpectedRuns)
+    for (int64_t k = 0; k < run.rows; ++k)
+      expected[static_cast<size_t>(run.row + k)] = run.sample < 0 ? -1 : run.sample + k;
+  int64_t matched = 0;
+  for (int64_t c = 0; c < kAChunks; ++c) {
+    const Tensors& m = z.out[static_cast<size_t>(c)];
+    ASSERT_EQ(m.size(), 3u);
+    EXPECT_EQ(m[0].spec(), f32({kARows, 2}));
+    EXPECT_EQ(m[1].spec(), f32({kARows, 3}));
+    EXPECT_EQ(m[2].spec(), (Spec{DType::Pred, Shape{kARows}}));
+    EXPECT_EQ(m[0].to_vector<float>(), a_chunk(c).tensors[0].to_vector<float>());
+    const std::vector<float> b = m[1].to_vector<float>();
+    const std::vector<bool> hit = m[2].to_vector<bool>();
+    for (int64_t r = 0; r < kARows; ++r) {
+      const int64_t want = expected[static_cast<size_t>(c * kARows + r)];
+      const auto i = static_cast<size_t>(r);
+      ASSERT_EQ(hit[i], want >= 0) << "row " << c * kARows + r;
+      const float g = want >= 0 ? static_cast<float>(want) : 0.0f;
+      ASSERT_EQ(b[3 * i], g) << "row " << c * kARows + r;
+      ASSERT_EQ(b[3 * i + 1], want >= 0 ? g + 0.5f : 0.0f);
+      ASSERT_EQ(b[3 * i + 2], -g);
+      matched += hit[i];
+    }
+    // The reference's tags, and the watermark at its last row.
+    const Tags& t = z.tags[static_cast<size_t>(c)];
+    EXPECT_EQ(t.time_ns(), kT0 + c * 50'000'000);
+    EXPECT_EQ(t.clock(), "a");
+    EXPECT_EQ(t.get<int64_t>(tag_keys::kWatermark), kT0 + c * 50'000'000 + 49'000'000);
+  }
+  EXPECT_EQ(matched, 1523);
+  // Chunk 30, after 32, went to the late sink: whole, with its tags and input.
+  const std::vector<Tensors> late = z.late->results();
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0][0].to_vector<float>(), b_chunk(30).tensors[0].to_vector<float>());
+  EXPECT_EQ(z.late->tags()[0].get<int64_t>("chunk"), 30);
+  EXPECT_EQ(z.late->tags()[0].get<int64_t>("late_input"), 1);
+  EXPECT_EQ(z.metrics.figures.at("late_messages"), 1);
+  EXPECT_EQ(z.metrics.figures.at("late_rows"), kBRows);
+  EXPECT_EQ(z.metrics.figures.at("matched_rows"), 1523);
+  EXPECT_EQ(z.metrics.figures.at("unwaited"), 0);
+  EXPECT_EQ(z.metrics.figures.at("forced"), 0);
+}
+
+// B holds back until the sink has most of A: the zip stops waiting for it
+// once it is `lateness` behind (or once it holds half A's capacity), and
+// B's chunks for rows already gone are late, each one counted and handed on.
+void expect_goes_without_a_stalled_stream(ZipOptions options, PipelineOptions pipeline_options,
+                                          const char* by) {
+  std::atomic<size_t> emitted{0};
+  Zipped z;
+  options.late = z.late;
+  Pipeline p(pipeline_options);
+  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+  auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks(), [&](size_t i) {
+                      const auto until = std::chrono::steady_clock::now() + 10s;
+                      while (i == 0 && emitted.load() < 30 && std::chrono::steady_clock::now() < until)
+                        std::this_thread::sleep_for(1ms);
+                    }));
+  auto joined = p.zip_by_time("joined", options);
+  p.connect(a, joined);
+  p.connect(b, joined);
+  p.connect(joined, p.sink("out", [&](const Tensors&) { emitted.fetch_add(1); }));
+  PipelineResult r = p.run();
+  const NodeMetrics& m = r.metrics_of("joined");
+  EXPECT_EQ(m.messages_out, static_cast<uint64_t>(kAChunks)) << by;
+  EXPECT_GE(m.figures.at(by), 1) << by;
+  EXPECT_GE(m.figures.at("late_messages"), 20) << by;
+  // Every chunk of B either took part or went to the late sink.
+  EXPECT_EQ(m.figures.at("late_messages"), static_cast<double>(z.late->results().size())) << by;
+  EXPECT_EQ(m.figures.at("late_input1"), m.figures.at("late_messages")) << by;
+  EXPECT_LT(m.figures.at("matched_rows"), 1523) << by;
+}
+
+TEST(ZipByTime, GoesWithoutAStreamLaterThanTheLateness) {
+  expect_goes_without_a_stalled_stream({.tolerance = 400us, .lateness = 100ms}, {.capacity = 1000},
+                                       "unwaited");
+}
+
+TEST(ZipByTime, GoesWithoutAStalledStreamOnceItHoldsHalfItsCapacity) {
+  expect_goes_without_a_stalled_stream({.tolerance = 400us, .lateness = 1h}, {.capacity = 8}, "forced");
+}
+
+TEST(ZipByTime, LateDataWithoutALateSinkIsCountedNotLost) {
+  Pipeline p({.capacity = 1000});
+  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+  auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks()));
+  auto joined = p.zip_by_time("joined", {.tolerance = 400us, .lateness = 1h});
+  p.connect(a, joined);
+  p.connect(b, joined);
+  p.connect(joined, p.sink("out", sinks::collector()));
+  PipelineResult r = p.run();
+  EXPECT_EQ(r.metrics_of("joined").figures.at("late_messages"), 1);
+  EXPECT_EQ(r.metrics_of("joined").figures.at("late_input1"), 1);
+}
+
+TEST(ZipByTime, RefusesWhatItCannotAlign) {
+  {  // one input
+    Pipeline p;
+    auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+    auto joined = p.zip_by_time("joined");
+    p.connect(a, joined);
+    p.connect(joined, p.sink("out", sinks::collector()));
+    EXPECT_THAT([&] { p.run(); }, ::testing::ThrowsMessage<PipelineError>(HasSubstr("2 to 4 streams")));
+  }
+  {  // a negative tolerance
+    Pipeline p;
+    EXPECT_THAT([&] { p.zip_by_time("joined", {.tolerance = -1ns}); },
+                ::testing::ThrowsMessage<PipelineError>(HasSubstr("tolerance")));
+  }
+  {  // chunks without a time: each message fails, by name
+    Pipeline p({.on_error = ErrorPolicy::Skip});
+    auto a = p.source("a", sources::indexed({f32({4})}, [](uint64_t i) -> std::optional<Tensors> {
+                        if (i >= 3) return std::nullopt;
+                        return Tensors{tensor<float>({1, 2, 3, 4}, {4})};
+                      }));
+    auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks()));
+    auto joined = p.zip_by_time("joined");
+    p.connect(a, joined);
+    p.connect(b, joined);
+    p.connect(joined, p.sink("out", sinks::collector()));
+    PipelineResult r = p.run();
+    EXPECT_EQ(r.metrics_of("joined").errors, 3u);
+  }
+  {  // checkpoints: not yet
+    Pipeline p({.checkpoint_interval = {.messages = 10}});
+    auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+    auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks()));
+    auto joined = p.zip_by_time("joined");
+    p.connect(a, joined);
+    p.connect(b, joined);
+    p.connect(joined, p.sink("out", sinks::collector()));
+    EXPECT_THAT([&] { p.run(); }, ::testing::ThrowsMessage<PipelineError>(HasSubstr("checkpoint")));
+  }
+}
+
+// ---- event windows
+
+// A stream of `chunks` chunks of `rows` rows at 1000 Hz from kT0: row g
+// holds g. `skip`: chunks that never come.
+std::vector<Chunk> counted(int64_t chunks, int64_t rows, std::vector<int64_t> skip = {}) {
+  std::vector<Chunk> v;
+  for (int64_t c = 0; c < chunks; ++c) {
+    if (std::find(skip.begin(), skip.end(), c) != skip.end()) continue;
+    std::vector<float> x;
+    for (int64_t r = 0; r < rows; ++r) x.push_back(static_cast<float>(c * rows + r));
+    Chunk chunk{{tensor(x, {rows, 1})}, {}};
+    chunk.tags.set_time(kT0 + c * rows * 1'000'000, "c");
+    chunk.tags.set_sample_rate(1000);
+    chunk.tags.set("chunk", c);
+    v.push_back(std::move(chunk));
+  }
+  return v;
+}
+
+struct Windowed {
+  std::vector<Tensors> out;
+  std::vector<Tags> tags;
+  NodeMetrics metrics;
+};
+
+Windowed windows(std::vector<Chunk> chunks, EventWindowOptions options, PipelineOptions po = {}) {
+  const int64_t rows = chunks.at(0).tensors[0].shape().dim(0);
+  Pipeline p(po);
+  auto src = p.source("s", chunks_of({f32({rows, 1})}, std::move(chunks)));
+  auto w = p.event_window("w", options);
+  auto got = sinks::collector();
+  p.connect(src, w);
+  p.connect(w, p.sink("out", got));
+  PipelineResult r = p.run();
+  return {got->results(), got->tags(), r.metrics_of("w")};
+}
+
+std::vector<float> values(const Tensor& t, int64_t n) {
+  std::vector<float> v = t.to_vector<float>();
+  v.resize(static_cast<size_t>(n));
+  return v;
+}
+
+TEST(EventWindow, ByCountTumblingSlidingAndHopping) {
+  for (auto [size, every] : {std::pair<int64_t, int64_t>{5, 5}, {4, 2}, {4, 6}, {16, 16}}) {
+    Windowed w = windows(counted(10, 7), {.rows = size, .every_rows = every});
+    // Windows start at rows 0, every, 2 every, ... while `size` rows remain.
+    size_t n = 0;
+    for (int64_t start = 0; start + size <= 70; start += every, ++n) {
+      ASSERT_LT(n, w.out.size()) << size << "/" << every;
+      std::vector<float> want;
+      for (int64_t r = start; r < start + size; ++r) want.push_back(static_cast<float>(r));
+      ASSERT_EQ(w.out[n].size(), 1u);
+      EXPECT_EQ(w.out[n][0].spec(), f32({size, 1}));
+      EXPECT_EQ(w.out[n][0].to_vector<float>(), want) << size << "/" << every << " window " << n;
+      // Its first row's chunk's tags, the time moved to that row.
+      EXPECT_EQ(w.tags[n].get<int64_t>("chunk"), start / 7);
+      EXPECT_EQ(w.tags[n].time_ns(), kT0 + start * 1'000'000);
+    }
+    EXPECT_EQ(w.out.size(), n) << size << "/" << every;
+    // What is left after the last window slid on: too few rows for another.
+    const int64_t left = std::max<int64_t>(0, 70 - static_cast<int64_t>(n) * every);
+    EXPECT_EQ(w.metrics.figures.at("rows_unwindowed"), static_cast<double>(left)) << size << "/" << every;
+  }
+}
+
+// Each window by time, against the rows whose times fall in it, picked out
+// one by one: tumbling, sliding and hopping, over a gap.
+TEST(EventWindow, ByTimeHoldsTheRowsOfItsSpan) {
+  struct Case {
+    std::chrono::milliseconds length, every;
+  };
+  for (Case k : {Case{100ms, 100ms}, Case{100ms, 40ms}, Case{30ms, 70ms}}) {
+    const std::vector<int64_t> skip = {4, 5};  // rows 120 to 179 never come
+    Windowed w = windows(counted(12, 30, skip), {.rows = 101, .length = k.length, .every = k.every});
+    std::vector<int64_t> present;
+    for (int64_t g = 0; g < 360; ++g)
+      if (g < 120 || g >= 180) present.push_back(g);
+    const int64_t len = k.length.count() * 1'000'000, every = k.every.count() * 1'000'000;
+    size_t n = 0;
+    for (int64_t start = (kT0 - len) / every * every + every; start <= kT0 + 359'000'000; start += every) {
+      std::vector<float> want;
+      for (int64_t g : present)
+        if (kT0 + g * 1'000'000 >= start && kT0 + g * 1'000'000 < start + len)
+          want.push_back(static_cast<float>(g));
+      if (want.empty()) continue;  // not emitted
+      ASSERT_LT(n, w.out.size());
+      const Tensors& m = w.out[n];
+      ASSERT_EQ(m.size(), 2u);
+      EXPECT_EQ(m[0].spec(), f32({101, 1}));
+      const int64_t count = m[1].to_vector<int64_t>().at(0);
+      ASSERT_EQ(count, static_cast<int64_t>(want.size())) << "window at " << start;
+      EXPECT_EQ(values(m[0], count), want) << "window at " << start;
+      std::vector<float> pad = m[0].to_vector<float>();
+      EXPECT_TRUE(std::all_of(pad.begin() + count, pad.end(), [](float x) { return x == 0; }));
+      EXPECT_EQ(w.tags[n].get<int64_t>("window_start_ns"), start);
+      EXPECT_EQ(w.tags[n].get<int64_t>("window_end_ns"), start + len);
+      EXPECT_EQ(w.tags[n].time_ns(), kT0 + static_cast<int64_t>(want[0]) * 1'000'000);
+      ++n;
+    }
+    EXPECT_EQ(w.out.size(), n) << k.length.count() << "/" << k.every.count();
+  }
+}
+
+TEST(EventWindow, AChunkBeforeAnEmittedWindowIsLateAndAnOverfullWindowFails) {
+  std::vector<Chunk> chunks = counted(12, 30);
+  std::swap(chunks[5], chunks[8]);  // 8 before 6, 7 and 5: those three are late
+  auto late = sinks::collector();
+  Windowed w = windows(chunks, {.rows = 101, .length = 100ms, .late = late});
+  EXPECT_EQ(w.metrics.figures.at("late_messages"), 3);
+  EXPECT_EQ(w.metrics.figures.at("late_rows"), 90);
+  ASSERT_EQ(late->results().size(), 3u);
+  EXPECT_EQ(late->tags()[0].get<int64_t>("chunk"), 6);
+  EXPECT_EQ(late->tags()[0].get<int64_t>("late_input"), 0);
+
+  // 360 rows in windows of 100 ms: three of 100 rows, over its 60, and one of 60.
+  Windowed over = windows(counted(12, 30), {.rows = 60, .length = 100ms}, {.on_error = ErrorPolicy::Skip});
+  EXPECT_EQ(over.out.size(), 1u);
+  EXPECT_EQ(over.metrics.errors, 3u);
+}
+
+TEST(EventWindow, RefusesOptionsThatCutNothing) {
+  Pipeline p;
+  EXPECT_THAT([&] { p.event_window("w", {.rows = 0}); },
+              ::testing::ThrowsMessage<PipelineError>(HasSubstr("rows")));
+  EXPECT_THAT([&] { p.event_window("w", {.rows = 4, .every_rows = -1}); },
+              ::testing::ThrowsMessage<PipelineError>(HasSubstr("every_rows")));
+  EXPECT_THAT([&] { p.event_window("w", {.rows = 4, .length = 1ms, .every = -1ms}); },
+              ::testing::ThrowsMessage<PipelineError>(HasSubstr("every")));
+}
+
+// zip_by_time's watermark tells the window after it where the joined stream
+// is complete: each window goes out as soon as the zip passed its end.
+TEST(EventTime, AWindowAfterAZipFollowsItsWatermark) {
+  Pipeline p({.capacity = 1000});
+  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+  auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks()));
+  auto joined = p.zip_by_time("joined", {.tolerance = 400us, .lateness = 1h, .late = sinks::collector()});
+  auto second = p.event_window("second", {.rows = 1000, .length = 1s, .every = 500ms});
+  auto got = sinks::collector();
+  p.connect(a, joined);
+  p.connect(b, joined);
+  p.connect(joined, second);
+  p.connect(second, p.sink("out", got));
+  p.run();
+  // Windows of 1 s every 500 ms over 2 s of A from kT0 (a multiple of 500 ms): starts at
+  // 0.5, 1, 1.5, 2 and 2.5 s, the first and last half full.
+  const std::vector<Tensors> out = got->results();
+  const std::vector<Tags> tags = got->tags();
+  ASSERT_EQ(out.size(), 5u);
+  const std::vector<int64_t> counts = {500, 1000, 1000, 1000, 500};
+  for (size_t n = 0; n < 5; ++n) {
+    const Tensors& m = out[n];
+    ASSERT_EQ(m.size(), 4u);  // A's rows, B's, which matched, the count
+    EXPECT_EQ(m[3].to_vector<int64_t>().at(0), counts[n]);
+    EXPECT_EQ(tags[n].get<int64_t>("window_start_ns"),
+              kT0 - 500'000'000 + static_cast<int64_t>(n) * 500'000'000);
+  }
+  // The first three went out on the zip's watermark; the last two, ending
+  // after the last row (at 2.999 s), when the streams ended, with none.
+  EXPECT_FALSE(tags[3].get<int64_t>(tag_keys::kWatermark));
+  EXPECT_FALSE(tags[4].get<int64_t>(tag_keys::kWatermark));
+  for (size_t n = 0; n < 3; ++n)
+    EXPECT_GE(tags[n].get<int64_t>(tag_keys::kWatermark).value_or(0),
+              tags[n].get<int64_t>("window_end_ns").value_or(1) - 1);
+}
+
+}  // namespace
+}  // namespace sluice

@@ -17,7 +17,6 @@
 // move with the rows, and a slice's first-sample time moves by its first
 // row at the sample rate.
 
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -51,11 +50,13 @@ inline constexpr std::string_view kSeq = "seq";                 // int64: its nu
 inline constexpr std::string_view kWatermark = "watermark_ns";
 }  // namespace tag_keys
 
-// How far row `row` of a chunk is from its first, in ns, at `rate` rows a
-// second: round(row * 1e9 / rate), halves away from zero. The one rule for
-// a row's time (time_ns + this), wherever sluice needs it.
+// How far row `row` (>= 0) of a chunk is from its first, in ns, at `rate`
+// rows a second: floor(row * (1e9 / rate) + 0.5), the period computed
+// first (once, in a loop over rows). The one rule for a row's time
+// (time_ns + this), wherever sluice needs it; numpy writes it
+// np.floor(row * (1e9 / rate) + 0.5).
 inline int64_t row_offset_ns(int64_t row, double rate) {
-  return static_cast<int64_t>(std::llround(static_cast<double>(row) * 1e9 / rate));
+  return static_cast<int64_t>(static_cast<double>(row) * (1e9 / rate) + 0.5);  // truncation: floor, >= 0
 }
 
 // Bounds that keep tags small beside the data they describe.

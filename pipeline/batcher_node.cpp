@@ -234,7 +234,7 @@ class BatcherNode : public PipelineNode {
     Tensors in;
     for (size_t k = 0; k < batch_input_.size(); ++k) {
       size_t row = static_cast<size_t>(options_.input[k].bytes());
-      Tensor assembled = zeroed_host(batch_input_[k], who());
+      Tensor assembled = host_tensor(batch_input_[k], who());
       std::byte* data = host_bytes(assembled);
       for (size_t i = 0; i < batch.size(); ++i) {
         Tensor t = batch[i].message.tensors[k].to_host();

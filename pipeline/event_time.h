@@ -42,10 +42,12 @@ namespace sluice {
 // A reference chunk waits until each other stream has a sample at least
 // `tolerance` after its last row (that stream cannot bring a nearer one),
 // or has ended, or is more than `lateness` behind the reference's newest
-// row (it goes without that stream, counted as "unwaited"), or until the
-// zip holds half its source's capacity of them. A chunk of another stream
-// starting within `tolerance` of what was emitted is late: its rows might
-// have matched rows already gone.
+// row (it goes without that stream, counted as "unwaited"). Waiting chunks
+// hold their source's credit: a reference that holds its whole capacity
+// waits for the others (backpressure; counted as "held_full" and logged
+// once), so the lateness decides only where the capacity spans more time
+// than it. A chunk of another stream starting within `tolerance` of what
+// was emitted is late: its rows might have matched rows already gone.
 struct ZipOptions {
   std::chrono::nanoseconds tolerance{0};
   std::chrono::nanoseconds lateness{std::chrono::milliseconds(100)};

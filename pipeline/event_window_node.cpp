@@ -235,7 +235,7 @@ class EventWindowNode : public PipelineNode {
     e.born = Clock::now();
     e.credit = credit;
     for (size_t k = 0; k < buffer_.size(); ++k) {
-      Tensor t = zeroed_host((*output_)[k], who());
+      Tensor t = host_tensor((*output_)[k], who());
       std::memcpy(host_bytes(t), buffer_[k].data() + static_cast<size_t>(from) * row_[k],
                   static_cast<size_t>(count) * row_[k]);
       e.tensors.push_back(std::move(t));

@@ -11,12 +11,12 @@
 
 namespace sluice {
 
-Tensor zeroed_host(const Spec& spec, const std::string& who) {
+Tensor host_tensor(const Spec& spec, const std::string& who, bool zeroed) {
   const auto bytes = static_cast<size_t>(spec.bytes());
   const size_t rounded = (bytes + 63) / 64 * 64;
   std::shared_ptr<void> memory(std::aligned_alloc(64, rounded == 0 ? 64 : rounded), std::free);
   if (!memory) throw DeviceError(error_message(who, fmt::format("cannot allocate {}", spec), "", ""));
-  std::memset(memory.get(), 0, bytes);
+  if (zeroed) std::memset(memory.get(), 0, bytes);
   void* data = memory.get();
   return wrap_host(spec, data, std::move(memory));
 }

@@ -12,7 +12,7 @@
 #include <deque>
 #include <limits>
 #include <mutex>
-#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -33,8 +33,9 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
 struct Held {
   Envelope message;
   Tensors host;
+  std::vector<const std::byte*> data;  // each tensor's, on the host
   int64_t rows = 0;
-  RowTimes times;
+  std::vector<int64_t> times;   // each row's
   int64_t first = 0, last = 0;  // its first and last rows' times
 };
 
@@ -124,7 +125,7 @@ class ZipByTimeNode : public PipelineNode {
     m.figures["matched_rows"] = static_cast<double>(matched_rows_);
     m.figures["unmatched_rows"] = static_cast<double>(unmatched_rows_);
     m.figures["unwaited"] = static_cast<double>(unwaited_);
-    m.figures["forced"] = static_cast<double>(forced_);
+    m.figures["held_full"] = static_cast<double>(held_full_);
     m.figures["waiting"] = static_cast<double>(pending_.size());
   }
 
@@ -158,11 +159,16 @@ class ZipByTimeNode : public PipelineNode {
 
   Held hold(size_t k, const Envelope& m) const {
     Held h{.message = m};
-    for (const Tensor& t : m.tensors) h.host.push_back(t.to_host());
+    for (const Tensor& t : m.tensors) {
+      h.host.push_back(t.to_host());
+      h.data.push_back(static_cast<const std::byte*>(h.host.back().host_data()));
+    }
     h.rows = message_rows(h.host, fmt::format("{}, input {}", who(), k));
-    h.times = row_times(tags_of(m), fmt::format("{}, input {}", who(), k));
-    h.first = h.times.at(0);
-    h.last = h.times.at(std::max<int64_t>(h.rows - 1, 0));
+    const RowTimes times = row_times(tags_of(m), fmt::format("{}, input {}", who(), k));
+    h.times.resize(static_cast<size_t>(h.rows));
+    for (int64_t r = 0; r < h.rows; ++r) h.times[static_cast<size_t>(r)] = times.at(r);
+    h.first = times.at(0);
+    h.last = times.at(std::max<int64_t>(h.rows - 1, 0));
     return h;
   }
 
@@ -184,7 +190,6 @@ class ZipByTimeNode : public PipelineNode {
 
   // Emits the reference chunks that need wait no longer. Under the lock.
   void release(std::vector<Envelope>& out, bool ended) {
-    const size_t most = std::max<size_t>(1, ctx_->capacity() / 2);
     while (!pending_.empty()) {
       const Held& c = pending_.front();
       const int64_t needed = c.last + tolerance();
@@ -197,9 +202,18 @@ class ZipByTimeNode : public PipelineNode {
         }
         waits = true;
       }
-      if (waits && pending_.size() < most) break;
-      forced_ += waits;
-      unwaited_ += unwaited && !waits;
+      if (waits) {
+        // Holding its source's whole capacity, the reference brings no more
+        // until the others catch up: backpressure, said once.
+        if (pending_.size() >= ctx_->capacity() && !held_full_++)
+          logger().warn(
+              "{}: holds its reference's whole capacity ({} chunks) waiting for the other streams: "
+              "the reference waits for them (for the lateness to decide instead, give it a capacity "
+              "of more chunks than the lateness spans)",
+              who(), pending_.size());
+        break;
+      }
+      unwaited_ += unwaited;
       out.push_back(emit(c));
       pending_.pop_front();
     }
@@ -227,48 +241,79 @@ class ZipByTimeNode : public PipelineNode {
     std::vector<std::byte*> to;
     std::vector<size_t> row;
     for (const Spec& spec : specs) {
-      aligned.push_back(zeroed_host(with_rows(spec, c.rows), who()));
+      // Every row is written below: a match's, or zeros.
+      aligned.push_back(host_tensor(with_rows(spec, c.rows), who(), /*zeroed=*/false));
       to.push_back(host_bytes(aligned.back()));
       row.push_back(row_bytes(spec));
     }
-    Tensor matched = zeroed_host(Spec{DType::Pred, Shape{c.rows}}, who());
+    Tensor matched = host_tensor(Spec{DType::Pred, Shape{c.rows}}, who());
     std::byte* hit = host_bytes(matched);
-    // The cursor: the newest sample at or before the row's time, and the
-    // one after it.
-    struct Pos {
-      size_t chunk;
-      int64_t row;
+    std::vector<const Held*> held;
+    for (const Held& h : s.chunks)
+      if (h.rows > 0) held.push_back(&h);
+    // The cursor: `after`, the first sample after the row's time (chunk
+    // held[next], row j; next == held.size(): none), and `before`, the one
+    // before it.
+    size_t next = 0;
+    int64_t j = 0;
+    const Held* before = nullptr;
+    int64_t before_row = 0, before_time = 0;
+    // Rows are copied in runs: consecutive rows taking consecutive samples
+    // of one chunk (most of them, at like rates), or taking none (zeros).
+    int64_t run_from = 0, run_rows = 0, run_row = 0;
+    const Held* run_chunk = nullptr;
+    auto flush = [&] {
+      for (size_t k = 0; k < to.size() && run_rows > 0; ++k) {
+        std::byte* dst = to[k] + static_cast<size_t>(run_from) * row[k];
+        const size_t bytes = static_cast<size_t>(run_rows) * row[k];
+        if (run_chunk)
+          std::memcpy(dst, run_chunk->data[k] + static_cast<size_t>(run_row) * row[k], bytes);
+        else
+          std::memset(dst, 0, bytes);
+      }
     };
-    auto time_of = [&](Pos p) { return s.chunks[p.chunk].times.at(p.row); };
-    auto following = [&](Pos p) -> std::optional<Pos> {
-      if (p.row + 1 < s.chunks[p.chunk].rows) return Pos{p.chunk, p.row + 1};
-      for (size_t n = p.chunk + 1; n < s.chunks.size(); ++n)
-        if (s.chunks[n].rows > 0) return Pos{n, 0};
-      return std::nullopt;
+    auto copy = [&](int64_t r, const Held* chunk, int64_t at) {
+      if (run_rows > 0 && chunk == run_chunk && (!chunk || at == run_row + run_rows)) {
+        ++run_rows;
+        return;
+      }
+      flush();
+      run_from = r;
+      run_rows = 1;
+      run_chunk = chunk;
+      run_row = at;
     };
-    std::optional<Pos> before, after;
-    for (size_t n = 0; n < s.chunks.size() && !after; ++n)
-      if (s.chunks[n].rows > 0) after = Pos{n, 0};
     uint64_t matches = 0;
     for (int64_t r = 0; r < c.rows; ++r) {
-      const int64_t t = c.times.at(r);
-      while (after && time_of(*after) <= t) {
-        before = after;
-        after = following(*after);
+      const int64_t t = c.times[static_cast<size_t>(r)];
+      while (next < held.size() && held[next]->times[static_cast<size_t>(j)] <= t) {
+        before = held[next];
+        before_row = j;
+        before_time = before->times[static_cast<size_t>(j)];
+        if (++j == before->rows) {
+          ++next;
+          j = 0;
+        }
       }
-      std::optional<Pos> pick = before;
-      if (after && (!before || time_of(*after) - t < t - time_of(*before))) pick = after;
-      if (!pick || std::abs(time_of(*pick) - t) > tolerance()) continue;
+      const Held* pick = before;
+      int64_t pick_row = before_row, distance = t - before_time;
+      if (next < held.size()) {
+        const int64_t after = held[next]->times[static_cast<size_t>(j)] - t;
+        if (!before || after < distance) {
+          pick = held[next];
+          pick_row = j;
+          distance = after;
+        }
+      }
+      if (!pick || distance > tolerance()) {
+        copy(r, nullptr, 0);
+        continue;
+      }
       ++matches;
       hit[r] = std::byte{1};
-      const Held& from = s.chunks[pick->chunk];
-      for (size_t k = 0; k < to.size(); ++k)
-        if (row[k] > 0)
-          std::memcpy(to[k] + static_cast<size_t>(r) * row[k],
-                      static_cast<const std::byte*>(from.host[k].host_data()) +
-                          static_cast<size_t>(pick->row) * row[k],
-                      row[k]);
+      copy(r, pick, pick_row);
     }
+    flush();
     matched_rows_ += matches;
     unmatched_rows_ += static_cast<uint64_t>(c.rows) - matches;
     // What only came before this chunk's last row, by more than the
@@ -298,7 +343,7 @@ class ZipByTimeNode : public PipelineNode {
   int64_t emitted_ = kNever;   // the last emitted row's time
   uint64_t next_seq_ = 0, late_seq_ = 0;
   std::vector<uint64_t> late_;  // per input
-  uint64_t late_rows_ = 0, matched_rows_ = 0, unmatched_rows_ = 0, unwaited_ = 0, forced_ = 0;
+  uint64_t late_rows_ = 0, matched_rows_ = 0, unmatched_rows_ = 0, unwaited_ = 0, held_full_ = 0;
 };
 
 }  // namespace

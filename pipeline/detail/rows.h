@@ -11,9 +11,10 @@
 
 namespace sluice {
 
-// A host tensor of `spec`, zero-filled, aligned as the host backend aligns
-// its own buffers. DeviceError naming `who` when it cannot be allocated.
-Tensor zeroed_host(const Spec& spec, const std::string& who);
+// A host tensor of `spec`, zero-filled (unless `zeroed` is off: for a
+// caller that writes all of it), aligned as the host backend aligns its own
+// buffers. DeviceError naming `who` when it cannot be allocated.
+Tensor host_tensor(const Spec& spec, const std::string& who, bool zeroed = true);
 // Its data, writable: for a tensor zeroed_host just made.
 std::byte* host_bytes(Tensor& t);
 

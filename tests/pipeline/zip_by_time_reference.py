@@ -17,13 +17,13 @@ TOLERANCE = 400_000
 
 
 def row_offsets(rows, rate):
-    # round(row * 1e9 / rate), halves away from zero: tags.h, row_offset_ns
-    return np.floor(np.arange(rows, dtype=np.int64) * 1e9 / rate + 0.5).astype(np.int64)
+    # floor(row * (1e9 / rate) + 0.5): tags.h, row_offset_ns
+    return np.floor(np.arange(rows, dtype=np.int64) * (1e9 / rate) + 0.5).astype(np.int64)
 
 
 def b_stamp(c):
     jitter = ((c * 7919) % 41 - 20) * 1000
-    return T0 + 3_000_000 + int(np.floor(c * B_ROWS * 1e9 / B_RATE + 0.5)) + jitter
+    return T0 + 3_000_000 + int(np.floor(c * B_ROWS * (1e9 / B_RATE) + 0.5)) + jitter
 
 
 a_times = np.concatenate([T0 + c * 50_000_000 + row_offsets(A_ROWS, A_RATE) for c in range(A_CHUNKS)])

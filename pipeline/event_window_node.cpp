@@ -2,7 +2,7 @@
 // count or by time, tumbling or sliding. Rows wait in a buffer of their
 // own (one byte vector per tensor) until the windows holding them are
 // emitted; a window is a copy of its rows, so its message holds only the
-// credit of the message that completed it.
+// credit of the message that completed it (none at the stream's end).
 
 #include <algorithm>
 #include <cstring>
@@ -83,17 +83,21 @@ class EventWindowNode : public PipelineNode {
       std::lock_guard lock(mutex_);
       if (by_time()) {
         watermark_ = std::numeric_limits<int64_t>::max();
-        cut_by_time(out, last_credit_, last_seq_);
+        // What the stream's end completes holds no message's credit: the
+        // messages are gone, and a reliable upstream waits for them.
+        cut_by_time(out, nullptr, last_seq_);
       } else if (!times_.empty()) {
         unwindowed_ += times_.size();
         logger().info("{}: {} rows at the end fill no window of {}", who(), times_.size(), options_.rows);
       }
-      last_credit_.reset();
     }
     put(v, out);
     return !out.empty();
   }
 
+  void end_stream() override {
+    if (options_.late) options_.late->end_stream();
+  }
   void finish() override {
     if (options_.late) options_.late->finish();
   }
@@ -131,7 +135,6 @@ class EventWindowNode : public PipelineNode {
       std::optional<RowTimes> times;
       if (by_time() || (tags.time_ns() && tags.sample_rate())) times = row_times(tags, who());
       std::lock_guard lock(mutex_);
-      last_credit_ = m.credit;
       last_seq_ = m.seq;
       if (times && rows > 0) {
         const int64_t first = times->at(0);
@@ -284,7 +287,6 @@ class EventWindowNode : public PipelineNode {
   int64_t skip_ = 0;   // by count: rows still to drop as they come
   int64_t last_time_ = kNever, emitted_end_ = kNever, watermark_ = kNever;
   int64_t next_start_ = kNever;
-  std::shared_ptr<void> last_credit_;
   uint64_t last_seq_ = 0, next_seq_ = 0, late_seq_ = 0;
   uint64_t windows_ = 0, late_ = 0, late_rows_ = 0, unwindowed_ = 0;
 };

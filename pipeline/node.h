@@ -241,6 +241,9 @@ class PipelineNode {
   // say whether it put anything. Called in topological order, the pipeline
   // draining the graph again after each node that did; not after a cancel.
   virtual bool drained(NodeContext& /*ctx*/) { return false; }
+  // After the graph drained, on every node before any finishes: tell what
+  // reads its output in another process that no more comes (Sink::end_stream).
+  virtual void end_stream() {}
   // After the graph drained: flush and close (a sink).
   virtual void finish() {}
 

@@ -598,7 +598,19 @@ PipelineResult Pipeline::Impl::collect() {
       first_error = std::string("the final checkpoint failed: ") + e.what();
     }
   }
+  // Every end of stream goes out before any sink waits for its reader: a
+  // reader in another process may hold one stream's messages until
+  // another ends (a join by time).
+  std::exception_ptr failed;
+  for (Slot& s : slots) {
+    try {
+      s.node->end_stream();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
   for (Slot& s : slots) s.node->finish();
+  if (failed) std::rethrow_exception(failed);
   end_credits();
   r.cancelled = cancelled;
   return r;

@@ -51,6 +51,7 @@ class SinkNode : public PipelineNode {
         }));
     return {body, nullptr};
   }
+  void end_stream() override { sink_->end_stream(); }
   void finish() override { sink_->finish(); }
 
   bool takes_part() const override { return true; }

@@ -25,6 +25,11 @@ class Sink {
   // pipeline calls: a sink that reads tags overrides this one. By default
   // consume(seq, tensors).
   virtual void consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags);
+  // No more messages: tells whoever reads them without waiting for them to
+  // be taken (a ZeroMQ sink sends its end of stream). Every sink of the
+  // process is told before any finishes, so that one waiting for its
+  // reader to take everything does not hold back another's end.
+  virtual void end_stream() {}
   virtual void finish() {}
 
   // ---- checkpoints (README, "Checkpoints"): how a sink's output is

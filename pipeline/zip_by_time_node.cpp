@@ -109,6 +109,9 @@ class ZipByTimeNode : public PipelineNode {
     return !out.empty();
   }
 
+  void end_stream() override {
+    if (options_.late) options_.late->end_stream();
+  }
   void finish() override {
     if (options_.late) options_.late->finish();
   }

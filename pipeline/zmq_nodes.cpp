@@ -540,15 +540,9 @@ void ZmqSink::resume(int64_t number, const std::string& state) {
   sent_ = next;
 }
 
-void ZmqSink::finish() {
-  if (finished_) return;
-  finished_ = true;
-  // Barriers still awaited are done with the end of stream's flush, or
-  // never (the run is over either way): none is handed in after this.
-  struct Stop {
-    ZmqSink& sink;
-    ~Stop() { sink.stop_watching(); }
-  } stop{*this};
+void ZmqSink::end_stream() {
+  if (ended_) return;
+  ended_ = true;
   wire::Message m;
   m.header.kind = wire::Kind::EndOfStream;
   m.header.stream_id = options_.stream_id;
@@ -561,18 +555,36 @@ void ZmqSink::finish() {
                           fmt::format("no credit within {} ms; {} message(s) not acknowledged",
                                       options_.finish_timeout.count(), channel_.counters().unacknowledged),
                           "", ""));
-      channel_.flush(options_.finish_timeout);
     } catch (const WireError& e) {
       throw PipelineError(
           error_message("sink zmq " + channel_.endpoint(), fmt::format("finish: {}", e.what()), "", ""));
     }
     return;
   }
-  // finish runs after the graph, on the thread that waits for the pipeline:
-  // a peer that never reads must not hold it longer than the linger time.
+  // end_stream runs after the graph, on the thread that waits for the
+  // pipeline: a peer that never reads must not hold it longer than the linger time.
   if (!channel_.send(m, options_.channel.linger))
     logger().warn("sink zmq {}: end of stream not sent: no peer took it within {} ms", channel_.endpoint(),
                   options_.channel.linger.count());
+}
+
+void ZmqSink::finish() {
+  if (finished_) return;
+  finished_ = true;
+  // Barriers still awaited are done with the end of stream's flush, or
+  // never (the run is over either way): none is handed in after this.
+  struct Stop {
+    ZmqSink& sink;
+    ~Stop() { sink.stop_watching(); }
+  } stop{*this};
+  end_stream();
+  if (options_.channel.delivery != Delivery::Reliable) return;
+  try {
+    channel_.flush(options_.finish_timeout);
+  } catch (const WireError& e) {
+    throw PipelineError(
+        error_message("sink zmq " + channel_.endpoint(), fmt::format("finish: {}", e.what()), "", ""));
+  }
 }
 
 namespace sources {

@@ -173,16 +173,17 @@ struct ZmqSinkOptions {
 // round trip to the receiver's own checkpoint. Restored, it numbers on from the checkpoint's, and a receiver
 // with ChannelOptions::continue_streams drops what it had. While there is no room (the peer's credit or
 // queue is full) consume waits: backpressure reaches the pipeline; a
-// cancelled pipeline lets it go. finish() sends the end of stream and,
-// reliable, waits until all was acknowledged: PipelineError naming how many
-// messages were not delivered otherwise. Thread safety: consume and finish
-// from one thread at a time (the pipeline's).
+// cancelled pipeline lets it go. end_stream() sends the end of stream and
+// finish() (sending it first if need be), reliable, waits until all was acknowledged: PipelineError naming
+// how many messages were not delivered otherwise. Thread safety: consume and finish from one thread at a time
+// (the pipeline's).
 class ZmqSink : public Sink {
  public:
   ZmqSink(const std::string& endpoint, ZmqSinkOptions options);
   void consume(uint64_t seq, const Tensors& tensors) override;
   void consume_tagged(uint64_t seq, const Tensors& tensors,
                       const Tags& tags) override;  // tags after the tensors
+  void end_stream() override;
   void finish() override;
   void checkpointing(bool stored) override { stored_ = stored; }
   std::string prepare(int64_t number) override;
@@ -224,6 +225,7 @@ class ZmqSink : public Sink {
   std::atomic<uint64_t> sent_{0};  // reliable: the number the channel gives the next message
   bool stored_ = false;
   bool finished_ = false;
+  bool ended_ = false;  // its end of stream sent
   // Barriers sent and not yet acknowledged, oldest first.
   struct Awaited {
     int64_t number = 0;

@@ -5,12 +5,16 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sluice/pipeline/pipeline.h>
+
+#include "tests/pipeline/partitioned_pipeline.h"
+#include "tests/pipeline/temp_dir.h"
 
 namespace sluice {
 namespace {
@@ -438,6 +442,50 @@ TEST(EventTime, AWindowAfterAZipFollowsItsWatermark) {
   // after the last row (at 2.999 s), when the streams ended, with none.
   EXPECT_FALSE(tags[3].get<int64_t>(tag_keys::kWatermark));
   EXPECT_FALSE(tags[4].get<int64_t>(tag_keys::kWatermark));
+  for (size_t n = 0; n < 3; ++n)
+    EXPECT_GE(tags[n].get<int64_t>(tag_keys::kWatermark).value_or(0),
+              tags[n].get<int64_t>("window_end_ns").value_or(1) - 1);
+}
+
+// The same across two processes: the sensors in one, the zip, the windows
+// and the sink in the other. Each stream crosses on a channel of its own,
+// its time and rate with it, and the zip's watermark reaches the windows.
+std::vector<Tensors> joined_windows(const std::string& me, const Placement& placement,
+                                    std::vector<Tags>* tags) {
+  Pipeline p(testing::thread_process_options(me, placement));
+  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()), {.process = "sensors"});
+  auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks()), {.process = "sensors"});
+  auto joined = p.zip_by_time("joined", {.tolerance = 400us, .lateness = 1h}, {.process = "features"});
+  auto second =
+      p.event_window("second", {.rows = 1000, .length = 1s, .every = 500ms}, {.process = "features"});
+  auto got = sinks::collector();
+  p.connect(a, joined);
+  p.connect(b, joined);
+  p.connect(joined, second);
+  p.connect(second, p.sink("out", got, {.process = "features"}));
+  p.run();
+  if (tags) *tags = got->tags();
+  return got->results();
+}
+
+TEST(EventTime, StreamsJoinedAndWindowedInAnotherProcess) {
+  TempDir dir;
+  Placement placement = local_placement({"sensors", "features"}, dir.path());
+  auto sensors =
+      std::async(std::launch::async, [&] { return joined_windows("sensors", placement, nullptr); });
+  std::vector<Tags> tags;
+  std::vector<Tensors> out = joined_windows("features", placement, &tags);
+  EXPECT_TRUE(sensors.get().empty());
+  ASSERT_EQ(out.size(), 5u);
+  const std::vector<int64_t> counts = {500, 1000, 1000, 1000, 500};
+  int64_t matched = 0;
+  for (size_t n = 0; n < 5; ++n) {
+    ASSERT_EQ(out[n].size(), 4u);
+    EXPECT_EQ(out[n][3].to_vector<int64_t>().at(0), counts[n]);
+    for (bool m : out[n][2].to_vector<bool>()) matched += m;
+  }
+  // The windows overlap by half: each row is in two of them.
+  EXPECT_EQ(matched, 2 * 1523);
   for (size_t n = 0; n < 3; ++n)
     EXPECT_GE(tags[n].get<int64_t>(tag_keys::kWatermark).value_or(0),
               tags[n].get<int64_t>("window_end_ns").value_or(1) - 1);

@@ -14,6 +14,7 @@
 
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/late_data.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/detail/rows.h>
 #include <sluice/pipeline/pipeline.h>
@@ -29,7 +30,10 @@ int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 
 class EventWindowNode : public PipelineNode {
  public:
   EventWindowNode(std::string name, EventWindowOptions options)
-      : PipelineNode(std::move(name)), options_(std::move(options)) {
+      : PipelineNode(std::move(name)),
+        options_(std::move(options)),
+        late_(options_.late, "EventWindowOptions::late") {
+    late_.inputs(1);
     if (options_.every_rows == 0) options_.every_rows = options_.rows;
     if (options_.every.count() == 0) options_.every = options_.length;
     auto refuse = [&](const char* what, const std::string& expected, const std::string& found) {
@@ -91,22 +95,17 @@ class EventWindowNode : public PipelineNode {
         logger().info("{}: {} rows at the end fill no window of {}", who(), times_.size(), options_.rows);
       }
     }
-    put(v, out);
+    put_all(v, out, *out_);
     return !out.empty();
   }
 
-  void end_stream() override {
-    if (options_.late) options_.late->end_stream();
-  }
-  void finish() override {
-    if (options_.late) options_.late->finish();
-  }
+  void end_stream() override { late_.end_stream(); }
+  void finish() override { late_.finish(); }
 
   void add_metrics(NodeMetrics& m) const override {
     std::lock_guard lock(mutex_);
     m.figures["windows"] = static_cast<double>(windows_);
-    m.figures["late_messages"] = static_cast<double>(late_);
-    m.figures["late_rows"] = static_cast<double>(late_rows_);
+    late_.add_metrics(m);
     m.figures["rows_unwindowed"] = static_cast<double>(unwindowed_);
     m.figures["rows_held"] = static_cast<double>(times_.size());
   }
@@ -139,7 +138,7 @@ class EventWindowNode : public PipelineNode {
       if (times && rows > 0) {
         const int64_t first = times->at(0);
         if (first <= last_time_ || first < emitted_end_)
-          return late(host, tags, rows, std::max(last_time_, emitted_end_ - 1));
+          return late_.take(who(), 0, host, tags, rows, std::max(last_time_, emitted_end_ - 1));
         last_time_ = times->at(rows - 1);
       }
       append(host, tags, rows, times);
@@ -151,22 +150,7 @@ class EventWindowNode : public PipelineNode {
         cut_by_count(out, m.credit);
       }
     } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
-    put(v, out);
-  }
-
-  void late(const Tensors& host, const Tags& tags, int64_t rows, int64_t bound) {
-    ++late_;
-    late_rows_ += static_cast<uint64_t>(rows);
-    if (options_.late) {
-      Tags t = tags;
-      t.set("late_input", int64_t{0});
-      options_.late->consume_tagged(late_seq_++, host, t);
-    } else {
-      logger().warn(
-          "{}: a chunk of {} rows at {} ns is late: it starts at or before {} ns; {} late so far "
-          "(EventWindowOptions::late takes them)",
-          who(), rows, tags.time_ns().value_or(0), bound, late_);
-    }
+    put_all(v, out, *out_);
   }
 
   void append(const Tensors& host, const Tags& tags, int64_t rows, const std::optional<RowTimes>& times) {
@@ -265,13 +249,6 @@ class EventWindowNode : public PipelineNode {
     return e;
   }
 
-  void put(Visit& v, std::vector<Envelope>& out) {
-    for (Envelope& e : out) {
-      v.leave(e);
-      out_->try_put(e);
-    }
-  }
-
   EventWindowOptions options_;
   std::optional<std::vector<Spec>> output_;
   std::vector<Spec> input_;
@@ -287,8 +264,9 @@ class EventWindowNode : public PipelineNode {
   int64_t skip_ = 0;   // by count: rows still to drop as they come
   int64_t last_time_ = kNever, emitted_end_ = kNever, watermark_ = kNever;
   int64_t next_start_ = kNever;
-  uint64_t last_seq_ = 0, next_seq_ = 0, late_seq_ = 0;
-  uint64_t windows_ = 0, late_ = 0, late_rows_ = 0, unwindowed_ = 0;
+  uint64_t last_seq_ = 0, next_seq_ = 0;
+  LateData late_;
+  uint64_t windows_ = 0, unwindowed_ = 0;
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/late_data.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/detail/rows.h>
 #include <sluice/pipeline/pipeline.h>
@@ -48,7 +49,9 @@ struct Stream {
 class ZipByTimeNode : public PipelineNode {
  public:
   ZipByTimeNode(std::string name, ZipOptions options)
-      : PipelineNode(std::move(name)), options_(std::move(options)) {
+      : PipelineNode(std::move(name)),
+        options_(std::move(options)),
+        late_(options_.late, "ZipOptions::late") {
     if (options_.tolerance.count() < 0)
       throw PipelineError(error_message(who(), "tolerance", "0 ns or more",
                                         fmt::format("{} ns", options_.tolerance.count())));
@@ -82,7 +85,7 @@ class ZipByTimeNode : public PipelineNode {
     }
     inputs_ = inputs;
     streams_.assign(inputs.size() - 1, Stream{});
-    late_.assign(inputs.size(), 0);
+    late_.inputs(inputs.size());
   }
 
   NodePorts join(NodeContext& ctx) override {
@@ -105,26 +108,16 @@ class ZipByTimeNode : public PipelineNode {
       std::lock_guard lock(mutex_);
       release(out, /*ended=*/true);
     }
-    put(v, out);
+    put_all(v, out, *out_);
     return !out.empty();
   }
 
-  void end_stream() override {
-    if (options_.late) options_.late->end_stream();
-  }
-  void finish() override {
-    if (options_.late) options_.late->finish();
-  }
+  void end_stream() override { late_.end_stream(); }
+  void finish() override { late_.finish(); }
 
   void add_metrics(NodeMetrics& m) const override {
     std::lock_guard lock(mutex_);
-    uint64_t late = 0;
-    for (size_t k = 0; k < late_.size(); ++k) {
-      m.figures[fmt::format("late_input{}", k)] = static_cast<double>(late_[k]);
-      late += late_[k];
-    }
-    m.figures["late_messages"] = static_cast<double>(late);
-    m.figures["late_rows"] = static_cast<double>(late_rows_);
+    late_.add_metrics(m);
     m.figures["matched_rows"] = static_cast<double>(matched_rows_);
     m.figures["unmatched_rows"] = static_cast<double>(unmatched_rows_);
     m.figures["unwaited"] = static_cast<double>(unwaited_);
@@ -144,20 +137,20 @@ class ZipByTimeNode : public PipelineNode {
       Held h = hold(k, m);
       std::lock_guard lock(mutex_);
       if (k == 0) {
-        if (h.first <= ref_last_) return late(k, h, ref_last_);
+        if (h.first <= ref_last_) return late_.take(who(), k, h.host, tags_of(h.message), h.rows, ref_last_);
         ref_last_ = h.last;
         pending_.push_back(std::move(h));
       } else {
         Stream& s = streams_[k - 1];
         // It might have matched rows already emitted, or it goes back in time.
         const int64_t bound = std::max(s.last, emitted_ == kNever ? kNever : emitted_ + tolerance());
-        if (h.first <= bound) return late(k, h, bound);
+        if (h.first <= bound) return late_.take(who(), k, h.host, tags_of(h.message), h.rows, bound);
         s.last = h.last;
         s.chunks.push_back(std::move(h));
       }
       release(out, /*ended=*/false);
     } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
-    put(v, out);
+    put_all(v, out, *out_);
   }
 
   Held hold(size_t k, const Envelope& m) const {
@@ -173,22 +166,6 @@ class ZipByTimeNode : public PipelineNode {
     h.first = times.at(0);
     h.last = times.at(std::max<int64_t>(h.rows - 1, 0));
     return h;
-  }
-
-  // A late chunk: to the late sink, or counted and logged. Under the lock.
-  void late(size_t k, const Held& h, int64_t bound) {
-    ++late_[k];
-    late_rows_ += static_cast<uint64_t>(h.rows);
-    if (options_.late) {
-      Tags tags = tags_of(h.message);
-      tags.set("late_input", static_cast<int64_t>(k));
-      options_.late->consume_tagged(late_seq_++, h.host, tags);
-    } else {
-      logger().warn(
-          "{}: input {}'s chunk of {} rows at {} ns is late: it starts at or before {} ns; "
-          "{} late so far (ZipOptions::late takes them)",
-          who(), k, h.rows, h.first, bound, late_[k]);
-    }
   }
 
   // Emits the reference chunks that need wait no longer. Under the lock.
@@ -326,13 +303,6 @@ class ZipByTimeNode : public PipelineNode {
     out.push_back(std::move(matched));
   }
 
-  void put(Visit& v, std::vector<Envelope>& out) {
-    for (Envelope& e : out) {
-      v.leave(e);
-      out_->try_put(e);
-    }
-  }
-
   ZipOptions options_;
   std::optional<std::vector<Spec>> output_;
   std::vector<std::vector<Spec>> inputs_;
@@ -344,9 +314,9 @@ class ZipByTimeNode : public PipelineNode {
   std::vector<Stream> streams_;
   int64_t ref_last_ = kNever;  // the reference's newest row time
   int64_t emitted_ = kNever;   // the last emitted row's time
-  uint64_t next_seq_ = 0, late_seq_ = 0;
-  std::vector<uint64_t> late_;  // per input
-  uint64_t late_rows_ = 0, matched_rows_ = 0, unmatched_rows_ = 0, unwaited_ = 0, held_full_ = 0;
+  uint64_t next_seq_ = 0;
+  LateData late_;
+  uint64_t matched_rows_ = 0, unmatched_rows_ = 0, unwaited_ = 0, held_full_ = 0;
 };
 
 }  // namespace

@@ -541,7 +541,11 @@ void ZmqSink::resume(int64_t number, const std::string& state) {
 }
 
 void ZmqSink::end_stream() {
-  if (ended_) return;
+  if (ended_) {
+    // Not sent: finish() says so again rather than wait for what cannot come.
+    if (end_failure_) std::rethrow_exception(end_failure_);
+    return;
+  }
   ended_ = true;
   wire::Message m;
   m.header.kind = wire::Kind::EndOfStream;
@@ -556,8 +560,9 @@ void ZmqSink::end_stream() {
                                       options_.finish_timeout.count(), channel_.counters().unacknowledged),
                           "", ""));
     } catch (const WireError& e) {
-      throw PipelineError(
-          error_message("sink zmq " + channel_.endpoint(), fmt::format("finish: {}", e.what()), "", ""));
+      end_failure_ = std::make_exception_ptr(PipelineError(
+          error_message("sink zmq " + channel_.endpoint(), fmt::format("finish: {}", e.what()), "", "")));
+      std::rethrow_exception(end_failure_);
     }
     return;
   }

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -225,7 +226,8 @@ class ZmqSink : public Sink {
   std::atomic<uint64_t> sent_{0};  // reliable: the number the channel gives the next message
   bool stored_ = false;
   bool finished_ = false;
-  bool ended_ = false;  // its end of stream sent
+  bool ended_ = false;              // end_stream() ran
+  std::exception_ptr end_failure_;  // why its end of stream was not sent
   // Barriers sent and not yet acknowledged, oldest first.
   struct Awaited {
     int64_t number = 0;

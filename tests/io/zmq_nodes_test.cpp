@@ -45,6 +45,35 @@ TEST(ZmqNodes, SinkSendsEachMessageThenEndOfStream) {
   producer.join();
 }
 
+// A reliable sink whose receiver took its messages and finished with none
+// fails the run once, within one finish_timeout: whether its end of stream
+// found no credit or went out unacknowledged, it does not wait as long
+// again. A process told to stop, whose peers stopped too, ends in time.
+TEST(ZmqNodes, ASinkWhoseReceiverHoldsEverythingFailsWithinItsFinishTimeout) {
+  Channel pull(Pattern::Pull, "@inproc://nodes-no-credit",
+               {.credit_messages = 2, .acknowledge = Acknowledge::Checkpoint});
+  Pipeline p;
+  auto in = p.source("values", sources::list({tensor<int64_t>({1}), tensor<int64_t>({2})}));
+  auto out = p.sink("send", sinks::zmq(">inproc://nodes-no-credit", {.finish_timeout = milliseconds(2000)}));
+  p.connect(in, out);
+  std::string error;
+  std::chrono::steady_clock::duration took{};
+  std::thread producer([&] {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      p.run();
+    } catch (const PipelineError& e) { error = e.what(); }
+    took = std::chrono::steady_clock::now() - start;
+  });
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(pull.recv(milliseconds(5000))) << "message " << i;
+  producer.join();
+  EXPECT_TRUE(error.find("end of stream not sent") != std::string::npos ||
+              error.find("not acknowledged within 2000 ms") != std::string::npos)
+      << error;
+  EXPECT_GE(took, milliseconds(1900));
+  EXPECT_LT(took, milliseconds(3500)) << "it waited twice";
+}
+
 // With checkpoints stored, a sink's part of checkpoint n is done once its
 // receiver has acknowledged everything up to barrier n (for a receiver
 // with Acknowledge::Checkpoint: committed it). Data goes on behind the

@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 
 #include <sluice/devices/backend.h>
+#include <sluice/devices/tags.h>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -28,6 +29,7 @@ void bind_jit(nb::module_& m);     // jit.cpp: jit, grad, value_and_grad
 void bind_loops(nb::module_& m);   // loops.cpp: scan, while_loop, fori_loop, reduce's fn
 void bind_nn(nb::module_& m);      // nn.cpp: nn helpers, optimizers, random
 void bind_stream(nb::module_& m);  // stream.cpp: Stream, to_batched
+void bind_tags(nb::module_& m);    // tags.cpp: Chunk
 void bind_pipeline(nb::module_& m);  // pipeline.cpp: Pipeline, placements
 
 void bind_elementwise_ops(nb::module_& m);  // ops_elementwise.cpp, from op_list.def
@@ -128,6 +130,16 @@ PyType_Slot* collected_slots() {
 
 // Tuples of results: one result as itself, several as a Python tuple.
 nb::object tensors_to_python(const std::vector<Tensor>& tensors, bool as_tuple);
+
+// Tags (devices/tags.h) as Python holds them, as sluice.wire's Message.tags
+// does: {(key, offset): value}, offset -1 for the whole chunk (a plain key
+// also means the whole chunk); values int, float, str or an array.
+// tags.cpp; ValueError or TypeError naming `where` and the key.
+Tags tags_of(nb::handle dict, const char* where);
+nb::dict tags_to_python(const Tags& tags);
+// A source's item: a sluice.Chunk (its tensors and tags), or what
+// tensors_of reads (no tags).
+Chunk chunk_of(nb::handle item, const char* where);
 
 // Traces (and transforms: jit, grad) a Python function for a stream's
 // specs, the chunk's then the accumulator's.

@@ -15,5 +15,6 @@ NB_MODULE(_sluice, m) {
   bind_loops(m);
   bind_nn(m);
   bind_stream(m);
+  bind_tags(m);
   bind_pipeline(m);
 }

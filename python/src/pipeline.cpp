@@ -14,6 +14,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,8 @@ struct PythonPipeline {
   std::vector<std::shared_ptr<PythonRef>> refs;
 };
 
+std::chrono::nanoseconds seconds_ns(double s) { return std::chrono::nanoseconds(std::llround(s * 1e9)); }
+
 std::vector<Spec> specs_of(const Tensors& tensors) {
   std::vector<Spec> out;
   for (const Tensor& t : tensors) out.push_back(t.spec());
@@ -74,32 +77,29 @@ std::vector<Spec> specs_of(const Tensors& tensors) {
 std::shared_ptr<Source> python_source(PythonPipeline& p, const std::string& name, nb::handle data) {
   const std::string where = "source " + name;
   if (nb::isinstance<nb::list>(data) || nb::isinstance<nb::tuple>(data)) {
-    auto messages = std::make_shared<std::vector<Tensors>>();
-    for (nb::handle item : nb::iter(data)) messages->push_back(tensors_of(item, where.c_str()));
+    auto messages = std::make_shared<std::vector<Chunk>>();
+    for (nb::handle item : nb::iter(data)) messages->push_back(chunk_of(item, where.c_str()));
     if (messages->empty()) throw ValueError(error_message(where, "data", "at least one item", "none"));
-    const std::vector<Spec> spec = specs_of(messages->front());
-    return sources::indexed(spec, [messages](uint64_t i) -> std::optional<Tensors> {
+    const std::vector<Spec> spec = specs_of(messages->front().tensors);
+    return sources::indexed(spec, [messages](uint64_t i) -> std::optional<Chunk> {
       if (i >= messages->size()) return std::nullopt;
       return (*messages)[i];
     });
   }
   if (nb::isinstance<Batches>(data)) {
     const auto batches = std::make_shared<Batches>(nb::cast<const Batches&>(data));
-    return sources::indexed({(*batches)[0].spec()}, [batches](uint64_t i) -> std::optional<Tensors> {
-      if (i >= static_cast<uint64_t>(batches->size())) return std::nullopt;
-      return Tensors{(*batches)[static_cast<int64_t>(i)]};
-    });
+    return sources::range(*batches);
   }
   if (nb::hasattr(data, "__len__") && nb::hasattr(data, "__getitem__")) {
     const auto items = p.keep(nb::borrow(data));
     const uint64_t count = nb::len(data);
     if (count == 0) throw ValueError(error_message(where, "data", "at least one item", "none"));
-    const std::vector<Spec> spec = specs_of(tensors_of(data[0], where.c_str()));
-    return sources::indexed(spec, [items, count, where](uint64_t i) -> std::optional<Tensors> {
+    const std::vector<Spec> spec = specs_of(chunk_of(data[0], where.c_str()).tensors);
+    return sources::indexed(spec, [items, count, where](uint64_t i) -> std::optional<Chunk> {
       if (i >= count) return std::nullopt;
       CallbackGil gil;
       try {
-        return tensors_of(items->object[nb::int_(i)], where.c_str());
+        return chunk_of(items->object[nb::int_(i)], where.c_str());
       } catch (nb::python_error& e) { python_failed(e, where); }
     });
   }
@@ -114,15 +114,15 @@ std::shared_ptr<Source> python_source(PythonPipeline& p, const std::string& name
     throw;
   }
   const auto pending = p.keep(first);
-  const std::vector<Spec> spec = specs_of(tensors_of(first, where.c_str()));
-  return sources::generator(spec, [it, pending, where]() -> std::optional<Tensors> {
+  const std::vector<Spec> spec = specs_of(chunk_of(first, where.c_str()).tensors);
+  return sources::generator(spec, [it, pending, where]() -> std::optional<Chunk> {
     CallbackGil gil;
     try {
       if (pending->object.is_valid()) {
         nb::object item = std::move(pending->object);
-        return tensors_of(item, where.c_str());
+        return chunk_of(item, where.c_str());
       }
-      return tensors_of(it->object.attr("__next__")(), where.c_str());
+      return chunk_of(it->object.attr("__next__")(), where.c_str());
     } catch (nb::python_error& e) {
       if (e.matches(PyExc_StopIteration)) return std::nullopt;
       python_failed(e, where);
@@ -130,19 +130,28 @@ std::shared_ptr<Source> python_source(PythonPipeline& p, const std::string& name
   });
 }
 
-// A sink calling fn(*arrays): each tensor of the message a read-only numpy view.
-std::shared_ptr<Sink> python_sink(PythonPipeline& p, const std::string& name, nb::callable fn) {
+// A sink calling fn(*arrays), or fn(*arrays, tags=dict) with `with_tags`:
+// each tensor of the message a read-only numpy view.
+std::shared_ptr<Sink> python_sink(PythonPipeline& p, const std::string& name, nb::callable fn,
+                                  bool with_tags) {
   const auto callback = p.keep(fn);
   const std::string where = "sink " + name;
-  return sinks::callback(std::function<void(const Tensors&)>([callback, where](const Tensors& message) {
-    for (const Tensor& t : message) t.wait();  // computed before the GIL is taken
-    CallbackGil gil;
-    try {
-      nb::list args;
-      for (const Tensor& t : message) args.append(numpy_view(t, where.c_str()));
-      callback->object(*nb::tuple(args));
-    } catch (nb::python_error& e) { python_failed(e, where); }
-  }));
+  return sinks::callback(std::function<void(const Tensors&, const Tags&)>(
+      [callback, where, with_tags](const Tensors& message, const Tags& tags) {
+        for (const Tensor& t : message) t.wait();  // computed before the GIL is taken
+        CallbackGil gil;
+        try {
+          nb::list args;
+          for (const Tensor& t : message) args.append(numpy_view(t, where.c_str()));
+          if (with_tags) {
+            nb::dict kwargs;
+            kwargs["tags"] = tags_to_python(tags);
+            callback->object(*nb::tuple(args), **kwargs);
+          } else {
+            callback->object(*nb::tuple(args));
+          }
+        } catch (nb::python_error& e) { python_failed(e, where); }
+      }));
 }
 
 nb::dict result_to_python(const PipelineResult& r) {
@@ -209,7 +218,15 @@ void bind_sources_and_sinks(nb::module_& m) {
             for (const Tensors& message : c.results()) out.append(tensors_to_python(message, true));
             return out;
           },
-          "Each message's tensors, as tuples.");
+          "Each message's tensors, as tuples.")
+      .def(
+          "tags",
+          [](const Collector& c) {
+            nb::list out;
+            for (const Tags& t : c.tags()) out.append(tags_to_python(t));
+            return out;
+          },
+          "Each message's tags, as dicts {(key, offset): value} (offset -1: the whole message).");
 
   nb::module_ sources = m.def_submodule("sources", "Sources of sluice's own, for Pipeline.source.");
   sources.def(
@@ -333,18 +350,51 @@ void bind_pipeline(nb::module_& m) {
           "compiled.")
       .def(
           "sink",
-          [](PythonPipeline& p, const std::string& name, nb::handle fn, const std::string& process) {
+          [](PythonPipeline& p, const std::string& name, nb::handle fn, const std::string& process,
+             bool tags) {
             std::shared_ptr<Sink> own;
             if (nb::try_cast(fn, own, false) && own) return p.pipeline.sink(name, own, {.process = process});
             if (!PyCallable_Check(fn.ptr()))
               throw TypeError(error_message("sink " + name, "fn", "a callable or a sluice.sinks sink",
                                             nb::cast<std::string>(nb::repr(nb::handle(fn.type())))));
-            return p.pipeline.sink(name, python_sink(p, name, nb::borrow<nb::callable>(fn)),
+            return p.pipeline.sink(name, python_sink(p, name, nb::borrow<nb::callable>(fn), tags),
                                    {.process = process});
           },
-          nb::arg("name"), nb::arg("fn"), nb::kw_only(), nb::arg("process") = "",
-          "fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it; or a "
+          nb::arg("name"), nb::arg("fn"), nb::kw_only(), nb::arg("process") = "", nb::arg("tags") = false,
+          "fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it "
+          "(tags=True: fn(*arrays, tags=dict), the message's tags as sluice.Chunk takes them); or a "
           "sluice.sinks sink.")
+      .def(
+          "zip_by_time",
+          [](PythonPipeline& p, const std::string& name, double tolerance_s, double lateness_s,
+             std::shared_ptr<Sink> late, const std::string& process) {
+            return p.pipeline.zip_by_time(
+                name,
+                {.tolerance = seconds_ns(tolerance_s), .lateness = seconds_ns(lateness_s), .late = late},
+                {.process = process});
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("tolerance_s") = 0.0, nb::arg("lateness_s") = 0.1,
+          nb::arg("late").none() = nb::none(), nb::arg("process") = "",
+          "Aligns 2 to 4 streams by their rows' times (tags time_ns and sample_rate): the first input's "
+          "rows, then each other input's nearest sample within tolerance_s and a bool mask of which "
+          "matched. Late chunks go to `late` (a sluice.sinks sink), or are counted and logged.")
+      .def(
+          "event_window",
+          [](PythonPipeline& p, const std::string& name, int64_t rows, int64_t every_rows, double length_s,
+             double every_s, std::shared_ptr<Sink> late, const std::string& process) {
+            return p.pipeline.event_window(name,
+                                           {.rows = rows,
+                                            .every_rows = every_rows,
+                                            .length = seconds_ns(length_s),
+                                            .every = seconds_ns(every_s),
+                                            .late = late},
+                                           {.process = process});
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("rows"), nb::arg("every_rows") = 0,
+          nb::arg("length_s") = 0.0, nb::arg("every_s") = 0.0, nb::arg("late").none() = nb::none(),
+          nb::arg("process") = "",
+          "Windows of one stream: `rows` rows every `every_rows` (length_s 0), or by time, "
+          "[start, start + length_s) every every_s, zero-padded to `rows` rows with the count after.")
       .def(
           "connect", [](PythonPipeline& p, NodeId from, NodeId to) { p.pipeline.connect(from, to); },
           nb::arg("source"), nb::arg("to"))

@@ -220,3 +220,90 @@ def test_the_run_log(tmp_path):
     assert metrics and all(r["pipeline"] == "summing" for r in metrics)
     last = {node["name"]: node for node in metrics[-1]["nodes"]}
     assert last["sum"]["messages_in"] == 8 and last["keep"]["messages_in"] == 8
+
+
+def test_tags_from_a_python_source_to_a_python_sink():
+    chunks = [sluice.Chunk(np.full((4, 2), i, np.float32),
+                           {"time_ns": 1_000_000_000 + i * 4_000_000, "sample_rate": 1000.0,
+                            "source": "lab", ("knock", i % 4): np.arange(3, dtype=np.int32)})
+              for i in range(5)]
+    p = sluice.Pipeline()
+    src = p.source("sensor", chunks)
+    double = p.stage("double", lambda x: x * 2)
+    got = []
+    p.connect(src, double)
+    p.connect(double, p.sink("keep", lambda x, tags: got.append((x.copy(), tags)), tags=True))
+    p.run()
+    assert len(got) == 5
+    for i, (x, tags) in enumerate(got):
+        np.testing.assert_array_equal(x, np.full((4, 2), 2 * i, np.float32))
+        assert tags[("time_ns", -1)] == 1_000_000_000 + i * 4_000_000
+        assert tags[("sample_rate", -1)] == 1000.0 and tags[("source", -1)] == "lab"
+        np.testing.assert_array_equal(tags[("knock", i % 4)], np.arange(3, dtype=np.int32))
+    with pytest.raises(sluice.TypeError, match="knock"):
+        sluice.Chunk(np.zeros(2, np.float32), {"knock": True})
+    with pytest.raises(sluice.ValueError):
+        sluice.Chunk(np.zeros(2, np.float32), {("knock", -5): 1})
+
+
+def stream(t0, rate, rows, chunks, channels, seed):
+    """Chunks of `rows` rows at `rate` Hz from t0 (ns), random data, and every row's time."""
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((rows * chunks, channels)).astype(np.float32)
+    items, times = [], []
+    for c in range(chunks):
+        start = t0 + int(np.floor(c * rows * (1e9 / rate) + 0.5))
+        items.append(sluice.Chunk(data[c * rows:(c + 1) * rows], {"time_ns": start, "sample_rate": rate}))
+        times.append(start + np.floor(np.arange(rows) * (1e9 / rate) + 0.5).astype(np.int64))
+    return items, np.concatenate(times), data
+
+
+def test_zip_by_time_matches_a_numpy_alignment():
+    a, a_times, a_data = stream(0, 1000.0, 100, 20, 2, 1)
+    b, b_times, b_data = stream(300_000, 1001.0, 77, 26, 3, 2)  # its own clock, 0.1% fast, 0.3 ms late
+    tolerance = 400_000
+    p = sluice.Pipeline()
+    sa, sb = p.source("a", a), p.source("b", b)
+    joined = p.zip_by_time("joined", tolerance_s=tolerance / 1e9, lateness_s=3600, late=sluice.sinks.collector())
+    out = sluice.sinks.collector()
+    p.connect(sa, joined)
+    p.connect(sb, joined)
+    p.connect(joined, p.sink("out", out))
+    result = p.run()
+    got_a = np.concatenate([m[0] for m in out.results()])
+    got_b = np.concatenate([m[1] for m in out.results()])
+    got_hit = np.concatenate([m[2] for m in out.results()])
+    # The same alignment in numpy: B's nearest sample to each row of A (ties to the earlier).
+    i = np.searchsorted(b_times, a_times, side="right")
+    before, after = np.clip(i - 1, 0, len(b_times) - 1), np.clip(i, 0, len(b_times) - 1)
+    take_after = (i == 0) | ((i < len(b_times)) & (b_times[after] - a_times < a_times - b_times[before]))
+    pick = np.where(take_after, after, before)
+    hit = np.abs(b_times[pick] - a_times) <= tolerance
+    np.testing.assert_array_equal(got_a, a_data)
+    np.testing.assert_array_equal(got_hit, hit)
+    np.testing.assert_array_equal(got_b, np.where(hit[:, None], b_data[pick], 0))
+    assert 0 < hit.sum() < len(hit)
+    assert result["metrics"]["joined"]["kind"] == "zip_by_time"
+
+
+def test_event_windows_by_count_and_by_time():
+    items, _, data = stream(0, 1000.0, 30, 10, 1, 3)
+    p = sluice.Pipeline()
+    src = p.source("s", items)
+    by_count = p.event_window("by_count", rows=40, every_rows=20)
+    by_time = p.event_window("by_time", rows=101, length_s=0.1)
+    counted, timed = sluice.sinks.collector(), sluice.sinks.collector()
+    p.connect(src, by_count)
+    p.connect(src, by_time)
+    p.connect(by_count, p.sink("counted", counted))
+    p.connect(by_time, p.sink("timed", timed))
+    p.run()
+    windows = counted.results()
+    assert len(windows) == (300 - 40) // 20 + 1
+    for n, (w,) in enumerate(windows):
+        np.testing.assert_array_equal(w, data[20 * n:20 * n + 40])
+    for n, (w, count) in enumerate(timed.results()):
+        assert int(np.asarray(count)) == 100
+        np.testing.assert_array_equal(w[:100], data[100 * n:100 * (n + 1)])
+        assert timed.tags()[n][("window_start_ns", -1)] == n * 100_000_000
+    assert len(timed.results()) == 3

@@ -667,6 +667,19 @@ def to_batched(tensor: object, batch_size: int, leftover: str = 'repeat') -> Bat
     Batches of batch_size rows along axis 0; a last partial batch wraps around (repeat) or goes (discard).
     """
 
+class Chunk:
+    """
+    A source's item with its tags: Chunk(arrays, tags), arrays an array or a tuple of them, tags a dict {key: value} for the whole chunk or {(key, row): value} at a row; values int, float, str or a small array. time_ns and sample_rate say when each row was sampled (zip_by_time, event_window).
+    """
+
+    def __init__(self, arrays: object, tags: object | None = None) -> None: ...
+
+    @property
+    def arrays(self) -> object: ...
+
+    @property
+    def tags(self) -> dict: ...
+
 class Source:
     """Where a pipeline's messages come from (sluice.sources)."""
 
@@ -678,6 +691,11 @@ class Collector(Sink):
 
     def results(self) -> list:
         """Each message's tensors, as tuples."""
+
+    def tags(self) -> list:
+        """
+        Each message's tags, as dicts {(key, offset): value} (offset -1: the whole message).
+        """
 
 class Node:
     """A node of a pipeline, as source, stage and sink return it."""
@@ -721,9 +739,19 @@ class Pipeline:
         fn(message tensors..., acc...) -> (outputs..., new acc...), traced when the run starts and compiled.
         """
 
-    def sink(self, name: str, fn: object, *, process: str = '') -> Node:
+    def sink(self, name: str, fn: object, *, process: str = '', tags: bool = False) -> Node:
         """
-        fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it; or a sluice.sinks sink.
+        fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it (tags=True: fn(*arrays, tags=dict), the message's tags as sluice.Chunk takes them); or a sluice.sinks sink.
+        """
+
+    def zip_by_time(self, name: str, *, tolerance_s: float = 0.0, lateness_s: float = 0.1, late: Sink | None = None, process: str = '') -> Node:
+        """
+        Aligns 2 to 4 streams by their rows' times (tags time_ns and sample_rate): the first input's rows, then each other input's nearest sample within tolerance_s and a bool mask of which matched. Late chunks go to `late` (a sluice.sinks sink), or are counted and logged.
+        """
+
+    def event_window(self, name: str, *, rows: int, every_rows: int = 0, length_s: float = 0.0, every_s: float = 0.0, late: Sink | None = None, process: str = '') -> Node:
+        """
+        Windows of one stream: `rows` rows every `every_rows` (length_s 0), or by time, [start, start + length_s) every every_s, zero-padded to `rows` rows with the count after.
         """
 
     def connect(self, source: Node, to: Node) -> None: ...

@@ -485,7 +485,7 @@ ChannelCounters Channel::counters() const {
   Impl& c = *impl_;
   ChannelCounters n;
   n.rejected = rejected();
-  if (c.curve) n.refused = c.curve->handshakes().failed();
+  if (c.curve) n.refused = c.curve->handshakes().refused();
   if (c.handshakes) n.refused = c.handshakes->failed();
   if (c.receiver) {
     n.duplicates = c.receiver->duplicates();

@@ -112,7 +112,7 @@ std::string reason_of(uint16_t event, uint32_t value) {
       if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC)
         return "refused: the keys do not agree (a wrong server key?)";
       return fmt::format("refused: a ZMTP protocol error ({:#x})", value);
-    default: return "refused: the handshake failed";
+    default: return "cut off in the handshake (no reason given: a connection dropped?)";
   }
 }
 
@@ -221,6 +221,8 @@ void HandshakeWatch::stop() {
 
 uint64_t HandshakeWatch::failed() const { return failed_.load(); }
 
+uint64_t HandshakeWatch::refused() const { return refused_.load(); }
+
 std::string HandshakeWatch::last_reason() const {
   std::lock_guard lock(mutex_);
   return last_reason_;
@@ -244,6 +246,7 @@ void HandshakeWatch::read() {
       last_reason_ = reason;
     }
     // Counted once the reason is there: who sees the count sees a reason.
+    if (what != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) refused_.fetch_add(1);
     const uint64_t count = failed_.fetch_add(1) + 1;
     logger().warn("{}: a peer at {} was {} ({} so far)", where_,
                   std::string(static_cast<const char*>(zmq_msg_data(&address)), zmq_msg_size(&address)), reason,

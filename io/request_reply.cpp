@@ -144,7 +144,7 @@ bool ReplySocket::answer(const std::string& asker, bool req, const std::vector<w
 
 std::string ReplySocket::last_error() const { return zmq_error(); }
 
-uint64_t ReplySocket::refused() const { return curve_ ? curve_->handshakes().failed() : 0; }
+uint64_t ReplySocket::refused() const { return curve_ ? curve_->handshakes().refused() : 0; }
 
 RequestSocket::RequestSocket(const std::string& address, bool bind, const RequestReplyOptions& options,
                              const CurveOptions& curve)

@@ -63,10 +63,11 @@ Meeting::Meeting(const Placement& placement, const std::string& me, std::string 
     if (placement.curve()) curve = {.secret = placement.at(me).curve_secret, .server = placement.at(host).curve_public};
     RequestSocket socket(endpoint, false, {.where = where}, curve);
     // Longer than the host waits, so that its verdict on who is missing
-    // comes first; a refusal at the handshake ends it at once.
+    // comes first; a refusal at the handshake ends it at once (a handshake
+    // merely cut off is tried again, as ZeroMQ reconnects).
     const auto deadline = std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5);
     auto refused = [&] {
-      if (socket.handshakes().failed() > 0)
+      if (socket.handshakes().refused() > 0)
         throw PipelineError(error_message(
             where, "", fmt::format("to be let in by process '{}'", host),
             fmt::format("process '{}' {} at the handshake", host, socket.handshakes().last_reason())));

@@ -47,6 +47,10 @@ class HandshakeWatch {
   HandshakeWatch& operator=(const HandshakeWatch&) = delete;
   // How many handshakes failed so far.
   uint64_t failed() const;
+  // How many of them the peer refused (its key, a plaintext peer, keys that
+  // do not agree): what trying again will not mend, unlike a handshake cut
+  // off without a reason (a connection dropped in the middle of it).
+  uint64_t refused() const;
   // Why the last one failed ("refused: unknown key ...", "refused:
   // plaintext peer ..."); empty while none did.
   std::string last_reason() const;
@@ -58,7 +62,7 @@ class HandshakeWatch {
   std::string where_;
   void* socket_ = nullptr;   // watched; null once stopped
   void* monitor_ = nullptr;  // the PAIR the monitor's events come to
-  std::atomic<uint64_t> failed_{0};
+  std::atomic<uint64_t> failed_{0}, refused_{0};
   mutable std::mutex mutex_;  // guards last_reason_
   std::string last_reason_;
 };

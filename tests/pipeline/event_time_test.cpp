@@ -203,15 +203,22 @@ TEST(ZipByTime, GoesWithoutAStreamLaterThanTheLateness) {
   EXPECT_LT(m.figures.at("matched_rows"), 1523);
 }
 
-// A stream that stalls holds the reference back once the zip holds the
-// reference's whole capacity: nothing goes without it, and once it comes
-// the alignment is numpy's to the row.
+// A stream that stalls (until the zip holds the reference's whole
+// capacity) holds the reference back: nothing goes without it, and once it
+// comes the alignment is numpy's to the row.
 TEST(ZipByTime, AStalledStreamHoldsTheReferenceBackAtItsCapacity) {
-  std::atomic<bool> a_done{false};
   Pipeline p({.capacity = 8});
-  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks(), [&](size_t i) { a_done = i >= 8; }));
+  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+  // B's first chunk waits until the zip says it held A's whole capacity.
+  auto held_full = [&p] {
+    for (const NodeMetrics& m : p.metrics())
+      if (m.name == "joined") return m.figures.count("held_full") ? m.figures.at("held_full") : 0.0;
+    return 0.0;
+  };
   auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks(), [&](size_t i) {
-                      if (i == 0) std::this_thread::sleep_for(300ms);
+                      const auto until = std::chrono::steady_clock::now() + 10s;
+                      while (i == 0 && held_full() < 1 && std::chrono::steady_clock::now() < until)
+                        std::this_thread::sleep_for(1ms);
                     }));
   auto joined = p.zip_by_time("joined", {.tolerance = 400us, .lateness = 1h, .late = sinks::collector()});
   auto got = sinks::collector();

@@ -138,8 +138,17 @@ TraceRecorder::Events& TraceRecorder::own_events() {
 void TraceRecorder::record(const Event& e) {
   Events& list = own_events();
   if (list.room == 0) {
-    const uint64_t before = granted_.fetch_add(kBlock, std::memory_order_relaxed);
-    list.room = before >= max_events_ ? 0 : std::min<uint64_t>(kBlock, max_events_ - before);
+    // A block of at most an eighth of what is left: near the bound a list
+    // takes one event at a time, so that room another thread holds and
+    // never uses does not leave the trace short while this one drops.
+    uint64_t granted = granted_.load(std::memory_order_relaxed);
+    while (granted < max_events_) {
+      const uint64_t take = std::min<uint64_t>(kBlock, std::max<uint64_t>(1, (max_events_ - granted) / 8));
+      if (granted_.compare_exchange_weak(granted, granted + take, std::memory_order_relaxed)) {
+        list.room = take;
+        break;
+      }
+    }
   }
   if (list.room == 0) {
     ++list.dropped;

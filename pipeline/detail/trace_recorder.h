@@ -52,7 +52,8 @@ class TraceRecorder {
   // Each thread records into a list of its own, with no lock and no
   // shared counter per event: the workers of a run would otherwise queue at
   // one lock, or pass one counter's cache line between their cores, at
-  // every slice. A list takes its room from the bound in blocks.
+  // every slice. A list takes its room from the bound in blocks, smaller
+  // as the bound comes near.
   struct Events {
     std::vector<Event> events;
     size_t room = 0;       // events it may still add before it takes another block

@@ -3,6 +3,7 @@
 
 #include <sluice/pipeline/trace.h>
 
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,8 +14,10 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include <fmt/format.h>
+#include <tbb/parallel_for.h>
 #include <nlohmann/json.hpp>
 
 #include <sluice/base/error.h>
@@ -53,44 +56,71 @@ const char* flow_phase(FlowStep step) {
   throw PipelineError(error_message(where, what, "", ""));
 }
 
+// Nanoseconds as microseconds with their three decimals (not negative),
+// written at `at` (24 bytes of room): how many bytes.
+size_t write_micros(char* at, int64_t ns) {
+  char* end = std::to_chars(at, at + 20, ns / 1000).ptr;
+  const auto fraction = static_cast<int>(ns % 1000);
+  end[0] = '.';
+  end[1] = static_cast<char>('0' + fraction / 100);
+  end[2] = static_cast<char>('0' + fraction / 10 % 10);
+  end[3] = static_cast<char>('0' + fraction % 10);
+  return static_cast<size_t>(end + 4 - at);
+}
+
 // JSON text appended to a buffer grown ahead: fixed fragments copied, and
 // numbers written with to_chars. A trace writes tens of thousands of events
 // as its run ends; a format call per event took most of that time.
 class JsonText {
  public:
-  explicit JsonText(size_t expected) { buffer_.resize(expected); }
+  // A fragment made once and copied at every event, with room past its end
+  // so that it is copied as a fixed 64 bytes: a copy of a length known only
+  // at run time is a call to memcpy, a fixed one a few moves.
+  static constexpr size_t kPadded = 64;
+  static std::string padded(std::string s) {
+    s.reserve(s.size() + kPadded);
+    return s;
+  }
+
+  explicit JsonText(size_t expected) : buffer_(new char[expected]), size_(expected) {}
   JsonText& text(std::string_view s) {
     std::memcpy(room(s.size()), s.data(), s.size());
+    used_ += s.size();
+    return *this;
+  }
+  // A fragment made by padded().
+  JsonText& fragment(const std::string& s) {
+    if (s.size() > kPadded) return text(s);
+    std::memcpy(room(kPadded), s.data(), kPadded);
     used_ += s.size();
     return *this;
   }
   template <typename Integer>
   JsonText& integer(Integer v) {
     char* at = room(24);
-    used_ = static_cast<size_t>(std::to_chars(at, at + 24, v).ptr - buffer_.data());
+    used_ = static_cast<size_t>(std::to_chars(at, at + 24, v).ptr - buffer_.get());
     return *this;
   }
   // Nanoseconds as microseconds with their three decimals (not negative).
   JsonText& micros(int64_t ns) {
-    integer(ns / 1000);
-    const auto fraction = static_cast<int>(ns % 1000);
-    char* at = room(4);
-    at[0] = '.';
-    at[1] = static_cast<char>('0' + fraction / 100);
-    at[2] = static_cast<char>('0' + fraction / 10 % 10);
-    at[3] = static_cast<char>('0' + fraction % 10);
-    used_ += 4;
+    used_ += write_micros(room(24), ns);
     return *this;
   }
-  std::string_view view() const { return {buffer_.data(), used_}; }
+  std::string_view view() const { return {buffer_.get(), used_}; }
 
  private:
   char* room(size_t bytes) {
-    if (used_ + bytes > buffer_.size()) buffer_.resize(std::max(2 * buffer_.size(), used_ + bytes));
-    return buffer_.data() + used_;
+    if (used_ + bytes > size_) {
+      // Not zeroed: every byte is written before it is read.
+      size_ = std::max(2 * size_, used_ + bytes);
+      std::unique_ptr<char[]> grown(new char[size_]);
+      std::memcpy(grown.get(), buffer_.get(), used_);
+      buffer_ = std::move(grown);
+    }
+    return buffer_.get() + used_;
   }
-  std::string buffer_;
-  size_t used_ = 0;
+  std::unique_ptr<char[]> buffer_;
+  size_t size_ = 0, used_ = 0;
 };
 
 std::atomic<uint64_t> recorders{0};
@@ -104,9 +134,20 @@ TraceRecorder::TraceRecorder(std::string path, std::string process, size_t max_e
       generation_(++recorders) {
   monotonic_ns_ = clock_ns(CLOCK_MONOTONIC);
   realtime_ns_ = clock_ns(CLOCK_REALTIME);
-  // The file is made now: a path that cannot be written fails the start, not the end.
-  std::ofstream probe(path_, std::ios::trunc);
-  if (!probe) refuse("trace", fmt::format("cannot create '{}': {}", path_, std::strerror(errno)));
+  // The file is opened now: a path that cannot be written fails the start,
+  // not the end. Not truncated: cutting the few megabytes of an earlier
+  // run's trace frees their blocks, milliseconds of the run; write() writes
+  // over them and cuts what is left past its end.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) refuse("trace", fmt::format("cannot create '{}': {}", path_, std::strerror(errno)));
+}
+
+TraceRecorder::~TraceRecorder() {
+  // A run that never got to write leaves an empty file, not an earlier run's trace.
+  if (!written_ && ::ftruncate(fd_, 0) != 0) {
+    // Nothing more to tell: the run failed before it could write, or never ran.
+  }
+  ::close(fd_);
 }
 
 NodeTrace TraceRecorder::lane(const std::string& name, const std::string& kind, FlowStep flow,
@@ -129,7 +170,7 @@ TraceRecorder::Events& TraceRecorder::own_events() {
     threads_.push_back(std::make_unique<Events>());
     events = threads_.back().get();
   }
-  events->events.reserve(1024);
+  events->tid = thread_id();
   if (lists.size() == 8) lists.erase(lists.begin());
   lists.emplace_back(generation_, events);
   return *events;
@@ -145,6 +186,8 @@ void TraceRecorder::record(const Event& e) {
     while (granted < max_events_) {
       const uint64_t take = std::min<uint64_t>(kBlock, std::max<uint64_t>(1, (max_events_ - granted) / 8));
       if (granted_.compare_exchange_weak(granted, granted + take, std::memory_order_relaxed)) {
+        // Not zeroed: only what is recorded is read.
+        list.blocks.push_back({std::unique_ptr<Event[]>(new Event[take]), 0});
         list.room = take;
         break;
       }
@@ -155,7 +198,8 @@ void TraceRecorder::record(const Event& e) {
     return;
   }
   --list.room;
-  list.events.push_back(e);
+  Block& block = list.blocks.back();
+  block.events[block.size++] = e;
 }
 
 void TraceRecorder::slice(const NodeTrace& lane, Clock::time_point start, Clock::time_point end,
@@ -163,91 +207,126 @@ void TraceRecorder::slice(const NodeTrace& lane, Clock::time_point start, Clock:
   // steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux): the host's clock.
   record({std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
           std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count(), seq + lane.seq_offset,
-          lane.node, thread_id()});
+          lane.node});
 }
 
 void TraceRecorder::barrier(const NodeTrace& lane, int64_t number) {
   record({std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(), -1,
-          static_cast<uint64_t>(number), lane.node, thread_id()});
+          static_cast<uint64_t>(number), lane.node});
 }
 
-void TraceRecorder::write() const {
-  const int pid = static_cast<int>(getpid());
-  std::vector<std::string> names, kinds;  // as JSON strings
-  for (size_t i = 0; i < names_.size(); ++i) {
-    names.push_back(nlohmann::json(names_[i]).dump());
-    kinds.push_back(nlohmann::json(kinds_[i]).dump());
-  }
-  std::vector<Event> events;
-  uint64_t dropped = 0;
-  {
-    // The run is over: no thread records any more.
-    std::lock_guard lock(mutex_);
-    for (const auto& list : threads_) {
-      events.insert(events.end(), list->events.begin(), list->events.end());
-      dropped += list->dropped;
-    }
-  }
-  const std::string process = nlohmann::json(process_.empty() ? std::string("sluice") : process_).dump();
-  JsonText out(events.size() * 260 + 1024);
-  out.text("{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":")
-      .integer(pid)
-      .text(",\"tid\":0,\"args\":{\"name\":")
-      .text(process)
-      .text("}}");
-  for (const Event& e : events) {
-    if (e.dur_ns < 0) {
+namespace {
+
+// The text of a trace's events that stays the same from event to event:
+// made once, so that an event is a few copies and three numbers.
+struct Fragments {
+  std::vector<std::string> slice_head;  // per node, up to its slice's timestamp
+  std::vector<std::string> flow_head;   // per node, from the slice's end up to its flow's id
+  std::vector<std::string> node_name;   // per node, as a JSON string
+};
+
+// One thread's events [begin, end), as text.
+void render(JsonText& out, const Fragments& f, const std::string& pid_tid, const auto* begin,
+            const auto* end) {
+  for (const auto* e = begin; e != end; ++e) {
+    if (e->dur_ns < 0) {
       out.text(",\n{\"name\":\"barrier ")
-          .integer(e.seq)
+          .integer(e->seq)
           .text("\",\"cat\":\"checkpoint\",\"ph\":\"i\",\"s\":\"t\",\"ts\":")
-          .micros(e.ts_ns)
-          .text(",\"pid\":")
-          .integer(pid)
-          .text(",\"tid\":")
-          .integer(e.tid)
+          .micros(e->ts_ns)
+          .text(pid_tid)
           .text(",\"args\":{\"node\":")
-          .text(names[e.node])
+          .text(f.node_name[e->node])
           .text("}}");
       continue;
     }
-    out.text(",\n{\"name\":")
-        .text(names[e.node])
-        .text(",\"cat\":")
-        .text(kinds[e.node])
-        .text(",\"ph\":\"X\",\"ts\":")
-        .micros(e.ts_ns)
+    // The flow's timestamp is the slice's (it binds to the slice it falls
+    // in, "bp":"e"): made text once.
+    char ts_text[24];
+    const std::string_view ts(ts_text, write_micros(ts_text, e->ts_ns));
+    out.fragment(f.slice_head[e->node])
+        .text(ts)
         .text(",\"dur\":")
-        .micros(e.dur_ns)
-        .text(",\"pid\":")
-        .integer(pid)
-        .text(",\"tid\":")
-        .integer(e.tid)
+        .micros(e->dur_ns)
+        .fragment(pid_tid)
         .text(",\"args\":{\"seq\":")
-        .integer(e.seq)
-        .text("}}");
-    // Bound to the slice it falls in ("bp":"e"): its start.
-    out.text(",\n{\"name\":\"message\",\"cat\":\"flow\",\"ph\":\"")
-        .text(flow_phase(flows_[e.node]))
-        .text("\",\"id\":")
-        .integer(e.seq)
+        .integer(e->seq)
+        .fragment(f.flow_head[e->node])
+        .integer(e->seq)
         .text(",\"ts\":")
-        .micros(e.ts_ns)
-        .text(",\"pid\":")
-        .integer(pid)
-        .text(",\"tid\":")
-        .integer(e.tid)
+        .text(ts)
+        .fragment(pid_tid)
         .text(",\"bp\":\"e\"}");
   }
-  out.text(fmt::format(
+}
+
+}  // namespace
+
+void TraceRecorder::write() {
+  const int pid = static_cast<int>(getpid());
+  Fragments f;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const std::string name = nlohmann::json(names_[i]).dump();
+    f.node_name.push_back(name);
+    f.slice_head.push_back(JsonText::padded(
+        ",\n{\"name\":" + name + ",\"cat\":" + nlohmann::json(kinds_[i]).dump() + ",\"ph\":\"X\",\"ts\":"));
+    f.flow_head.push_back(JsonText::padded(fmt::format(
+        "}}}},\n{{\"name\":\"message\",\"cat\":\"flow\",\"ph\":\"{}\",\"id\":", flow_phase(flows_[i]))));
+  }
+  const std::string head = fmt::format(
+      "{{\"traceEvents\":[\n{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"tid\":0,\"args\":{{"
+      "\"name\":{}}}}}",
+      pid, nlohmann::json(process_.empty() ? std::string("sluice") : process_).dump());
+  auto put = [this](std::string_view text, off_t at) {
+    while (!text.empty()) {
+      const ssize_t n = ::pwrite(fd_, text.data(), text.size(), at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        refuse("trace", fmt::format("cannot write '{}': {}", path_, std::strerror(n < 0 ? errno : ENOSPC)));
+      text.remove_prefix(static_cast<size_t>(n));
+      at += n;
+    }
+  };
+  put(head, 0);
+  // The run is over: no thread records any more. Each block of events is
+  // made text on its own, side by side on the run's idle workers, and
+  // written where the file has come to as it is done: the events of a trace
+  // may come in any order. A block's text is small enough to come from the
+  // heap and stay in the cache.
+  struct Part {
+    const Events* list;
+    const Block* block;
+  };
+  std::vector<Part> parts;
+  size_t events = 0;
+  uint64_t dropped = 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& list : threads_) {
+      for (const Block& block : list->blocks) {
+        parts.push_back({list.get(), &block});
+        events += block.size;
+      }
+      dropped += list->dropped;
+    }
+  }
+  std::atomic<off_t> written{static_cast<off_t>(head.size())};
+  tbb::parallel_for(size_t{0}, parts.size(), [&](size_t i) {
+    const Part& p = parts[i];
+    const std::string pid_tid = JsonText::padded(fmt::format(",\"pid\":{},\"tid\":{}", pid, p.list->tid));
+    JsonText text(p.block->size * 240);
+    render(text, f, pid_tid, p.block->events.get(), p.block->events.get() + p.block->size);
+    put(text.view(), written.fetch_add(static_cast<off_t>(text.view().size())));
+  });
+  const std::string tail = fmt::format(
       "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{{\"process\":{},\"host\":{},\"pid\":{},"
       "\"clock_monotonic_ns\":{},\"clock_realtime_ns\":{},\"events\":{},\"events_dropped\":{}}}}}\n",
       nlohmann::json(process_).dump(), nlohmann::json(host_name()).dump(), pid, monotonic_ns_, realtime_ns_,
-      events.size(), dropped));
-  const std::string_view text = out.view();
-  std::ofstream file(path_, std::ios::trunc | std::ios::binary);
-  file.write(text.data(), static_cast<std::streamsize>(text.size()));
-  file.close();
-  if (!file) refuse("trace", fmt::format("cannot write '{}': {}", path_, std::strerror(errno)));
+      events, dropped);
+  put(tail, written);
+  if (::ftruncate(fd_, written + static_cast<off_t>(tail.size())) != 0)
+    refuse("trace", fmt::format("cannot cut '{}' to its length: {}", path_, std::strerror(errno)));
+  written_ = true;
 }
 
 std::vector<TraceFile> merge_traces(const std::vector<std::string>& inputs, const std::string& output) {

@@ -32,6 +32,9 @@ class TraceRecorder {
  public:
   using Clock = std::chrono::steady_clock;
   TraceRecorder(std::string path, std::string process, size_t max_events);
+  ~TraceRecorder();
+  TraceRecorder(const TraceRecorder&) = delete;
+  TraceRecorder& operator=(const TraceRecorder&) = delete;
   // A node's lane; the recorder keeps its name and kind.
   NodeTrace lane(const std::string& name, const std::string& kind, FlowStep flow, uint64_t seq_offset);
   // Message `seq` spent [start, end) in the lane's node, on this thread.
@@ -39,7 +42,7 @@ class TraceRecorder {
   // Checkpoint barrier `number` passed the lane's node now.
   void barrier(const NodeTrace& lane, int64_t number);
   // Writes the file. PipelineError naming it when it cannot be written whole.
-  void write() const;
+  void write();
 
  private:
   struct Event {
@@ -47,27 +50,35 @@ class TraceRecorder {
     int64_t dur_ns;  // a slice's; -1: a barrier's instant
     uint64_t seq;    // a slice's message, a barrier's number
     uint32_t node;
-    uint32_t tid;
   };
   // Each thread records into a list of its own, with no lock and no
   // shared counter per event: the workers of a run would otherwise queue at
   // one lock, or pass one counter's cache line between their cores, at
   // every slice. A list takes its room from the bound in blocks, smaller
-  // as the bound comes near.
+  // as the bound comes near, each block memory of its own: a list never
+  // moves what it holds, and small blocks come from (and go back to) the
+  // heap's free lists, so that a run does not fault in fresh pages for them.
+  struct Block {
+    std::unique_ptr<Event[]> events;
+    size_t size = 0;  // events in it
+  };
   struct Events {
-    std::vector<Event> events;
-    size_t room = 0;       // events it may still add before it takes another block
+    uint32_t tid = 0;  // the thread's, which each of its events names
+    std::vector<Block> blocks;
+    size_t room = 0;       // events the last block has room for
     uint64_t dropped = 0;  // past the bound
   };
   static constexpr size_t kBlock = 256;
   void record(const Event& e);
   Events& own_events();  // this thread's list, made on its first event
   const std::string path_, process_;
+  int fd_ = -1;  // the file, open from the start
+  bool written_ = false;
   const size_t max_events_;
   const uint64_t generation_;  // told apart from a recorder before it at the same address
   std::vector<std::string> names_, kinds_;
   std::vector<FlowStep> flows_;
-  mutable std::mutex mutex_;  // guards threads_
+  std::mutex mutex_;  // guards threads_
   std::vector<std::unique_ptr<Events>> threads_;
   std::atomic<uint64_t> granted_{0};            // room given to the threads' lists, up to max_events_
   int64_t monotonic_ns_ = 0, realtime_ns_ = 0;  // read together at start

@@ -7,7 +7,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <map>
@@ -152,6 +158,31 @@ TEST(Trace, AFileThatCannotBeMadeFailsTheStartNamingIt) {
     run_small({.trace = path}, 3);
     FAIL() << "expected a PipelineError";
   } catch (const PipelineError& e) { EXPECT_THAT(e.what(), HasSubstr("cannot create '" + path + "'")); }
+}
+
+// The recorder writes over an earlier run's file rather than truncating it
+// first: what was there must not outlive the run, past the new end or after
+// a start that failed.
+TEST(Trace, AnEarlierFileAtThePathIsReplacedWholeOrEmptiedByAFailedStart) {
+  TempDir dir;
+  const std::string path = dir.path() + "/trace.json";
+  std::ofstream(path) << std::string(1 << 20, 'x');
+  run_small({.trace = path}, 3);
+  EXPECT_EQ(events_of(read_json(path), "X").size(), 9u);
+
+  // A start that fails once the file is open: the metrics port is taken.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  EXPECT_THROW(run_small({.metrics_port = ntohs(addr.sin_port), .trace = path}, 3), PipelineError);
+  close(fd);
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);
 }
 
 TEST(Trace, ThreeProcessesMergedFollowEachMessageAcrossThem) {

@@ -32,7 +32,9 @@
 namespace sluice {
 
 // Pipeline::zip_by_time: aligns 2 to 4 streams by time. Each message of the
-// first input (the reference) goes on with its own tensors, then, for each
+// first input (the reference) goes on with its own tensors (its scalars
+// are values of its whole chunk; every other tensor has its rows along
+// axis 0, as every tensor of the other inputs has), then, for each
 // other input, every tensor of that input with the reference's rows (the
 // sample nearest each reference row's time, ties to the earlier one; zeros
 // where none is within `tolerance`) and a pred[rows] saying which rows

@@ -34,19 +34,25 @@ Spec with_rows(const Spec& spec, int64_t rows) {
   return Spec{spec.dtype, Shape(dims)};
 }
 
-int64_t message_rows(const Tensors& tensors, const std::string& who) {
+int64_t message_rows(const Tensors& tensors, const std::string& who, Scalars scalars) {
   int64_t rows = -1;
+  size_t first = 0;  // the first tensor with rows
   for (size_t k = 0; k < tensors.size(); ++k) {
     const Tensor& t = tensors[k];
-    if (t.rank() == 0)
+    if (t.rank() == 0) {
+      if (scalars == Scalars::PassOver) continue;
       throw PipelineError(
           error_message(who, fmt::format("tensor {}", k), "rows along axis 0", fmt::format("{}", t.spec())));
+    }
     if (rows >= 0 && t.shape().dim(0) != rows)
       throw PipelineError(error_message(who, fmt::format("tensor {}", k),
-                                        fmt::format("{} rows, as tensor 0 has", rows),
+                                        fmt::format("{} rows, as tensor {} has", rows, first),
                                         fmt::format("{}", t.spec())));
+    if (rows < 0) first = k;
     rows = t.shape().dim(0);
   }
+  if (rows < 0 && scalars == Scalars::PassOver && !tensors.empty())
+    throw PipelineError(error_message(who, "tensors", "one with rows along axis 0", "scalars only"));
   return rows < 0 ? 0 : rows;
 }
 

@@ -68,16 +68,27 @@ class ZipByTimeNode : public PipelineNode {
   void resolve_inputs(const std::vector<std::vector<Spec>>& inputs) override {
     if (inputs.size() < 2)
       throw PipelineError(error_message(who(), "inputs", "2 to 4 streams", fmt::format("{}", inputs.size())));
+    // The reference's scalars are values of its whole chunk, which go on
+    // with it; every other tensor has the chunk's rows.
+    int64_t rows = -1;
     for (size_t k = 0; k < inputs.size(); ++k) {
-      if (inputs[k].empty())
-        throw PipelineError(error_message(who(), fmt::format("input {}", k), "tensors", "none"));
-      for (const Spec& s : inputs[k])
-        if (s.shape.rank() == 0 || s.shape.dim(0) != inputs[k][0].shape.dim(0))
-          throw PipelineError(error_message(who(), fmt::format("input {}", k),
-                                            "tensors with one count of rows along axis 0",
-                                            specs_str(inputs[k])));
+      int64_t input_rows = -1;
+      bool fits = !inputs[k].empty();
+      for (const Spec& s : inputs[k]) {
+        if (s.shape.rank() == 0) {
+          fits = fits && k == 0;
+          continue;
+        }
+        if (input_rows >= 0 && s.shape.dim(0) != input_rows) fits = false;
+        input_rows = s.shape.dim(0);
+      }
+      if (!fits || input_rows < 0)
+        throw PipelineError(error_message(who(), fmt::format("input {}", k),
+                                          k == 0 ? "tensors with one count of rows along axis 0, and scalars"
+                                                 : "tensors with one count of rows along axis 0",
+                                          inputs[k].empty() ? "none" : specs_str(inputs[k])));
+      if (k == 0) rows = input_rows;
     }
-    const int64_t rows = inputs[0][0].shape.dim(0);
     output_ = inputs[0];
     for (size_t k = 1; k < inputs.size(); ++k) {
       for (const Spec& s : inputs[k]) output_->push_back(with_rows(s, rows));
@@ -159,7 +170,8 @@ class ZipByTimeNode : public PipelineNode {
       h.host.push_back(t.to_host());
       h.data.push_back(static_cast<const std::byte*>(h.host.back().host_data()));
     }
-    h.rows = message_rows(h.host, fmt::format("{}, input {}", who(), k));
+    h.rows = message_rows(h.host, fmt::format("{}, input {}", who(), k),
+                          k == 0 ? Scalars::PassOver : Scalars::Refused);
     const RowTimes times = row_times(tags_of(m), fmt::format("{}, input {}", who(), k));
     h.times.resize(static_cast<size_t>(h.rows));
     for (int64_t r = 0; r < h.rows; ++r) h.times[static_cast<size_t>(r)] = times.at(r);

@@ -23,8 +23,11 @@ size_t row_bytes(const Spec& spec);
 // `spec` with `rows` rows along axis 0 (it has rank 1 or more).
 Spec with_rows(const Spec& spec, int64_t rows);
 // How many rows every tensor of a message has (along axis 0).
-// PipelineError naming `who` when one is a scalar or they differ.
-int64_t message_rows(const Tensors& tensors, const std::string& who);
+// PipelineError naming `who` when they differ, or when one is a scalar
+// and scalars are refused; passed over, a scalar is a value of the whole
+// message, and at least one tensor must have rows.
+enum class Scalars : uint8_t { Refused, PassOver };
+int64_t message_rows(const Tensors& tensors, const std::string& who, Scalars scalars = Scalars::Refused);
 
 // When each row of a chunk was sampled: time_ns + row_offset_ns(row, rate).
 struct RowTimes {

@@ -247,6 +247,44 @@ TEST(ZipByTime, LateDataWithoutALateSinkIsCountedNotLost) {
   EXPECT_EQ(r.metrics_of("joined").figures.at("late_input1"), 1);
 }
 
+// A scalar of the reference is a value of its whole chunk (a time it was
+// made, say): it goes on with the chunk. Another input's cannot be aligned.
+TEST(ZipByTime, TheReferencesScalarsGoOnWithItsChunkAndAnotherInputsAreRefused) {
+  auto with_scalar = [](std::vector<Chunk> chunks) {
+    for (size_t c = 0; c < chunks.size(); ++c) chunks[c].tensors.push_back(scalar<int64_t>(int64_t(c) * 10));
+    return chunks;
+  };
+  {
+    Pipeline p;
+    auto a = p.source("a", chunks_of({f32({kARows, 2}), s64({})}, with_scalar(a_chunks())));
+    auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks()));
+    auto joined = p.zip_by_time("joined", {.tolerance = 500us});
+    std::shared_ptr<Collector> out = sinks::collector();
+    p.connect(a, joined);
+    p.connect(b, joined);
+    p.connect(joined, p.sink("out", out));
+    p.run();
+    const std::vector<Tensors> got = out->results();
+    ASSERT_EQ(got.size(), size_t{kAChunks});
+    for (size_t c = 0; c < got.size(); ++c) {
+      ASSERT_EQ(got[c].size(), 4u) << "a's two tensors, b's one aligned, its mask";
+      EXPECT_EQ(got[c][1].spec(), s64({}));
+      EXPECT_EQ(got[c][1].to_vector<int64_t>()[0], int64_t(c) * 10);
+      EXPECT_EQ(got[c][2].spec(), f32({kARows, 3}));
+    }
+  }
+  {
+    Pipeline p;
+    auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+    auto b = p.source("b", chunks_of({f32({kBRows, 3}), s64({})}, with_scalar(b_chunks())));
+    auto joined = p.zip_by_time("joined");
+    p.connect(a, joined);
+    p.connect(b, joined);
+    p.connect(joined, p.sink("out", sinks::collector()));
+    EXPECT_THAT([&] { p.run(); }, ::testing::ThrowsMessage<PipelineError>(HasSubstr("input 1")));
+  }
+}
+
 TEST(ZipByTime, RefusesWhatItCannotAlign) {
   {  // one input
     Pipeline p;

@@ -182,6 +182,15 @@ class ZipByTimeNode : public PipelineNode {
 
   // Emits the reference chunks that need wait no longer. Under the lock.
   void release(std::vector<Envelope>& out, bool ended) {
+    // What came more than the tolerance before every row still to come
+    // matches none: let go now, not when a reference is emitted, or a
+    // stream that starts before the reference (a sensor switched on first,
+    // say) would hold its whole capacity, the reference would wait for it,
+    // and neither would move.
+    if (!pending_.empty())
+      for (Stream& s : streams_)
+        while (!s.chunks.empty() && s.chunks.front().last < pending_.front().first - tolerance())
+          s.chunks.pop_front();
     while (!pending_.empty()) {
       const Held& c = pending_.front();
       const int64_t needed = c.last + tolerance();

@@ -247,6 +247,40 @@ TEST(ZipByTime, LateDataWithoutALateSinkIsCountedNotLost) {
   EXPECT_EQ(r.metrics_of("joined").figures.at("late_input1"), 1);
 }
 
+// B switched on a second before A: its first 27 chunks come before any of
+// A's rows. Held until a reference is emitted, they would fill B's capacity
+// of 4, A's first chunk would wait for B's later ones, and neither stream
+// would move (across processes, for good; in one, until the graph ran dry
+// and A went out unmatched: 1775 rows matched). They are let go as soon as
+// no row to come can match them.
+TEST(ZipByTime, AStreamThatStartsFarBeforeTheReferenceDoesNotHoldItBack) {
+  std::vector<Chunk> early;
+  for (int64_t c = -27; c < kBChunks; ++c) {
+    Chunk chunk = b_chunk(std::max<int64_t>(c, 0));
+    chunk.tags.set_time(b_stamp(0) + row_offset_ns(c * kBRows, kBRate), "b");
+    early.push_back(std::move(chunk));
+  }
+  Pipeline p({.capacity = 4});
+  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+  auto b = p.source("b", chunks_of({f32({kBRows, 3})}, early));
+  // A waits for B however far behind it is: the capacity decides, not the lateness.
+  auto joined = p.zip_by_time("joined", {.tolerance = 500us, .lateness = 10s});
+  std::shared_ptr<Collector> out = sinks::collector();
+  p.connect(a, joined);
+  p.connect(b, joined);
+  p.connect(joined, p.sink("out", out));
+  p.start();
+  auto waited = std::async(std::launch::async, [&] { return p.wait(); });
+  if (waited.wait_for(30s) != std::future_status::ready) {
+    p.cancel();
+    waited.wait();
+    FAIL() << "the zip and its streams stood still";
+  }
+  const PipelineResult r = waited.get();
+  ASSERT_EQ(out->results().size(), size_t{kAChunks});
+  EXPECT_GT(r.metrics_of("joined").figures.at("matched_rows"), 1900) << "B covers all of A's rows";
+}
+
 // A scalar of the reference is a value of its whole chunk (a time it was
 // made, say): it goes on with the chunk. Another input's cannot be aligned.
 TEST(ZipByTime, TheReferencesScalarsGoOnWithItsChunkAndAnotherInputsAreRefused) {

@@ -74,7 +74,7 @@ void Pipeline::Impl::partition() {
   for (size_t i = 0; i < all.size(); ++i)
     if (all[i].process == me) {
       at[i] = static_cast<int>(slots.size());
-      slots.push_back(Slot{.node = std::move(all[i].node), .process = me});
+      slots.push_back(Slot{.node = std::move(all[i].node), .process = me, .flow_origin = all[i].flow_origin});
     }
   auto link = [this](int from, int to) {
     slot(from).outputs.push_back(to);
@@ -109,6 +109,7 @@ void Pipeline::Impl::partition() {
         // shared memory (Sink::input_memory), which the channel then shares.
         int sink = add_slot(sink_node(edge, sinks::zmq(endpoint, o)));
         slots[static_cast<size_t>(sink)].edge = true;
+        slots[static_cast<size_t>(sink)].flow_origin = all[static_cast<size_t>(a)].flow_origin;
         link(at[static_cast<size_t>(a)], sink);
       }
       if (to == me) {
@@ -128,6 +129,7 @@ void Pipeline::Impl::partition() {
         auto source = sources::zmq(place.bind_endpoint(to, k, edge), outputs[static_cast<size_t>(a)], o);
         int node = add_slot(source->make_node(edge, source));
         slots[static_cast<size_t>(node)].edge = true;
+        slots[static_cast<size_t>(node)].flow_origin = all[static_cast<size_t>(a)].flow_origin;
         link(node, at[b]);
       }
     }

@@ -172,6 +172,7 @@ void Pipeline::Impl::validate_and_trace() {
   if (validated) return;
   resolve_specs();
   log_graph();  // the whole program, before this process's part is cut out of it
+  set_flow_origins();
   if (!options.partition.process.empty() || options.partition.placement) partition();
   analyse();
   validated = true;
@@ -216,6 +217,13 @@ std::vector<int> Pipeline::Impl::topological_order() const {
     throw PipelineError(error_message("pipeline", "the edges form a cycle through " + cycle, "", ""));
   }
   return order;
+}
+
+void Pipeline::Impl::set_flow_origins() {
+  for (int i : topological_order()) {
+    Slot& s = slot(i);
+    s.flow_origin = s.inputs.empty() ? i : slot(s.inputs.front()).flow_origin;
+  }
 }
 
 void Pipeline::Impl::analyse() {

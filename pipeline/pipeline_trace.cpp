@@ -16,7 +16,7 @@ void Pipeline::Impl::start_trace() {
     FlowStep flow = FlowStep::Step;
     if (!s.edge && s.inputs.empty()) flow = FlowStep::Start;
     if (!s.edge && s.outputs.empty() && !s.inputs.empty()) flow = FlowStep::End;
-    lanes.push_back(trace->lane(s.node->name(), s.node->kind(), flow, s.seq_offset));
+    lanes.push_back(trace->lane(s.node->name(), s.node->kind(), flow, s.flow_origin, s.seq_offset));
     s.node->counters().trace = &lanes.back();
   }
 }

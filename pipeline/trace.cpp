@@ -150,12 +150,13 @@ TraceRecorder::~TraceRecorder() {
   ::close(fd_);
 }
 
-NodeTrace TraceRecorder::lane(const std::string& name, const std::string& kind, FlowStep flow,
+NodeTrace TraceRecorder::lane(const std::string& name, const std::string& kind, FlowStep flow, int origin,
                               uint64_t seq_offset) {
   names_.push_back(name);
   kinds_.push_back(kind);
   flows_.push_back(flow);
-  return {this, static_cast<uint32_t>(names_.size() - 1), seq_offset};
+  return {this, static_cast<uint32_t>(names_.size() - 1),
+          (static_cast<uint64_t>(std::max(origin, 0)) << 40) + seq_offset};
 }
 
 TraceRecorder::Events& TraceRecorder::own_events() {
@@ -206,7 +207,7 @@ void TraceRecorder::slice(const NodeTrace& lane, Clock::time_point start, Clock:
                           uint64_t seq) {
   // steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux): the host's clock.
   record({std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
-          std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count(), seq + lane.seq_offset,
+          std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count(), seq + lane.flow_base,
           lane.node});
 }
 

@@ -47,6 +47,10 @@ struct Pipeline::Impl {
     OutputMemory output_memory = OutputMemory::Default;
     std::unique_ptr<NodeContext> context;  // while it runs (a RunContext)
     bool edge = false;  // a channel to another process of a partitioned pipeline (partition.cpp)
+    // The source whose numbering its messages carry (a node's index in the
+    // whole pipeline, every process's part included): a trace tells the
+    // flows of two sources' messages, numbered alike, apart by it.
+    int flow_origin = -1;
   };
 
   PipelineOptions options;
@@ -135,6 +139,8 @@ struct Pipeline::Impl {
   // its producers', in topological order (tracing the stages).
   void resolve_specs();
   std::vector<int> topological_order() const;  // PipelineError naming a cycle
+  // Each node's flow_origin: a source's is itself, any other node's its first input's.
+  void set_flow_origins();
   void analyse();                              // order and connected parts of the graph as it will run
   // What a picture of the graph shows (DrawnNode), one per slot.
   std::vector<DrawnNode> drawing() const;

@@ -24,8 +24,11 @@ enum class FlowStep : uint8_t { Start, Step, End };
 // run runs (NodeCounters::trace): Visit::leave records through it.
 struct NodeTrace {
   TraceRecorder* recorder = nullptr;
-  uint32_t node = 0;        // its index among the recorder's nodes
-  uint64_t seq_offset = 0;  // a message's number outside the run (its flow's id) is seq + seq_offset
+  uint32_t node = 0;  // its index among the recorder's nodes
+  // A message's flow id: seq + flow_base. Its base holds, above bit 40,
+  // which source numbered it (0: the pipeline's first node), and below,
+  // where a restored run's numbers go on from (its seq_offset).
+  uint64_t flow_base = 0;
 };
 
 class TraceRecorder {
@@ -35,8 +38,11 @@ class TraceRecorder {
   ~TraceRecorder();
   TraceRecorder(const TraceRecorder&) = delete;
   TraceRecorder& operator=(const TraceRecorder&) = delete;
-  // A node's lane; the recorder keeps its name and kind.
-  NodeTrace lane(const std::string& name, const std::string& kind, FlowStep flow, uint64_t seq_offset);
+  // A node's lane; the recorder keeps its name and kind. `origin`: the
+  // source whose numbering its messages carry; `seq_offset`: where a
+  // restored run's numbers go on from.
+  NodeTrace lane(const std::string& name, const std::string& kind, FlowStep flow, int origin,
+                 uint64_t seq_offset);
   // Message `seq` spent [start, end) in the lane's node, on this thread.
   void slice(const NodeTrace& lane, Clock::time_point start, Clock::time_point end, uint64_t seq);
   // Checkpoint barrier `number` passed the lane's node now.

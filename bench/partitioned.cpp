@@ -7,8 +7,11 @@
 //                         throughput of the three processes / of one;
 //   demo_throughput       the same work with no pipeline at all: each chunk
 //                         made by the source, then the spectrum's and the
-//                         detector's steps, back to back on one thread (a
-//                         oneTBB arena of one), over the same chunks. What
+//                         detector's steps, and the tachometer's readings
+//                         made as far as the chunk's windows and each window
+//                         given the one nearest its start (a cursor over
+//                         them), back to back on one thread (a oneTBB arena
+//                         of one), over the same chunks. What
 //                         the demo gains from its processes and cores, so
 //                         that the ratio holds from one machine to another;
 //   defaults_vs_tuned     the pipeline in one process with the host client's
@@ -23,6 +26,7 @@
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
+#include <deque>
 #include <filesystem>
 #include <sstream>
 
@@ -90,6 +94,36 @@ double back_to_back_on_one_thread() {
   Tensors spectrum_acc = spectrum.initial_acc(sm::spectrum_acc(c));
   Tensors detector_acc = detector.initial_acc(sm::detector_acc(c));
   std::shared_ptr<Source> source = sm::vibration(c);
+  std::shared_ptr<Source> tachometer = sm::tachometer(c);
+  // The readings not yet behind every window, with their times.
+  std::deque<std::pair<int64_t, float>> readings;
+  bool tachometer_ended = false;
+  const auto tolerance = static_cast<int64_t>(c.join_tolerance_ms * 1e6);
+  auto join = [&](const Tags& tags, std::vector<float>& shaft_hz, std::vector<uint8_t>& joined) {
+    const int64_t first = *tags.time_ns();
+    const double rate = *tags.sample_rate();
+    for (size_t w = 0; w < shaft_hz.size(); ++w) {
+      const int64_t t = first + row_offset_ns(static_cast<int64_t>(w), rate);
+      while (!tachometer_ended && (readings.empty() || readings.back().first < t + tolerance)) {
+        std::optional<Chunk> more = tachometer->next_chunk();
+        if (!more) {
+          tachometer_ended = true;
+          break;
+        }
+        const std::vector<float> hz = more->tensors[0].to_vector<float>();
+        for (size_t j = 0; j < hz.size(); ++j)
+          readings.emplace_back(
+              *more->tags.time_ns() + row_offset_ns(static_cast<int64_t>(j), c.tachometer_rate), hz[j]);
+      }
+      while (readings.size() > 1 && readings[1].first <= t) readings.pop_front();
+      const std::pair<int64_t, float>* pick = readings.empty() ? nullptr : &readings[0];
+      if (readings.size() > 1 && readings[1].first - t < t - readings[0].first) pick = &readings[1];
+      joined[w] = pick && std::llabs(pick->first - t) <= tolerance;
+      shaft_hz[w] = joined[w] ? pick->second : 0.0f;
+    }
+  };
+  std::vector<float> shaft_hz(static_cast<size_t>(c.windows_per_chunk));
+  std::vector<uint8_t> joined(shaft_hz.size());
   double seconds = 0;
   // Run as a task of an arena of one: the host backend then runs every
   // step on the calling thread, and a kernel that splits its work finds no
@@ -99,10 +133,12 @@ double back_to_back_on_one_thread() {
     tbb::task_group task;
     task.run_and_wait([&] {
       const auto start = std::chrono::steady_clock::now();
-      while (std::optional<Tensors> chunk = source->next()) {
-        Tensors features = spectrum.run(spectrum.place(*chunk), spectrum_acc);
+      while (std::optional<Chunk> chunk = source->next_chunk()) {
+        Tensors features = spectrum.run(spectrum.place(chunk->tensors), spectrum_acc);
         Tensors scores = detector.run(detector.place(features), detector_acc);
         for (const Tensor& t : scores) t.wait();
+        join(chunk->tags, shaft_hz, joined);
+        benchmark::DoNotOptimize(shaft_hz.data());
       }
       for (const Tensor& t : detector_acc) t.wait();
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

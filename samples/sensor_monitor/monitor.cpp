@@ -2,6 +2,7 @@
 // score against the window's label, measures throughput and latency, and
 // keeps a person watching informed.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ostream>
@@ -23,10 +24,12 @@ constexpr auto kLogEvery = std::chrono::seconds(2);
 // A "scores" record a chunk would be a thousand a second.
 constexpr auto kRecordEvery = std::chrono::milliseconds(50);
 
-// One window's outcome: the detector's call and the truth.
+// One window's outcome: the detector's call and the truth, and the shaft
+// speed joined to it (negative: none).
 struct Outcome {
   bool fault_called;
   bool fault;
+  float shaft_hz = -1;
 };
 
 struct Counts {
@@ -117,8 +120,25 @@ struct Monitor::State {
     s.latency_p50_ms = latency.percentile(0.5) / 1000;
     s.latency_p99_ms = latency.percentile(0.99) / 1000;
     s.accuracy = all.ratio(all.correct, all.windows);
-    Counts late;
-    for (size_t i = outcomes.size() / 2; i < outcomes.size(); ++i) late.add(outcomes[i]);
+    Counts late, slow, fast;
+    for (size_t i = outcomes.size() / 2; i < outcomes.size(); ++i) {
+      late.add(outcomes[i]);
+      if (outcomes[i].shaft_hz >= Summary::kSplitHz)
+        fast.add(outcomes[i]);
+      else if (outcomes[i].shaft_hz >= 0)
+        slow.add(outcomes[i]);
+    }
+    for (const Outcome& o : outcomes) {
+      if (o.shaft_hz < 0) continue;
+      const double hz = o.shaft_hz;
+      s.shaft_min_hz = s.joined_windows ? std::min(s.shaft_min_hz, hz) : hz;
+      s.shaft_max_hz = s.joined_windows ? std::max(s.shaft_max_hz, hz) : hz;
+      ++s.joined_windows;
+    }
+    s.late_slow = slow.windows;
+    s.late_fast = fast.windows;
+    s.late_accuracy_slow = slow.ratio(slow.correct, slow.windows);
+    s.late_accuracy_fast = fast.ratio(fast.correct, fast.windows);
     s.late_windows = late.windows;
     s.late_faults = late.faults;
     s.late_accuracy = late.ratio(late.correct, late.windows);
@@ -162,12 +182,20 @@ void Monitor::consume(uint64_t seq, const Tensors& tensors) {
   std::vector<float> scores = tensors.at(0).to_vector<float>();
   std::vector<float> labels = tensors.at(1).to_vector<float>();
   int64_t born = tensors.at(2).to_vector<int64_t>().at(0);
+  // Joined (joined_spec): each window's shaft speed, where it has one.
+  std::vector<float> shaft_hz;
+  std::vector<bool> joined;
+  if (tensors.size() == joined_spec(state_->c).size()) {
+    shaft_hz = tensors[3].to_vector<float>();
+    joined = tensors[4].to_vector<bool>();
+  }
   int64_t scored = now_ns();
 
   std::lock_guard lock(state_->mutex);
   State& s = *state_;
   for (size_t i = 0; i < scores.size(); ++i) {
     Outcome o{scores[i] > 0.5f, labels[i] > 0.5f};
+    if (!joined.empty() && joined[i]) o.shaft_hz = shaft_hz[i];
     s.outcomes.push_back(o);
     s.all.add(o);
     s.since_record.add(o);
@@ -215,6 +243,23 @@ void print_summary(std::ostream& out, const Summary& s, const Config& c) {
   row("second half", "accuracy " + fixed(s.late_accuracy, 3) + ", precision " + fixed(s.late_precision, 3) +
                          ", recall " + fixed(s.late_recall, 3) + " (" + with_commas(s.late_windows) +
                          " windows, " + with_commas(s.late_faults) + " faulty)");
+  if (s.joined_windows > 0) {
+    row("shaft speed",
+        fmt::format("joined by time to {} of {} windows ({:.1f}%), {:.1f} to {:.1f} Hz",
+                    with_commas(s.joined_windows), with_commas(s.windows),
+                    100.0 * static_cast<double>(s.joined_windows) / static_cast<double>(s.windows),
+                    s.shaft_min_hz, s.shaft_max_hz));
+    row("tachometer",
+        fmt::format("{} readings/s on a clock of its own ({} ppm fast, {} ms ahead, {} us jitter), "
+                    "{:.1f}% of its messages lost",
+                    c.tachometer_rate, c.tachometer_drift_ppm, c.tachometer_offset_ms, c.tachometer_jitter_us,
+                    100 * c.tachometer_dropout));
+    row("second half by speed",
+        fmt::format("below {0:.0f} Hz accuracy {1} ({2} windows), {0:.0f} Hz and up {3} "
+                    "({4} windows)",
+                    Summary::kSplitHz, fixed(s.late_accuracy_slow, 3), with_commas(s.late_slow),
+                    fixed(s.late_accuracy_fast, 3), with_commas(s.late_fast)));
+  }
   if (!s.judged()) {
     out << "the run was too short to judge the detector: expected at least " << kJudgedWindows
         << " windows in its second half, " << kJudgedOfEachKind << " of them faulty and " << kJudgedOfEachKind

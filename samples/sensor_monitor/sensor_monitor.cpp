@@ -32,9 +32,21 @@ PipelineOptions pipeline_options(const Config& c) {
 }
 
 void add_sensor_monitor(Pipeline& p, const Config& c, std::shared_ptr<Sink> monitor) {
-  NodeId source = p.source("vibration", vibration(c), {.process = kProcesses[0]});
+  std::shared_ptr<MachineClock> clock = machine_clock();
+  NodeId source = p.source("vibration", vibration(c, clock), {.process = kProcesses[0]});
+  NodeId tachometer_readings = p.source("tachometer", tachometer(c, clock), {.process = kProcesses[0]});
   NodeId detector = add_compute_stages(p, source, c, kProcesses[1]);
-  p.connect(detector, p.sink("monitor", std::move(monitor), {.process = kProcesses[2]}));
+  // The scores set the rows. The tachometer makes a message in
+  // microseconds and runs ahead of them, so windows seldom wait for their
+  // readings; where they do, the lateness (of the machine's time) bounds it.
+  NodeId joined = p.zip_by_time("joined",
+                                {.tolerance = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::duration<double, std::milli>(c.join_tolerance_ms)),
+                                 .lateness = std::chrono::seconds(60)},
+                                {.process = kProcesses[2]});
+  p.connect(detector, joined);
+  p.connect(tachometer_readings, joined);
+  p.connect(joined, p.sink("monitor", std::move(monitor), {.process = kProcesses[2]}));
 }
 
 Summary run_in_process(const Config& c, std::ostream& out, Progress progress) {

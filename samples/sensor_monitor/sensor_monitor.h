@@ -2,10 +2,13 @@
 // The sensor monitor: vibration data from a machine's sensors streamed
 // through compiled kernels, and a fault detector trained online on it.
 //
-//   vibration ──> spectrum ──────────────> detector ──────────────> monitor
-//   (source)      Hann, FFT, log band       logistic regression      progress line,
-//   C x 1024      energies, normalised      acc: weights, one        summary: accuracy,
-//   per window    acc: running mean/var     gradient step a chunk    precision, recall
+//   vibration ──> spectrum ──────────────> detector ──> joined ──> monitor
+//   (source)      Hann, FFT, log band       logistic     by time    progress line,
+//   C x 1024      energies, normalised      regression,  to the     summary: accuracy,
+//   per window    acc: running mean/var     one Adam     shaft      precision, recall,
+//                                           step a chunk speed      and by shaft speed
+//   tachometer ─────────────────────────────────────────────┘
+//   (source) shaft speed, 200 a second, on a clock of its own
 //
 // Every message is one chunk of `windows_per_chunk` windows and carries
 // three tensors: the chunk's data, its labels (1: the machine had a fault
@@ -13,6 +16,14 @@
 // labels and the time through, so the detector can learn from the labels
 // and the monitor can score the detector and measure latency, whether the
 // nodes share a process or not.
+//
+// The machine has a second sensor group: a tachometer reading the shaft's
+// speed on a clock of its own, which drifts against the vibration
+// sensors', with jitter and lost messages. Both sources stamp their chunks
+// with the time of their first row (tags: time_ns and sample_rate, a row a
+// window for the vibration); the stages carry the tags, and "joined"
+// (zip_by_time) gives each scored window the reading nearest its start, so
+// that the monitor can tell how the detector does at each speed.
 //
 // One program, three processes: every node names the process that runs it
 // ("source", "compute", "sink"). samples/sensor_monitor/main.cpp runs the
@@ -54,6 +65,14 @@ struct Config {
   int metrics_port = 0;            // serves the pipeline's metrics on this port (0: off)
   std::string run_log;             // the pipeline's run log (PipelineOptions::run_log); empty: none
   std::string trace;               // the pipeline's timeline (PipelineOptions::trace); empty: none
+  // The tachometer (the second sensor group) and the join by time.
+  double tachometer_rate = 200;          // readings a second, on its own clock
+  int64_t tachometer_rows = 256;         // readings a message
+  double tachometer_drift_ppm = 30;      // its clock runs this much fast against the vibration's
+  double tachometer_offset_ms = 1.5;     // and started this far ahead
+  double tachometer_jitter_us = 50;      // each message's stamp is off by up to this, either way
+  double tachometer_dropout = 1.0 / 16;  // the share of its messages lost on the way
+  double join_tolerance_ms = 3;          // a window takes the reading nearest its start within this
 };
 
 // ---- messages between the nodes
@@ -61,8 +80,13 @@ struct Config {
 std::vector<Spec> signal_spec(const Config& c);
 // spectrum -> detector: {features f32[W][C * bands], labels, born}
 std::vector<Spec> feature_spec(const Config& c);
-// detector -> monitor: {fault scores f32[W] (probabilities), labels, born}
+// detector -> joined: {fault scores f32[W] (probabilities), labels, born}
 std::vector<Spec> score_spec(const Config& c);
+// tachometer -> joined: {shaft speed in Hz f32[tachometer_rows]}
+std::vector<Spec> tachometer_spec(const Config& c);
+// joined -> monitor: score_spec, then {shaft speed f32[W] (0 where none
+// was joined), joined pred[W]}
+std::vector<Spec> joined_spec(const Config& c);
 // Nanoseconds of the steady clock, the clock `born` is read from: on Linux
 // it is one clock for every process of the machine.
 int64_t now_ns();
@@ -74,7 +98,19 @@ int64_t now_ns();
 // either an impulse train ringing a structural resonance (a bearing defect)
 // or a new band of tones with sidebands (a gear mesh defect). The data of
 // chunk i depends only on the seed and i.
-std::shared_ptr<Source> vibration(const Config& c);
+// Given a machine clock, it says there how far it has sampled and when it ended.
+class MachineClock;
+std::shared_ptr<MachineClock> machine_clock();
+std::shared_ptr<Source> vibration(const Config& c, std::shared_ptr<MachineClock> clock = nullptr);
+// The tachometer of the same machine (the same seed): its shaft speed,
+// read on the tachometer's own clock (Config's tachometer_*), until the
+// vibration's end (as many chunks' worth, or as many seconds). Given the
+// vibration's machine clock (both sources in one process), a thread of its
+// own reads and pushes the readings as the vibration samples the machine,
+// and ends where the vibration ended: it never runs far ahead of the
+// vibration it is joined to, which would hold its messages in the join and
+// their credit with them.
+std::shared_ptr<Source> tachometer(const Config& c, std::shared_ptr<MachineClock> clock = nullptr);
 
 // ---- the compiled stages
 // Initial accumulators: spectrum's {count f32[], mean f32[C][bands],
@@ -116,14 +152,23 @@ struct Summary {
   double accuracy = 0;                                            // all windows
   double late_accuracy = 0, late_precision = 0, late_recall = 0;  // second half
   int64_t late_windows = 0, late_faults = 0;
+  // The shaft speed joined to the windows (joined_spec messages): how many
+  // had one, its range, and the second half's accuracy below and from
+  // kSplitHz.
+  int64_t joined_windows = 0;
+  double shaft_min_hz = 0, shaft_max_hz = 0;
+  static constexpr double kSplitHz = 40;
+  double late_accuracy_slow = 0, late_accuracy_fast = 0;
+  int64_t late_slow = 0, late_fast = 0;
   // Whether the second half has enough windows of both kinds to judge by.
   bool judged() const;
   // The demo's pass mark: judged, and accuracy over the second half of at least 0.9.
   bool learned() const;
 };
 
-// A sink of score_spec messages: scores every window (score > 0.5 says
-// fault), keeps the figures of the summary and writes progress to `out`.
+// A sink of joined_spec messages (or score_spec, where no speed is
+// joined): scores every window (score > 0.5 says fault), keeps the figures
+// of the summary and writes progress to `out`.
 // Given a run log, writes a "scores" record every 50 ms and after the last
 // chunk: that chunk's scores and true labels, the accuracy so far and over
 // the windows since the record before.
@@ -152,10 +197,10 @@ inline const std::vector<std::string> kProcesses = {"source", "compute", "sink"}
 
 // The whole pipeline, each node in its process (which only a partitioned
 // pipeline heeds): vibration (source) -> spectrum -> detector (compute) ->
-// `monitor` (sink).
+// joined -> `monitor` (sink), and tachometer (source) -> joined.
 void add_sensor_monitor(Pipeline& p, const Config& c, std::shared_ptr<Sink> monitor);
 
-// The whole pipeline in this process: vibration -> spectrum -> detector -> monitor.
+// The whole pipeline in this process.
 Summary run_in_process(const Config& c, std::ostream& out, Progress progress);
 
 }  // namespace sluice::sensor_monitor

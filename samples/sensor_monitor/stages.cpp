@@ -33,6 +33,15 @@ std::vector<Spec> score_spec(const Config& c) {
   return {f32({c.windows_per_chunk}), f32({c.windows_per_chunk}), s64({})};
 }
 
+std::vector<Spec> tachometer_spec(const Config& c) { return {f32({c.tachometer_rows})}; }
+
+std::vector<Spec> joined_spec(const Config& c) {
+  std::vector<Spec> s = score_spec(c);
+  s.push_back(f32({c.windows_per_chunk}));
+  s.push_back(Spec{DType::Pred, Shape{c.windows_per_chunk}});
+  return s;
+}
+
 Tensors spectrum_acc(const Config& c) {
   return {zeros(f32({})), zeros(f32({c.channels, c.bands})), zeros(f32({c.channels, c.bands}))};
 }

@@ -1,15 +1,22 @@
-// The vibration source: a synthetic machine with C sensors, made window by
-// window. Nothing here is compiled by sluice; it only has to be fast enough
-// to keep the compiled stages busy and to be the same for the same seed.
+// The two sensor groups of a synthetic machine: C vibration sensors, made
+// window by window, and a tachometer reading its shaft speed on a clock of
+// its own. Nothing here is compiled by sluice; it only has to be fast
+// enough to keep the compiled stages busy and to be the same for the same
+// seed.
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <complex>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
 #include <numbers>
 #include <optional>
+#include <thread>
 
 #include <sensor_monitor/sensor_monitor.h>
 #include <sluice/devices/shared_memory.h>
@@ -64,10 +71,33 @@ class Rng {
 
 enum class Fault : uint8_t { None, ImpulseTrain, ToneBand };
 
+// The machine's operating point, window after window: shaft speed and load
+// wander slowly, as a machine's do under changing work. A generator of its
+// own, so that the tachometer (another source, in another thread or
+// process) reads the very speeds the vibration was made with.
+class OperatingPoint {
+ public:
+  explicit OperatingPoint(uint64_t seed) : rng_(seed ^ 0x6f70657261746521) {}
+  void step() {
+    shaft_hz_ = std::clamp(shaft_hz_ + rng_.uniform(-0.5, 0.5), 20.0, 60.0);
+    load_ = std::clamp(load_ + rng_.uniform(-0.03, 0.03), 0.6, 1.4);
+    ++window_;
+  }
+  double shaft_hz() const { return shaft_hz_; }
+  double load() const { return load_; }
+  int64_t window() const { return window_; }  // of the last step; -1 before the first
+
+ private:
+  Rng rng_;
+  double shaft_hz_ = 40, load_ = 1;
+  int64_t window_ = -1;
+};
+
 class Machine {
  public:
   explicit Machine(const Config& c)
       : c_(c),
+        point_(c.seed),
         rng_(c.seed),
         noise_rng_{Rng(rng_.next()), Rng(rng_.next()), Rng(rng_.next()), Rng(rng_.next())} {
     const auto channels = static_cast<size_t>(c.channels);
@@ -95,7 +125,7 @@ class Machine {
 
   // One window into out[C][N]; returns its label (1: a fault was present).
   float window(float* out) {
-    step_operating_point();
+    point_.step();
     step_fault();
     const auto n = static_cast<size_t>(c_.window);
     make_harmonic_basis();
@@ -119,7 +149,7 @@ class Machine {
         const float* c0 = s0 + basis_stride_;
         const float* s1 = c0 + basis_stride_;
         const float* c1 = s1 + basis_stride_;
-        const auto load = static_cast<float>(load_);
+        const auto load = static_cast<float>(point_.load());
         const float sa0 = load * a[k], cb0 = load * b[k], sa1 = load * a[k + 1], cb1 = load * b[k + 1];
         for (size_t i = 0; i < n; ++i) x[i] += (sa0 * s0[i] + cb0 * c0[i]) + (sa1 * s1[i] + cb1 * c1[i]);
       }
@@ -130,12 +160,6 @@ class Machine {
   }
 
  private:
-  // Shaft speed and load wander slowly, as a machine's do under changing work.
-  void step_operating_point() {
-    shaft_hz_ = std::clamp(shaft_hz_ + rng_.uniform(-0.5, 0.5), 20.0, 60.0);
-    load_ = std::clamp(load_ + rng_.uniform(-0.03, 0.03), 0.6, 1.4);
-  }
-
   // Faults start at random windows and last 8 to 40 windows, about a third of the time in all.
   void step_fault() {
     if (fault_ != Fault::None && --fault_left_ > 0) return;
@@ -166,7 +190,7 @@ class Machine {
   // phasor, as before, made every multiply wait for the last).
   void make_harmonic_basis() {
     const auto n = static_cast<size_t>(c_.window);
-    const double step = kTwoPi * shaft_hz_ / c_.sample_rate;
+    const double step = kTwoPi * point_.shaft_hz() / c_.sample_rate;
     double re[kHarmonics], im[kHarmonics], step_re[kHarmonics], step_im[kHarmonics];
     for (int k = 0; k < kHarmonics; ++k) {
       re[k] = std::cos((k + 1) * shaft_angle_);
@@ -190,7 +214,7 @@ class Machine {
     const auto n = static_cast<size_t>(c_.window);
     if (fault_ == Fault::ImpulseTrain) {
       // Impulses at the defect frequency, each ringing a two-pole resonator.
-      const double period = c_.sample_rate / (shaft_hz_ * impulse_ratio_);
+      const double period = c_.sample_rate / (point_.shaft_hz() * impulse_ratio_);
       for (size_t i = 0; i < n; ++i) {
         double kick = 0;
         if (--to_impulse_ <= 0) {
@@ -208,7 +232,7 @@ class Machine {
       constexpr double kOffset[] = {0, 1, -1, 2, -2};
       std::fill(fault_wave_.begin(), fault_wave_.end(), 0.0f);
       for (int s = 0; s < 5; ++s) {
-        double hz = tone_hz_ + kOffset[s] * shaft_hz_;
+        double hz = tone_hz_ + kOffset[s] * point_.shaft_hz();
         std::complex<double> z = std::polar(1.0, std::fmod(kTwoPi * hz * seconds_, kTwoPi));
         const std::complex<double> rotate = std::polar(1.0, kTwoPi * hz / c_.sample_rate);
         for (size_t i = 0; i < n; ++i) {
@@ -228,11 +252,12 @@ class Machine {
   static constexpr size_t kBasisSkew = 16;
 
   Config c_;
-  Rng rng_;                                   // the machine's state and faults
+  OperatingPoint point_;
+  Rng rng_;                                   // the machine's faults
   std::array<Rng, kNoiseStreams> noise_rng_;  // the sensors' noise
   std::vector<float> harmonic_sin_, harmonic_cos_, noise_, fault_gain_, basis_, fault_wave_;
   size_t basis_stride_ = 0;  // floats from one row of basis_ to the next
-  double shaft_hz_ = 40, shaft_angle_ = 0, load_ = 1;
+  double shaft_angle_ = 0;
   Fault fault_ = Fault::None;
   int fault_left_ = 0;
   double impulse_ratio_ = 0, amplitude_ = 0, to_impulse_ = 0;
@@ -241,20 +266,87 @@ class Machine {
   double seconds_ = 0;  // since the first window
 };
 
+// When a source ends: after its `chunks`-th message where the config counts
+// chunks, else once the config's seconds have passed since its first
+// (infinite: never by time).
+class Ending {
+ public:
+  Ending(double seconds, int64_t chunks) : seconds_(seconds), chunks_(chunks) {}
+  bool reached(int64_t made) {
+    if (chunks_ > 0) return made >= chunks_;
+    if (std::isinf(seconds_)) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (!deadline_)
+      deadline_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(seconds_));
+    return now >= *deadline_;
+  }
+
+ private:
+  double seconds_;
+  int64_t chunks_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+};
+
+}  // namespace
+
+// How far the vibration sensors have sampled, in the machine's time, for
+// the tachometer to read no further.
+class MachineClock {
+ public:
+  void sampled(int64_t ns) {
+    std::lock_guard lock(mutex_);
+    sampled_ns_ = ns;
+    changed_.notify_all();
+  }
+  // The vibration ended; or (stop) whoever waits is to give up.
+  void ended() {
+    std::lock_guard lock(mutex_);
+    ended_ = true;
+    changed_.notify_all();
+  }
+  // Waits until the vibration has sampled up to `ns` (true), or has ended
+  // short of it (false).
+  bool wait_for(int64_t ns) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return sampled_ns_ >= ns || ended_; });
+    return sampled_ns_ >= ns;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int64_t sampled_ns_ = -1;
+  bool ended_ = false;
+};
+
+namespace {
+
 class VibrationSource : public Source {
  public:
-  explicit VibrationSource(const Config& c) : c_(c), machine_(c) {}
+  VibrationSource(const Config& c, std::shared_ptr<MachineClock> clock)
+      : c_(c), machine_(c), ending_(c.seconds, c.chunks), clock_(std::move(clock)) {}
+  ~VibrationSource() override {
+    if (clock_) clock_->ended();
+  }
 
   std::vector<Spec> spec() const override { return signal_spec(c_); }
   void output_memory(OutputMemory memory) override { memory_ = memory; }
 
   std::optional<Tensors> next() override {
-    auto now = std::chrono::steady_clock::now();
-    if (!deadline_)
-      deadline_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(c_.seconds));
-    if (c_.chunks > 0 ? made_ == c_.chunks : now >= *deadline_) return std::nullopt;
-    ++made_;
+    std::optional<Chunk> chunk = next_chunk();
+    if (!chunk) return std::nullopt;
+    return std::move(chunk->tensors);
+  }
+
+  // Stamped with the time of its first window on the machine's clock (the
+  // vibration sensors' sampling clock, from 0), a row a window.
+  std::optional<Chunk> next_chunk() override {
+    if (ending_.reached(made_)) {
+      if (clock_) clock_->ended();
+      return std::nullopt;
+    }
+    const int64_t first_window = made_++ * c_.windows_per_chunk;
 
     const std::vector<Spec> specs = spec();
     // The chunk's memory becomes the tensor's buffer: no copy, and none
@@ -268,20 +360,160 @@ class VibrationSource : public Source {
     std::vector<float> labels(static_cast<size_t>(c_.windows_per_chunk));
     const auto per_window = static_cast<size_t>(c_.channels * c_.window);
     for (size_t w = 0; w < labels.size(); ++w) labels[w] = machine_.window(samples + w * per_window);
-    return Tensors{wrap_host(specs[0], samples, std::move(signal)), tensor(labels, specs[1].shape),
-                   scalar<int64_t>(now_ns())};
+    Chunk chunk{{wrap_host(specs[0], samples, std::move(signal)), tensor(labels, specs[1].shape),
+                 scalar<int64_t>(now_ns())},
+                {}};
+    const double window_seconds = static_cast<double>(c_.window) / c_.sample_rate;
+    chunk.tags.set_time(std::llround(static_cast<double>(first_window) * window_seconds * 1e9), "machine");
+    chunk.tags.set_sample_rate(1 / window_seconds);
+    if (clock_)
+      clock_->sampled(
+          std::llround(static_cast<double>(first_window + c_.windows_per_chunk) * window_seconds * 1e9));
+    return chunk;
   }
 
  private:
   Config c_;
   Machine machine_;
+  Ending ending_;
+  std::shared_ptr<MachineClock> clock_;
   OutputMemory memory_ = OutputMemory::Default;
-  std::optional<std::chrono::steady_clock::time_point> deadline_;
   int64_t made_ = 0;
+};
+
+// The tachometer: the shaft speed in Hz, `tachometer_rate` readings a
+// second on a clock of its own, `tachometer_rows` a message, each message
+// stamped by that clock. Reading n is taken at n / rate on its clock, which
+// is the machine's clock run `tachometer_drift_ppm` fast and started
+// `tachometer_offset_ms` ahead; a stamp is off by up to
+// `tachometer_jitter_us` either way, and a message is lost now and then
+// (`tachometer_dropout`). A reading is the speed of the window it falls
+// in, to within 0.05 Hz (its pulse count's resolution).
+class TachometerSource : public Source {
+ public:
+  // `on_its_own`: it ends by the config's count or seconds; otherwise by
+  // the count alone (a driver ends it where the vibration ended).
+  explicit TachometerSource(const Config& c, bool on_its_own = true)
+      : c_(c),
+        point_(c.seed),
+        rng_(c.seed ^ 0x746163686f6d6574),
+        ending_(on_its_own ? c.seconds : std::numeric_limits<double>::infinity(), messages_for(c)) {}
+
+  std::vector<Spec> spec() const override { return tachometer_spec(c_); }
+
+  std::optional<Tensors> next() override {
+    std::optional<Chunk> chunk = next_chunk();
+    if (!chunk) return std::nullopt;
+    return std::move(chunk->tensors);
+  }
+
+  std::optional<Chunk> next_chunk() override {
+    for (;;) {
+      if (ending_.reached(made_)) return std::nullopt;
+      const int64_t message = made_++;
+      const double jitter_ns = rng_.uniform(-1, 1) * c_.tachometer_jitter_us * 1e3;
+      if (rng_.uniform() < c_.tachometer_dropout) continue;  // lost on its way
+      std::vector<float> speeds(static_cast<size_t>(c_.tachometer_rows));
+      const double window_seconds = static_cast<double>(c_.window) / c_.sample_rate;
+      for (size_t j = 0; j < speeds.size(); ++j) {
+        const double machine = machine_seconds(message * c_.tachometer_rows + static_cast<int64_t>(j));
+        const auto window = std::max<int64_t>(0, static_cast<int64_t>(std::floor(machine / window_seconds)));
+        while (point_.window() < window) point_.step();
+        speeds[j] = static_cast<float>(point_.shaft_hz() + rng_.uniform(-0.05, 0.05));
+      }
+      Chunk chunk{{tensor(speeds, Shape{c_.tachometer_rows})}, {}};
+      const double first = static_cast<double>(message * c_.tachometer_rows) / c_.tachometer_rate;
+      chunk.tags.set_time(std::llround(first * 1e9 + jitter_ns), "tachometer");
+      chunk.tags.set_sample_rate(c_.tachometer_rate);
+      return chunk;
+    }
+  }
+
+  // When reading n is taken, in the machine's time.
+  double machine_seconds(int64_t n) const {
+    const double own = static_cast<double>(n) / c_.tachometer_rate;
+    return (own - c_.tachometer_offset_ms * 1e-3) / (1 + c_.tachometer_drift_ppm * 1e-6);
+  }
+
+ private:
+  // Where the config counts the vibration's chunks: as many messages as
+  // cover them on the tachometer's clock, and one more.
+  static int64_t messages_for(const Config& c) {
+    if (c.chunks <= 0) return 0;
+    const double seconds = static_cast<double>(c.chunks * c.windows_per_chunk * c.window) / c.sample_rate;
+    const double own = seconds * (1 + c.tachometer_drift_ppm * 1e-6) + c.tachometer_offset_ms * 1e-3;
+    return static_cast<int64_t>(std::ceil(own * c.tachometer_rate / static_cast<double>(c.tachometer_rows))) +
+           1;
+  }
+
+  Config c_;
+  OperatingPoint point_;
+  Rng rng_;  // its jitter, losses and resolution
+  Ending ending_;
+  int64_t made_ = 0;
+};
+
+// The tachometer as its driver reads it beside the vibration sensors: a
+// thread of its own takes each message's readings once the vibration has
+// sampled the machine up to them (the machine clock), as two sensor groups
+// of one machine do, and pushes them into the pipeline. Waiting for the
+// vibration, or for the pipeline's room, holds none of the pipeline's
+// threads; and the tachometer never runs far ahead of the vibration it is
+// joined to, which would hold its messages in the join, with their credit.
+// It ends where the vibration ended.
+class TachometerDriver : public PushSource {
+ public:
+  TachometerDriver(const Config& c, std::shared_ptr<MachineClock> clock)
+      : PushSource(tachometer_spec(c)),
+        c_(c),
+        readings_(c, /*on_its_own=*/false),
+        clock_(std::move(clock)),
+        thread_([this] { run(); }) {}
+  ~TachometerDriver() override {
+    stopping_ = true;
+    clock_->ended();
+    thread_.join();
+  }
+  TachometerDriver(const TachometerDriver&) = delete;
+  TachometerDriver& operator=(const TachometerDriver&) = delete;
+
+ private:
+  void run() {
+    try {
+      while (std::optional<Chunk> chunk = readings_.next_chunk()) {
+        // Its first reading's time on the machine's clock, near enough to pace by.
+        const double own = static_cast<double>(*chunk->tags.time_ns()) * 1e-9;
+        const double machine = (own - c_.tachometer_offset_ms * 1e-3) / (1 + c_.tachometer_drift_ppm * 1e-6);
+        if (!clock_->wait_for(std::llround(machine * 1e9))) break;
+        // In a process that does not run this source, nothing is ever
+        // wired: a push waits in steps, to see the source go.
+        while (!push_for(*chunk, std::chrono::milliseconds(100)))
+          if (stopping_) return;
+      }
+      close();
+    } catch (const PipelineError&) {
+      // The pipeline stopped: nothing more is taken.
+    }
+  }
+
+  Config c_;
+  TachometerSource readings_;
+  std::shared_ptr<MachineClock> clock_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;  // last: it starts once the rest is made
 };
 
 }  // namespace
 
-std::shared_ptr<Source> vibration(const Config& c) { return std::make_shared<VibrationSource>(c); }
+std::shared_ptr<MachineClock> machine_clock() { return std::make_shared<MachineClock>(); }
+
+std::shared_ptr<Source> vibration(const Config& c, std::shared_ptr<MachineClock> clock) {
+  return std::make_shared<VibrationSource>(c, std::move(clock));
+}
+
+std::shared_ptr<Source> tachometer(const Config& c, std::shared_ptr<MachineClock> clock) {
+  if (clock) return std::make_shared<TachometerDriver>(c, std::move(clock));
+  return std::make_shared<TachometerSource>(c);
+}
 
 }  // namespace sluice::sensor_monitor

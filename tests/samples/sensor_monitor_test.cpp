@@ -238,6 +238,61 @@ TEST(SensorMonitor, TheDetectorLearnedAtNinetyPercentOverTheSecondHalf) {
   EXPECT_FALSE(fail.learned()) << "0.89 is below the pass mark";
 }
 
+// The whole pipeline joins each scored window to the tachometer's reading
+// nearest the window's start: checked against a plain search over the
+// tachometer's own messages, made again alone (no machine clock: the same
+// readings, stamps and losses for the seed), on their own clock.
+TEST(SensorMonitor, EachWindowIsJoinedToTheTachometerReadingNearestItsStart) {
+  Config c;
+  c.channels = 2;
+  c.chunks = 60;  // 960 windows, 61 s of the machine
+  Pipeline p(pipeline_options(c));
+  std::shared_ptr<Collector> out = sinks::collector();
+  add_sensor_monitor(p, c, out);
+  p.run();
+
+  struct Reading {
+    int64_t ns;
+    float hz;
+  };
+  std::vector<Reading> readings;
+  int64_t lost = 0, last_stamp = -1;
+  const double message_ns = 1e9 * static_cast<double>(c.tachometer_rows) / c.tachometer_rate;
+  for (auto t = tachometer(c); auto chunk = t->next_chunk();) {
+    const int64_t stamp = *chunk->tags.time_ns();
+    if (last_stamp >= 0) lost += std::llround(static_cast<double>(stamp - last_stamp) / message_ns) - 1;
+    last_stamp = stamp;
+    const std::vector<float> hz = chunk->tensors[0].to_vector<float>();
+    for (size_t j = 0; j < hz.size(); ++j)
+      readings.push_back(
+          {*chunk->tags.time_ns() + row_offset_ns(static_cast<int64_t>(j), *chunk->tags.sample_rate()),
+           hz[j]});
+  }
+  const double window_ns = 1e9 * static_cast<double>(c.window) / c.sample_rate;
+  const auto tolerance = static_cast<int64_t>(c.join_tolerance_ms * 1e6);
+  int64_t windows = 0, joined = 0;
+  for (const Tensors& m : out->results()) {
+    ASSERT_EQ(m.size(), joined_spec(c).size());
+    const std::vector<float> hz = m[3].to_vector<float>();
+    const std::vector<bool> matched = m[4].to_vector<bool>();
+    for (size_t w = 0; w < hz.size(); ++w, ++windows) {
+      const auto start = static_cast<int64_t>(std::llround(static_cast<double>(windows) * window_ns));
+      const Reading* nearest = nullptr;
+      for (const Reading& r : readings)
+        if (!nearest || std::llabs(r.ns - start) < std::llabs(nearest->ns - start)) nearest = &r;
+      const bool within = nearest && std::llabs(nearest->ns - start) <= tolerance;
+      ASSERT_EQ(matched[w], within) << "window " << windows;
+      EXPECT_EQ(hz[w], within ? nearest->hz : 0.0f) << "window " << windows;
+      EXPECT_TRUE(!within || (hz[w] >= 19.9f && hz[w] <= 60.1f)) << "a shaft speed, found " << hz[w];
+      joined += within;
+    }
+  }
+  EXPECT_EQ(windows, c.chunks * c.windows_per_chunk);
+  EXPECT_GT(lost, 0) << "some of the tachometer's messages are lost, as configured";
+  EXPECT_LT(joined, windows) << "the windows in a lost message's span have no reading";
+  EXPECT_GT(joined, windows * 8 / 10);
+}
+
 // The compute stages restored from a checkpoint half-way end bit-identical
 // to a run straight through (the cross-process test, demo_checkpoint_test.py,
 // does the same with SIGKILL).

@@ -48,14 +48,15 @@ def check_page(html):
             fail(f"the page refers to {address}: it must need no network")
     svgs = re.findall(r"<svg\b.*?</svg>", html, re.S)
     titles = [re.search(r'aria-label="([^"]*)"', s).group(1) for s in svgs]
-    # First the pipeline's graph: the three processes' five nodes (the
-    # run log adds the spectrogram's sink) and their four edges.
+    # First the pipeline's graph: the three processes' seven nodes (the
+    # run log adds the spectrogram's sink; the tachometer and the join by
+    # time are the second sensor group's) and their six edges.
     if not titles or titles[0] != "The pipeline":
         fail(f"expected the pipeline's graph first, found {titles[:1]}")
     graph, svgs, titles = svgs[0], svgs[1:], titles[1:]
     counts = [len(re.findall(rf'<g class="{kind}">', graph)) for kind in ("node", "edge", "process")]
-    if counts != [5, 4, 3] or "f32[16][4][1024]" not in graph:
-        fail(f"the graph: expected 5 nodes, 4 edges and 3 processes with their specs, found {counts}")
+    if counts != [7, 6, 3] or "f32[16][4][1024]" not in graph:
+        fail(f"the graph: expected 7 nodes, 6 edges and 3 processes with their specs, found {counts}")
     if titles != CHARTS:
         fail(f"expected the charts {CHARTS}, found {titles}")
     for title, svg in zip(titles, svgs):

@@ -46,7 +46,7 @@ with tempfile.TemporaryDirectory() as tmp:
         spans.sort()
         open_ends = []
         for start, end in spans:
-            while open_ends and open_ends[-1] <= start:
+            while open_ends and open_ends[-1] <= start + 1e-3:  # ts + dur in floating point: ends a little off
                 open_ends.pop()
             assert not open_ends or end <= open_ends[-1] + 1e-3, f"thread {thread}: a slice overlaps another's end"
             open_ends.append(end)

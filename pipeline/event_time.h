@@ -43,8 +43,10 @@ namespace sluice {
 //
 // A reference chunk waits until each other stream has a sample at least
 // `tolerance` after its last row (that stream cannot bring a nearer one),
-// or has ended, or is more than `lateness` behind the reference's newest
-// row (it goes without that stream, counted as "unwaited"). Waiting chunks
+// or has ended (its source's last message taken, in this process or
+// another), or is more than `lateness` behind the reference's newest row
+// (it goes without that stream, counted as "unwaited"). Another stream's
+// chunks are let go once no row still to come can match them. Waiting chunks
 // hold their source's credit: a reference that holds its whole capacity
 // waits for the others (backpressure; counted as "held_full" and logged
 // once), so the lateness decides only where the capacity spans more time

@@ -49,6 +49,7 @@ class EventWindowNode : public PipelineNode {
   }
 
   const char* kind() const override { return "event_window"; }
+  bool numbers_its_outputs() const override { return true; }
   size_t max_inputs() const override { return 1; }
   bool separate_inputs() const override { return true; }  // it numbers its windows itself
   bool needs_order() const override { return true; }

@@ -222,6 +222,18 @@ class PipelineNode {
   // does not join them by sequence number, join() gives one receiver per
   // input (NodePorts::inputs), and it numbers its outputs itself from 0.
   virtual bool separate_inputs() const { return false; }
+  // Its outputs are numbered by itself, not as its input's were (a node
+  // with separate inputs, windows).
+  virtual bool numbers_its_outputs() const { return separate_inputs(); }
+  // It would know when an input's stream ends, before the run does (a
+  // node with separate inputs, a sink that can end its reader's stream early).
+  virtual bool watches_input_ends() const { return separate_inputs(); }
+  // For such a node: input `input` ended after `messages` messages
+  // (numbered 0 to messages - 1), some of which may still be on their way
+  // to it. Said once, from any thread, for each input fed by one source
+  // through nodes that keep its numbers (for a node without separate
+  // inputs, only where it has one input); not for others.
+  virtual void input_ended(size_t /*input*/, uint64_t /*messages*/) {}
 
   // ---- order
   // Its messages must arrive in sequence order (a sink, an accumulator): the

@@ -54,7 +54,10 @@ class RunContext : public NodeContext {
         impl_.checkpoints->emit(static_cast<size_t>(index_), std::move(forwarded));
     return {e.seq, e.barrier};
   }
-  void ended(uint64_t seq) override { impl_.checkpoints->ended(static_cast<size_t>(index_), seq); }
+  void ended(uint64_t seq) override {
+    impl_.checkpoints->ended(static_cast<size_t>(index_), seq);
+    impl_.source_ended(index_, seq);
+  }
   void update(const std::string& stage, StageUpdate change) override {
     impl_.update(stage, std::move(change));
   }
@@ -143,7 +146,29 @@ std::pair<std::vector<flow::receiver<Envelope>*>, flow::sender<Envelope>*> make_
 
 }  // namespace
 
+void Pipeline::Impl::watch_ends() {
+  ends_watched.assign(slots.size(), {});
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const PipelineNode& n = *slots[i].node;
+    if (!n.watches_input_ends() || (!n.separate_inputs() && slots[i].inputs.size() != 1)) continue;
+    for (size_t k = 0; k < slots[i].inputs.size(); ++k) {
+      // Up the input's one producer after another, while each keeps its
+      // input's numbers, to the source that numbered them.
+      int at = slots[i].inputs[k];
+      while (slot(at).inputs.size() == 1 && !slot(at).node->numbers_its_outputs()) at = slot(at).inputs[0];
+      if (slot(at).inputs.empty() && !slot(at).node->numbers_its_outputs())
+        ends_watched[static_cast<size_t>(at)].emplace_back(static_cast<int>(i), k);
+    }
+  }
+}
+
+void Pipeline::Impl::source_ended(int source, uint64_t messages) {
+  for (const auto& [node, input] : ends_watched[static_cast<size_t>(source)])
+    slot(node).node->input_ended(input, messages);
+}
+
 void Pipeline::Impl::build_graph() {
+  watch_ends();
   // Made inside the arena, the graph attaches to it and runs its work there.
   arena.execute([this] { graph = std::make_unique<flow::graph>(); });
   flow::graph& g = *graph;

@@ -3,6 +3,7 @@
 // broadcast node. Until the source closes, more may come from outside the
 // graph, so it holds the graph's wait open.
 
+#include <atomic>
 #include <semaphore>
 
 #include <sluice/pipeline/pipeline.h>
@@ -37,9 +38,13 @@ class PushSourceNode : public SourceNode {
         if (timeout.count() >= 0 && Clock::now() >= deadline) return false;
       }
     };
-    w.deliver = [this, entry, credit, &ctx](Chunk c, OnDone done,
-                                            std::optional<PushSource::ForwardedBarrier> barrier) {
+    // How many it numbered: said as it closes, for the nodes that wait on its stream.
+    auto numbered = std::make_shared<std::atomic<uint64_t>>(0);
+    w.deliver = [this, entry, credit, numbered, &ctx](Chunk c, OnDone done,
+                                                      std::optional<PushSource::ForwardedBarrier> barrier) {
       NodeContext::Numbered at = ctx.number(std::move(barrier));
+      for (uint64_t was = numbered->load();
+           was < at.seq + 1 && !numbered->compare_exchange_weak(was, at.seq + 1);) {}
       Envelope m{at.seq,    std::move(c.tensors), false, hold_credit(credit, std::move(done)), Clock::now(),
                  at.barrier};
       attach_tags(m, std::move(c.tags));
@@ -47,7 +52,11 @@ class PushSourceNode : public SourceNode {
       v.leave(m);
       entry->try_put(m);
     };
-    w.closed = ctx.hold_open();
+    // Its end is told while the graph is still held open for it.
+    w.closed = [let_go = ctx.hold_open(), numbered, &ctx] {
+      ctx.ended(numbered->load());
+      let_go();
+    };
     w.abort = [&ctx](const std::string& what) { ctx.abort(what); };
     w.update = [&ctx](const std::string& stage, Tensors acc) { ctx.update(stage, {.acc = std::move(acc)}); };
     ctx.at_start([push = push_, w = std::move(w)]() mutable { push->wire(std::move(w)); });

@@ -4,6 +4,10 @@
 // acknowledging) and commits it once the checkpoint is stored (a two-phase
 // commit).
 
+#include <exception>
+#include <mutex>
+#include <optional>
+
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/pipeline.h>
@@ -25,6 +29,7 @@ class SinkNode : public PipelineNode {
   OutputMemory input_memory() const override { return sink_->input_memory(); }
 
   NodePorts join(NodeContext& ctx) override {
+    ctx_ = &ctx;
     auto* body = ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
         ctx.graph(), flow::serial, [this, &ctx](const Envelope& m) {
           Visit v(counters(), m);
@@ -47,11 +52,36 @@ class SinkNode : public PipelineNode {
             } catch (const std::exception& e) { ctx.fail(m.seq, e.what(), std::current_exception()); }
           }
           v.leave(m);
+          counted();
           return flow::continue_msg();
         }));
     return {body, nullptr};
   }
-  void end_stream() override { sink_->end_stream(); }
+
+  // Its stream's end goes out as soon as its source's last message has been
+  // consumed, not when the whole run ends: a reader in another process may
+  // hold another stream's messages until this one ends (a join by time),
+  // while the run here waits on that other stream. Not where checkpoints
+  // are stored: the final one still passes the sinks.
+  bool watches_input_ends() const override { return true; }
+  void input_ended(size_t, uint64_t messages) override {
+    {
+      std::lock_guard lock(end_mutex_);
+      end_ = messages;
+    }
+    counted(/*one_more=*/false);
+  }
+  void end_stream() override {
+    {
+      std::lock_guard lock(end_mutex_);
+      if (ended_) {
+        if (early_failure_) std::rethrow_exception(early_failure_);
+        return;
+      }
+      ended_ = true;
+    }
+    sink_->end_stream();
+  }
   void finish() override { sink_->finish(); }
 
   bool takes_part() const override { return true; }
@@ -65,7 +95,30 @@ class SinkNode : public PipelineNode {
   void add_metrics(NodeMetrics& m) const override { m.figures.merge(sink_->figures()); }
 
  private:
+  // One more message consumed (or, with one_more off, its source's end
+  // known): the stream ends here when that was the last.
+  void counted(bool one_more = true) {
+    {
+      std::lock_guard lock(end_mutex_);
+      consumed_ += one_more;
+      if (ended_ || !end_ || consumed_ < *end_ || ctx_->storing()) return;
+      ended_ = true;
+    }
+    try {
+      sink_->end_stream();
+    } catch (...) {
+      std::lock_guard lock(end_mutex_);
+      early_failure_ = std::current_exception();  // end_stream() throws it, as collect() calls it
+    }
+  }
+
   std::shared_ptr<Sink> sink_;
+  NodeContext* ctx_ = nullptr;
+  std::mutex end_mutex_;  // guards what follows
+  uint64_t consumed_ = 0;
+  std::optional<uint64_t> end_;  // its source's messages, once it ended
+  bool ended_ = false;           // its end of stream went out
+  std::exception_ptr early_failure_;
 };
 
 }  // namespace

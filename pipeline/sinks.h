@@ -28,7 +28,10 @@ class Sink {
   // No more messages: tells whoever reads them without waiting for them to
   // be taken (a ZeroMQ sink sends its end of stream). Every sink of the
   // process is told before any finishes, so that one waiting for its
-  // reader to take everything does not hold back another's end.
+  // reader to take everything does not hold back another's end; and a sink
+  // fed by one source, through nodes that keep its numbers, is told as
+  // soon as it has consumed that source's last message (where checkpoints
+  // are not stored), from any thread, while the rest of the run goes on.
   virtual void end_stream() {}
   virtual void finish() {}
 

@@ -12,6 +12,7 @@
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -44,6 +45,7 @@ struct Held {
 struct Stream {
   std::deque<Held> chunks;
   int64_t last = kNever;  // the time of its newest row
+  bool ended = false;     // it brings no more: nothing waits for it
 };
 
 class ZipByTimeNode : public PipelineNode {
@@ -96,6 +98,8 @@ class ZipByTimeNode : public PipelineNode {
     }
     inputs_ = inputs;
     streams_.assign(inputs.size() - 1, Stream{});
+    taken_.assign(inputs.size(), 0);
+    ends_.assign(inputs.size(), std::nullopt);
     late_.inputs(inputs.size());
   }
 
@@ -123,6 +127,22 @@ class ZipByTimeNode : public PipelineNode {
     return !out.empty();
   }
 
+  // Once every message of an input up to its end has been taken, nothing
+  // waits for it any more: without this, a reference holding its whole
+  // capacity would wait for a stream that ended until the run did, which,
+  // across processes, can be never.
+  void input_ended(size_t input, uint64_t messages) override {
+    Visit v(counters());
+    std::vector<Envelope> out;
+    {
+      std::lock_guard lock(mutex_);
+      ends_[input] = messages;
+      if (!ended_input(input)) return;
+      release(out, /*ended=*/false);
+    }
+    put_all(v, out, *out_);
+  }
+
   void end_stream() override { late_.end_stream(); }
   void finish() override { late_.finish(); }
 
@@ -140,10 +160,36 @@ class ZipByTimeNode : public PipelineNode {
   std::string who() const { return fmt::format("zip_by_time '{}'", name()); }
   int64_t tolerance() const { return options_.tolerance.count(); }
 
+  // Whether input k's last message has been taken (under the lock): its
+  // stream, if not the reference's, is marked ended.
+  bool ended_input(size_t k) {
+    if (!ends_[k] || taken_[k] < *ends_[k]) return false;
+    if (k > 0) streams_[k - 1].ended = true;
+    return true;
+  }
+
   void take(size_t k, const Envelope& m) {
     Visit v(counters(), m);
-    if (m.skipped) return;  // dropped before (ErrorPolicy::Skip): nothing to align
     std::vector<Envelope> out;
+    // Counted however it goes: its input's end is known by the count.
+    struct Taken {
+      ZipByTimeNode& zip;
+      size_t k;
+      std::vector<Envelope>& out;
+      ~Taken() {
+        std::lock_guard lock(zip.mutex_);
+        ++zip.taken_[k];
+        if (zip.ended_input(k)) zip.release(out, /*ended=*/false);
+      }
+    };
+    {
+      Taken counted{*this, k, out};
+      if (!m.skipped) hold_and_release(k, m, out);  // a skipped one (ErrorPolicy::Skip) has nothing to align
+    }
+    put_all(v, out, *out_);
+  }
+
+  void hold_and_release(size_t k, const Envelope& m, std::vector<Envelope>& out) {
     try {
       Held h = hold(k, m);
       std::lock_guard lock(mutex_);
@@ -161,7 +207,6 @@ class ZipByTimeNode : public PipelineNode {
       }
       release(out, /*ended=*/false);
     } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
-    put_all(v, out, *out_);
   }
 
   Held hold(size_t k, const Envelope& m) const {
@@ -196,7 +241,7 @@ class ZipByTimeNode : public PipelineNode {
       const int64_t needed = c.last + tolerance();
       bool waits = false, unwaited = false;
       for (const Stream& s : streams_) {
-        if (ended || (s.last != kNever && s.last >= needed)) continue;
+        if (ended || s.ended || (s.last != kNever && s.last >= needed)) continue;
         if (ref_last_ - needed >= options_.lateness.count()) {
           unwaited = true;
           continue;
@@ -333,6 +378,8 @@ class ZipByTimeNode : public PipelineNode {
   mutable std::mutex mutex_;  // guards what follows
   std::deque<Held> pending_;  // reference chunks waiting for the other streams
   std::vector<Stream> streams_;
+  std::vector<uint64_t> taken_;                // messages taken from each input
+  std::vector<std::optional<uint64_t>> ends_;  // how many each input brings, once it ended
   int64_t ref_last_ = kNever;  // the reference's newest row time
   int64_t emitted_ = kNever;   // the last emitted row's time
   uint64_t next_seq_ = 0;

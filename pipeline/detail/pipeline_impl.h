@@ -139,6 +139,12 @@ struct Pipeline::Impl {
   // its producers', in topological order (tracing the stages).
   void resolve_specs();
   std::vector<int> topological_order() const;  // PipelineError naming a cycle
+  // Per source slot, the inputs of nodes watching their inputs' ends
+  // (PipelineNode::watches_input_ends) that its stream reaches with its
+  // numbers kept: (node, input), told when it ends.
+  std::vector<std::vector<std::pair<int, size_t>>> ends_watched;
+  void watch_ends();
+  void source_ended(int source, uint64_t messages);
   // Each node's flow_origin: a source's is itself, any other node's its first input's.
   void set_flow_origins();
   void analyse();                              // order and connected parts of the graph as it will run

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -568,6 +570,65 @@ TEST(EventTime, StreamsJoinedAndWindowedInAnotherProcess) {
   for (size_t n = 0; n < 3; ++n)
     EXPECT_GE(tags[n].get<int64_t>(tag_keys::kWatermark).value_or(0),
               tags[n].get<int64_t>("window_end_ns").value_or(1) - 1);
+}
+
+// A reference that crosses a process before the join, and a stream B that
+// ends early, 10 chunks in (a sensor switched off), from the same process
+// as A. The zip holds A's capacity waiting for B's later rows; A's sender
+// then waits for credit, and its process, whose every end of stream went
+// out only once all its nodes were done, never sent B's. Now B's channel
+// ends as soon as B's last message is sent, and the zip, told B ended once
+// it has taken its 10 chunks, waits for it no more.
+TEST(EventTime, AStreamThatEndsEarlyInAnotherProcessDoesNotHoldTheJoin) {
+  TempDir dir;
+  const Placement placement = local_placement({"sensors", "middle", "join"}, dir.path());
+  std::vector<Chunk> b_first = b_chunks();
+  b_first.resize(10);
+  std::shared_ptr<Collector> got = sinks::collector();
+  // Each process a thread that makes, runs and drops its part; the parts
+  // still running, by name, for a test that must stop them.
+  std::mutex mutex;
+  std::map<std::string, Pipeline*> running;
+  auto part = [&](const std::string& me) {
+    Pipeline p(testing::thread_process_options(me, placement));
+    auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()), {.process = "sensors"});
+    auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_first), {.process = "sensors"});
+    auto doubled = p.stage("doubled", [](Expr x) { return x * 2; }, {.process = "middle"});
+    auto joined = p.zip_by_time("joined", {.tolerance = 500us, .lateness = 1h}, {.process = "join"});
+    p.connect(a, doubled);
+    p.connect(doubled, joined);
+    p.connect(b, joined);
+    p.connect(joined, p.sink("out", got, {.process = "join"}));
+    {
+      std::lock_guard lock(mutex);
+      running[me] = &p;
+    }
+    p.run();
+    std::lock_guard lock(mutex);
+    running.erase(me);
+  };
+  std::vector<std::future<void>> runs;
+  for (const std::string me : {"sensors", "middle", "join"})
+    runs.push_back(std::async(std::launch::async, part, me));
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  bool stuck = false;
+  for (auto& r : runs) stuck = stuck || r.wait_until(deadline) != std::future_status::ready;
+  if (stuck) {
+    {
+      std::lock_guard lock(mutex);
+      for (auto& [me, p] : running) p->cancel();
+    }
+    for (auto& r : runs) r.wait();
+    FAIL() << "the join and the processes before it stood still";
+  }
+  for (auto& r : runs) r.get();
+  const std::vector<Tensors> out = got->results();
+  ASSERT_EQ(out.size(), size_t{kAChunks}) << "every chunk of A went out";
+  int64_t matched = 0;
+  for (const Tensors& m : out)
+    for (bool hit : m[2].to_vector<bool>()) matched += hit;
+  EXPECT_GT(matched, 0);
+  EXPECT_LE(matched, 10 * kBRows) << "no row past B's end matched";
 }
 
 }  // namespace

@@ -2,11 +2,12 @@
 // output at each checkpoint barrier (handing its part in when the sink says
 // it is done, which may be after later messages: a ZeroMQ sink's receiver
 // acknowledging) and commits it once the checkpoint is stored (a two-phase
-// commit).
+// commit). Its stream ends as soon as its source's last message is consumed.
 
+#include <atomic>
 #include <exception>
+#include <limits>
 #include <mutex>
-#include <optional>
 
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/detail/node_kinds.h>
@@ -52,7 +53,8 @@ class SinkNode : public PipelineNode {
             } catch (const std::exception& e) { ctx.fail(m.seq, e.what(), std::current_exception()); }
           }
           v.leave(m);
-          counted();
+          consumed_.fetch_add(1);
+          if (end_.load() != kUnknown) end_if_done();
           return flow::continue_msg();
         }));
     return {body, nullptr};
@@ -65,20 +67,14 @@ class SinkNode : public PipelineNode {
   // are stored: the final one still passes the sinks.
   bool watches_input_ends() const override { return true; }
   void input_ended(size_t, uint64_t messages) override {
-    {
-      std::lock_guard lock(end_mutex_);
-      end_ = messages;
-    }
-    counted(/*one_more=*/false);
+    end_.store(messages);
+    end_if_done();
   }
   void end_stream() override {
-    {
-      std::lock_guard lock(end_mutex_);
-      if (ended_) {
-        if (early_failure_) std::rethrow_exception(early_failure_);
-        return;
-      }
-      ended_ = true;
+    if (ended_.exchange(true)) {
+      std::lock_guard lock(failure_mutex_);
+      if (early_failure_) std::rethrow_exception(early_failure_);
+      return;
     }
     sink_->end_stream();
   }
@@ -95,30 +91,29 @@ class SinkNode : public PipelineNode {
   void add_metrics(NodeMetrics& m) const override { m.figures.merge(sink_->figures()); }
 
  private:
-  // One more message consumed (or, with one_more off, its source's end
-  // known): the stream ends here when that was the last.
-  void counted(bool one_more = true) {
-    {
-      std::lock_guard lock(end_mutex_);
-      consumed_ += one_more;
-      if (ended_ || !end_ || consumed_ < *end_ || ctx_->storing()) return;
-      ended_ = true;
-    }
+  // Ends the stream here once its source's last message is consumed. The
+  // body counts a message, then reads the end; input_ended sets the end,
+  // then reads the count (both sequentially consistent): whichever comes
+  // second sees both, and the exchange lets only one of them end it.
+  void end_if_done() {
+    const uint64_t end = end_.load();
+    if (end == kUnknown || consumed_.load() < end || ctx_->storing() || ended_.exchange(true)) return;
     try {
       sink_->end_stream();
     } catch (...) {
-      std::lock_guard lock(end_mutex_);
+      std::lock_guard lock(failure_mutex_);
       early_failure_ = std::current_exception();  // end_stream() throws it, as collect() calls it
     }
   }
 
+  static constexpr uint64_t kUnknown = std::numeric_limits<uint64_t>::max();
   std::shared_ptr<Sink> sink_;
   NodeContext* ctx_ = nullptr;
-  std::mutex end_mutex_;  // guards what follows
-  uint64_t consumed_ = 0;
-  std::optional<uint64_t> end_;  // its source's messages, once it ended
-  bool ended_ = false;           // its end of stream went out
-  std::exception_ptr early_failure_;
+  std::atomic<uint64_t> consumed_{0};
+  std::atomic<uint64_t> end_{kUnknown};  // its source's messages, once it ended
+  std::atomic<bool> ended_{false};       // its end of stream went out (or is going)
+  std::mutex failure_mutex_;
+  std::exception_ptr early_failure_;  // what ending it early threw
 };
 
 }  // namespace

@@ -4,7 +4,8 @@
 // of this program, each building its part, joined by ZeroMQ over ipc:
 //
 //   sluice demo --role source ──ipc──> --role compute ──ipc──> --role sink
-//   vibration                          spectrum, detector      monitor
+//   vibration                          spectrum, detector      joined, monitor
+//   tachometer ─────────────────────────────ipc─────────────────────┘
 //
 // The parent starts them, waits for all three and exits with the sink's
 // status: 0 only when the detector learned. --in-process runs the same

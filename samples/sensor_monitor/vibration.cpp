@@ -381,6 +381,12 @@ class VibrationSource : public Source {
   int64_t made_ = 0;
 };
 
+// When the tachometer's clock reads `own` seconds, the machine's: that
+// clock runs `tachometer_drift_ppm` fast and started `tachometer_offset_ms` ahead.
+double machine_seconds(const Config& c, double own) {
+  return (own - c.tachometer_offset_ms * 1e-3) / (1 + c.tachometer_drift_ppm * 1e-6);
+}
+
 // The tachometer: the shaft speed in Hz, `tachometer_rate` readings a
 // second on a clock of its own, `tachometer_rows` a message, each message
 // stamped by that clock. Reading n is taken at n / rate on its clock, which
@@ -416,7 +422,9 @@ class TachometerSource : public Source {
       std::vector<float> speeds(static_cast<size_t>(c_.tachometer_rows));
       const double window_seconds = static_cast<double>(c_.window) / c_.sample_rate;
       for (size_t j = 0; j < speeds.size(); ++j) {
-        const double machine = machine_seconds(message * c_.tachometer_rows + static_cast<int64_t>(j));
+        const double machine =
+            machine_seconds(c_, static_cast<double>(message * c_.tachometer_rows + static_cast<int64_t>(j)) /
+                                    c_.tachometer_rate);
         const auto window = std::max<int64_t>(0, static_cast<int64_t>(std::floor(machine / window_seconds)));
         while (point_.window() < window) point_.step();
         speeds[j] = static_cast<float>(point_.shaft_hz() + rng_.uniform(-0.05, 0.05));
@@ -427,12 +435,6 @@ class TachometerSource : public Source {
       chunk.tags.set_sample_rate(c_.tachometer_rate);
       return chunk;
     }
-  }
-
-  // When reading n is taken, in the machine's time.
-  double machine_seconds(int64_t n) const {
-    const double own = static_cast<double>(n) / c_.tachometer_rate;
-    return (own - c_.tachometer_offset_ms * 1e-3) / (1 + c_.tachometer_drift_ppm * 1e-6);
   }
 
  private:
@@ -482,8 +484,7 @@ class TachometerDriver : public PushSource {
     try {
       while (std::optional<Chunk> chunk = readings_.next_chunk()) {
         // Its first reading's time on the machine's clock, near enough to pace by.
-        const double own = static_cast<double>(*chunk->tags.time_ns()) * 1e-9;
-        const double machine = (own - c_.tachometer_offset_ms * 1e-3) / (1 + c_.tachometer_drift_ppm * 1e-6);
+        const double machine = machine_seconds(c_, static_cast<double>(*chunk->tags.time_ns()) * 1e-9);
         if (!clock_->wait_for(std::llround(machine * 1e9))) break;
         // In a process that does not run this source, nothing is ever
         // wired: a push waits in steps, to see the source go.

@@ -132,17 +132,26 @@ RingWriter::RingWriter(const SharedHandle& handle, uint64_t receiver, uint64_t p
   const uint32_t bell_pid = header_->doorbell_pid, bell_fd = header_->doorbell_fd;
   if (bell_pid != 0 && bell_pid == pid) {
     const std::string path = fmt::format("/proc/{}/fd/{}", bell_pid, bell_fd);
-    doorbell_ = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st {};
-    if (doorbell_ >= 0 && (::fstat(doorbell_, &st) != 0 || !S_ISFIFO(st.st_mode))) {
-      ::close(doorbell_);
-      doorbell_ = -1;
-    }
+    auto open_pipe = [&](int flags) {
+      int fd = ::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC);
+      struct stat st {};
+      if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode))) {
+        ::close(fd);
+        fd = -1;
+      }
+      return fd;
+    };
+    // A read end of our own, never read: a receiver killed while asleep
+    // leaves the pipe a reader, so ringing it fills it (EAGAIN) rather than
+    // raising SIGPIPE, which would kill this process (its default action).
+    doorbell_held_ = open_pipe(O_RDONLY);
+    if (doorbell_held_ >= 0) doorbell_ = open_pipe(O_WRONLY);
   }
 }
 
 RingWriter::~RingWriter() {
   if (doorbell_ >= 0) ::close(doorbell_);
+  if (doorbell_held_ >= 0) ::close(doorbell_held_);
 }
 
 bool RingWriter::ring_doorbell() {
@@ -150,7 +159,7 @@ bool RingWriter::ring_doorbell() {
   const char bell = 1;
   // Full: the receiver has bytes to wake it already.
   if (::write(doorbell_, &bell, 1) == 1 || errno == EAGAIN) return true;
-  ::close(doorbell_);  // its receiver is gone, or it broke: the socket from now on
+  ::close(doorbell_);  // it broke: the socket from now on
   doorbell_ = -1;
   return false;
 }

@@ -94,6 +94,7 @@ class RingWriter {
   uint64_t written_ = 0;  // written here, published or not
   uint64_t taken_ = 0;    // the receiver's index when last read: read again only when it leaves no room
   int doorbell_ = -1;     // the receiver's pipe, opened here; -1: none
+  int doorbell_held_ = -1;  // a read end of it, so that it never loses its last reader
   const std::string& where_;
 };
 

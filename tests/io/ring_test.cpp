@@ -195,6 +195,26 @@ TEST(Rings, TheWriterRingsTheReadersDoorbellPipeAndOnlyThat) {
   ::close(file);
 }
 
+// A receiver killed while asleep leaves its doorbell pipe with no reader of
+// its own; the writer rings it at the next message. Writing into a pipe
+// without readers raises SIGPIPE, whose default action killed the sender's
+// process (the demo's source, once its compute process was killed), so the
+// writer holds a read end of the pipe: ringing fills it and says so.
+TEST(Rings, RingingTheDoorbellOfAReceiverThatDiedDoesNotKillTheWriter) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto bell = std::make_unique<Doorbell>();
+        RingReader reader(4096, kReceiver, bell.get(), kWhere);
+        RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
+        bell.reset();  // the receiver's ends closed, as its death closes them
+        bool rang = true;
+        for (int i = 0; i < 100000; ++i) rang = rang && writer.ring_doorbell();  // past a full pipe
+        std::exit(rang ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
 TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
   // Words written at the ring's start, then `published` bytes said written.
   struct Case {

@@ -55,9 +55,13 @@ inline constexpr std::string_view kWatermark = "watermark_ns";
 // first (once, in a loop over rows). The one rule for a row's time
 // (time_ns + this), wherever sluice needs it; numpy writes it
 // np.floor(row * (1e9 / rate) + 0.5).
-inline int64_t row_offset_ns(int64_t row, double rate) {
-  return static_cast<int64_t>(static_cast<double>(row) * (1e9 / rate) + 0.5);  // truncation: floor, >= 0
+inline double row_period_ns(double rate) { return 1e9 / rate; }
+// The same with the period given: for a loop over rows, which a store
+// through a byte pointer would otherwise make divide again at each row.
+inline int64_t row_offset_at(int64_t row, double period_ns) {
+  return static_cast<int64_t>(static_cast<double>(row) * period_ns + 0.5);  // truncation: floor, >= 0
 }
+inline int64_t row_offset_ns(int64_t row, double rate) { return row_offset_at(row, row_period_ns(rate)); }
 
 // Bounds that keep tags small beside the data they describe.
 inline constexpr size_t kMaxTags = 256;            // tags on one chunk

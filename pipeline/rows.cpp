@@ -1,21 +1,27 @@
 #include <sluice/pipeline/detail/rows.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include <sluice/devices/detail/host_memory.h>
 #include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 
 Tensor host_tensor(const Spec& spec, const std::string& who, bool zeroed) {
   const auto bytes = static_cast<size_t>(spec.bytes());
-  const size_t rounded = (bytes + 63) / 64 * 64;
-  std::shared_ptr<void> memory(std::aligned_alloc(64, rounded == 0 ? 64 : rounded), std::free);
-  if (!memory) throw DeviceError(error_message(who, fmt::format("cannot allocate {}", spec), "", ""));
+  std::shared_ptr<void> memory;
+  try {
+    // From the host pool: a block freed by an earlier message comes back
+    // faulted in, where fresh memory costs a page fault every 4 KiB.
+    memory = host_allocate(bytes);
+  } catch (const std::bad_alloc&) {
+    throw DeviceError(error_message(who, fmt::format("cannot allocate {}", spec), "", ""));
+  }
   if (zeroed) std::memset(memory.get(), 0, bytes);
   void* data = memory.get();
   return wrap_host(spec, data, std::move(memory));
@@ -64,7 +70,7 @@ RowTimes row_times(const Tags& tags, const std::string& who) {
                                       !first && !rate ? "neither"
                                       : !first        ? "no time_ns"
                                                       : "no sample_rate"));
-  return {*first, *rate};
+  return {*first, row_period_ns(*rate)};
 }
 
 }  // namespace sluice

@@ -16,6 +16,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
@@ -31,27 +34,41 @@ namespace flow = tbb::flow;
 constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
 
 // A chunk the zip holds: its message (and so its source's credit), its
-// tensors on the host, and the times of its rows.
+// tensors on the host, and the times of its rows (computed where needed,
+// not stored: a stored time costs more to read back, from memory, than
+// to compute).
 struct Held {
   Envelope message;
   Tensors host;
   std::vector<const std::byte*> data;  // each tensor's, on the host
   int64_t rows = 0;
-  std::vector<int64_t> times;   // each row's
+  RowTimes times;
   int64_t first = 0, last = 0;  // its first and last rows' times
+  int64_t time(int64_t row) const { return times.at(row); }
 };
 
-// Another stream's chunks that may still match a reference row, oldest first.
+// Another stream's chunks that may still match a reference row, oldest
+// first. Shared with the reference chunks being aligned to them.
 struct Stream {
-  std::deque<Held> chunks;
+  std::deque<std::shared_ptr<const Held>> chunks;
   int64_t last = kNever;  // the time of its newest row
   bool ended = false;     // it brings no more: nothing waits for it
+};
+
+// A reference chunk that waits no longer, and each other stream's chunks
+// with rows that its rows may take: aligned outside the lock, so that the
+// next message is taken meanwhile.
+struct Job {
+  Held ref;
+  std::vector<std::vector<std::shared_ptr<const Held>>> streams;
+  uint64_t seq = 0;
 };
 
 class ZipByTimeNode : public PipelineNode {
  public:
   ZipByTimeNode(std::string name, ZipOptions options)
       : PipelineNode(std::move(name)),
+        who_(fmt::format("zip_by_time '{}'", this->name())),
         options_(std::move(options)),
         late_(options_.late, "ZipOptions::late") {
     if (options_.tolerance.count() < 0)
@@ -97,6 +114,8 @@ class ZipByTimeNode : public PipelineNode {
       output_->push_back(Spec{DType::Pred, Shape{rows}});
     }
     inputs_ = inputs;
+    input_who_.clear();
+    for (size_t k = 0; k < inputs.size(); ++k) input_who_.push_back(fmt::format("{}, input {}", who(), k));
     streams_.assign(inputs.size() - 1, Stream{});
     taken_.assign(inputs.size(), 0);
     ends_.assign(inputs.size(), std::nullopt);
@@ -118,13 +137,14 @@ class ZipByTimeNode : public PipelineNode {
 
   bool drained(NodeContext&) override {
     Visit v(counters());
-    std::vector<Envelope> out;
+    std::vector<Job> jobs;
     {
       std::lock_guard lock(mutex_);
-      release(out, /*ended=*/true);
+      release(jobs, /*ended=*/true);
     }
-    put_all(v, out, *out_);
-    return !out.empty();
+    const bool any = !jobs.empty();
+    send(v, jobs);
+    return any;
   }
 
   // Once every message of an input up to its end has been taken, nothing
@@ -133,14 +153,14 @@ class ZipByTimeNode : public PipelineNode {
   // across processes, can be never.
   void input_ended(size_t input, uint64_t messages) override {
     Visit v(counters());
-    std::vector<Envelope> out;
+    std::vector<Job> jobs;
     {
       std::lock_guard lock(mutex_);
       ends_[input] = messages;
       if (!ended_input(input)) return;
-      release(out, /*ended=*/false);
+      release(jobs, /*ended=*/false);
     }
-    put_all(v, out, *out_);
+    send(v, jobs);
   }
 
   void end_stream() override { late_.end_stream(); }
@@ -149,15 +169,17 @@ class ZipByTimeNode : public PipelineNode {
   void add_metrics(NodeMetrics& m) const override {
     std::lock_guard lock(mutex_);
     late_.add_metrics(m);
-    m.figures["matched_rows"] = static_cast<double>(matched_rows_);
-    m.figures["unmatched_rows"] = static_cast<double>(unmatched_rows_);
+    m.figures["matched_rows"] = static_cast<double>(matched_rows_.load());
+    m.figures["unmatched_rows"] = static_cast<double>(unmatched_rows_.load());
     m.figures["unwaited"] = static_cast<double>(unwaited_);
     m.figures["held_full"] = static_cast<double>(held_full_);
     m.figures["waiting"] = static_cast<double>(pending_.size());
   }
 
  private:
-  std::string who() const { return fmt::format("zip_by_time '{}'", name()); }
+  // Made once: naming the node in an error is rare, and each chunk passes
+  // these names to what may refuse it.
+  const std::string& who() const { return who_; }
   int64_t tolerance() const { return options_.tolerance.count(); }
 
   // Whether input k's last message has been taken (under the lock): its
@@ -170,26 +192,39 @@ class ZipByTimeNode : public PipelineNode {
 
   void take(size_t k, const Envelope& m) {
     Visit v(counters(), m);
-    std::vector<Envelope> out;
+    std::vector<Job> jobs;
     // Counted however it goes: its input's end is known by the count.
     struct Taken {
       ZipByTimeNode& zip;
       size_t k;
-      std::vector<Envelope>& out;
+      std::vector<Job>& jobs;
       ~Taken() {
         std::lock_guard lock(zip.mutex_);
         ++zip.taken_[k];
-        if (zip.ended_input(k)) zip.release(out, /*ended=*/false);
+        if (zip.ended_input(k)) zip.release(jobs, /*ended=*/false);
       }
     };
     {
-      Taken counted{*this, k, out};
-      if (!m.skipped) hold_and_release(k, m, out);  // a skipped one (ErrorPolicy::Skip) has nothing to align
+      Taken counted{*this, k, jobs};
+      if (!m.skipped) hold_and_release(k, m, jobs);  // a skipped one (ErrorPolicy::Skip) has nothing to align
+    }
+    send(v, jobs);
+  }
+
+  // Aligns the jobs and passes them on. Jobs of two threads may go out of
+  // order: their numbers were given in order, and order is restored where
+  // it is needed.
+  void send(Visit& v, std::vector<Job>& jobs) {
+    std::vector<Envelope> out;
+    for (Job& job : jobs) {
+      try {
+        out.push_back(emit(job));
+      } catch (const Error& e) { ctx_->fail(job.seq, e.what(), std::current_exception()); }
     }
     put_all(v, out, *out_);
   }
 
-  void hold_and_release(size_t k, const Envelope& m, std::vector<Envelope>& out) {
+  void hold_and_release(size_t k, const Envelope& m, std::vector<Job>& jobs) {
     try {
       Held h = hold(k, m);
       std::lock_guard lock(mutex_);
@@ -203,9 +238,9 @@ class ZipByTimeNode : public PipelineNode {
         const int64_t bound = std::max(s.last, emitted_ == kNever ? kNever : emitted_ + tolerance());
         if (h.first <= bound) return late_.take(who(), k, h.host, tags_of(h.message), h.rows, bound);
         s.last = h.last;
-        s.chunks.push_back(std::move(h));
+        s.chunks.push_back(std::make_shared<const Held>(std::move(h)));
       }
-      release(out, /*ended=*/false);
+      release(jobs, /*ended=*/false);
     } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
   }
 
@@ -215,18 +250,15 @@ class ZipByTimeNode : public PipelineNode {
       h.host.push_back(t.to_host());
       h.data.push_back(static_cast<const std::byte*>(h.host.back().host_data()));
     }
-    h.rows = message_rows(h.host, fmt::format("{}, input {}", who(), k),
-                          k == 0 ? Scalars::PassOver : Scalars::Refused);
-    const RowTimes times = row_times(tags_of(m), fmt::format("{}, input {}", who(), k));
-    h.times.resize(static_cast<size_t>(h.rows));
-    for (int64_t r = 0; r < h.rows; ++r) h.times[static_cast<size_t>(r)] = times.at(r);
-    h.first = times.at(0);
-    h.last = times.at(std::max<int64_t>(h.rows - 1, 0));
+    h.rows = message_rows(h.host, input_who_[k], k == 0 ? Scalars::PassOver : Scalars::Refused);
+    h.times = row_times(tags_of(m), input_who_[k]);
+    h.first = h.time(0);
+    h.last = h.time(std::max<int64_t>(h.rows - 1, 0));
     return h;
   }
 
-  // Emits the reference chunks that need wait no longer. Under the lock.
-  void release(std::vector<Envelope>& out, bool ended) {
+  // Makes jobs of the reference chunks that need wait no longer. Under the lock.
+  void release(std::vector<Job>& jobs, bool ended) {
     // What came more than the tolerance before every row still to come
     // matches none: let go now, not when a reference is emitted, or a
     // stream that starts before the reference (a sensor switched on first,
@@ -234,7 +266,7 @@ class ZipByTimeNode : public PipelineNode {
     // and neither would move.
     if (!pending_.empty())
       for (Stream& s : streams_)
-        while (!s.chunks.empty() && s.chunks.front().last < pending_.front().first - tolerance())
+        while (!s.chunks.empty() && s.chunks.front()->last < pending_.front().first - tolerance())
           s.chunks.pop_front();
     while (!pending_.empty()) {
       const Held& c = pending_.front();
@@ -260,19 +292,34 @@ class ZipByTimeNode : public PipelineNode {
         break;
       }
       unwaited_ += unwaited;
-      out.push_back(emit(c));
+      jobs.push_back(job(std::move(pending_.front())));
       pending_.pop_front();
     }
   }
 
-  Envelope emit(const Held& c) {
+  // Reference chunk `c`'s job. Under the lock.
+  Job job(Held c) {
+    Job j{.ref = std::move(c), .seq = next_seq_++};
+    emitted_ = j.ref.last;
+    for (Stream& s : streams_) {
+      auto& taken = j.streams.emplace_back();
+      for (const auto& h : s.chunks)
+        if (h->rows > 0) taken.push_back(h);
+      // What only came before this chunk's last row, by more than the
+      // tolerance, matches no row after it.
+      while (!s.chunks.empty() && s.chunks.front()->last < j.ref.last - tolerance()) s.chunks.pop_front();
+    }
+    return j;
+  }
+
+  Envelope emit(const Job& job) {
+    const Held& c = job.ref;
     Envelope e;
-    e.seq = next_seq_++;
+    e.seq = job.seq;
     e.born = c.message.born;
     e.credit = c.message.credit;
     e.tensors = c.message.tensors;
-    for (size_t k = 1; k < inputs_.size(); ++k) align(c, streams_[k - 1], inputs_[k], e.tensors);
-    emitted_ = c.last;
+    for (size_t k = 1; k < inputs_.size(); ++k) align(c, job.streams[k - 1], inputs_[k], e.tensors);
     Tags tags = tags_of(c.message);
     tags.set(std::string(tag_keys::kWatermark), c.last);
     attach_tags(e, std::move(tags));
@@ -281,39 +328,96 @@ class ZipByTimeNode : public PipelineNode {
 
   // Each reference row's nearest sample of stream `s` within the
   // tolerance (ties to the earlier), appended to `out` as that stream's
-  // tensors with the reference's rows, and which rows matched.
-  void align(const Held& c, Stream& s, const std::vector<Spec>& specs, Tensors& out) {
-    Tensors aligned;
-    std::vector<std::byte*> to;
-    std::vector<size_t> row;
+  // tensors with the reference's rows, and which rows matched. A long
+  // chunk's rows are aligned in blocks on the idle workers: each block
+  // finds where its cursor starts with a search, then walks.
+  void align(const Held& c, const std::vector<std::shared_ptr<const Held>>& held,
+             const std::vector<Spec>& specs, Tensors& out) {
+    Aligned a;
     for (const Spec& spec : specs) {
       // Every row is written below: a match's, or zeros.
-      aligned.push_back(host_tensor(with_rows(spec, c.rows), who(), /*zeroed=*/false));
-      to.push_back(host_bytes(aligned.back()));
-      row.push_back(row_bytes(spec));
+      a.tensors.push_back(host_tensor(with_rows(spec, c.rows), who(), /*zeroed=*/false));
+      a.to.push_back(host_bytes(a.tensors.back()));
+      a.row.push_back(row_bytes(spec));
     }
     Tensor matched = host_tensor(Spec{DType::Pred, Shape{c.rows}}, who());
-    std::byte* hit = host_bytes(matched);
-    std::vector<const Held*> held;
-    for (const Held& h : s.chunks)
-      if (h.rows > 0) held.push_back(&h);
+    a.hit = host_bytes(matched);
+    for (const auto& h : held) a.held.push_back(h.get());
+    uint64_t matches = 0;
+    if (c.rows < 2 * kBlockRows) {
+      matches = align_rows(c, a, 0, c.rows);
+    } else {
+      std::atomic<uint64_t> counted{0};
+      // Isolated: while it waits for the blocks, this thread takes up
+      // nothing else, which would hold up this message behind it.
+      tbb::this_task_arena::isolate([&] {
+        tbb::parallel_for(
+            tbb::blocked_range<int64_t>(0, c.rows, kBlockRows),
+            [&](const tbb::blocked_range<int64_t>& b) { counted += align_rows(c, a, b.begin(), b.end()); });
+      });
+      matches = counted;
+    }
+    matched_rows_ += matches;
+    unmatched_rows_ += static_cast<uint64_t>(c.rows) - matches;
+    for (Tensor& t : a.tensors) out.push_back(std::move(t));
+    out.push_back(std::move(matched));
+  }
+
+  // One stream's rows aligned to a reference chunk: where they go.
+  struct Aligned {
+    Tensors tensors;
+    std::vector<std::byte*> to;     // each tensor's bytes
+    std::vector<size_t> row;        // each tensor's bytes a row
+    std::byte* hit = nullptr;       // whether each row matched
+    std::vector<const Held*> held;  // the stream's chunks with rows, oldest first
+  };
+  static constexpr int64_t kBlockRows = 512;
+
+  // Aligns reference rows [from, to); how many matched.
+  uint64_t align_rows(const Held& c, Aligned& a, int64_t from, int64_t to) const {
+    const std::vector<const Held*>& held = a.held;
     // The cursor: `after`, the first sample after the row's time (chunk
     // held[next], row j; next == held.size(): none), and `before`, the one
-    // before it.
+    // before it; first placed by a search for row `from`'s time.
     size_t next = 0;
     int64_t j = 0;
     const Held* before = nullptr;
     int64_t before_row = 0, before_time = 0;
+    const int64_t start = c.time(from);
+    while (next < held.size() && held[next]->last <= start) ++next;  // chunks wholly at or before it
+    if (next > 0) {
+      before = held[next - 1];
+      before_row = before->rows - 1;
+      before_time = before->last;
+    }
+    if (next < held.size()) {
+      // The first row after `start` in held[next] (its first may be too).
+      const Held& h = *held[next];
+      int64_t lo = 0, hi = h.rows - 1;  // h.time(hi) > start
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (h.time(mid) > start)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      j = lo;
+      if (j > 0) {
+        before = &h;
+        before_row = j - 1;
+        before_time = h.time(j - 1);
+      }
+    }
     // Rows are copied in runs: consecutive rows taking consecutive samples
     // of one chunk (most of them, at like rates), or taking none (zeros).
     int64_t run_from = 0, run_rows = 0, run_row = 0;
     const Held* run_chunk = nullptr;
     auto flush = [&] {
-      for (size_t k = 0; k < to.size() && run_rows > 0; ++k) {
-        std::byte* dst = to[k] + static_cast<size_t>(run_from) * row[k];
-        const size_t bytes = static_cast<size_t>(run_rows) * row[k];
+      for (size_t k = 0; k < a.to.size() && run_rows > 0; ++k) {
+        std::byte* dst = a.to[k] + static_cast<size_t>(run_from) * a.row[k];
+        const size_t bytes = static_cast<size_t>(run_rows) * a.row[k];
         if (run_chunk)
-          std::memcpy(dst, run_chunk->data[k] + static_cast<size_t>(run_row) * row[k], bytes);
+          std::memcpy(dst, run_chunk->data[k] + static_cast<size_t>(run_row) * a.row[k], bytes);
         else
           std::memset(dst, 0, bytes);
       }
@@ -330,12 +434,12 @@ class ZipByTimeNode : public PipelineNode {
       run_row = at;
     };
     uint64_t matches = 0;
-    for (int64_t r = 0; r < c.rows; ++r) {
-      const int64_t t = c.times[static_cast<size_t>(r)];
-      while (next < held.size() && held[next]->times[static_cast<size_t>(j)] <= t) {
+    for (int64_t r = from; r < to; ++r) {
+      const int64_t t = c.time(r);
+      while (next < held.size() && held[next]->time(j) <= t) {
         before = held[next];
         before_row = j;
-        before_time = before->times[static_cast<size_t>(j)];
+        before_time = before->time(j);
         if (++j == before->rows) {
           ++next;
           j = 0;
@@ -344,7 +448,7 @@ class ZipByTimeNode : public PipelineNode {
       const Held* pick = before;
       int64_t pick_row = before_row, distance = t - before_time;
       if (next < held.size()) {
-        const int64_t after = held[next]->times[static_cast<size_t>(j)] - t;
+        const int64_t after = held[next]->time(j) - t;
         if (!before || after < distance) {
           pick = held[next];
           pick_row = j;
@@ -356,22 +460,18 @@ class ZipByTimeNode : public PipelineNode {
         continue;
       }
       ++matches;
-      hit[r] = std::byte{1};
+      a.hit[r] = std::byte{1};
       copy(r, pick, pick_row);
     }
     flush();
-    matched_rows_ += matches;
-    unmatched_rows_ += static_cast<uint64_t>(c.rows) - matches;
-    // What only came before this chunk's last row, by more than the
-    // tolerance, matches no row after it.
-    while (!s.chunks.empty() && s.chunks.front().last < c.last - tolerance()) s.chunks.pop_front();
-    for (Tensor& t : aligned) out.push_back(std::move(t));
-    out.push_back(std::move(matched));
+    return matches;
   }
 
+  std::string who_;
   ZipOptions options_;
   std::optional<std::vector<Spec>> output_;
   std::vector<std::vector<Spec>> inputs_;
+  std::vector<std::string> input_who_;  // who(), input k
   NodeContext* ctx_ = nullptr;
   flow::broadcast_node<Envelope>* out_ = nullptr;
 
@@ -384,7 +484,9 @@ class ZipByTimeNode : public PipelineNode {
   int64_t emitted_ = kNever;   // the last emitted row's time
   uint64_t next_seq_ = 0;
   LateData late_;
-  uint64_t matched_rows_ = 0, unmatched_rows_ = 0, unwaited_ = 0, held_full_ = 0;
+  uint64_t unwaited_ = 0, held_full_ = 0;
+  std::atomic<uint64_t> matched_rows_{0},
+      unmatched_rows_{0};  // counted as jobs are aligned, outside the lock
 };
 
 }  // namespace

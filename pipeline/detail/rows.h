@@ -12,8 +12,9 @@
 namespace sluice {
 
 // A host tensor of `spec`, zero-filled (unless `zeroed` is off: for a
-// caller that writes all of it), aligned as the host backend aligns its own
-// buffers. DeviceError naming `who` when it cannot be allocated.
+// caller that writes all of it), from the host backend's pool of blocks
+// (devices/detail/host_memory.h). DeviceError naming `who` when it cannot
+// be allocated.
 Tensor host_tensor(const Spec& spec, const std::string& who, bool zeroed = true);
 // Its data, writable: for a tensor zeroed_host just made.
 std::byte* host_bytes(Tensor& t);
@@ -32,8 +33,8 @@ int64_t message_rows(const Tensors& tensors, const std::string& who, Scalars sca
 // When each row of a chunk was sampled: time_ns + row_offset_ns(row, rate).
 struct RowTimes {
   int64_t first = 0;
-  double rate = 0;
-  int64_t at(int64_t row) const { return first + row_offset_ns(row, rate); }
+  double period_ns = 0;  // row_period_ns(rate)
+  int64_t at(int64_t row) const { return first + row_offset_at(row, period_ns); }
 };
 // PipelineError naming `who` when the tags lack time_ns or sample_rate.
 RowTimes row_times(const Tags& tags, const std::string& who);

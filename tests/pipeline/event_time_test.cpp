@@ -112,11 +112,28 @@ struct Zipped {
   NodeMetrics metrics;
 };
 
-Zipped zip(ZipOptions options, PipelineOptions pipeline_options, std::function<void(size_t)> before_b = {}) {
+// A's rows as chunks of `rows` rows, the same rows at the same times.
+std::vector<Chunk> a_chunks_of(int64_t rows) {
+  std::vector<Chunk> v;
+  for (int64_t first = 0; first < kAChunks * kARows; first += rows) {
+    std::vector<float> x;
+    for (int64_t r = first; r < first + rows; ++r)
+      x.insert(x.end(), {static_cast<float>(r), -static_cast<float>(r)});
+    Chunk chunk{{tensor(x, {rows, 2})}, {}};
+    chunk.tags.set_time(kT0 + first * 1'000'000, "a");
+    chunk.tags.set_sample_rate(kARate);
+    v.push_back(std::move(chunk));
+  }
+  return v;
+}
+
+Zipped zip(ZipOptions options, PipelineOptions pipeline_options, std::function<void(size_t)> before_b = {},
+           std::vector<Chunk> a_input = a_chunks()) {
   Zipped z;
   options.late = z.late;
   Pipeline p(pipeline_options);
-  auto a = p.source("a", chunks_of({f32({kARows, 2})}, a_chunks()));
+  const Spec a_spec = a_input.at(0).tensors.at(0).spec();
+  auto a = p.source("a", chunks_of({a_spec}, std::move(a_input)));
   auto b = p.source("b", chunks_of({f32({kBRows, 3})}, b_chunks(), std::move(before_b)));
   auto joined = p.zip_by_time("joined", options);
   auto got = sinks::collector();
@@ -175,6 +192,37 @@ TEST(ZipByTime, AlignsTwoClocksWithJitterDriftAGapAndLateDataAsNumpyDoes) {
   EXPECT_EQ(z.metrics.figures.at("matched_rows"), 1523);
   EXPECT_EQ(z.metrics.figures.at("unwaited"), 0);
   EXPECT_EQ(z.metrics.figures.at("held_full"), 0);
+}
+
+// A chunk of many rows is aligned in blocks, on several threads, each block
+// finding where it starts with a search: the same rows match the same
+// samples as in chunks of 50, block edges falling in runs, in the gap and
+// at B's chunk edges.
+TEST(ZipByTime, AReferenceChunkOfManyRowsIsAlignedInBlocksAsInSmallOnes) {
+  for (int64_t rows : {1000, 2000}) {
+    SCOPED_TRACE(::testing::Message() << "A in chunks of " << rows << " rows");
+    Zipped z = zip({.tolerance = 400us, .lateness = 1h}, {.capacity = 1000}, {}, a_chunks_of(rows));
+    ASSERT_EQ(z.out.size(), static_cast<size_t>(kAChunks * kARows / rows));
+    std::vector<int64_t> expected(kAChunks * kARows, -1);
+    for (const MatchRun& run : kExpectedRuns)
+      for (int64_t k = 0; k < run.rows; ++k)
+        expected[static_cast<size_t>(run.row + k)] = run.sample < 0 ? -1 : run.sample + k;
+    int64_t row = 0;
+    for (const Tensors& m : z.out) {
+      ASSERT_EQ(m.size(), 3u);
+      const std::vector<float> b = m[1].to_vector<float>();
+      const std::vector<bool> hit = m[2].to_vector<bool>();
+      for (size_t i = 0; i < hit.size(); ++i, ++row) {
+        const int64_t want = expected[static_cast<size_t>(row)];
+        ASSERT_EQ(hit[i], want >= 0) << "row " << row;
+        ASSERT_EQ(b[3 * i], want >= 0 ? static_cast<float>(want) : 0.0f) << "row " << row;
+        ASSERT_EQ(b[3 * i + 2], want >= 0 ? -static_cast<float>(want) : 0.0f) << "row " << row;
+      }
+    }
+    EXPECT_EQ(row, kAChunks * kARows);
+    EXPECT_EQ(z.metrics.figures.at("matched_rows"), 1523);
+    EXPECT_EQ(z.metrics.figures.at("late_messages"), 1);
+  }
 }
 
 // B holds back until the sink has most of A: the zip stops waiting for it

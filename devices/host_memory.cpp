@@ -1,6 +1,7 @@
 #include <sluice/devices/detail/host_memory.h>
 
 #include <tbb/spin_mutex.h>
+#include <tbb/tbb_allocator.h>
 
 #include <array>
 #include <atomic>
@@ -70,7 +71,16 @@ class Pool {
         b.pinned = true;
       }
     }
-    return std::shared_ptr<void>(b.p, [this, c, pinned = b.pinned](void* q) { release({q, pinned}, c); });
+    // Its count, like the block, is made on one thread and often let go on
+    // another (a message's next stage's): oneTBB's allocator takes it back
+    // there without the lock malloc's arena would take, which two threads
+    // passing messages to each other would otherwise sleep on.
+    return std::shared_ptr<void>(
+        b.p,
+        [this, c, pinned = b.pinned](void* q) {
+          release({q, pinned}, c);
+        },
+        tbb::tbb_allocator<char>());
   }
 
   void set_pinning(HostPinning hooks) {

@@ -60,7 +60,7 @@ bool same_value(const TagValue& a, const TagValue& b) {
 }
 
 // Keeps the tags ordered by offset (whole-chunk ones first), then by setting.
-void insert(std::vector<Tag>& tags, Tag tag) {
+void insert(Tags::Storage& tags, Tag tag) {
   auto at = std::upper_bound(tags.begin(), tags.end(), tag.offset,
                              [](int64_t offset, const Tag& t) { return offset < t.offset; });
   tags.insert(at, std::move(tag));

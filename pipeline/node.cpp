@@ -1,6 +1,7 @@
 #include <sluice/pipeline/node.h>
 
 #include <fmt/format.h>
+#include <tbb/tbb_allocator.h>
 
 #include <sluice/ops/detail/error_format.h>
 #include <sluice/pipeline/detail/trace_recorder.h>
@@ -35,14 +36,18 @@ void Visit::leave(const Envelope& m) {
 
 std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
                                   std::function<void(bool finished)> done) {
-  return std::shared_ptr<void>(nullptr, [credit, done = std::move(done)](void*) {
-    // Counted before `live` is read, as end_credits clears `live` before it
-    // reads the count: one of the two sees the other.
-    credit->releasing.fetch_add(1);
-    if (credit->live.load()) credit->release();
-    credit->releasing.fetch_sub(1);
-    if (done) done(credit->finishing.load(std::memory_order_acquire));
-  });
+  // The count is let go on another thread: see host_allocate.
+  return std::shared_ptr<void>(
+      nullptr,
+      [credit, done = std::move(done)](void*) {
+        // Counted before `live` is read, as end_credits clears `live` before it
+        // reads the count: one of the two sees the other.
+        credit->releasing.fetch_add(1);
+        if (credit->live.load()) credit->release();
+        credit->releasing.fetch_sub(1);
+        if (done) done(credit->finishing.load(std::memory_order_acquire));
+      },
+      tbb::tbb_allocator<char>());
 }
 
 void attach_tags(Envelope& m, Tags tags) {
@@ -54,7 +59,9 @@ void attach_tags(Envelope& m, Tags tags) {
     std::shared_ptr<void> credit;
     Tags tags;
   };
-  auto held = std::make_shared<Held>(Held{std::move(m.credit), std::move(tags)});
+  // Freed where the message's last copy goes, on another thread: see Tags::Storage.
+  auto held =
+      std::allocate_shared<Held>(tbb::tbb_allocator<Held>(), Held{std::move(m.credit), std::move(tags)});
   m.tags = &held->tags;
   m.credit = std::move(held);
 }

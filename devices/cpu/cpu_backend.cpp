@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <tbb/tbb_allocator.h>
 
 #include <algorithm>
 #include <cstring>
@@ -39,7 +40,8 @@ class CpuBackend final : public Backend {
   Capabilities capabilities() const override { return host_capabilities(); }
 
   BufferPtr allocate(Device device, size_t bytes) override {
-    auto b = std::make_shared<Buffer>();
+    auto b = std::allocate_shared<Buffer>(
+        tbb::tbb_allocator<Buffer>());  // freed on another thread: see host_allocate
     b->device = device;
     b->memory = host_allocate(bytes);
     b->data = b->memory.get();

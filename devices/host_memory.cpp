@@ -1,7 +1,6 @@
 #include <sluice/devices/detail/host_memory.h>
 
 #include <tbb/spin_mutex.h>
-#include <tbb/tbb_allocator.h>
 
 #include <array>
 #include <atomic>
@@ -10,6 +9,8 @@
 #include <mutex>
 #include <new>
 #include <vector>
+
+#include <sluice/devices/cross_thread_allocator.h>
 
 namespace sluice {
 namespace {
@@ -72,15 +73,13 @@ class Pool {
       }
     }
     // Its count, like the block, is made on one thread and often let go on
-    // another (a message's next stage's): oneTBB's allocator takes it back
-    // there without the lock malloc's arena would take, which two threads
-    // passing messages to each other would otherwise sleep on.
+    // another (a message's next stage's).
     return std::shared_ptr<void>(
         b.p,
         [this, c, pinned = b.pinned](void* q) {
           release({q, pinned}, c);
         },
-        tbb::tbb_allocator<char>());
+        CrossThreadAllocator<char>());
   }
 
   void set_pinning(HostPinning hooks) {

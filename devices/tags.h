@@ -25,9 +25,8 @@
 #include <variant>
 #include <vector>
 
-#include <tbb/tbb_allocator.h>
-
 #include <sluice/devices/backend.h>
+#include <sluice/devices/cross_thread_allocator.h>
 
 namespace sluice {
 
@@ -100,11 +99,9 @@ class Tags {
   // Tensors compare by spec and bytes.
   bool operator==(const Tags& other) const;
 
-  // Made on a source's thread and freed on a sink's: oneTBB's allocator
-  // takes a block freed on another thread back without the lock that
-  // malloc's arena would take (and sleep on, while its own thread
-  // allocates: tags_overhead lost a tenth of its time there).
-  using Storage = std::vector<Tag, tbb::tbb_allocator<Tag>>;
+  // Made on a source's thread and freed on a sink's (tags_overhead lost a
+  // tenth of its time to malloc's lock there).
+  using Storage = std::vector<Tag, CrossThreadAllocator<Tag>>;
 
  private:
   Storage tags_;

@@ -1,8 +1,8 @@
 #include <sluice/pipeline/node.h>
 
 #include <fmt/format.h>
-#include <tbb/tbb_allocator.h>
 
+#include <sluice/devices/cross_thread_allocator.h>
 #include <sluice/ops/detail/error_format.h>
 #include <sluice/pipeline/detail/trace_recorder.h>
 #include <sluice/pipeline/pipeline.h>
@@ -36,7 +36,7 @@ void Visit::leave(const Envelope& m) {
 
 std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
                                   std::function<void(bool finished)> done) {
-  // The count is let go on another thread: see host_allocate.
+  // The count is let go on another thread.
   return std::shared_ptr<void>(
       nullptr,
       [credit, done = std::move(done)](void*) {
@@ -47,7 +47,7 @@ std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
         credit->releasing.fetch_sub(1);
         if (done) done(credit->finishing.load(std::memory_order_acquire));
       },
-      tbb::tbb_allocator<char>());
+      CrossThreadAllocator<char>());
 }
 
 void attach_tags(Envelope& m, Tags tags) {
@@ -59,9 +59,9 @@ void attach_tags(Envelope& m, Tags tags) {
     std::shared_ptr<void> credit;
     Tags tags;
   };
-  // Freed where the message's last copy goes, on another thread: see Tags::Storage.
+  // Freed where the message's last copy goes, on another thread.
   auto held =
-      std::allocate_shared<Held>(tbb::tbb_allocator<Held>(), Held{std::move(m.credit), std::move(tags)});
+      std::allocate_shared<Held>(CrossThreadAllocator<Held>(), Held{std::move(m.credit), std::move(tags)});
   m.tags = &held->tags;
   m.credit = std::move(held);
 }

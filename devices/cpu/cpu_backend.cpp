@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <tbb/tbb_allocator.h>
 
 #include <algorithm>
 #include <cstring>
@@ -15,6 +14,7 @@
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/plan.h>
 #include <sluice/devices/cpu/thread_pool.h>
+#include <sluice/devices/cross_thread_allocator.h>
 #include <sluice/devices/detail/host_memory.h>
 
 namespace sluice::cpu {
@@ -40,8 +40,7 @@ class CpuBackend final : public Backend {
   Capabilities capabilities() const override { return host_capabilities(); }
 
   BufferPtr allocate(Device device, size_t bytes) override {
-    auto b = std::allocate_shared<Buffer>(
-        tbb::tbb_allocator<Buffer>());  // freed on another thread: see host_allocate
+    auto b = std::allocate_shared<Buffer>(CrossThreadAllocator<Buffer>());  // freed on another thread
     b->device = device;
     b->memory = host_allocate(bytes);
     b->data = b->memory.get();

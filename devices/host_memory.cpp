@@ -10,8 +10,6 @@
 #include <new>
 #include <vector>
 
-#include <sluice/devices/cross_thread_allocator.h>
-
 namespace sluice {
 namespace {
 
@@ -72,14 +70,7 @@ class Pool {
         b.pinned = true;
       }
     }
-    // Its count, like the block, is made on one thread and often let go on
-    // another (a message's next stage's).
-    return std::shared_ptr<void>(
-        b.p,
-        [this, c, pinned = b.pinned](void* q) {
-          release({q, pinned}, c);
-        },
-        CrossThreadAllocator<char>());
+    return std::shared_ptr<void>(b.p, [this, c, pinned = b.pinned](void* q) { release({q, pinned}, c); });
   }
 
   void set_pinning(HostPinning hooks) {

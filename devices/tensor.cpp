@@ -1,6 +1,5 @@
 #include <cstring>
 
-#include <sluice/devices/cross_thread_allocator.h>
 #include <sluice/devices/detail/backend_impl.h>
 #include <sluice/ops/detail/dtype_dispatch.h>
 #include <sluice/ops/detail/error_format.h>
@@ -130,7 +129,7 @@ Tensor tensor_from_bytes(const Spec& spec, const void* bytes, Device device) {
 Tensor wrap_host(Spec spec, void* data, std::shared_ptr<void> owner) {
   if (!data && spec.bytes() > 0)
     throw DeviceError(error_message("wrap_host", "", fmt::format("a pointer to {}", spec), "null"));
-  auto buffer = std::allocate_shared<Buffer>(CrossThreadAllocator<Buffer>());  // freed on another thread
+  auto buffer = std::make_shared<Buffer>();
   buffer->device = host();
   buffer->data = data;
   buffer->bytes = static_cast<size_t>(spec.bytes());

@@ -36,18 +36,14 @@ void Visit::leave(const Envelope& m) {
 
 std::shared_ptr<void> hold_credit(const std::shared_ptr<Credit>& credit,
                                   std::function<void(bool finished)> done) {
-  // The count is let go on another thread.
-  return std::shared_ptr<void>(
-      nullptr,
-      [credit, done = std::move(done)](void*) {
-        // Counted before `live` is read, as end_credits clears `live` before it
-        // reads the count: one of the two sees the other.
-        credit->releasing.fetch_add(1);
-        if (credit->live.load()) credit->release();
-        credit->releasing.fetch_sub(1);
-        if (done) done(credit->finishing.load(std::memory_order_acquire));
-      },
-      CrossThreadAllocator<char>());
+  return std::shared_ptr<void>(nullptr, [credit, done = std::move(done)](void*) {
+    // Counted before `live` is read, as end_credits clears `live` before it
+    // reads the count: one of the two sees the other.
+    credit->releasing.fetch_add(1);
+    if (credit->live.load()) credit->release();
+    credit->releasing.fetch_sub(1);
+    if (done) done(credit->finishing.load(std::memory_order_acquire));
+  });
 }
 
 void attach_tags(Envelope& m, Tags tags) {

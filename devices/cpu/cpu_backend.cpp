@@ -14,7 +14,6 @@
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/plan.h>
 #include <sluice/devices/cpu/thread_pool.h>
-#include <sluice/devices/cross_thread_allocator.h>
 #include <sluice/devices/detail/host_memory.h>
 
 namespace sluice::cpu {
@@ -40,7 +39,7 @@ class CpuBackend final : public Backend {
   Capabilities capabilities() const override { return host_capabilities(); }
 
   BufferPtr allocate(Device device, size_t bytes) override {
-    auto b = std::allocate_shared<Buffer>(CrossThreadAllocator<Buffer>());  // freed on another thread
+    auto b = std::make_shared<Buffer>();
     b->device = device;
     b->memory = host_allocate(bytes);
     b->data = b->memory.get();

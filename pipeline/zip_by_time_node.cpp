@@ -47,6 +47,9 @@ struct Held {
   int64_t time(int64_t row) const { return times.at(row); }
 };
 
+// Chunks of a stream with rows, oldest first, shared with the jobs aligned to them.
+using HeldChunks = std::vector<std::shared_ptr<const Held>>;
+
 // Another stream's chunks that may still match a reference row, oldest
 // first. Shared with the reference chunks being aligned to them.
 struct Stream {
@@ -60,7 +63,7 @@ struct Stream {
 // next message is taken meanwhile.
 struct Job {
   Held ref;
-  std::vector<std::vector<std::shared_ptr<const Held>>> streams;
+  std::vector<HeldChunks> streams;  // each other stream's
   uint64_t seq = 0;
 };
 
@@ -326,13 +329,21 @@ class ZipByTimeNode : public PipelineNode {
     return e;
   }
 
+  // One stream's rows aligned to a reference chunk: where they go.
+  struct Aligned {
+    Tensors tensors;
+    std::vector<std::byte*> to;  // each tensor's bytes
+    std::vector<size_t> row;     // each tensor's bytes a row
+    std::byte* hit = nullptr;    // whether each row matched
+  };
+  static constexpr int64_t kBlockRows = 512;
+
   // Each reference row's nearest sample of stream `s` within the
   // tolerance (ties to the earlier), appended to `out` as that stream's
   // tensors with the reference's rows, and which rows matched. A long
   // chunk's rows are aligned in blocks on the idle workers: each block
   // finds where its cursor starts with a search, then walks.
-  void align(const Held& c, const std::vector<std::shared_ptr<const Held>>& held,
-             const std::vector<Spec>& specs, Tensors& out) {
+  void align(const Held& c, const HeldChunks& held, const std::vector<Spec>& specs, Tensors& out) {
     Aligned a;
     for (const Spec& spec : specs) {
       // Every row is written below: a match's, or zeros.
@@ -342,18 +353,18 @@ class ZipByTimeNode : public PipelineNode {
     }
     Tensor matched = host_tensor(Spec{DType::Pred, Shape{c.rows}}, who());
     a.hit = host_bytes(matched);
-    for (const auto& h : held) a.held.push_back(h.get());
     uint64_t matches = 0;
     if (c.rows < 2 * kBlockRows) {
-      matches = align_rows(c, a, 0, c.rows);
+      matches = align_rows(c, held, a, 0, c.rows);
     } else {
       std::atomic<uint64_t> counted{0};
       // Isolated: while it waits for the blocks, this thread takes up
       // nothing else, which would hold up this message behind it.
       tbb::this_task_arena::isolate([&] {
-        tbb::parallel_for(
-            tbb::blocked_range<int64_t>(0, c.rows, kBlockRows),
-            [&](const tbb::blocked_range<int64_t>& b) { counted += align_rows(c, a, b.begin(), b.end()); });
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, c.rows, kBlockRows),
+                          [&](const tbb::blocked_range<int64_t>& b) {
+                            counted += align_rows(c, held, a, b.begin(), b.end());
+                          });
       });
       matches = counted;
     }
@@ -363,19 +374,8 @@ class ZipByTimeNode : public PipelineNode {
     out.push_back(std::move(matched));
   }
 
-  // One stream's rows aligned to a reference chunk: where they go.
-  struct Aligned {
-    Tensors tensors;
-    std::vector<std::byte*> to;     // each tensor's bytes
-    std::vector<size_t> row;        // each tensor's bytes a row
-    std::byte* hit = nullptr;       // whether each row matched
-    std::vector<const Held*> held;  // the stream's chunks with rows, oldest first
-  };
-  static constexpr int64_t kBlockRows = 512;
-
   // Aligns reference rows [from, to); how many matched.
-  uint64_t align_rows(const Held& c, Aligned& a, int64_t from, int64_t to) const {
-    const std::vector<const Held*>& held = a.held;
+  uint64_t align_rows(const Held& c, const HeldChunks& held, Aligned& a, int64_t from, int64_t to) const {
     // The cursor: `after`, the first sample after the row's time (chunk
     // held[next], row j; next == held.size(): none), and `before`, the one
     // before it; first placed by a search for row `from`'s time.
@@ -386,7 +386,7 @@ class ZipByTimeNode : public PipelineNode {
     const int64_t start = c.time(from);
     while (next < held.size() && held[next]->last <= start) ++next;  // chunks wholly at or before it
     if (next > 0) {
-      before = held[next - 1];
+      before = held[next - 1].get();
       before_row = before->rows - 1;
       before_time = before->last;
     }
@@ -437,7 +437,7 @@ class ZipByTimeNode : public PipelineNode {
     for (int64_t r = from; r < to; ++r) {
       const int64_t t = c.time(r);
       while (next < held.size() && held[next]->time(j) <= t) {
-        before = held[next];
+        before = held[next].get();
         before_row = j;
         before_time = before->time(j);
         if (++j == before->rows) {
@@ -450,7 +450,7 @@ class ZipByTimeNode : public PipelineNode {
       if (next < held.size()) {
         const int64_t after = held[next]->time(j) - t;
         if (!before || after < distance) {
-          pick = held[next];
+          pick = held[next].get();
           pick_row = j;
           distance = after;
         }

@@ -44,11 +44,14 @@ uint32_t thread_id() {
   return tid;
 }
 
-const char* flow_phase(FlowStep step) {
+// How a slice binds to its message's flow (flow events v2: the slice
+// itself carries the flow, as Perfetto and chrome://tracing read it): the
+// text from its bind_id's value to the event's end.
+const char* flow_binding(FlowStep step) {
   switch (step) {
-    case FlowStep::Start: return "s";
-    case FlowStep::End: return "f";
-    default: return "t";
+    case FlowStep::Start: return ",\"flow_out\":true}";
+    case FlowStep::End: return ",\"flow_in\":true}";
+    default: return ",\"flow_in\":true,\"flow_out\":true}";
   }
 }
 
@@ -222,7 +225,7 @@ namespace {
 // made once, so that an event is a few copies and three numbers.
 struct Fragments {
   std::vector<std::string> slice_head;  // per node, up to its slice's timestamp
-  std::vector<std::string> flow_head;   // per node, from the slice's end up to its flow's id
+  std::vector<std::string> flow_tail;   // per node, from its flow's id to the event's end
   std::vector<std::string> node_name;   // per node, as a JSON string
 };
 
@@ -241,23 +244,16 @@ void render(JsonText& out, const Fragments& f, const std::string& pid_tid, const
           .text("}}");
       continue;
     }
-    // The flow's timestamp is the slice's (it binds to the slice it falls
-    // in, "bp":"e"): made text once.
-    char ts_text[24];
-    const std::string_view ts(ts_text, write_micros(ts_text, e->ts_ns));
     out.fragment(f.slice_head[e->node])
-        .text(ts)
+        .micros(e->ts_ns)
         .text(",\"dur\":")
         .micros(e->dur_ns)
         .fragment(pid_tid)
         .text(",\"args\":{\"seq\":")
         .integer(e->seq)
-        .fragment(f.flow_head[e->node])
+        .text("},\"bind_id\":")
         .integer(e->seq)
-        .text(",\"ts\":")
-        .text(ts)
-        .fragment(pid_tid)
-        .text(",\"bp\":\"e\"}");
+        .fragment(f.flow_tail[e->node]);
   }
 }
 
@@ -271,8 +267,7 @@ void TraceRecorder::write() {
     f.node_name.push_back(name);
     f.slice_head.push_back(JsonText::padded(
         ",\n{\"name\":" + name + ",\"cat\":" + nlohmann::json(kinds_[i]).dump() + ",\"ph\":\"X\",\"ts\":"));
-    f.flow_head.push_back(JsonText::padded(fmt::format(
-        "}}}},\n{{\"name\":\"message\",\"cat\":\"flow\",\"ph\":\"{}\",\"id\":", flow_phase(flows_[i]))));
+    f.flow_tail.push_back(JsonText::padded(flow_binding(flows_[i])));
   }
   const std::string head = fmt::format(
       "{{\"traceEvents\":[\n{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"tid\":0,\"args\":{{"

@@ -5,11 +5,14 @@
 // flow arrows that follow each message from its source through every node
 // to its sinks, across processes too (a message keeps its number along a
 // partitioned pipeline's chain of processes; a flow's id is that number).
+// The slices carry the flows themselves (the format's flow events v2: a
+// slice's bind_id is its flow, flow_in that a flow comes into it, flow_out
+// that it goes on), not an event of their own each: half the events.
 // Checkpoint barriers are instants on the node that passed them.
 //
 //   {"traceEvents": [
-//     {"name":"fft","cat":"stage","ph":"X","ts":1.5e6,"dur":84.1,"pid":412,"tid":415,"args":{"seq":7}},
-//     {"name":"message","cat":"flow","ph":"t","id":7,"ts":1.5e6,"pid":412,"tid":415,"bp":"e"}, ...],
+//     {"name":"fft","cat":"stage","ph":"X","ts":1.5e6,"dur":84.1,"pid":412,"tid":415,"args":{"seq":7},
+//      "bind_id":7,"flow_in":true,"flow_out":true}, ...],
 //    "otherData": {"process":"compute","host":"a","pid":412,"clock_monotonic_ns":..,"clock_realtime_ns":..,
 //                  "events":9120,"events_dropped":0}}
 //

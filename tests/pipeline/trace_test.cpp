@@ -80,11 +80,18 @@ void expect_slices_nest_per_thread(const std::vector<json>& slices) {
   }
 }
 
-// Each message's flow: one start, steps and ends after it.
+// Each message's flow: one start, steps and ends after it. The slices
+// carry it (flow events v2): flow_out alone starts it, flow_in alone ends
+// it, both make a step.
 void expect_flows_run_forward(const std::vector<json>& events, size_t messages, size_t steps, size_t ends) {
   std::map<uint64_t, std::vector<std::pair<std::string, double>>> flows;
-  for (const json& e : events)
-    if (e["cat"] == "flow") flows[e["id"].get<uint64_t>()].push_back({e["ph"], e["ts"].get<double>()});
+  for (const json& e : events) {
+    if (!e.contains("bind_id")) continue;
+    EXPECT_EQ(e["ph"], "X") << e.dump();
+    const bool in = e.value("flow_in", false), out = e.value("flow_out", false);
+    ASSERT_TRUE(in || out) << "a slice bound to a flow that neither comes in nor goes on: " << e.dump();
+    flows[e["bind_id"].get<uint64_t>()].push_back({in && out ? "t" : out ? "s" : "f", e["ts"].get<double>()});
+  }
   ASSERT_EQ(flows.size(), messages);
   for (const auto& [id, points] : flows) {
     const auto count = [&](const char* ph) {

@@ -200,8 +200,9 @@ def test_a_trace_of_every_message(tmp_path):
     slices = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     assert sorted({e["name"] for e in slices}) == ["keep", "rows", "sum"]
     assert len(slices) == 3 * 8, "a slice per node per message"
-    flows = [e for e in trace["traceEvents"] if e.get("cat") == "flow"]
-    assert sorted(e["ph"] for e in flows if e["id"] == 3) == ["f", "s", "t"]
+    # Message 3's flow, carried by its slices (flow events v2): out of the source, through, into the sink.
+    flow = sorted((e["ts"], e.get("flow_in", False), e.get("flow_out", False)) for e in slices if e["bind_id"] == 3)
+    assert [(i, o) for _, i, o in flow] == [(False, True), (True, True), (True, False)]
     assert trace["otherData"]["events_dropped"] == 0
     bounded = str(tmp_path / "bounded.json")
     p, got = summing_pipeline(trace=bounded, trace_max_events=5)

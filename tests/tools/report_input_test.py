@@ -129,10 +129,10 @@ def main():
         trace = {"traceEvents": [
             {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "a"}},
             {"name": "process_name", "ph": "M", "pid": 2, "tid": 0, "args": {"name": "b"}},
-            {"name": "rows", "cat": "source", "ph": "X", "ts": 1000.0, "dur": 50.0, "pid": 1, "tid": 11},
-            {"name": "message", "cat": "flow", "ph": "s", "id": 0, "ts": 1000.0, "pid": 1, "tid": 11, "bp": "e"},
-            {"name": "square", "cat": "stage", "ph": "X", "ts": 1100.0, "dur": 300.0, "pid": 2, "tid": 22},
-            {"name": "message", "cat": "flow", "ph": "f", "id": 0, "ts": 1100.0, "pid": 2, "tid": 22, "bp": "e"}]}
+            {"name": "rows", "cat": "source", "ph": "X", "ts": 1000.0, "dur": 50.0, "pid": 1, "tid": 11,
+             "bind_id": 0, "flow_out": True},
+            {"name": "square", "cat": "stage", "ph": "X", "ts": 1100.0, "dur": 300.0, "pid": 2, "tid": 22,
+             "bind_id": 0, "flow_in": True}]}
         trace_path = os.path.join(work, "trace.json")
         with open(trace_path, "w") as f:
             json.dump(trace, f)

@@ -53,8 +53,10 @@ with tempfile.TemporaryDirectory() as tmp:
 
     flows = collections.defaultdict(list)
     for e in events:
-        if e.get("cat") == "flow":
-            flows[e["id"]].append((e["ph"], e["ts"], processes[e["pid"]]))
+        if "bind_id" in e:  # a slice carrying its message's flow (flow events v2)
+            assert e["ph"] == "X" and (e.get("flow_in") or e.get("flow_out")), e
+            ph = "t" if e.get("flow_in") and e.get("flow_out") else "s" if e.get("flow_out") else "f"
+            flows[e["bind_id"]].append((ph, e["ts"], processes[e["pid"]]))
     complete = 0
     for fid, points in flows.items():
         starts = [p for p in points if p[0] == "s"]

@@ -60,7 +60,12 @@ Timeline read_trace(const std::string& path, double window_ms) {
         slices.push_back({e.at("pid").get<int64_t>(), e.at("tid").get<int64_t>(),
                           e.at("name").get<std::string>(), e.at("ts").get<double>(),
                           e.at("dur").get<double>()});
+        // A slice bound to its message's flow (flow events v2, as sluice writes them).
+        if (e.contains("bind_id"))
+          flows[e.at("bind_id").get<uint64_t>()].push_back(
+              {slices.back().ts, {slices.back().pid, slices.back().tid}});
       } else if (e.value("cat", "") == "flow") {
+        // A flow event of its own (v1, as other tools and sluice's earlier traces write them).
         flows[e.at("id").get<uint64_t>()].push_back(
             {e.at("ts").get<double>(), {e.at("pid").get<int64_t>(), e.at("tid").get<int64_t>()}});
       }

@@ -3,6 +3,12 @@
 // own (one byte vector per tensor) until the windows holding them are
 // emitted; a window is a copy of its rows, so its message holds only the
 // credit of the message that completed it (none at the stream's end).
+//
+// It takes part in checkpoints: at a barrier, the rows it holds (with their
+// times and their chunks' tags) and where its windows stand are its state,
+// handed in before the message after the barrier is taken, and the barrier
+// goes on ahead of the windows that message completes. A restored window
+// holds those rows again, and the sources replay what came after them.
 
 #include <algorithm>
 #include <cstring>
@@ -11,9 +17,12 @@
 #include <mutex>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <sluice/base/detail/log.h>
+#include <sluice/io/wire_format.h>
 #include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/detail/late_data.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/detail/rows.h>
@@ -100,6 +109,54 @@ class EventWindowNode : public PipelineNode {
     return !out.empty();
   }
 
+  bool takes_part() const override { return true; }
+  bool checkpoints_tensors() const override { return true; }
+  uint64_t outputs_numbered_from() const override { return numbered_from_; }
+
+  // The final checkpoint's state, the stream over: what is left held fills
+  // no window (drained() counted it), so none of it is kept.
+  std::string checkpoint_state(int64_t /*number*/) override {
+    std::lock_guard lock(mutex_);
+    return state_text(/*with_rows=*/false).dump();
+  }
+
+  void check(const Checkpoint& c, const std::string& at) const override {
+    if (c.number > 0) restored_state(c, at);
+  }
+
+  void restore(const Checkpoint& c) override {
+    if (c.number == 0) return;
+    const Restored r = restored_state(c, "");
+    std::lock_guard lock(mutex_);
+    const nlohmann::json& j = r.state;
+    taken_ = j.at("taken");
+    skip_ = j.at("skip");
+    last_time_ = j.at("last_time");
+    emitted_end_ = j.at("emitted_end");
+    watermark_ = j.at("watermark");
+    next_start_ = j.at("next_start");
+    numbered_from_ = j.at("next_seq");
+    windows_ = j.at("windows");
+    unwindowed_ = j.at("unwindowed");
+    late_.restore_counts(j.at("late").get<std::vector<uint64_t>>(), who());
+    for (size_t k = 0; k < buffer_.size(); ++k) {
+      const auto* from =
+          static_cast<const std::byte*>(r.tensors.empty() ? nullptr : r.tensors[k].host_data());
+      buffer_[k].assign(from, from + (r.tensors.empty() ? 0 : r.tensors[k].spec().bytes()));
+    }
+    times_.clear();
+    chunk_tags_.clear();
+    if (r.tensors.empty()) return;
+    times_ = r.tensors[buffer_.size()].to_vector<int64_t>();
+    size_t at = 0;
+    for (const auto& chunk : j.at("chunks")) {
+      const auto bytes = chunk.at(1).get<size_t>();
+      const auto* block = static_cast<const uint8_t*>(r.tensors.back().host_data()) + at;
+      chunk_tags_.push_back({chunk.at(0).get<int64_t>(), wire::read_tags_block({block, bytes}, who())});
+      at += bytes;
+    }
+  }
+
   void end_stream() override { late_.end_stream(); }
   void finish() override { late_.finish(); }
 
@@ -125,8 +182,9 @@ class EventWindowNode : public PipelineNode {
 
   void take(const Envelope& m) {
     Visit v(counters(), m);
-    if (m.skipped) return;
     std::vector<Envelope> out;
+    if (m.barrier) hand_in(m, out);
+    if (m.skipped) return put_all(v, out, *out_);
     try {
       Tensors host;
       for (const Tensor& t : m.tensors) host.push_back(t.to_host());
@@ -152,6 +210,101 @@ class EventWindowNode : public PipelineNode {
       }
     } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
     put_all(v, out, *out_);
+  }
+
+  // Checkpoint barrier m.barrier comes before message m: what the window
+  // holds now is its state there. The barrier goes on first, numbered as
+  // the window's outputs are (a restored run numbers on after it).
+  void hand_in(const Envelope& m, std::vector<Envelope>& out) {
+    Tensors held;
+    std::string state;
+    {
+      std::lock_guard lock(mutex_);
+      out.push_back(Envelope{next_seq_++, {}, true, m.credit, m.born, m.barrier});
+      if (ctx_->storing()) {
+        held = held_tensors();
+        state = state_text(/*with_rows=*/true).dump();
+      }
+    }
+    ctx_->reached(m.barrier, std::move(held), std::move(state));
+  }
+
+  // Where its windows stand (and, `with_rows`, how many rows it holds and
+  // where each of their chunks starts, with its tags' bytes). Under the lock.
+  nlohmann::json state_text(bool with_rows) const {
+    nlohmann::json chunks = nlohmann::json::array();
+    if (with_rows && !times_.empty())
+      for (const ChunkTags& c : chunk_tags_) chunks.push_back({c.first_row, wire::tags_block_bytes(c.tags)});
+    return {{"held", with_rows ? held() : 0},
+            {"taken", taken_ + (with_rows ? 0 : held())},
+            {"skip", skip_},
+            {"last_time", last_time_},
+            {"emitted_end", emitted_end_},
+            {"watermark", watermark_},
+            {"next_start", next_start_},
+            {"next_seq", numbered_from_ + next_seq_},
+            {"windows", windows_},
+            {"unwindowed", unwindowed_},
+            {"late", late_.counts()},
+            {"chunks", std::move(chunks)}};
+  }
+
+  // The rows held (none: no tensors): each input tensor's, their times,
+  // and their chunks' tags blocks one after another. Under the lock.
+  Tensors held_tensors() const {
+    Tensors t;
+    if (times_.empty()) return t;
+    for (size_t k = 0; k < buffer_.size(); ++k) {
+      Tensor rows = host_tensor(with_rows(input_[k], held()), who(), /*zeroed=*/false);
+      std::memcpy(host_bytes(rows), buffer_[k].data(), buffer_[k].size());
+      t.push_back(std::move(rows));
+    }
+    t.push_back(tensor(times_, Shape{held()}));
+    size_t bytes = 0;
+    for (const ChunkTags& c : chunk_tags_) bytes += wire::tags_block_bytes(c.tags);
+    Tensor blocks =
+        host_tensor(Spec{DType::U8, Shape{static_cast<int64_t>(std::max<size_t>(bytes, 1))}}, who());
+    auto* at = reinterpret_cast<uint8_t*>(host_bytes(blocks));
+    for (const ChunkTags& c : chunk_tags_) {
+      wire::write_tags_block(c.tags, at);
+      at += wire::tags_block_bytes(c.tags);
+    }
+    t.push_back(std::move(blocks));
+    return t;
+  }
+
+  struct Restored {
+    nlohmann::json state;
+    Tensors tensors;  // as held_tensors() made them; none when it held no rows
+  };
+  // Its state in checkpoint `c`, checked against what it takes:
+  // CheckpointError naming it (after `at`) where it does not fit.
+  Restored restored_state(const Checkpoint& c, const std::string& at) const {
+    const std::string where = at + who();
+    auto state = c.states.find(name());
+    if (state == c.states.end()) throw CheckpointError(error_message(where, "", "its state", "none"));
+    Restored r;
+    try {
+      r.state = nlohmann::json::parse(state->second);
+      const auto held = r.state.at("held").get<int64_t>();
+      auto tensors = c.accumulators.find(name());
+      if (held == 0) return r;
+      if (tensors == c.accumulators.end())
+        throw CheckpointError(error_message(where, "", fmt::format("the {} rows it held", held), "none"));
+      r.tensors = tensors->second;
+      std::vector<Spec> want;
+      for (const Spec& s : input_) want.push_back(with_rows(s, held));
+      want.push_back(Spec{DType::S64, Shape{held}});
+      size_t tag_bytes = 0;
+      for (const auto& chunk : r.state.at("chunks")) tag_bytes += chunk.at(1).get<size_t>();
+      want.push_back(Spec{DType::U8, Shape{static_cast<int64_t>(std::max<size_t>(tag_bytes, 1))}});
+      if (specs_of(r.tensors) != want)
+        throw CheckpointError(
+            error_message(where, "the rows it held", specs_str(want), specs_str(specs_of(r.tensors))));
+    } catch (const nlohmann::json::exception& e) {
+      throw CheckpointError(error_message(where, "its state", "what it wrote", e.what()));
+    }
+    return r;
   }
 
   void append(const Tensors& host, const Tags& tags, int64_t rows, const std::optional<RowTimes>& times) {
@@ -265,7 +418,8 @@ class EventWindowNode : public PipelineNode {
   int64_t skip_ = 0;   // by count: rows still to drop as they come
   int64_t last_time_ = kNever, emitted_end_ = kNever, watermark_ = kNever;
   int64_t next_start_ = kNever;
-  uint64_t last_seq_ = 0, next_seq_ = 0;
+  uint64_t last_seq_ = 0, next_seq_ = 0;  // this run's numbers: its input's, its windows'
+  uint64_t numbered_from_ = 0;            // where a restored run's window numbers go on from
   LateData late_;
   uint64_t windows_ = 0, unwindowed_ = 0;
 };

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <sluice/base/detail/log.h>
+#include <sluice/base/error.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
 
@@ -38,6 +40,22 @@ void LateData::add_metrics(NodeMetrics& m) const {
   }
   m.figures["late_messages"] = static_cast<double>(late);
   m.figures["late_rows"] = static_cast<double>(rows_);
+}
+
+std::vector<uint64_t> LateData::counts() const {
+  std::vector<uint64_t> c = late_;
+  c.push_back(rows_);
+  c.push_back(seq_);
+  return c;
+}
+
+void LateData::restore_counts(const std::vector<uint64_t>& counts, const std::string& who) {
+  if (counts.size() != late_.size() + 2)
+    throw CheckpointError(error_message(who, "its late data's counts", fmt::format("{}", late_.size() + 2),
+                                        fmt::format("{}", counts.size())));
+  late_.assign(counts.begin(), counts.end() - 2);
+  rows_ = counts[counts.size() - 2];
+  seq_ = counts.back();
 }
 
 void put_all(Visit& visit, std::vector<Envelope>& out, tbb::flow::broadcast_node<Envelope>& to) {

@@ -225,6 +225,9 @@ class PipelineNode {
   // Its outputs are numbered by itself, not as its input's were (a node
   // with separate inputs, windows).
   virtual bool numbers_its_outputs() const { return separate_inputs(); }
+  // Where such a node's numbers go on from in a restored run (each run
+  // numbers from 0; this is added, as a source's position is to its own).
+  virtual uint64_t outputs_numbered_from() const { return 0; }
   // It would know when an input's stream ends, before the run does (a
   // node with separate inputs, a sink that can end its reader's stream early).
   virtual bool watches_input_ends() const { return separate_inputs(); }
@@ -283,6 +286,9 @@ class PipelineNode {
   virtual void restore(const Checkpoint& /*c*/) {}
   // The accumulator it carries, if any: in the run's result and checkpoints.
   virtual std::optional<Tensors> accumulator() const { return std::nullopt; }
+  // Whether a checkpoint's tensors under its name are its own: a stage's
+  // accumulator, or what a node that holds rows held at the barrier.
+  virtual bool checkpoints_tensors() const { return accumulator().has_value(); }
   // A live update (Pipeline::update), checked before it is queued for the
   // next barrier; `to_stages`: its consumers include stages, which take its
   // outputs' specs as they are.

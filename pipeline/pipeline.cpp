@@ -250,7 +250,8 @@ void Pipeline::Impl::analyse() {
     if (options.checkpoint_interval.messages > 0 && options.checkpoint_interval.time.count() > 0)
       throw PipelineError(error_message("pipeline", "checkpoint_interval", "messages or time", "both"));
     for (size_t i = 0; i < slots.size(); ++i) {
-      if (slots[i].node->separate_inputs())
+      // Such a node sees each input's barriers itself: it must hand them in.
+      if (slots[i].node->separate_inputs() && !slots[i].node->takes_part())
         throw PipelineError(error_message(describe(static_cast<int>(i)),
                                           "checkpoint barriers cannot be aligned across the separate streams "
                                           "it takes (not yet)",
@@ -332,7 +333,7 @@ void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& wh
   }
   for (const auto& [name, acc] : c.accumulators) {
     bool known = std::any_of(slots.begin(), slots.end(), [&, &stage = name](const Slot& s) {
-      return s.node->name() == stage && s.node->accumulator();
+      return s.node->name() == stage && s.node->checkpoints_tensors();
     });
     if (!known)
       throw CheckpointError(
@@ -346,11 +347,26 @@ void Pipeline::Impl::apply_checkpoint(const Checkpoint& c, const std::string& wh
   } catch (const Error& e) {
     throw CheckpointError(error_message(restoring, fmt::format("its plans: {}", e.what()), "", ""));
   }
-  for (Slot& s : slots) {
-    auto part = part_position.find(s.component);
-    s.seq_offset = part == part_position.end() ? 0 : static_cast<uint64_t>(part->second);
-    s.node->restore(c);
-  }
+  for (Slot& s : slots) s.node->restore(c);
+  // Where each node's messages are numbered from: its sources' position, or
+  // where the numbers of a node before it that numbers its outputs itself
+  // (an event window's) go on from.
+  std::vector<std::optional<uint64_t>> offsets(slots.size());
+  std::function<uint64_t(int)> offset_of = [&](int i) -> uint64_t {
+    auto& offset = offsets[static_cast<size_t>(i)];
+    if (offset) return *offset;
+    const Slot& s = slot(i);
+    if (s.inputs.empty()) {
+      auto part = part_position.find(s.component);
+      offset = part == part_position.end() ? 0 : static_cast<uint64_t>(part->second);
+    } else {
+      const Slot& before = slot(s.inputs.front());
+      offset = before.node->numbers_its_outputs() ? before.node->outputs_numbered_from()
+                                                  : offset_of(s.inputs.front());
+    }
+    return *offset;
+  };
+  for (size_t i = 0; i < slots.size(); ++i) slots[i].seq_offset = offset_of(static_cast<int>(i));
   restored = c;
 }
 

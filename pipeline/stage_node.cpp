@@ -224,11 +224,6 @@ class StageNode : public PipelineNode {
     out.tensors.clear();
   }
   bool stateful() const { return !options_.acc.empty(); }
-  static std::vector<Spec> specs_of(const Tensors& t) {
-    std::vector<Spec> s;
-    for (const Tensor& x : t) s.push_back(x.spec());
-    return s;
-  }
   void trace(const std::vector<Spec>& inputs) {
     Function f = tracer_(step_parameters(inputs, options_.acc, who()));
     std::vector<Spec> outputs = Step::outputs_of(f, inputs, options_.acc, who());

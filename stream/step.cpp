@@ -10,6 +10,12 @@ std::string specs_str(const std::vector<Spec>& specs) {
   return "{" + s + "}";
 }
 
+std::vector<Spec> specs_of(const Tensors& tensors) {
+  std::vector<Spec> specs;
+  for (const Tensor& t : tensors) specs.push_back(t.spec());
+  return specs;
+}
+
 std::vector<Spec> step_parameters(const std::vector<Spec>& input_spec, const Tensors& acc_init, const std::string& who) {
   if (input_spec.empty()) throw StreamError(error_message(who, "input_spec", "at least one Spec", "none"));
   std::vector<Spec> params = input_spec;

@@ -54,5 +54,6 @@ class Step {
 // The parameters of a step's function: the chunk's specs, then the accumulator's.
 std::vector<Spec> step_parameters(const std::vector<Spec>& input_spec, const Tensors& acc_init, const std::string& who);
 std::string specs_str(const std::vector<Spec>& specs);
+std::vector<Spec> specs_of(const Tensors& tensors);
 
 }  // namespace sluice

@@ -26,6 +26,9 @@ class LateData {
   void finish();
   // late_messages, late_rows and, with several inputs, late_input<k>.
   void add_metrics(NodeMetrics& m) const;
+  // Its counts (and the late sink's next number), for a checkpoint, and back.
+  std::vector<uint64_t> counts() const;
+  void restore_counts(const std::vector<uint64_t>& counts, const std::string& who);
 
  private:
   std::shared_ptr<Sink> sink_;

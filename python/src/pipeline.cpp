@@ -62,12 +62,6 @@ struct PythonPipeline {
 
 std::chrono::nanoseconds seconds_ns(double s) { return std::chrono::nanoseconds(std::llround(s * 1e9)); }
 
-std::vector<Spec> specs_of(const Tensors& tensors) {
-  std::vector<Spec> out;
-  for (const Tensor& t : tensors) out.push_back(t.spec());
-  return out;
-}
-
 // A list or tuple (its items made tensors now, sharing the arrays'
 // memory, so that no message needs the GIL), a sequence (len and []:
 // message i is data[i], read as it is needed), or any iterable (its items

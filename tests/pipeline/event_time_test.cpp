@@ -8,6 +8,8 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <random>
+#include <set>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -15,6 +17,7 @@
 
 #include <sluice/pipeline/pipeline.h>
 
+#include "tests/pipeline/ledger.h"
 #include "tests/pipeline/partitioned_pipeline.h"
 #include "tests/pipeline/temp_dir.h"
 
@@ -528,6 +531,78 @@ TEST(EventWindow, AChunkBeforeAnEmittedWindowIsLateAndAnOverfullWindowFails) {
   Windowed over = windows(counted(12, 30), {.rows = 60, .length = 100ms}, {.on_error = ErrorPolicy::Skip});
   EXPECT_EQ(over.out.size(), 1u);
   EXPECT_EQ(over.metrics.errors, 3u);
+}
+
+// What the ledger keeps of a window: its rows' values (padding and count
+// too) and its tags that say where it is.
+struct WindowSeen {
+  static std::vector<double> read(const Tensors& t, const Tags& tags) {
+    std::vector<double> v;
+    for (float x : t.at(0).to_vector<float>()) v.push_back(x);
+    if (t.size() > 1) v.push_back(static_cast<double>(t[1].to_vector<int64_t>().at(0)));
+    for (const char* key : {"chunk", "window_start_ns", "window_end_ns", "watermark"})
+      v.push_back(static_cast<double>(tags.get<int64_t>(key).value_or(-1)));
+    v.push_back(static_cast<double>(tags.time_ns().value_or(-1)));
+    return v;
+  }
+};
+
+// Windows under checkpoints, cancelled at random points and each run
+// restored from the newest checkpoint: the sink ends holding each window
+// once, as a run without faults emits it. The rows a window held at each
+// barrier, their times and their chunks' tags come back with it.
+TEST(EventWindow, CancelsAndRestoresGiveTheWindowsOfARunWithoutThem) {
+  using Ledger = testing::Ledger<WindowSeen>;
+  const std::vector<EventWindowOptions> cases = {{.rows = 16, .every_rows = 10},
+                                                 {.rows = 101, .length = 100ms, .every = 40ms}};
+  for (const EventWindowOptions& options : cases) {
+    const std::string which = options.length.count() > 0 ? "by time" : "by count";
+    auto run = [&](const std::string& dir, std::shared_ptr<Ledger> ledger,
+                   std::optional<uint64_t> cancel_at) {
+      Pipeline p({.capacity = 4, .checkpoint_dir = dir, .checkpoint_interval = {.messages = 7}});
+      auto src = p.source("s", chunks_of({f32({30, 1})}, counted(60, 30)));
+      auto w = p.event_window("w", options);
+      p.connect(src, w);
+      p.connect(w, p.sink("ledger", ledger));
+      const RestoreReport restored = p.restore();
+      if (cancel_at) ledger->when_reaching(*cancel_at, [&p] { p.cancel(); });
+      PipelineResult r = p.run();
+      return std::make_tuple(r.cancelled, restored.checkpoint, r.metrics_of("w").figures.at("windows"));
+    };
+    TempDir clean_dir, faulty_dir;
+    auto clean = std::make_shared<Ledger>();
+    const auto [clean_cancelled, clean_restored, clean_windows] = run(clean_dir.path(), clean, std::nullopt);
+    ASSERT_FALSE(clean_cancelled);
+    const auto expected = clean->committed();
+    ASSERT_GT(expected.size(), 40u) << which;
+    ASSERT_EQ(clean_windows, static_cast<double>(expected.size())) << which;
+
+    std::mt19937_64 rng(20261128);
+    std::set<uint64_t> points;
+    while (points.size() < 8)
+      points.insert(std::uniform_int_distribution<uint64_t>(5, expected.back().first - 5)(rng));
+    auto ledger = std::make_shared<Ledger>();
+    int restores = 0;
+    double last_windows = 0;
+    for (auto point = points.begin();; ++point) {
+      const bool last = point == points.end();
+      const auto [cancelled, restored, windows] =
+          run(faulty_dir.path(), ledger, last ? std::nullopt : std::optional<uint64_t>(*point));
+      EXPECT_EQ(cancelled, !last) << which;
+      restores += restored > 0;
+      last_windows = windows;
+      if (last) break;
+    }
+    EXPECT_GE(restores, 7) << which;
+    EXPECT_EQ(last_windows, clean_windows) << which << ": windows counted across the restores";
+    auto got = ledger->committed();
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(got.size(), expected.size()) << which;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].first, expected[i].first) << which << " window " << i;
+      ASSERT_EQ(got[i].second, expected[i].second) << which << " window " << i;
+    }
+  }
 }
 
 TEST(EventWindow, RefusesOptionsThatCutNothing) {

@@ -21,11 +21,12 @@
 // where there is one (otherwise the time of the last row it saw). Tags
 // cross processes with the messages, so watermarks do too.
 //
-// event_window takes part in checkpoints: the rows it holds at a barrier
-// are stored with its state, and a restored window holds them again.
-// zip_by_time takes no part yet: a pipeline with it and checkpoints is
-// refused when it starts. Late data given to a late sink is not part of
-// a checkpoint: after a restore it may come to that sink again.
+// Both take part in checkpoints: what they hold at a barrier (a window's
+// rows, the zip's chunks and the messages in flight on the inputs the
+// barrier has not yet come on) is stored with where they stand, and a
+// restored node holds it again. Late data given to a late sink is not part
+// of a checkpoint: after a restore it may come to that sink again. A
+// zip's matched_rows and unmatched_rows count its own run's.
 
 #include <chrono>
 #include <memory>

@@ -148,13 +148,11 @@ class EventWindowNode : public PipelineNode {
     chunk_tags_.clear();
     if (r.tensors.empty()) return;
     times_ = r.tensors[buffer_.size()].to_vector<int64_t>();
-    size_t at = 0;
-    for (const auto& chunk : j.at("chunks")) {
-      const auto bytes = chunk.at(1).get<size_t>();
-      const auto* block = static_cast<const uint8_t*>(r.tensors.back().host_data()) + at;
-      chunk_tags_.push_back({chunk.at(0).get<int64_t>(), wire::read_tags_block({block, bytes}, who())});
-      at += bytes;
-    }
+    std::vector<size_t> bytes;
+    for (const auto& chunk : j.at("chunks")) bytes.push_back(chunk.at(1).get<size_t>());
+    std::vector<Tags> tags = read_tags_blocks(r.tensors.back(), bytes, who());
+    for (size_t i = 0; i < tags.size(); ++i)
+      chunk_tags_.push_back({j.at("chunks").at(i).at(0).get<int64_t>(), std::move(tags[i])});
   }
 
   void end_stream() override { late_.end_stream(); }
@@ -260,16 +258,9 @@ class EventWindowNode : public PipelineNode {
       t.push_back(std::move(rows));
     }
     t.push_back(tensor(times_, Shape{held()}));
-    size_t bytes = 0;
-    for (const ChunkTags& c : chunk_tags_) bytes += wire::tags_block_bytes(c.tags);
-    Tensor blocks =
-        host_tensor(Spec{DType::U8, Shape{static_cast<int64_t>(std::max<size_t>(bytes, 1))}}, who());
-    auto* at = reinterpret_cast<uint8_t*>(host_bytes(blocks));
-    for (const ChunkTags& c : chunk_tags_) {
-      wire::write_tags_block(c.tags, at);
-      at += wire::tags_block_bytes(c.tags);
-    }
-    t.push_back(std::move(blocks));
+    std::vector<const Tags*> tags;
+    for (const ChunkTags& c : chunk_tags_) tags.push_back(&c.tags);
+    t.push_back(tags_blocks(tags, who()).blocks);
     return t;
   }
 

@@ -1,5 +1,6 @@
 #include <sluice/pipeline/detail/rows.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -7,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include <sluice/base/error.h>
 #include <sluice/devices/detail/host_memory.h>
+#include <sluice/io/wire_format.h>
 #include <sluice/ops/detail/error_format.h>
 
 namespace sluice {
@@ -71,6 +74,39 @@ RowTimes row_times(const Tags& tags, const std::string& who) {
                                       : !first        ? "no time_ns"
                                                       : "no sample_rate"));
   return {*first, row_period_ns(*rate)};
+}
+
+TagsBlocks tags_blocks(const std::vector<const Tags*>& tags, const std::string& who) {
+  TagsBlocks t;
+  size_t total = 0;
+  for (const Tags* tag : tags) total += t.bytes.emplace_back(wire::tags_block_bytes(*tag));
+  t.blocks = host_tensor(Spec{DType::U8, Shape{static_cast<int64_t>(std::max<size_t>(total, 1))}}, who);
+  auto* at = reinterpret_cast<uint8_t*>(host_bytes(t.blocks));
+  for (size_t i = 0; i < tags.size(); ++i) {
+    wire::write_tags_block(*tags[i], at);
+    at += t.bytes[i];
+  }
+  return t;
+}
+
+std::vector<Tags> read_tags_blocks(const Tensor& blocks, const std::vector<size_t>& bytes,
+                                   const std::string& who) {
+  size_t total = 0;
+  for (size_t b : bytes) total += b;
+  if (blocks.spec() != Spec{DType::U8, Shape{static_cast<int64_t>(std::max<size_t>(total, 1))}})
+    throw CheckpointError(error_message(
+        who, "its chunks' tags", fmt::format("u8[{}]", std::max<size_t>(total, 1)), blocks.spec().str()));
+  std::vector<Tags> tags;
+  const auto* at = static_cast<const uint8_t*>(blocks.host_data());
+  try {
+    for (size_t b : bytes) {
+      tags.push_back(wire::read_tags_block({at, b}, who));
+      at += b;
+    }
+  } catch (const Error& e) {
+    throw CheckpointError(error_message(who, "its chunks' tags", "tags blocks", e.what()));
+  }
+  return tags;
 }
 
 }  // namespace sluice

@@ -4,6 +4,17 @@
 // time, within the tolerance. Each stream's rows go forward in time, so
 // one cursor walks each stream's held chunks along the reference's rows:
 // the alignment costs a step per row, where a search would cost a log.
+//
+// It takes part in checkpoints without holding any input back: a barrier's
+// first arrival (on any input) snapshots what the zip holds, and what the
+// inputs the barrier has not yet come on bring until it does is kept with
+// the snapshot (their messages before their barrier). A restored zip holds
+// the snapshot's chunks again and takes those messages once more, then the
+// sources replay from their barriers. Holding an input at its barrier
+// until the others reach theirs would not do: the reference's chunks wait
+// for the other streams' rows, and each input's barrier comes at its own
+// count of messages, so the held input and the waiting reference could
+// hold each other's sources' whole capacity for good.
 
 #include <algorithm>
 #include <atomic>
@@ -19,9 +30,11 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <nlohmann/json.hpp>
 
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/detail/late_data.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/detail/rows.h>
@@ -65,6 +78,26 @@ struct Job {
   Held ref;
   std::vector<HeldChunks> streams;  // each other stream's
   uint64_t seq = 0;
+};
+
+// A chunk as a checkpoint keeps it: which input it came on, its tensors on
+// the host and its tags; `in_flight`: a message taken after the snapshot,
+// before its input's barrier, to be taken again on restore.
+struct Saved {
+  size_t input = 0;
+  Tensors host;
+  Tags tags;
+  bool in_flight = false;
+};
+
+// A checkpoint under way: its barrier has come on some inputs, not yet on
+// every one that still brings messages.
+struct Snapshot {
+  int64_t number = 0;
+  bool storing = false;
+  std::vector<bool> passed;   // per input: its barrier has come
+  nlohmann::json state;       // where the zip stood when it came first
+  std::vector<Saved> chunks;  // held then, and the in-flight messages since
 };
 
 class ZipByTimeNode : public PipelineNode {
@@ -128,6 +161,12 @@ class ZipByTimeNode : public PipelineNode {
   NodePorts join(NodeContext& ctx) override {
     ctx_ = &ctx;
     out_ = ctx.own(std::make_shared<flow::broadcast_node<Envelope>>(ctx.graph()));
+    // What a restore's in-flight messages made goes out as the run starts.
+    ctx.at_start([this] {
+      Visit v(counters());
+      std::vector<Job> jobs = std::exchange(restored_jobs_, {});
+      send(v, jobs);
+    });
     NodePorts ports{.input = nullptr, .output = out_};
     for (size_t k = 0; k < inputs_.size(); ++k)
       ports.inputs.push_back(ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
@@ -141,13 +180,61 @@ class ZipByTimeNode : public PipelineNode {
   bool drained(NodeContext&) override {
     Visit v(counters());
     std::vector<Job> jobs;
+    std::vector<Snapshot> done;
     {
       std::lock_guard lock(mutex_);
       release(jobs, /*ended=*/true);
+      complete(done);
     }
     const bool any = !jobs.empty();
+    hand_in(done);
     send(v, jobs);
     return any;
+  }
+
+  bool takes_part() const override { return true; }
+  bool checkpoints_tensors() const override { return true; }
+  uint64_t outputs_numbered_from() const override { return numbered_from_; }
+
+  // The final checkpoint's state, the streams over: nothing it holds can
+  // match a row still to come, so none of it is kept.
+  std::string checkpoint_state(int64_t /*number*/) override {
+    std::lock_guard lock(mutex_);
+    nlohmann::json state = where_it_stands();
+    state["chunks"] = nlohmann::json::array();
+    return state.dump();
+  }
+
+  void check(const Checkpoint& c, const std::string& at) const override {
+    if (c.number > 0) saved_chunks(c, at);
+  }
+
+  void restore(const Checkpoint& c) override {
+    if (c.number == 0) return;
+    auto [state, chunks] = saved_chunks(c, "");
+    std::lock_guard lock(mutex_);
+    ref_last_ = state.at("ref_last");
+    emitted_ = state.at("emitted");
+    numbered_from_ = state.at("next_seq");
+    unwaited_ = state.at("unwaited");
+    held_full_ = state.at("held_full");
+    late_.restore_counts(state.at("late").get<std::vector<uint64_t>>(), who());
+    const auto lasts = state.at("stream_last").get<std::vector<int64_t>>();
+    for (size_t j = 0; j < streams_.size(); ++j) streams_[j] = Stream{.last = lasts.at(j)};
+    pending_.clear();
+    for (Saved& saved : chunks) {
+      Envelope m;
+      m.tensors = std::move(saved.host);
+      attach_tags(m, std::move(saved.tags));
+      Held h = hold(saved.input, m);
+      if (saved.in_flight) {
+        arrive(saved.input, std::move(h), restored_jobs_);
+      } else if (saved.input == 0) {
+        pending_.push_back(std::move(h));
+      } else {
+        streams_[saved.input - 1].chunks.push_back(std::make_shared<const Held>(std::move(h)));
+      }
+    }
   }
 
   // Once every message of an input up to its end has been taken, nothing
@@ -157,12 +244,15 @@ class ZipByTimeNode : public PipelineNode {
   void input_ended(size_t input, uint64_t messages) override {
     Visit v(counters());
     std::vector<Job> jobs;
+    std::vector<Snapshot> done;
     {
       std::lock_guard lock(mutex_);
       ends_[input] = messages;
       if (!ended_input(input)) return;
       release(jobs, /*ended=*/false);
+      complete(done);
     }
+    hand_in(done);
     send(v, jobs);
   }
 
@@ -196,22 +286,157 @@ class ZipByTimeNode : public PipelineNode {
   void take(size_t k, const Envelope& m) {
     Visit v(counters(), m);
     std::vector<Job> jobs;
+    std::vector<Envelope> marks;
+    std::vector<Snapshot> done;
     // Counted however it goes: its input's end is known by the count.
     struct Taken {
       ZipByTimeNode& zip;
       size_t k;
       std::vector<Job>& jobs;
+      std::vector<Snapshot>& done;
       ~Taken() {
         std::lock_guard lock(zip.mutex_);
         ++zip.taken_[k];
-        if (zip.ended_input(k)) zip.release(jobs, /*ended=*/false);
+        if (!zip.ended_input(k)) return;
+        zip.release(jobs, /*ended=*/false);
+        zip.complete(done);
       }
     };
     {
-      Taken counted{*this, k, jobs};
+      Taken counted{*this, k, jobs, done};
+      if (m.barrier) barrier(k, m, marks, done);
       if (!m.skipped) hold_and_release(k, m, jobs);  // a skipped one (ErrorPolicy::Skip) has nothing to align
     }
+    hand_in(done);
+    put_all(v, marks, *out_);
     send(v, jobs);
+  }
+
+  // Checkpoint barrier m.barrier comes on input k, before message m. Its
+  // first arrival snapshots the zip and goes on, numbered as the zip's
+  // outputs are (a restored run numbers on after it). Under no lock.
+  void barrier(size_t k, const Envelope& m, std::vector<Envelope>& marks, std::vector<Snapshot>& done) {
+    std::lock_guard lock(mutex_);
+    auto s = std::find_if(snapshots_.begin(), snapshots_.end(),
+                          [&](const Snapshot& x) { return x.number == m.barrier; });
+    if (s == snapshots_.end()) {
+      marks.push_back(Envelope{next_seq_++, {}, true, m.credit, m.born, m.barrier});
+      s = snapshots_.insert(snapshots_.end(), snapshot(m.barrier));
+    }
+    s->passed[k] = true;
+    complete(done);
+  }
+
+  // What the zip holds and where it stands, for barrier `number`. Under the lock.
+  Snapshot snapshot(int64_t number) const {
+    Snapshot s{.number = number, .storing = ctx_->storing(), .passed = std::vector<bool>(inputs_.size())};
+    if (!s.storing) return s;
+    s.state = where_it_stands();
+    for (const Held& h : pending_) s.chunks.push_back({0, h.host, tags_of(h.message)});
+    for (size_t j = 0; j < streams_.size(); ++j)
+      for (const auto& h : streams_[j].chunks) s.chunks.push_back({j + 1, h->host, tags_of(h->message)});
+    return s;
+  }
+
+  nlohmann::json where_it_stands() const {
+    std::vector<int64_t> lasts;
+    for (const Stream& s : streams_) lasts.push_back(s.last);
+    return {{"ref_last", ref_last_}, {"emitted", emitted_},     {"next_seq", numbered_from_ + next_seq_},
+            {"unwaited", unwaited_}, {"held_full", held_full_}, {"late", late_.counts()},
+            {"stream_last", lasts}};
+  }
+
+  // Whether input k brings nothing more (its last message taken). Under the lock.
+  bool over(size_t k) const { return ends_[k] && taken_[k] >= *ends_[k]; }
+
+  // Moves out the snapshots whose barrier has come on every input that
+  // still brings messages. Under the lock.
+  void complete(std::vector<Snapshot>& done) {
+    for (auto s = snapshots_.begin(); s != snapshots_.end();) {
+      bool all = true;
+      for (size_t k = 0; k < inputs_.size(); ++k) all = all && (s->passed[k] || over(k));
+      if (!all) {
+        ++s;
+        continue;
+      }
+      done.push_back(std::move(*s));
+      s = snapshots_.erase(s);
+    }
+  }
+
+  // Hands complete snapshots in: the chunks' tensors one after another,
+  // then their tags blocks; the state lists the chunks. Under no lock.
+  void hand_in(std::vector<Snapshot>& done) {
+    for (Snapshot& s : done) {
+      if (!s.storing) {
+        ctx_->reached(s.number, {}, {});
+        continue;
+      }
+      Tensors tensors;
+      std::vector<const Tags*> tags;
+      for (const Saved& c : s.chunks) {
+        tensors.insert(tensors.end(), c.host.begin(), c.host.end());
+        tags.push_back(&c.tags);
+      }
+      TagsBlocks blocks = tags_blocks(tags, who());
+      nlohmann::json chunks = nlohmann::json::array();
+      for (size_t i = 0; i < s.chunks.size(); ++i)
+        chunks.push_back({s.chunks[i].input, blocks.bytes[i], s.chunks[i].in_flight});
+      s.state["chunks"] = std::move(chunks);
+      if (!s.chunks.empty()) tensors.push_back(std::move(blocks.blocks));
+      ctx_->reached(s.number, std::move(tensors), s.state.dump());
+    }
+  }
+
+  // The state and chunks of checkpoint `c`, checked against the inputs:
+  // CheckpointError naming the zip (after `at`) where they do not fit.
+  std::pair<nlohmann::json, std::vector<Saved>> saved_chunks(const Checkpoint& c,
+                                                             const std::string& at) const {
+    const std::string where = at + who();
+    auto state = c.states.find(name());
+    if (state == c.states.end()) throw CheckpointError(error_message(where, "", "its state", "none"));
+    std::pair<nlohmann::json, std::vector<Saved>> r;
+    try {
+      r.first = nlohmann::json::parse(state->second);
+      const nlohmann::json& chunks = r.first.at("chunks");
+      if (r.first.at("stream_last").size() != streams_.size())
+        throw CheckpointError(error_message(where, "its state", fmt::format("{} inputs", inputs_.size()),
+                                            fmt::format("{}", r.first.at("stream_last").size() + 1)));
+      if (chunks.empty()) return r;
+      auto tensors = c.accumulators.find(name());
+      if (tensors == c.accumulators.end())
+        throw CheckpointError(
+            error_message(where, "", fmt::format("the {} chunks it held", chunks.size()), "none"));
+      const Tensors& t = tensors->second;
+      size_t next = 0;
+      std::vector<size_t> bytes;
+      for (const auto& chunk : chunks) {
+        const auto input = chunk.at(0).get<size_t>();
+        if (input >= inputs_.size())
+          throw CheckpointError(error_message(
+              where, "a chunk's input", fmt::format("below {}", inputs_.size()), fmt::format("{}", input)));
+        Saved& saved = r.second.emplace_back(Saved{.input = input, .in_flight = chunk.at(2).get<bool>()});
+        const size_t n = inputs_[input].size();
+        if (next + n >= t.size() ||
+            specs_of(Tensors(t.begin() + static_cast<ptrdiff_t>(next),
+                             t.begin() + static_cast<ptrdiff_t>(next + n))) != inputs_[input])
+          throw CheckpointError(error_message(where,
+                                              fmt::format("chunk {} of input {}", r.second.size() - 1, input),
+                                              specs_str(inputs_[input]), "tensors that do not fit it"));
+        saved.host.assign(t.begin() + static_cast<ptrdiff_t>(next),
+                          t.begin() + static_cast<ptrdiff_t>(next + n));
+        next += n;
+        bytes.push_back(chunk.at(1).get<size_t>());
+      }
+      if (next + 1 != t.size())
+        throw CheckpointError(
+            error_message(where, "its tensors", fmt::format("{}", next + 1), fmt::format("{}", t.size())));
+      std::vector<Tags> tags = read_tags_blocks(t.back(), bytes, where);
+      for (size_t i = 0; i < tags.size(); ++i) r.second[i].tags = std::move(tags[i]);
+    } catch (const nlohmann::json::exception& e) {
+      throw CheckpointError(error_message(where, "its state", "what it wrote", e.what()));
+    }
+    return r;
   }
 
   // Aligns the jobs and passes them on. Jobs of two threads may go out of
@@ -231,20 +456,30 @@ class ZipByTimeNode : public PipelineNode {
     try {
       Held h = hold(k, m);
       std::lock_guard lock(mutex_);
-      if (k == 0) {
-        if (h.first <= ref_last_) return late_.take(who(), k, h.host, tags_of(h.message), h.rows, ref_last_);
-        ref_last_ = h.last;
-        pending_.push_back(std::move(h));
-      } else {
-        Stream& s = streams_[k - 1];
-        // It might have matched rows already emitted, or it goes back in time.
-        const int64_t bound = std::max(s.last, emitted_ == kNever ? kNever : emitted_ + tolerance());
-        if (h.first <= bound) return late_.take(who(), k, h.host, tags_of(h.message), h.rows, bound);
-        s.last = h.last;
-        s.chunks.push_back(std::make_shared<const Held>(std::move(h)));
-      }
-      release(jobs, /*ended=*/false);
+      // Before its barrier on this input: in flight for the checkpoints under way.
+      for (Snapshot& s : snapshots_)
+        if (s.storing && !s.passed[k])
+          s.chunks.push_back({k, h.host, tags_of(h.message), /*in_flight=*/true});
+      arrive(k, std::move(h), jobs);
     } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
+  }
+
+  // Chunk h of input k is taken: held (or late), and the references that
+  // need wait no longer made jobs. Under the lock.
+  void arrive(size_t k, Held h, std::vector<Job>& jobs) {
+    if (k == 0) {
+      if (h.first <= ref_last_) return late_.take(who(), k, h.host, tags_of(h.message), h.rows, ref_last_);
+      ref_last_ = h.last;
+      pending_.push_back(std::move(h));
+    } else {
+      Stream& s = streams_[k - 1];
+      // It might have matched rows already emitted, or it goes back in time.
+      const int64_t bound = std::max(s.last, emitted_ == kNever ? kNever : emitted_ + tolerance());
+      if (h.first <= bound) return late_.take(who(), k, h.host, tags_of(h.message), h.rows, bound);
+      s.last = h.last;
+      s.chunks.push_back(std::make_shared<const Held>(std::move(h)));
+    }
+    release(jobs, /*ended=*/false);
   }
 
   Held hold(size_t k, const Envelope& m) const {
@@ -286,7 +521,7 @@ class ZipByTimeNode : public PipelineNode {
       if (waits) {
         // Holding its source's whole capacity, the reference brings no more
         // until the others catch up: backpressure, said once.
-        if (pending_.size() >= ctx_->capacity() && !held_full_++)
+        if (ctx_ && pending_.size() >= ctx_->capacity() && !held_full_++)
           logger().warn(
               "{}: holds its reference's whole capacity ({} chunks) waiting for the other streams: "
               "the reference waits for them (for the lateness to decide instead, give it a capacity "
@@ -482,7 +717,10 @@ class ZipByTimeNode : public PipelineNode {
   std::vector<std::optional<uint64_t>> ends_;  // how many each input brings, once it ended
   int64_t ref_last_ = kNever;  // the reference's newest row time
   int64_t emitted_ = kNever;   // the last emitted row's time
-  uint64_t next_seq_ = 0;
+  uint64_t next_seq_ = 0;      // this run's numbers for its outputs
+  uint64_t numbered_from_ = 0;      // where a restored run's go on from
+  std::deque<Snapshot> snapshots_;  // checkpoints under way
+  std::vector<Job> restored_jobs_;  // made by a restore's in-flight messages, sent as the run starts
   LateData late_;
   uint64_t unwaited_ = 0, held_full_ = 0;
   std::atomic<uint64_t> matched_rows_{0},

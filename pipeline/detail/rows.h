@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <sluice/devices/tags.h>
 #include <sluice/stream/step.h>
@@ -38,5 +39,18 @@ struct RowTimes {
 };
 // PipelineError naming `who` when the tags lack time_ns or sample_rate.
 RowTimes row_times(const Tags& tags, const std::string& who);
+
+// The tags of the chunks a node holds, as its checkpoint keeps them: their
+// wire tags blocks (io/wire_format.h) one after another in one u8 tensor
+// (of one byte at least), and the bytes of each.
+struct TagsBlocks {
+  Tensor blocks;
+  std::vector<size_t> bytes;
+};
+TagsBlocks tags_blocks(const std::vector<const Tags*>& tags, const std::string& who);
+// Back from a checkpoint: CheckpointError naming `who` when the blocks do
+// not fill the tensor as `bytes` says, or one does not read.
+std::vector<Tags> read_tags_blocks(const Tensor& blocks, const std::vector<size_t>& bytes,
+                                   const std::string& who);
 
 }  // namespace sluice

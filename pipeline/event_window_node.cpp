@@ -277,6 +277,9 @@ class EventWindowNode : public PipelineNode {
     Restored r;
     try {
       r.state = nlohmann::json::parse(state->second);
+      for (const char* key : {"taken", "skip", "last_time", "emitted_end", "watermark", "next_start",
+                              "next_seq", "windows", "unwindowed", "late", "chunks"})
+        (void)r.state.at(key);  // restore() reads them: missing, the checkpoint is refused here
       const auto held = r.state.at("held").get<int64_t>();
       auto tensors = c.accumulators.find(name());
       if (held == 0) return r;

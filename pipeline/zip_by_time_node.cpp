@@ -398,6 +398,8 @@ class ZipByTimeNode : public PipelineNode {
     std::pair<nlohmann::json, std::vector<Saved>> r;
     try {
       r.first = nlohmann::json::parse(state->second);
+      for (const char* key : {"ref_last", "emitted", "next_seq", "unwaited", "held_full", "late"})
+        (void)r.first.at(key);  // restore() reads them: missing, the checkpoint is refused here
       const nlohmann::json& chunks = r.first.at("chunks");
       if (r.first.at("stream_last").size() != streams_.size())
         throw CheckpointError(error_message(where, "its state", fmt::format("{} inputs", inputs_.size()),

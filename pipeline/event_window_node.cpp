@@ -126,7 +126,7 @@ class EventWindowNode : public PipelineNode {
 
   void restore(const Checkpoint& c) override {
     if (c.number == 0) return;
-    const Restored r = restored_state(c, "");
+    Restored r = restored_state(c, "");
     std::lock_guard lock(mutex_);
     const nlohmann::json& j = r.state;
     taken_ = j.at("taken");
@@ -139,20 +139,17 @@ class EventWindowNode : public PipelineNode {
     windows_ = j.at("windows");
     unwindowed_ = j.at("unwindowed");
     late_.restore_counts(j.at("late").get<std::vector<uint64_t>>(), who());
-    for (size_t k = 0; k < buffer_.size(); ++k) {
-      const auto* from =
-          static_cast<const std::byte*>(r.tensors.empty() ? nullptr : r.tensors[k].host_data());
-      buffer_[k].assign(from, from + (r.tensors.empty() ? 0 : r.tensors[k].spec().bytes()));
-    }
+    for (auto& b : buffer_) b.clear();
     times_.clear();
     chunk_tags_.clear();
     if (r.tensors.empty()) return;
+    for (size_t k = 0; k < buffer_.size(); ++k) {
+      const auto* from = static_cast<const std::byte*>(r.tensors[k].host_data());
+      buffer_[k].assign(from, from + r.tensors[k].spec().bytes());
+    }
     times_ = r.tensors[buffer_.size()].to_vector<int64_t>();
-    std::vector<size_t> bytes;
-    for (const auto& chunk : j.at("chunks")) bytes.push_back(chunk.at(1).get<size_t>());
-    std::vector<Tags> tags = read_tags_blocks(r.tensors.back(), bytes, who());
-    for (size_t i = 0; i < tags.size(); ++i)
-      chunk_tags_.push_back({j.at("chunks").at(i).at(0).get<int64_t>(), std::move(tags[i])});
+    for (size_t i = 0; i < r.tags.size(); ++i)
+      chunk_tags_.push_back({j.at("chunks").at(i).at(0).get<int64_t>(), std::move(r.tags[i])});
   }
 
   void end_stream() override { late_.end_stream(); }
@@ -266,7 +263,8 @@ class EventWindowNode : public PipelineNode {
 
   struct Restored {
     nlohmann::json state;
-    Tensors tensors;  // as held_tensors() made them; none when it held no rows
+    Tensors tensors;         // as held_tensors() made them; none when it held no rows
+    std::vector<Tags> tags;  // each chunk's, read from the last of them
   };
   // Its state in checkpoint `c`, checked against what it takes:
   // CheckpointError naming it (after `at`) where it does not fit.
@@ -289,12 +287,14 @@ class EventWindowNode : public PipelineNode {
       std::vector<Spec> want;
       for (const Spec& s : input_) want.push_back(with_rows(s, held));
       want.push_back(Spec{DType::S64, Shape{held}});
-      size_t tag_bytes = 0;
-      for (const auto& chunk : r.state.at("chunks")) tag_bytes += chunk.at(1).get<size_t>();
-      want.push_back(Spec{DType::U8, Shape{static_cast<int64_t>(std::max<size_t>(tag_bytes, 1))}});
-      if (specs_of(r.tensors) != want)
+      std::vector<Spec> got = specs_of(r.tensors);
+      if (!got.empty()) got.pop_back();  // the tags blocks, which read_tags_blocks checks
+      if (got != want)
         throw CheckpointError(
             error_message(where, "the rows it held", specs_str(want), specs_str(specs_of(r.tensors))));
+      std::vector<size_t> bytes;
+      for (const auto& chunk : r.state.at("chunks")) bytes.push_back(chunk.at(1).get<size_t>());
+      r.tags = read_tags_blocks(r.tensors.back(), bytes, where);
     } catch (const nlohmann::json::exception& e) {
       throw CheckpointError(error_message(where, "its state", "what it wrote", e.what()));
     }

@@ -4,20 +4,30 @@
 // function then runs once on the batch, zero-padded to `size` rows, and
 // each message goes on with its own row of every output.
 //
+// At most `concurrency` batches run at once (Nx.Serving's partitions,
+// Triton's model instances; 1 by default). A batch whose timeout passes
+// while every runner is busy is not flushed: it keeps filling until a
+// runner is free (or it is full), since running it early would only share
+// the cores with the batch that is running. A request then waits at most
+// its timeout and two batches' compute (the one running and its own) when
+// the stage keeps up, and a stage that falls behind runs full batches.
+//
 // Messages are gathered in sequence order (a sequencer, then a serial
 // node): gathered as they come, a late message could sit in a pending batch
 // while the messages after it, done, wait for it at the next sequencer
 // holding all of the source's credit, so that nothing could fill the batch
 // until its timeout. A batch, full or flushed by the node's timer thread, is
-// handed to a runner node, so that batches run on the graph's threads, as
-// many at once as come, and gathering goes on meanwhile. While a batch is
-// pending the graph's wait is reserved, so that the run does not end before
-// the timer has flushed it.
+// handed to a runner node, so that batches run on the graph's threads and
+// gathering goes on meanwhile; a full batch that finds every runner busy
+// waits in a queue, which the next batch to end takes from. While a batch
+// is pending or queued the graph's wait is reserved, so that the run does
+// not end before it has run.
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -50,10 +60,9 @@ class BatcherNode : public PipelineNode {
     if (!options_.acc.empty())
       throw PipelineError(error_message(who(), "acc", "none (a batched stage takes no accumulator)",
                                         fmt::format("{} tensors", options_.acc.size())));
-    if (options_.concurrency != 1)
-      throw PipelineError(error_message(who(), "concurrency",
-                                        "1 (a batched stage runs its batches as they are made)",
-                                        options_.concurrency));
+    if (options_.concurrency < 1)
+      throw PipelineError(
+          error_message(who(), "concurrency", "at least 1 (batches run at once)", options_.concurrency));
     for (const Spec& s : options_.input) {
       std::vector<int64_t> dims{b.size};
       dims.insert(dims.end(), s.shape.dims().begin(), s.shape.dims().end());
@@ -97,6 +106,7 @@ class BatcherNode : public PipelineNode {
     runner_ = ctx.own(std::make_shared<flow::function_node<std::shared_ptr<Batch>, flow::continue_msg>>(
         ctx.graph(), flow::unlimited, [this](const std::shared_ptr<Batch>& b) {
           run_batch(*b);
+          ended();
           return flow::continue_msg();
         }));
     auto* gather = ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
@@ -111,16 +121,15 @@ class BatcherNode : public PipelineNode {
   // The run is stopping: the pending batch is dropped (its messages were
   // not going to be finished with), and so is what comes later.
   void stop() override {
-    std::shared_ptr<Batch> dropped;
+    std::deque<std::shared_ptr<Batch>> dropped;
     {
       std::lock_guard lock(mutex_);
       stopped_ = true;
-      dropped.swap(pending_);
+      dropped.swap(queued_);
+      if (pending_) dropped.push_back(std::move(pending_));
     }
-    if (dropped) {
-      dropped.reset();
-      graph_->release_wait();
-    }
+    for (size_t i = 0; i < dropped.size(); ++i) graph_->release_wait();
+    dropped.clear();
     end_timer();
   }
   void finish() override { end_timer(); }
@@ -184,7 +193,14 @@ class BatcherNode : public PipelineNode {
         first = true;
       }
       pending_->items.push_back({m, v});
-      if (pending_->items.size() == static_cast<size_t>(options_.batch.size)) full.swap(pending_);
+      if (pending_->items.size() == static_cast<size_t>(options_.batch.size)) {
+        if (running_ < options_.concurrency) {
+          ++running_;
+          full.swap(pending_);
+        } else {
+          queued_.push_back(std::move(pending_));
+        }
+      }
     }
     if (full) {
       hand_off(std::move(full));
@@ -199,6 +215,25 @@ class BatcherNode : public PipelineNode {
     graph_->release_wait();
   }
 
+  // A batch ended: its runner takes the oldest batch waiting, a full one
+  // queued or the pending one once its timeout has passed.
+  void ended() {
+    std::shared_ptr<Batch> next;
+    {
+      std::lock_guard lock(mutex_);
+      --running_;
+      if (!queued_.empty()) {
+        next = std::move(queued_.front());
+        queued_.pop_front();
+      } else if (pending_ && Clock::now() >= pending_->first + options_.batch.timeout) {
+        next.swap(pending_);
+        timeouts_.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (next) ++running_;
+    }
+    if (next) hand_off(std::move(next));
+  }
+
   void timer_loop() {
     std::unique_lock lock(mutex_);
     while (!quit_) {
@@ -211,8 +246,14 @@ class BatcherNode : public PipelineNode {
         wake_.wait_until(lock, due);
         continue;
       }
+      if (running_ >= options_.concurrency) {
+        // Every runner is busy: the batch fills on, and the first to end takes it.
+        wake_.wait(lock);
+        continue;
+      }
       std::shared_ptr<Batch> late;
       late.swap(pending_);
+      ++running_;
       timeouts_.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
       hand_off(std::move(late));
@@ -312,6 +353,8 @@ class BatcherNode : public PipelineNode {
   std::mutex mutex_;  // guards what follows
   std::condition_variable wake_;
   std::shared_ptr<Batch> pending_;  // null: none
+  std::deque<std::shared_ptr<Batch>> queued_;  // full, waiting for a runner
+  int running_ = 0;                            // batches handed to the runner and not ended
   bool stopped_ = false;            // the run is stopping: nothing more is batched
   bool quit_ = false;               // the timer thread ends
 

@@ -149,11 +149,13 @@ struct RestoreReport {
 // row of every output. The function is traced on the batch specs (each
 // input spec with a leading dimension `size`: f32[16] -> f32[64][16]) and
 // must return outputs with that leading dimension. Such a stage needs
-// `input` (the specs of one message), takes no accumulator and no
-// `concurrency` (batches run as they are made, several at once if need
-// be), and its rows travel as host tensors. It gathers messages in
-// sequence order; a source whose `capacity` is below `size` cannot fill a
-// batch alone.
+// `input` (the specs of one message), takes no accumulator, and its rows
+// travel as host tensors. `concurrency` is how many batches run at once
+// (Nx.Serving's partitions): a batch whose timeout passes while that many
+// run keeps filling until one ends, so that a request waits at most
+// `timeout` and two batches' compute while the stage keeps up. It gathers
+// messages in sequence order; a source whose `capacity` is below `size`
+// cannot fill a batch alone.
 struct BatchOptions {
   int64_t size = 0;                         // 0: not batched
   std::chrono::microseconds timeout{1000};  // the longest a partial batch waits for more

@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -144,6 +145,63 @@ TEST(Batcher, APartialBatchIsFlushedByItsTimeout) {
   push->close();
   PipelineResult r = p.wait();
   EXPECT_EQ(r.metrics_of("plus1").messages_out, 2u);
+}
+
+// A stage slow enough that its batch is still running while a test pushes
+// the next one: `layers` products of a batch of 8 rows with a 2048 x 2048
+// matrix (tens of milliseconds on a 2-core machine).
+Expr slow_stage(Expr x, int layers) {
+  constexpr int64_t kWide = 2048;
+  Expr h = tanh(dot(x, constant(std::vector<float>(kWidth * kWide, 1e-3f), Shape{kWidth, kWide})));
+  const Expr w = constant(std::vector<float>(kWide * kWide, 1e-4f), Shape{kWide, kWide});
+  for (int k = 0; k < layers; ++k) h = tanh(dot(h, w));
+  return dot(h, constant(std::vector<float>(kWide * kWidth, 1e-3f), Shape{kWide, kWidth}));
+}
+
+TEST(Batcher, APartialBatchWhoseTimeoutPassesWhileTheBatchBeforeRunsKeepsFilling) {
+  // One batch at a time (concurrency 1): the second batch's first message
+  // waits past its timeout while the first batch runs, and the rest of it
+  // comes meanwhile. Run early, it would have been a batch of one sharing
+  // the cores with the first; kept filling, it runs full once the first ends.
+  constexpr int64_t kBatch = 8;
+  constexpr auto kTimeout = 2ms;
+  for (int layers = 8;; layers *= 2) {
+    auto push = sources::push({f32({kWidth})});
+    Pipeline p;
+    auto st = p.stage("slow", [layers](Expr x) { return slow_stage(x, layers); },
+                      {.input = {f32({kWidth})}, .batch = {.size = kBatch, .timeout = kTimeout}});
+    std::mutex mutex;
+    std::optional<Clock::time_point> first_out;
+    p.connect(p.source("requests", push), st);
+    p.connect(st, p.sink("collect", [&](const Tensor&) {
+      std::lock_guard lock(mutex);
+      if (!first_out) first_out = Clock::now();
+    }));
+    p.start();
+    auto send = [&](int n) {
+      for (int k = 0; k < n; ++k) push->push(tensor(row(static_cast<uint64_t>(k)), Shape{kWidth}));
+    };
+    send(kBatch);  // the first batch, full: it runs
+    send(1);
+    std::this_thread::sleep_for(5 * kTimeout);
+    send(kBatch - 1);
+    const Clock::time_point pushed = Clock::now();
+    push->close();
+    PipelineResult r = p.wait();
+    ASSERT_TRUE(first_out.has_value());
+    if (*first_out < pushed) {
+      // This machine ran the first batch before the test had pushed the
+      // second: nothing was tested. A slower stage, up to a bound.
+      ASSERT_LT(layers, 256) << "the first batch always ended before the second was pushed";
+      continue;
+    }
+    const std::map<std::string, double>& f = r.metrics_of("slow").figures;
+    EXPECT_EQ(f.at("batches"), 2);
+    EXPECT_EQ(f.at("batch_size_mean"), kBatch);
+    EXPECT_EQ(f.at("timeouts"), 0);
+    EXPECT_EQ(r.metrics_of("slow").messages_out, 2u * kBatch);
+    break;
+  }
 }
 
 TEST(Batcher, ConcurrentClientsEachGetTheirOwnResult) {
@@ -376,6 +434,8 @@ TEST(Batcher, ABatchedStageThatCannotBeIsRefusedNamingIt) {
   expect_refused([&] { Pipeline().stage("b", plus1, {.input = in, .batch = {.size = 4, .timeout = 0us}}); },
                  "batch.timeout");
   expect_refused([&] { Pipeline().stage("b", plus1, {.batch = {.size = 4}}); }, "input");
+  expect_refused([&] { Pipeline().stage("b", plus1, {.input = in, .concurrency = 0, .batch = {.size = 4}}); },
+                 "concurrency: expected at least 1");
   // Outputs must keep the batch dimension in front.
   expect_refused(
       [&] { Pipeline().stage("b", [](Expr x) { return sum(x); }, {.input = in, .batch = {.size = 4}}); },

@@ -1,9 +1,9 @@
 // zip_by_time (pipeline/event_time.h): 2 to 4 streams aligned by the times
 // of their rows. The first input, the reference, sets the rows of every
 // output; each other stream gives each reference row its sample nearest in
-// time, within the tolerance. Each stream's rows go forward in time, so
-// one cursor walks each stream's held chunks along the reference's rows:
-// the alignment costs a step per row, where a search would cost a log.
+// time, within the tolerance (pipeline/detail/time_alignment.h). This node
+// holds the chunks until a reference chunk needs wait no longer, then
+// aligns it outside its lock.
 //
 // It takes part in checkpoints without holding any input back: a barrier's
 // first arrival (on any input) snapshots what the zip holds, and what the
@@ -18,8 +18,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -27,9 +25,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 #include <nlohmann/json.hpp>
 
 #include <sluice/base/detail/log.h>
@@ -38,6 +33,7 @@
 #include <sluice/pipeline/detail/late_data.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/detail/rows.h>
+#include <sluice/pipeline/detail/time_alignment.h>
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
@@ -45,23 +41,6 @@ namespace {
 
 namespace flow = tbb::flow;
 constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
-
-// A chunk the zip holds: its message (and so its source's credit), its
-// tensors on the host, and the times of its rows (computed where needed,
-// not stored: a stored time costs more to read back, from memory, than
-// to compute).
-struct Held {
-  Envelope message;
-  Tensors host;
-  std::vector<const std::byte*> data;  // each tensor's, on the host
-  int64_t rows = 0;
-  RowTimes times;
-  int64_t first = 0, last = 0;  // its first and last rows' times
-  int64_t time(int64_t row) const { return times.at(row); }
-};
-
-// Chunks of a stream with rows, oldest first, shared with the jobs aligned to them.
-using HeldChunks = std::vector<std::shared_ptr<const Held>>;
 
 // Another stream's chunks that may still match a reference row, oldest
 // first. Shared with the reference chunks being aligned to them.
@@ -559,149 +538,16 @@ class ZipByTimeNode : public PipelineNode {
     e.born = c.message.born;
     e.credit = c.message.credit;
     e.tensors = c.message.tensors;
-    for (size_t k = 1; k < inputs_.size(); ++k) align(c, job.streams[k - 1], inputs_[k], e.tensors);
+    for (size_t k = 1; k < inputs_.size(); ++k) {
+      const uint64_t matches =
+          align_by_time(c, job.streams[k - 1], inputs_[k], options_.tolerance.count(), who(), e.tensors);
+      matched_rows_ += matches;
+      unmatched_rows_ += static_cast<uint64_t>(c.rows) - matches;
+    }
     Tags tags = tags_of(c.message);
     tags.set(std::string(tag_keys::kWatermark), c.last);
     attach_tags(e, std::move(tags));
     return e;
-  }
-
-  // One stream's rows aligned to a reference chunk: where they go.
-  struct Aligned {
-    Tensors tensors;
-    std::vector<std::byte*> to;  // each tensor's bytes
-    std::vector<size_t> row;     // each tensor's bytes a row
-    std::byte* hit = nullptr;    // whether each row matched
-  };
-  static constexpr int64_t kBlockRows = 512;
-
-  // Each reference row's nearest sample of stream `s` within the
-  // tolerance (ties to the earlier), appended to `out` as that stream's
-  // tensors with the reference's rows, and which rows matched. A long
-  // chunk's rows are aligned in blocks on the idle workers: each block
-  // finds where its cursor starts with a search, then walks.
-  void align(const Held& c, const HeldChunks& held, const std::vector<Spec>& specs, Tensors& out) {
-    Aligned a;
-    for (const Spec& spec : specs) {
-      // Every row is written below: a match's, or zeros.
-      a.tensors.push_back(host_tensor(with_rows(spec, c.rows), who(), /*zeroed=*/false));
-      a.to.push_back(host_bytes(a.tensors.back()));
-      a.row.push_back(row_bytes(spec));
-    }
-    Tensor matched = host_tensor(Spec{DType::Pred, Shape{c.rows}}, who());
-    a.hit = host_bytes(matched);
-    uint64_t matches = 0;
-    if (c.rows < 2 * kBlockRows) {
-      matches = align_rows(c, held, a, 0, c.rows);
-    } else {
-      std::atomic<uint64_t> counted{0};
-      // Isolated: while it waits for the blocks, this thread takes up
-      // nothing else, which would hold up this message behind it.
-      tbb::this_task_arena::isolate([&] {
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, c.rows, kBlockRows),
-                          [&](const tbb::blocked_range<int64_t>& b) {
-                            counted += align_rows(c, held, a, b.begin(), b.end());
-                          });
-      });
-      matches = counted;
-    }
-    matched_rows_ += matches;
-    unmatched_rows_ += static_cast<uint64_t>(c.rows) - matches;
-    for (Tensor& t : a.tensors) out.push_back(std::move(t));
-    out.push_back(std::move(matched));
-  }
-
-  // Aligns reference rows [from, to); how many matched.
-  uint64_t align_rows(const Held& c, const HeldChunks& held, Aligned& a, int64_t from, int64_t to) const {
-    // The cursor: `after`, the first sample after the row's time (chunk
-    // held[next], row j; next == held.size(): none), and `before`, the one
-    // before it; first placed by a search for row `from`'s time.
-    size_t next = 0;
-    int64_t j = 0;
-    const Held* before = nullptr;
-    int64_t before_row = 0, before_time = 0;
-    const int64_t start = c.time(from);
-    while (next < held.size() && held[next]->last <= start) ++next;  // chunks wholly at or before it
-    if (next > 0) {
-      before = held[next - 1].get();
-      before_row = before->rows - 1;
-      before_time = before->last;
-    }
-    if (next < held.size()) {
-      // The first row after `start` in held[next] (its first may be too).
-      const Held& h = *held[next];
-      int64_t lo = 0, hi = h.rows - 1;  // h.time(hi) > start
-      while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        if (h.time(mid) > start)
-          hi = mid;
-        else
-          lo = mid + 1;
-      }
-      j = lo;
-      if (j > 0) {
-        before = &h;
-        before_row = j - 1;
-        before_time = h.time(j - 1);
-      }
-    }
-    // Rows are copied in runs: consecutive rows taking consecutive samples
-    // of one chunk (most of them, at like rates), or taking none (zeros).
-    int64_t run_from = 0, run_rows = 0, run_row = 0;
-    const Held* run_chunk = nullptr;
-    auto flush = [&] {
-      for (size_t k = 0; k < a.to.size() && run_rows > 0; ++k) {
-        std::byte* dst = a.to[k] + static_cast<size_t>(run_from) * a.row[k];
-        const size_t bytes = static_cast<size_t>(run_rows) * a.row[k];
-        if (run_chunk)
-          std::memcpy(dst, run_chunk->data[k] + static_cast<size_t>(run_row) * a.row[k], bytes);
-        else
-          std::memset(dst, 0, bytes);
-      }
-    };
-    auto copy = [&](int64_t r, const Held* chunk, int64_t at) {
-      if (run_rows > 0 && chunk == run_chunk && (!chunk || at == run_row + run_rows)) {
-        ++run_rows;
-        return;
-      }
-      flush();
-      run_from = r;
-      run_rows = 1;
-      run_chunk = chunk;
-      run_row = at;
-    };
-    uint64_t matches = 0;
-    for (int64_t r = from; r < to; ++r) {
-      const int64_t t = c.time(r);
-      while (next < held.size() && held[next]->time(j) <= t) {
-        before = held[next].get();
-        before_row = j;
-        before_time = before->time(j);
-        if (++j == before->rows) {
-          ++next;
-          j = 0;
-        }
-      }
-      const Held* pick = before;
-      int64_t pick_row = before_row, distance = t - before_time;
-      if (next < held.size()) {
-        const int64_t after = held[next]->time(j) - t;
-        if (!before || after < distance) {
-          pick = held[next].get();
-          pick_row = j;
-          distance = after;
-        }
-      }
-      if (!pick || distance > tolerance()) {
-        copy(r, nullptr, 0);
-        continue;
-      }
-      ++matches;
-      a.hit[r] = std::byte{1};
-      copy(r, pick, pick_row);
-    }
-    flush();
-    return matches;
   }
 
   std::string who_;

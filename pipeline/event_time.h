@@ -78,12 +78,19 @@ struct ZipOptions {
 // Each window's tags: its first row's chunk's whole-chunk tags, time_ns
 // moved to that row (as slice_tags moves it), "window_start_ns" and
 // "window_end_ns" (by time), and the watermark.
+//   Idle (by time, idle > 0): a stream that brings nothing for `idle` of
+//   wall-clock time (a sensor that went quiet without ending) counts as
+//   complete up to the end of the last window holding its newest row: the
+//   windows holding rows are emitted then, as at the stream's end, rather
+//   than when it goes on; a row that comes later into one of them is late.
+//   Counted as "idle_flushes". 0: a window waits for the watermark.
 struct EventWindowOptions {
   int64_t rows = 0;
   int64_t every_rows = 0;
   std::chrono::nanoseconds length{0};
   std::chrono::nanoseconds every{0};
   std::shared_ptr<Sink> late{};
+  std::chrono::nanoseconds idle{0};
 };
 
 }  // namespace sluice

@@ -9,6 +9,10 @@
 // handed in before the message after the barrier is taken, and the barrier
 // goes on ahead of the windows that message completes. A restored window
 // holds those rows again, and the sources replay what came after them.
+//
+// With `idle`, a timer thread (DeadlineTimer) wakes once the stream has
+// brought nothing for that long and emits the windows holding rows, as the
+// stream's end would: under the node's lock, numbered as every window is.
 
 #include <algorithm>
 #include <cstring>
@@ -23,6 +27,7 @@
 #include <sluice/io/wire_format.h>
 #include <sluice/ops/detail/error_format.h>
 #include <sluice/pipeline/checkpoint_store.h>
+#include <sluice/pipeline/detail/deadline_timer.h>
 #include <sluice/pipeline/detail/late_data.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/detail/rows.h>
@@ -55,6 +60,9 @@ class EventWindowNode : public PipelineNode {
       refuse("every", "1 ns or more", fmt::format("{} ns", options_.every.count()));
     if (!by_time() && options_.every_rows <= 0)
       refuse("every_rows", "1 or more", fmt::format("{}", options_.every_rows));
+    if (options_.idle.count() < 0 || (options_.idle.count() > 0 && !by_time()))
+      refuse("idle", "0, or more ns for windows by time (length > 0)",
+             fmt::format("{} ns{}", options_.idle.count(), by_time() ? "" : " by count"));
   }
 
   const char* kind() const override { return "event_window"; }
@@ -87,10 +95,17 @@ class EventWindowNode : public PipelineNode {
           take(m);
           return flow::continue_msg();
         }));
+    if (options_.idle.count() > 0) {
+      last_arrival_ = Clock::now();
+      idle_timer_.emplace([this] { idle(); });
+    }
     return {.input = nullptr, .output = out_, .inputs = {in}};
   }
 
   bool drained(NodeContext&) override {
+    // Stopped first: what it emitted after the graph went quiet is waited
+    // for with what the stream's end emits.
+    const bool timer_emitted = stop_timer();
     Visit v(counters());
     std::vector<Envelope> out;
     {
@@ -106,8 +121,10 @@ class EventWindowNode : public PipelineNode {
       }
     }
     put_all(v, out, *out_);
-    return !out.empty();
+    return !out.empty() || timer_emitted;
   }
+
+  void stop() override { stop_timer(); }
 
   bool takes_part() const override { return true; }
   bool checkpoints_tensors() const override { return true; }
@@ -153,7 +170,10 @@ class EventWindowNode : public PipelineNode {
   }
 
   void end_stream() override { late_.end_stream(); }
-  void finish() override { late_.finish(); }
+  void finish() override {
+    stop_timer();
+    late_.finish();
+  }
 
   void add_metrics(NodeMetrics& m) const override {
     std::lock_guard lock(mutex_);
@@ -161,6 +181,7 @@ class EventWindowNode : public PipelineNode {
     late_.add_metrics(m);
     m.figures["rows_unwindowed"] = static_cast<double>(unwindowed_);
     m.figures["rows_held"] = static_cast<double>(times_.size());
+    if (options_.idle.count() > 0) m.figures["idle_flushes"] = static_cast<double>(idle_flushes_);
   }
 
  private:
@@ -189,6 +210,10 @@ class EventWindowNode : public PipelineNode {
       if (by_time() || (tags.time_ns() && tags.sample_rate())) times = row_times(tags, who());
       std::lock_guard lock(mutex_);
       last_seq_ = m.seq;
+      if (idle_timer_) {
+        last_arrival_ = Clock::now();
+        idle_timer_->arm(last_arrival_ + options_.idle);
+      }
       if (times && rows > 0) {
         const int64_t first = times->at(0);
         if (first <= last_time_ || first < emitted_end_)
@@ -205,6 +230,34 @@ class EventWindowNode : public PipelineNode {
       }
     } catch (const Error& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
     put_all(v, out, *out_);
+  }
+
+  // The idle timer's deadline passed: if the stream has brought nothing
+  // since, its watermark passes every row held (the end of the last window
+  // holding the newest), and the windows holding rows go.
+  void idle() {
+    Visit v(counters());
+    std::vector<Envelope> out;
+    {
+      std::lock_guard lock(mutex_);
+      const Clock::time_point quiet_until = last_arrival_ + options_.idle;
+      if (Clock::now() < quiet_until) return idle_timer_->arm(quiet_until);
+      if (times_.empty() || last_time_ == kNever) return;
+      const int64_t last_start = floor_div(last_time_, options_.every.count()) * options_.every.count();
+      watermark_ = std::max(watermark_, last_start + options_.length.count() - 1);
+      cut_by_time(out, nullptr, last_seq_);
+      if (out.empty()) return;
+      ++idle_flushes_;
+      timer_emitted_ = true;
+    }
+    put_all(v, out, *out_);
+  }
+
+  // Ends the idle timer, if any; whether it emitted windows.
+  bool stop_timer() {
+    if (idle_timer_) idle_timer_->stop();
+    std::lock_guard lock(mutex_);
+    return timer_emitted_;
   }
 
   // Checkpoint barrier m.barrier comes before message m: what the window
@@ -416,6 +469,11 @@ class EventWindowNode : public PipelineNode {
   uint64_t numbered_from_ = 0;            // where a restored run's window numbers go on from
   LateData late_;
   uint64_t windows_ = 0, unwindowed_ = 0;
+  // With `idle`: when the last message came, and the windows its timer emitted.
+  Clock::time_point last_arrival_{};
+  uint64_t idle_flushes_ = 0;
+  bool timer_emitted_ = false;
+  std::optional<DeadlineTimer> idle_timer_;  // last: stopped before what it reads goes
 };
 
 }  // namespace

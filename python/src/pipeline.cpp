@@ -163,6 +163,9 @@ nb::dict result_to_python(const PipelineResult& r) {
     d["busy_seconds"] = m.busy_seconds;
     d["latency_p50_us"] = m.latency_p50_us;
     d["latency_p99_us"] = m.latency_p99_us;
+    nb::dict figures;  // the node kind's own (a batcher's batch sizes, a window's late data)
+    for (const auto& [name, value] : m.figures) figures[name.c_str()] = value;
+    d["figures"] = figures;
     metrics[m.name.c_str()] = d;
   }
   out["metrics"] = metrics;
@@ -375,20 +378,23 @@ void bind_pipeline(nb::module_& m) {
       .def(
           "event_window",
           [](PythonPipeline& p, const std::string& name, int64_t rows, int64_t every_rows, double length_s,
-             double every_s, std::shared_ptr<Sink> late, const std::string& process) {
+             double every_s, std::shared_ptr<Sink> late, double idle_s, const std::string& process) {
             return p.pipeline.event_window(name,
                                            {.rows = rows,
                                             .every_rows = every_rows,
                                             .length = seconds_ns(length_s),
                                             .every = seconds_ns(every_s),
-                                            .late = late},
+                                            .late = late,
+                                            .idle = seconds_ns(idle_s)},
                                            {.process = process});
           },
           nb::arg("name"), nb::kw_only(), nb::arg("rows"), nb::arg("every_rows") = 0,
           nb::arg("length_s") = 0.0, nb::arg("every_s") = 0.0, nb::arg("late").none() = nb::none(),
-          nb::arg("process") = "",
+          nb::arg("idle_s") = 0.0, nb::arg("process") = "",
           "Windows of one stream: `rows` rows every `every_rows` (length_s 0), or by time, "
-          "[start, start + length_s) every every_s, zero-padded to `rows` rows with the count after.")
+          "[start, start + length_s) every every_s, zero-padded to `rows` rows with the count after. "
+          "By time, idle_s > 0 emits the windows holding rows once the stream brought nothing for "
+          "that long (wall clock).")
       .def(
           "connect", [](PythonPipeline& p, NodeId from, NodeId to) { p.pipeline.connect(from, to); },
           nb::arg("source"), nb::arg("to"))

@@ -5,9 +5,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <future>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <set>
 #include <thread>
@@ -26,6 +28,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
 
 // The two streams of zip_by_time_reference.py.
 constexpr int64_t kT0 = 1'000'000'000;
@@ -672,6 +675,72 @@ TEST(EventWindow, CancelsAndRestoresGiveTheWindowsOfARunWithoutThem) {
   }
 }
 
+// A stream that goes quiet without ending: its last window waits for rows
+// that do not come, unless the window has an idle time, after which it
+// goes out; a row that comes later into it is late.
+TEST(EventWindow, WithAnIdleTimeAQuietStreamsLastWindowGoesOut) {
+  constexpr auto kIdle = 60ms;
+  for (bool idle : {false, true}) {
+    SCOPED_TRACE(idle ? "with an idle time" : "without");
+    auto push = sources::push({f32({30, 1})});
+    auto late = sinks::collector();
+    Pipeline p;
+    auto w = p.event_window("w", {.rows = 101, .length = 100ms, .late = late, .idle = idle ? kIdle : 0ns});
+    struct Seen {
+      Clock::time_point at;
+      std::vector<float> rows;
+      Tags tags;
+    };
+    std::mutex mutex;
+    std::condition_variable arrived;
+    std::vector<Seen> seen;
+    p.connect(p.source("s", push), w);
+    p.connect(w, p.sink("out", [&](const Tensors& t, const Tags& tags) {
+      std::lock_guard lock(mutex);
+      seen.push_back({Clock::now(), values(t[0], t[1].to_vector<int64_t>().at(0)), tags});
+      arrived.notify_all();
+    }));
+    p.start();
+    auto await = [&](size_t n, std::chrono::milliseconds within) {
+      std::unique_lock lock(mutex);
+      return arrived.wait_for(lock, within, [&] { return seen.size() >= n; });
+    };
+    const std::vector<Chunk> chunks = counted(11, 30);
+    for (int c = 0; c < 7; ++c) push->push(chunks[c]);
+    const Clock::time_point last_pushed = Clock::now();  // the window takes its last row after this
+    push->push(chunks[7]);                               // rows 0 to 239 ms in all
+    ASSERT_TRUE(await(2, 10s)) << "[0, 100) and [100, 200) go as the watermark passes them";
+    if (!idle) {
+      EXPECT_FALSE(await(3, 4 * kIdle)) << "[200, 300) waits for the watermark";
+    } else {
+      ASSERT_TRUE(await(3, 10s)) << "[200, 300) goes once the stream stayed quiet";
+      std::lock_guard lock(mutex);
+      EXPECT_GE(seen[2].at - last_pushed, kIdle);
+      std::vector<float> want(40);
+      std::iota(want.begin(), want.end(), 200.0f);
+      EXPECT_EQ(seen[2].rows, want);
+      EXPECT_EQ(seen[2].tags.get<int64_t>("window_start_ns"), kT0 + 200'000'000);
+    }
+    push->push(chunks[8]);   // rows 240 to 269: late once [200, 300) went
+    push->push(chunks[10]);  // rows 300 to 329: the next window
+    push->close();
+    PipelineResult r = p.wait();
+    const auto& f = r.metrics_of("w").figures;
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(seen.size(), 4u);
+    EXPECT_EQ(seen[2].rows.size(), idle ? 40u : 70u);
+    EXPECT_EQ(seen[3].tags.get<int64_t>("window_start_ns"), kT0 + 300'000'000);
+    EXPECT_EQ(seen[3].rows.size(), 30u);
+    EXPECT_EQ(f.at("late_messages"), idle ? 1 : 0);
+    EXPECT_EQ(late->results().size(), idle ? 1u : 0u);
+    if (idle) {
+      EXPECT_GE(f.at("idle_flushes"), 1);
+    } else {
+      EXPECT_EQ(f.count("idle_flushes"), 0u);
+    }
+  }
+}
+
 TEST(EventWindow, RefusesOptionsThatCutNothing) {
   Pipeline p;
   EXPECT_THAT([&] { p.event_window("w", {.rows = 0}); },
@@ -680,6 +749,11 @@ TEST(EventWindow, RefusesOptionsThatCutNothing) {
               ::testing::ThrowsMessage<PipelineError>(HasSubstr("every_rows")));
   EXPECT_THAT([&] { p.event_window("w", {.rows = 4, .length = 1ms, .every = -1ms}); },
               ::testing::ThrowsMessage<PipelineError>(HasSubstr("every")));
+  EXPECT_THAT(
+      [&] { p.event_window("w", {.rows = 4, .idle = 1ms}); },
+      ::testing::ThrowsMessage<PipelineError>(HasSubstr("idle: expected 0, or more ns for windows by time")));
+  EXPECT_THAT([&] { p.event_window("w", {.rows = 4, .length = 1ms, .idle = -1ms}); },
+              ::testing::ThrowsMessage<PipelineError>(HasSubstr("idle")));
 }
 
 // zip_by_time's watermark tells the window after it where the joined stream

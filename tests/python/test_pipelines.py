@@ -308,3 +308,23 @@ def test_event_windows_by_count_and_by_time():
         np.testing.assert_array_equal(w[:100], data[100 * n:100 * (n + 1)])
         assert timed.tags()[n][("window_start_ns", -1)] == n * 100_000_000
     assert len(timed.results()) == 3
+
+
+def test_an_event_window_with_an_idle_time_emits_a_quiet_streams_last_window():
+    items, _, data = stream(0, 1000.0, 30, 9, 1, 4)
+
+    def quiet_then_late():
+        yield from items[:8]  # rows 0 to 239 ms
+        time.sleep(0.5)  # quiet: [200, 300) goes after idle_s
+        yield items[8]  # rows 240 to 269 ms: late for it
+
+    p = sluice.Pipeline()
+    window = p.event_window("w", rows=101, length_s=0.1, idle_s=0.05)
+    timed = sluice.sinks.collector()
+    p.connect(p.source("s", quiet_then_late()), window)
+    p.connect(window, p.sink("timed", timed))
+    result = p.run()
+    assert [int(np.asarray(count)) for _, count in timed.results()] == [100, 100, 40]
+    np.testing.assert_array_equal(timed.results()[2][0][:40], data[200:240])
+    figures = result["metrics"]["w"]["figures"]
+    assert figures["idle_flushes"] == 1 and figures["late_messages"] == 1

@@ -749,9 +749,9 @@ class Pipeline:
         Aligns 2 to 4 streams by their rows' times (tags time_ns and sample_rate): the first input's rows, then each other input's nearest sample within tolerance_s and a bool mask of which matched. Late chunks go to `late` (a sluice.sinks sink), or are counted and logged.
         """
 
-    def event_window(self, name: str, *, rows: int, every_rows: int = 0, length_s: float = 0.0, every_s: float = 0.0, late: Sink | None = None, process: str = '') -> Node:
+    def event_window(self, name: str, *, rows: int, every_rows: int = 0, length_s: float = 0.0, every_s: float = 0.0, late: Sink | None = None, idle_s: float = 0.0, process: str = '') -> Node:
         """
-        Windows of one stream: `rows` rows every `every_rows` (length_s 0), or by time, [start, start + length_s) every every_s, zero-padded to `rows` rows with the count after.
+        Windows of one stream: `rows` rows every `every_rows` (length_s 0), or by time, [start, start + length_s) every every_s, zero-padded to `rows` rows with the count after. By time, idle_s > 0 emits the windows holding rows once the stream brought nothing for that long (wall clock).
         """
 
     def connect(self, source: Node, to: Node) -> None: ...

@@ -16,7 +16,7 @@
 // node): gathered as they come, a late message could sit in a pending batch
 // while the messages after it, done, wait for it at the next sequencer
 // holding all of the source's credit, so that nothing could fill the batch
-// until its timeout. A batch, full or flushed by the node's timer thread, is
+// until its timeout. A batch, full or flushed by the node's timer (DeadlineTimer), is
 // handed to a runner node, so that batches run on the graph's threads and
 // gathering goes on meanwhile; a full batch that finds every runner busy
 // waits in a queue, which the next batch to end takes from. While a batch
@@ -24,16 +24,15 @@
 // not end before it has run.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/deadline_timer.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/detail/rows.h>
 #include <sluice/pipeline/pipeline.h>
@@ -114,7 +113,7 @@ class BatcherNode : public PipelineNode {
           take(m);
           return flow::continue_msg();
         }));
-    timer_ = std::thread([this] { timer_loop(); });
+    timer_.emplace([this] { timed_out(); });
     return {gather, out_};
   }
 
@@ -205,7 +204,7 @@ class BatcherNode : public PipelineNode {
     if (full) {
       hand_off(std::move(full));
     } else if (first) {
-      wake_.notify_one();
+      timer_->arm(v.start + options_.batch.timeout);
     }
   }
 
@@ -234,40 +233,27 @@ class BatcherNode : public PipelineNode {
     if (next) hand_off(std::move(next));
   }
 
-  void timer_loop() {
-    std::unique_lock lock(mutex_);
-    while (!quit_) {
-      if (!pending_) {
-        wake_.wait(lock);
-        continue;
-      }
-      Clock::time_point due = pending_->first + options_.batch.timeout;
-      if (Clock::now() < due) {
-        wake_.wait_until(lock, due);
-        continue;
-      }
-      if (running_ >= options_.concurrency) {
-        // Every runner is busy: the batch fills on, and the first to end takes it.
-        wake_.wait(lock);
-        continue;
-      }
-      std::shared_ptr<Batch> late;
+  // The timer's deadline passed: the pending batch goes, if it is due (a
+  // batch handed off since leaves a later one, for which it is armed
+  // again) and a runner is free (else it fills on, and the first runner to
+  // end takes it).
+  void timed_out() {
+    std::shared_ptr<Batch> late;
+    {
+      std::lock_guard lock(mutex_);
+      if (!pending_) return;
+      const Clock::time_point due = pending_->first + options_.batch.timeout;
+      if (Clock::now() < due) return timer_->arm(due);
+      if (running_ >= options_.concurrency) return;
       late.swap(pending_);
       ++running_;
       timeouts_.fetch_add(1, std::memory_order_relaxed);
-      lock.unlock();
-      hand_off(std::move(late));
-      lock.lock();
     }
+    hand_off(std::move(late));
   }
 
   void end_timer() {
-    {
-      std::lock_guard lock(mutex_);
-      quit_ = true;
-    }
-    wake_.notify_all();
-    if (timer_.joinable() && timer_.get_id() != std::this_thread::get_id()) timer_.join();
+    if (timer_) timer_->stop();
   }
 
   // The rows of the batch's inputs, zero-padded to `size` rows, on the host.
@@ -348,18 +334,16 @@ class BatcherNode : public PipelineNode {
   flow::graph* graph_ = nullptr;
   flow::broadcast_node<Envelope>* out_ = nullptr;
   flow::function_node<std::shared_ptr<Batch>, flow::continue_msg>* runner_ = nullptr;
-  std::thread timer_;
 
-  std::mutex mutex_;  // guards what follows
-  std::condition_variable wake_;
+  std::mutex mutex_;                // guards what follows
   std::shared_ptr<Batch> pending_;  // null: none
   std::deque<std::shared_ptr<Batch>> queued_;  // full, waiting for a runner
   int running_ = 0;                            // batches handed to the runner and not ended
-  bool stopped_ = false;            // the run is stopping: nothing more is batched
-  bool quit_ = false;               // the timer thread ends
+  bool stopped_ = false;                       // the run is stopping: nothing more is batched
 
   std::atomic<uint64_t> batches_{0}, batched_{0}, timeouts_{0};
   LatencyHistogram queue_wait_;  // a message's arrival to its batch's run
+  std::optional<DeadlineTimer> timer_;  // last: stopped before what it reads goes
 };
 
 }  // namespace

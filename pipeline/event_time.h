@@ -56,10 +56,16 @@ namespace sluice {
 // once), so the lateness decides only where the capacity spans more time
 // than it. A chunk of another stream starting within `tolerance` of what
 // was emitted is late: its rows might have matched rows already gone.
+// With `idle` > 0, a stream that has brought nothing for that long of
+// wall-clock time (a sensor gone quiet without ending) is waited for no
+// longer: the reference chunks go without it (counted as "unwaited")
+// until it brings a chunk again. The lateness alone cannot say so when the
+// reference goes quiet too.
 struct ZipOptions {
   std::chrono::nanoseconds tolerance{0};
   std::chrono::nanoseconds lateness{std::chrono::milliseconds(100)};
   std::shared_ptr<Sink> late{};
+  std::chrono::nanoseconds idle{0};
 };
 
 // Pipeline::event_window: the rows of one stream cut into windows.

@@ -30,6 +30,7 @@
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
 #include <sluice/pipeline/checkpoint_store.h>
+#include <sluice/pipeline/detail/deadline_timer.h>
 #include <sluice/pipeline/detail/late_data.h>
 #include <sluice/pipeline/detail/node_kinds.h>
 #include <sluice/pipeline/detail/rows.h>
@@ -48,6 +49,7 @@ struct Stream {
   std::deque<std::shared_ptr<const Held>> chunks;
   int64_t last = kNever;  // the time of its newest row
   bool ended = false;     // it brings no more: nothing waits for it
+  Clock::time_point heard{};  // when its last message came (or the run started)
 };
 
 // A reference chunk that waits no longer, and each other stream's chunks
@@ -89,6 +91,9 @@ class ZipByTimeNode : public PipelineNode {
     if (options_.tolerance.count() < 0)
       throw PipelineError(error_message(who(), "tolerance", "0 ns or more",
                                         fmt::format("{} ns", options_.tolerance.count())));
+    if (options_.idle.count() < 0)
+      throw PipelineError(
+          error_message(who(), "idle", "0 ns or more", fmt::format("{} ns", options_.idle.count())));
     if (options_.lateness.count() < 0)
       throw PipelineError(
           error_message(who(), "lateness", "0 ns or more", fmt::format("{} ns", options_.lateness.count())));
@@ -146,6 +151,10 @@ class ZipByTimeNode : public PipelineNode {
       std::vector<Job> jobs = std::exchange(restored_jobs_, {});
       send(v, jobs);
     });
+    if (options_.idle.count() > 0) {
+      for (Stream& s : streams_) s.heard = Clock::now();
+      idle_timer_.emplace([this] { idle(); });
+    }
     NodePorts ports{.input = nullptr, .output = out_};
     for (size_t k = 0; k < inputs_.size(); ++k)
       ports.inputs.push_back(ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
@@ -157,6 +166,9 @@ class ZipByTimeNode : public PipelineNode {
   }
 
   bool drained(NodeContext&) override {
+    // Stopped first: what it sent after the graph went quiet is waited for
+    // with what the streams' end releases.
+    const bool timer_sent = stop_timer();
     Visit v(counters());
     std::vector<Job> jobs;
     std::vector<Snapshot> done;
@@ -168,8 +180,10 @@ class ZipByTimeNode : public PipelineNode {
     const bool any = !jobs.empty();
     hand_in(done);
     send(v, jobs);
-    return any;
+    return any || timer_sent;
   }
+
+  void stop() override { stop_timer(); }
 
   bool takes_part() const override { return true; }
   bool checkpoints_tensors() const override { return true; }
@@ -236,7 +250,10 @@ class ZipByTimeNode : public PipelineNode {
   }
 
   void end_stream() override { late_.end_stream(); }
-  void finish() override { late_.finish(); }
+  void finish() override {
+    stop_timer();
+    late_.finish();
+  }
 
   void add_metrics(NodeMetrics& m) const override {
     std::lock_guard lock(mutex_);
@@ -276,6 +293,7 @@ class ZipByTimeNode : public PipelineNode {
       ~Taken() {
         std::lock_guard lock(zip.mutex_);
         ++zip.taken_[k];
+        if (k > 0 && zip.idle_timer_) zip.streams_[k - 1].heard = Clock::now();
         if (!zip.ended_input(k)) return;
         zip.release(jobs, /*ended=*/false);
         zip.complete(done);
@@ -476,6 +494,27 @@ class ZipByTimeNode : public PipelineNode {
     return h;
   }
 
+  // The idle timer's deadline passed: the reference chunks waiting only
+  // for streams that have brought nothing for the idle time go without them.
+  void idle() {
+    Visit v(counters());
+    std::vector<Job> jobs;
+    {
+      std::lock_guard lock(mutex_);
+      release(jobs, /*ended=*/false);
+      if (jobs.empty()) return;
+      timer_sent_ = true;
+    }
+    send(v, jobs);
+  }
+
+  // Ends the idle timer, if any; whether it sent anything.
+  bool stop_timer() {
+    if (idle_timer_) idle_timer_->stop();
+    std::lock_guard lock(mutex_);
+    return timer_sent_;
+  }
+
   // Makes jobs of the reference chunks that need wait no longer. Under the lock.
   void release(std::vector<Job>& jobs, bool ended) {
     // What came more than the tolerance before every row still to come
@@ -487,19 +526,25 @@ class ZipByTimeNode : public PipelineNode {
       for (Stream& s : streams_)
         while (!s.chunks.empty() && s.chunks.front()->last < pending_.front().first - tolerance())
           s.chunks.pop_front();
+    const Clock::time_point now = idle_timer_ ? Clock::now() : Clock::time_point{};
     while (!pending_.empty()) {
       const Held& c = pending_.front();
       const int64_t needed = c.last + tolerance();
       bool waits = false, unwaited = false;
+      std::optional<Clock::time_point> idle_at;  // when the first stream it waits for turns idle
       for (const Stream& s : streams_) {
         if (ended || s.ended || (s.last != kNever && s.last >= needed)) continue;
-        if (ref_last_ - needed >= options_.lateness.count()) {
+        if (ref_last_ - needed >= options_.lateness.count() ||
+            (idle_timer_ && now - s.heard >= options_.idle)) {
           unwaited = true;
           continue;
         }
         waits = true;
+        if (idle_timer_)
+          idle_at = std::min(idle_at.value_or(Clock::time_point::max()), s.heard + options_.idle);
       }
       if (waits) {
+        if (idle_at) idle_timer_->arm(*idle_at);
         // Holding its source's whole capacity, the reference brings no more
         // until the others catch up: backpressure, said once.
         if (ctx_ && pending_.size() >= ctx_->capacity() && !held_full_++)
@@ -571,8 +616,10 @@ class ZipByTimeNode : public PipelineNode {
   std::vector<Job> restored_jobs_;  // made by a restore's in-flight messages, sent as the run starts
   LateData late_;
   uint64_t unwaited_ = 0, held_full_ = 0;
+  bool timer_sent_ = false;  // with `idle`: its timer released reference chunks
   std::atomic<uint64_t> matched_rows_{0},
       unmatched_rows_{0};  // counted as jobs are aligned, outside the lock
+  std::optional<DeadlineTimer> idle_timer_;  // last: stopped before what it reads goes
 };
 
 }  // namespace

@@ -364,17 +364,20 @@ void bind_pipeline(nb::module_& m) {
       .def(
           "zip_by_time",
           [](PythonPipeline& p, const std::string& name, double tolerance_s, double lateness_s,
-             std::shared_ptr<Sink> late, const std::string& process) {
-            return p.pipeline.zip_by_time(
-                name,
-                {.tolerance = seconds_ns(tolerance_s), .lateness = seconds_ns(lateness_s), .late = late},
-                {.process = process});
+             std::shared_ptr<Sink> late, double idle_s, const std::string& process) {
+            return p.pipeline.zip_by_time(name,
+                                          {.tolerance = seconds_ns(tolerance_s),
+                                           .lateness = seconds_ns(lateness_s),
+                                           .late = late,
+                                           .idle = seconds_ns(idle_s)},
+                                          {.process = process});
           },
           nb::arg("name"), nb::kw_only(), nb::arg("tolerance_s") = 0.0, nb::arg("lateness_s") = 0.1,
-          nb::arg("late").none() = nb::none(), nb::arg("process") = "",
+          nb::arg("late").none() = nb::none(), nb::arg("idle_s") = 0.0, nb::arg("process") = "",
           "Aligns 2 to 4 streams by their rows' times (tags time_ns and sample_rate): the first input's "
           "rows, then each other input's nearest sample within tolerance_s and a bool mask of which "
-          "matched. Late chunks go to `late` (a sluice.sinks sink), or are counted and logged.")
+          "matched. Late chunks go to `late` (a sluice.sinks sink), or are counted and logged. "
+          "idle_s > 0: a stream that brought nothing for that long (wall clock) is waited for no longer.")
       .def(
           "event_window",
           [](PythonPipeline& p, const std::string& name, int64_t rows, int64_t every_rows, double length_s,

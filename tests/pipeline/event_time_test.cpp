@@ -339,6 +339,69 @@ TEST(ZipByTime, AStreamThatStartsFarBeforeTheReferenceDoesNotHoldItBack) {
 
 // A scalar of the reference is a value of its whole chunk (a time it was
 // made, say): it goes on with the chunk. Another input's cannot be aligned.
+// Two streams that go quiet without ending: the reference's last chunk
+// waits for the other stream's rows past it, unless the zip has an idle
+// time, after which it goes without them. What it holds is the same either
+// way (the rows never come): idle changes when, not what.
+TEST(ZipByTime, WithAnIdleTimeAReferenceGoesWithoutAStreamGoneQuiet) {
+  constexpr auto kIdle = 60ms;
+  std::vector<Tensors> outputs[2];
+  for (bool idle : {false, true}) {
+    SCOPED_TRACE(idle ? "with an idle time" : "without");
+    auto a = sources::push({f32({kARows, 2})});
+    auto b = sources::push({f32({kBRows, 3})});
+    Pipeline p;
+    auto joined = p.zip_by_time("joined", {.tolerance = 500us, .lateness = 1h, .idle = idle ? kIdle : 0ns});
+    std::mutex mutex;
+    std::condition_variable arrived;
+    std::vector<std::pair<Clock::time_point, Tensors>> seen;
+    p.connect(p.source("a", a), joined);
+    p.connect(p.source("b", b), joined);
+    p.connect(joined, p.sink("out", [&](const Tensors& t) {
+      std::lock_guard lock(mutex);
+      seen.emplace_back(Clock::now(), t);
+      arrived.notify_all();
+    }));
+    p.start();
+    auto await = [&](size_t n, std::chrono::milliseconds within) {
+      std::unique_lock lock(mutex);
+      return arrived.wait_for(lock, within, [&] { return seen.size() >= n; });
+    };
+    b->push(b_chunk(0));
+    const Clock::time_point last_pushed = Clock::now();  // the zip takes b's last chunk after this
+    b->push(b_chunk(1));                                 // b's rows up to about 77 ms
+    a->push(a_chunk(0));                                 // [0, 50 ms): b passes it
+    a->push(a_chunk(1));                                 // [50, 100 ms): b never does
+    ASSERT_TRUE(await(1, 10s)) << "a's first chunk goes once b passed it";
+    if (!idle) {
+      EXPECT_FALSE(await(2, 4 * kIdle)) << "a's second chunk waits for b";
+    } else {
+      ASSERT_TRUE(await(2, 10s)) << "a's second chunk goes once b stayed quiet";
+      std::lock_guard lock(mutex);
+      EXPECT_GE(seen[1].first - last_pushed, kIdle);
+    }
+    a->close();
+    b->close();
+    PipelineResult r = p.wait();
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(seen.size(), 2u);
+    for (auto& [at, t] : seen) outputs[idle].push_back(t);
+    EXPECT_EQ(r.metrics_of("joined").figures.at("unwaited"), idle ? 1 : 0);
+  }
+  for (size_t m = 0; m < 2; ++m)
+    for (size_t k = 0; k < outputs[0][m].size(); ++k) {
+      const Tensor &without = outputs[0][m][k], &with = outputs[1][m][k];
+      ASSERT_EQ(without.spec(), with.spec()) << "message " << m << ", tensor " << k;
+      if (with.dtype() == DType::Pred)
+        EXPECT_EQ(without.to_vector<bool>(), with.to_vector<bool>()) << "message " << m << ", tensor " << k;
+      else
+        EXPECT_EQ(without.to_vector<float>(), with.to_vector<float>()) << "message " << m << ", tensor " << k;
+    }
+  const std::vector<bool> matched = outputs[1][1].back().to_vector<bool>();
+  EXPECT_TRUE(matched.front()) << "a's rows that b's samples reach match";
+  EXPECT_FALSE(matched.back()) << "those past b's last sample do not";
+}
+
 TEST(ZipByTime, TheReferencesScalarsGoOnWithItsChunkAndAnotherInputsAreRefused) {
   auto with_scalar = [](std::vector<Chunk> chunks) {
     for (size_t c = 0; c < chunks.size(); ++c) chunks[c].tensors.push_back(scalar<int64_t>(int64_t(c) * 10));

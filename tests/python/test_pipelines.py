@@ -287,6 +287,28 @@ def test_zip_by_time_matches_a_numpy_alignment():
     assert result["metrics"]["joined"]["kind"] == "zip_by_time"
 
 
+def test_zip_by_time_with_an_idle_time_goes_without_a_stream_gone_quiet():
+    a, _, _ = stream(0, 1000.0, 50, 2, 2, 5)  # [0, 100 ms)
+    b, _, _ = stream(0, 1000.0, 60, 1, 3, 6)  # [0, 60 ms)
+
+    def quiet_then_done():
+        yield b[0]
+        time.sleep(0.5)  # quiet past idle_s: a's second chunk goes without it
+
+    p = sluice.Pipeline()
+    joined = p.zip_by_time("joined", tolerance_s=0.0005, lateness_s=3600, idle_s=0.05)
+    out = sluice.sinks.collector()
+    p.connect(p.source("a", a), joined)
+    p.connect(p.source("b", quiet_then_done()), joined)
+    p.connect(joined, p.sink("out", out))
+    result = p.run()
+    assert len(out.results()) == 2
+    # Released by the idle time, not by b's end (which waits for nothing).
+    assert result["metrics"]["joined"]["figures"]["unwaited"] == 1
+    hit = out.results()[1][2]
+    assert hit[:10].all() and not hit[10:].any()  # b's rows reach 60 ms of a's [50, 100)
+
+
 def test_event_windows_by_count_and_by_time():
     items, _, data = stream(0, 1000.0, 30, 10, 1, 3)
     p = sluice.Pipeline()

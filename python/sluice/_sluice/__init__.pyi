@@ -744,9 +744,9 @@ class Pipeline:
         fn(*arrays) for each message, with read-only numpy views, the GIL held only inside it (tags=True: fn(*arrays, tags=dict), the message's tags as sluice.Chunk takes them); or a sluice.sinks sink.
         """
 
-    def zip_by_time(self, name: str, *, tolerance_s: float = 0.0, lateness_s: float = 0.1, late: Sink | None = None, process: str = '') -> Node:
+    def zip_by_time(self, name: str, *, tolerance_s: float = 0.0, lateness_s: float = 0.1, late: Sink | None = None, idle_s: float = 0.0, process: str = '') -> Node:
         """
-        Aligns 2 to 4 streams by their rows' times (tags time_ns and sample_rate): the first input's rows, then each other input's nearest sample within tolerance_s and a bool mask of which matched. Late chunks go to `late` (a sluice.sinks sink), or are counted and logged.
+        Aligns 2 to 4 streams by their rows' times (tags time_ns and sample_rate): the first input's rows, then each other input's nearest sample within tolerance_s and a bool mask of which matched. Late chunks go to `late` (a sluice.sinks sink), or are counted and logged. idle_s > 0: a stream that brought nothing for that long (wall clock) is waited for no longer.
         """
 
     def event_window(self, name: str, *, rows: int, every_rows: int = 0, length_s: float = 0.0, every_s: float = 0.0, late: Sink | None = None, idle_s: float = 0.0, process: str = '') -> Node:

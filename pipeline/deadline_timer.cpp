@@ -21,11 +21,6 @@ void DeadlineTimer::arm(Clock::time_point at) {
   if (sooner) wake_.notify_one();
 }
 
-void DeadlineTimer::disarm() {
-  std::lock_guard lock(mutex_);
-  due_.reset();
-}
-
 void DeadlineTimer::stop() {
   {
     std::lock_guard lock(mutex_);

@@ -1,7 +1,7 @@
 #pragma once
 // A thread that calls a function once a deadline passes: what a node uses
-// to act when no message comes (an event window's idle stream). Internal
-// to the pipeline layer.
+// to act when no message comes (a batch's timeout, a stream gone idle
+// before an event window or a zip). Internal to the pipeline layer.
 
 #include <chrono>
 #include <condition_variable>
@@ -25,7 +25,6 @@ class DeadlineTimer {
   // later deadline wakes nothing: the thread finds it moved when it wakes,
   // so that arming at every message costs no system call.
   void arm(Clock::time_point at);
-  void disarm();
   // Ends the thread, waiting for a fire under way (but from `fire`
   // itself): nothing fires once it returns.
   void stop();

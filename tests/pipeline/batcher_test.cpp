@@ -148,14 +148,12 @@ TEST(Batcher, APartialBatchIsFlushedByItsTimeout) {
 }
 
 // A stage slow enough that its batch is still running while a test pushes
-// the next one: `layers` products of a batch of 8 rows with a 2048 x 2048
-// matrix (tens of milliseconds on a 2-core machine).
-Expr slow_stage(Expr x, int layers) {
-  constexpr int64_t kWide = 2048;
-  Expr h = tanh(dot(x, constant(std::vector<float>(kWidth * kWide, 1e-3f), Shape{kWidth, kWide})));
-  const Expr w = constant(std::vector<float>(kWide * kWide, 1e-4f), Shape{kWide, kWide});
-  for (int k = 0; k < layers; ++k) h = tanh(dot(h, w));
-  return dot(h, constant(std::vector<float>(kWide * kWidth, 1e-3f), Shape{kWide, kWidth}));
+// the next one: a counter, made from its input so that nothing folds it,
+// stepped `steps` times before the rows go on as they came.
+Expr slow_stage(Expr x, int64_t steps) {
+  const Expr n = while_loop([steps](Expr c) { return c < steps; }, [](Expr c) { return c + 1; },
+                            as_type(sum(x) * 0, DType::S64));
+  return x + as_type(n, DType::F32) * 0;
 }
 
 TEST(Batcher, APartialBatchWhoseTimeoutPassesWhileTheBatchBeforeRunsKeepsFilling) {
@@ -163,12 +161,14 @@ TEST(Batcher, APartialBatchWhoseTimeoutPassesWhileTheBatchBeforeRunsKeepsFilling
   // waits past its timeout while the first batch runs, and the rest of it
   // comes meanwhile. Run early, it would have been a batch of one sharing
   // the cores with the first; kept filling, it runs full once the first ends.
+  // The timeout is long beside pushing a batch (the first must fill before
+  // its own, under load too), and the stage slower than the timeout.
   constexpr int64_t kBatch = 8;
-  constexpr auto kTimeout = 2ms;
-  for (int layers = 8;; layers *= 2) {
+  constexpr auto kTimeout = 100ms;
+  for (int64_t steps = int64_t{1} << 22;; steps *= 2) {  // about 0.3 s a run on a 2-core machine
     auto push = sources::push({f32({kWidth})});
     Pipeline p;
-    auto st = p.stage("slow", [layers](Expr x) { return slow_stage(x, layers); },
+    auto st = p.stage("slow", [steps](Expr x) { return slow_stage(x, steps); },
                       {.input = {f32({kWidth})}, .batch = {.size = kBatch, .timeout = kTimeout}});
     std::mutex mutex;
     std::optional<Clock::time_point> first_out;
@@ -183,7 +183,7 @@ TEST(Batcher, APartialBatchWhoseTimeoutPassesWhileTheBatchBeforeRunsKeepsFilling
     };
     send(kBatch);  // the first batch, full: it runs
     send(1);
-    std::this_thread::sleep_for(5 * kTimeout);
+    std::this_thread::sleep_for(kTimeout + 20ms);
     send(kBatch - 1);
     const Clock::time_point pushed = Clock::now();
     push->close();
@@ -192,7 +192,7 @@ TEST(Batcher, APartialBatchWhoseTimeoutPassesWhileTheBatchBeforeRunsKeepsFilling
     if (*first_out < pushed) {
       // This machine ran the first batch before the test had pushed the
       // second: nothing was tested. A slower stage, up to a bound.
-      ASSERT_LT(layers, 256) << "the first batch always ended before the second was pushed";
+      ASSERT_LT(steps, int64_t{1} << 26) << "the first batch always ended before the second was pushed";
       continue;
     }
     const std::map<std::string, double>& f = r.metrics_of("slow").figures;

@@ -113,7 +113,7 @@ class BatcherNode : public PipelineNode {
           take(m);
           return flow::continue_msg();
         }));
-    timer_.emplace([this] { timed_out(); });
+    timer_.emplace([this] { return timed_out(); });
     return {gather, out_};
   }
 
@@ -236,20 +236,24 @@ class BatcherNode : public PipelineNode {
   // The timer's deadline passed: the pending batch goes, if it is due (a
   // batch handed off since leaves a later one, for which it is armed
   // again) and a runner is free (else it fills on, and the first runner to
-  // end takes it).
-  void timed_out() {
+  // end takes it). Whether it handed one off.
+  bool timed_out() {
     std::shared_ptr<Batch> late;
     {
       std::lock_guard lock(mutex_);
-      if (!pending_) return;
+      if (!pending_) return false;
       const Clock::time_point due = pending_->first + options_.batch.timeout;
-      if (Clock::now() < due) return timer_->arm(due);
-      if (running_ >= options_.concurrency) return;
+      if (Clock::now() < due) {
+        timer_->arm(due);
+        return false;
+      }
+      if (running_ >= options_.concurrency) return false;
       late.swap(pending_);
       ++running_;
       timeouts_.fetch_add(1, std::memory_order_relaxed);
     }
     hand_off(std::move(late));
+    return true;
   }
 
   void end_timer() {

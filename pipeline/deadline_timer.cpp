@@ -6,7 +6,7 @@
 
 namespace sluice {
 
-DeadlineTimer::DeadlineTimer(std::function<void()> fire)
+DeadlineTimer::DeadlineTimer(std::function<bool()> fire)
     : fire_(std::move(fire)), thread_([this] { loop(); }) {}
 
 DeadlineTimer::~DeadlineTimer() { stop(); }
@@ -21,13 +21,15 @@ void DeadlineTimer::arm(Clock::time_point at) {
   if (sooner) wake_.notify_one();
 }
 
-void DeadlineTimer::stop() {
+bool DeadlineTimer::stop() {
   {
     std::lock_guard lock(mutex_);
     quit_ = true;
   }
   wake_.notify_one();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  std::lock_guard lock(mutex_);
+  return sent_;
 }
 
 void DeadlineTimer::loop() {
@@ -43,8 +45,9 @@ void DeadlineTimer::loop() {
     }
     due_.reset();
     lock.unlock();
-    fire_();
+    const bool sent = fire_();
     lock.lock();
+    sent_ = sent_ || sent;
   }
 }
 

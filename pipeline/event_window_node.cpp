@@ -97,7 +97,7 @@ class EventWindowNode : public PipelineNode {
         }));
     if (options_.idle.count() > 0) {
       last_arrival_ = Clock::now();
-      idle_timer_.emplace([this] { idle(); });
+      idle_timer_.emplace([this] { return idle(); });
     }
     return {.input = nullptr, .output = out_, .inputs = {in}};
   }
@@ -234,31 +234,30 @@ class EventWindowNode : public PipelineNode {
 
   // The idle timer's deadline passed: if the stream has brought nothing
   // since, its watermark passes every row held (the end of the last window
-  // holding the newest), and the windows holding rows go.
-  void idle() {
+  // holding the newest), and the windows holding rows go. Whether any did.
+  bool idle() {
     Visit v(counters());
     std::vector<Envelope> out;
     {
       std::lock_guard lock(mutex_);
       const Clock::time_point quiet_until = last_arrival_ + options_.idle;
-      if (Clock::now() < quiet_until) return idle_timer_->arm(quiet_until);
-      if (times_.empty() || last_time_ == kNever) return;
+      if (Clock::now() < quiet_until) {
+        idle_timer_->arm(quiet_until);
+        return false;
+      }
+      if (times_.empty() || last_time_ == kNever) return false;
       const int64_t last_start = floor_div(last_time_, options_.every.count()) * options_.every.count();
       watermark_ = std::max(watermark_, last_start + options_.length.count() - 1);
       cut_by_time(out, nullptr, last_seq_);
-      if (out.empty()) return;
+      if (out.empty()) return false;
       ++idle_flushes_;
-      timer_emitted_ = true;
     }
     put_all(v, out, *out_);
+    return true;
   }
 
   // Ends the idle timer, if any; whether it emitted windows.
-  bool stop_timer() {
-    if (idle_timer_) idle_timer_->stop();
-    std::lock_guard lock(mutex_);
-    return timer_emitted_;
-  }
+  bool stop_timer() { return idle_timer_ && idle_timer_->stop(); }
 
   // Checkpoint barrier m.barrier comes before message m: what the window
   // holds now is its state there. The barrier goes on first, numbered as
@@ -469,10 +468,9 @@ class EventWindowNode : public PipelineNode {
   uint64_t numbered_from_ = 0;            // where a restored run's window numbers go on from
   LateData late_;
   uint64_t windows_ = 0, unwindowed_ = 0;
-  // With `idle`: when the last message came, and the windows its timer emitted.
+  // With `idle`: when the last message came, and how often its timer emitted windows.
   Clock::time_point last_arrival_{};
   uint64_t idle_flushes_ = 0;
-  bool timer_emitted_ = false;
   std::optional<DeadlineTimer> idle_timer_;  // last: stopped before what it reads goes
 };
 

@@ -153,7 +153,7 @@ class ZipByTimeNode : public PipelineNode {
     });
     if (options_.idle.count() > 0) {
       for (Stream& s : streams_) s.heard = Clock::now();
-      idle_timer_.emplace([this] { idle(); });
+      idle_timer_.emplace([this] { return idle(); });
     }
     NodePorts ports{.input = nullptr, .output = out_};
     for (size_t k = 0; k < inputs_.size(); ++k)
@@ -495,25 +495,21 @@ class ZipByTimeNode : public PipelineNode {
   }
 
   // The idle timer's deadline passed: the reference chunks waiting only
-  // for streams that have brought nothing for the idle time go without them.
-  void idle() {
+  // for streams that have brought nothing for the idle time go without
+  // them. Whether any did.
+  bool idle() {
     Visit v(counters());
     std::vector<Job> jobs;
     {
       std::lock_guard lock(mutex_);
       release(jobs, /*ended=*/false);
-      if (jobs.empty()) return;
-      timer_sent_ = true;
     }
     send(v, jobs);
+    return !jobs.empty();
   }
 
   // Ends the idle timer, if any; whether it sent anything.
-  bool stop_timer() {
-    if (idle_timer_) idle_timer_->stop();
-    std::lock_guard lock(mutex_);
-    return timer_sent_;
-  }
+  bool stop_timer() { return idle_timer_ && idle_timer_->stop(); }
 
   // Makes jobs of the reference chunks that need wait no longer. Under the lock.
   void release(std::vector<Job>& jobs, bool ended) {
@@ -616,7 +612,6 @@ class ZipByTimeNode : public PipelineNode {
   std::vector<Job> restored_jobs_;  // made by a restore's in-flight messages, sent as the run starts
   LateData late_;
   uint64_t unwaited_ = 0, held_full_ = 0;
-  bool timer_sent_ = false;  // with `idle`: its timer released reference chunks
   std::atomic<uint64_t> matched_rows_{0},
       unmatched_rows_{0};  // counted as jobs are aligned, outside the lock
   std::optional<DeadlineTimer> idle_timer_;  // last: stopped before what it reads goes

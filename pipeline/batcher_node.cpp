@@ -164,8 +164,9 @@ class BatcherNode : public PipelineNode {
   void take(const Envelope& m) {
     Visit v(counters(), m);
     if (m.skipped) {
-      v.leave(m);
-      out_->try_put(m);
+      Envelope out = m;
+      v.leave(out);
+      out_->try_put(out);
       return;
     }
     // A message that does not fit its row fails alone, not its batch.

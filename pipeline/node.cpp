@@ -1,5 +1,7 @@
 #include <sluice/pipeline/node.h>
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include <sluice/devices/cross_thread_allocator.h>
@@ -21,6 +23,12 @@ Visit::Visit(NodeCounters& c, const Envelope& m) : counters(c) {
   c.messages_in.fetch_add(1, std::memory_order_relaxed);
   c.bytes_in.fetch_add(static_cast<uint64_t>(bytes_of(m.tensors)), std::memory_order_relaxed);
   if (m.skipped) c.skipped.fetch_add(1, std::memory_order_relaxed);
+  if (c.trace) queued = m.sent;
+}
+
+void Visit::leave(Envelope& m) {
+  leave(std::as_const(m));
+  m.sent = start;  // leave's now
 }
 
 void Visit::leave(const Envelope& m) {
@@ -30,7 +38,10 @@ void Visit::leave(const Envelope& m) {
   counters.busy_ns.fetch_add(static_cast<uint64_t>(std::chrono::nanoseconds(now - start).count()),
                              std::memory_order_relaxed);
   counters.latency.record(std::chrono::duration<double, std::micro>(now - m.born).count());
-  if (counters.trace) counters.trace->recorder->slice(*counters.trace, start, now, m.seq);
+  if (counters.trace) {
+    counters.trace->recorder->slice(*counters.trace, start, now, m.seq, queued);
+    queued = {};  // the wait was the first message's
+  }
   start = now;
 }
 

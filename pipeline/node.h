@@ -11,7 +11,7 @@
 //     void resolve(const std::vector<sluice::Spec>& inputs) override { in_ = inputs; }
 //     sluice::NodePorts join(sluice::NodeContext& ctx) override {
 //       auto* body = ctx.own(std::make_shared<tbb::flow::function_node<sluice::Envelope, sluice::Envelope>>(
-//           ctx.graph(), tbb::flow::unlimited, [this](const sluice::Envelope& m) {
+//           ctx.graph(), tbb::flow::unlimited, [this](sluice::Envelope m) {
 //             sluice::Visit v(counters(), m);
 //             v.leave(m);
 //             return m;
@@ -64,6 +64,9 @@ struct Envelope {
   // holds (attach_tags), so that a copy of a message, made at every hop,
   // copies a pointer and touches no count.
   const Tags* tags = nullptr;
+  // When the node before let it go (Visit::leave): a traced run shows its
+  // wait in the next node's queue from then to that node's start.
+  Clock::time_point sent;
 };
 
 // Counts a message into a node and, with leave(), out of it and its time
@@ -72,8 +75,12 @@ struct Envelope {
 struct Visit {
   NodeCounters& counters;
   Clock::time_point start = Clock::now();
+  Clock::time_point queued;  // traced: when the message came into the node's queue (its `sent`)
   Visit(NodeCounters& c, const Envelope& m);
   explicit Visit(NodeCounters& c) : counters(c) {}  // no message in: what a node flushes at the end
+  // `m` goes on to the next nodes: stamped `sent`, as it leaves.
+  void leave(Envelope& m);
+  // `m` goes no further (a sink's), or was left already.
   void leave(const Envelope& m);
 };
 

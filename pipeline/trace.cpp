@@ -206,17 +206,23 @@ void TraceRecorder::record(const Event& e) {
   block.events[block.size++] = e;
 }
 
-void TraceRecorder::slice(const NodeTrace& lane, Clock::time_point start, Clock::time_point end,
-                          uint64_t seq) {
+void TraceRecorder::slice(const NodeTrace& lane, Clock::time_point start, Clock::time_point end, uint64_t seq,
+                          Clock::time_point queued) {
   // steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux): the host's clock.
-  record({std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
-          std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count(), seq + lane.flow_base,
-          lane.node});
+  const auto ns = [](Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  };
+  // A wait shorter than a microsecond is a hand-off (the node before's
+  // thread running this node next, most of them), not a queue: written
+  // each, they doubled a trace's size and its cost to the run.
+  constexpr auto kShortestWait = std::chrono::microseconds(1);
+  const bool waited = queued != Clock::time_point{} && start - queued >= kShortestWait;
+  record({ns(start), ns(end) - ns(start), waited ? ns(queued) : 0, seq + lane.flow_base, lane.node});
 }
 
 void TraceRecorder::barrier(const NodeTrace& lane, int64_t number) {
   record({std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(), -1,
-          static_cast<uint64_t>(number), lane.node});
+          0, static_cast<uint64_t>(number), lane.node});
 }
 
 namespace {
@@ -227,6 +233,7 @@ struct Fragments {
   std::vector<std::string> slice_head;  // per node, up to its slice's timestamp
   std::vector<std::string> flow_tail;   // per node, from its flow's id to the event's end
   std::vector<std::string> node_name;   // per node, as a JSON string
+  std::vector<std::string> queue_head;  // per node, its queue wait's, up to its id
 };
 
 // One thread's events [begin, end), as text.
@@ -243,6 +250,21 @@ void render(JsonText& out, const Fragments& f, const std::string& pid_tid, const
           .text(f.node_name[e->node])
           .text("}}");
       continue;
+    }
+    if (e->queued_ns > 0) {
+      // The wait, as an async slice (begin and end, by id): waits in one
+      // queue overlap, which a thread's slices may not. Its id: the
+      // node's, then the message's flow.
+      for (const auto& [phase, ts] : {std::pair{"b", e->queued_ns}, std::pair{"e", e->ts_ns}}) {
+        out.fragment(f.queue_head[e->node])
+            .integer(e->seq)
+            .text("\",\"ph\":\"")
+            .text(phase)
+            .text("\",\"ts\":")
+            .micros(ts)
+            .fragment(pid_tid)
+            .text("}");
+      }
     }
     out.fragment(f.slice_head[e->node])
         .micros(e->ts_ns)
@@ -268,6 +290,8 @@ void TraceRecorder::write() {
     f.slice_head.push_back(JsonText::padded(
         ",\n{\"name\":" + name + ",\"cat\":" + nlohmann::json(kinds_[i]).dump() + ",\"ph\":\"X\",\"ts\":"));
     f.flow_tail.push_back(JsonText::padded(flow_binding(flows_[i])));
+    f.queue_head.push_back(JsonText::padded(",\n{\"name\":" + nlohmann::json(names_[i] + " queue").dump() +
+                                            ",\"cat\":\"queue\",\"id\":\"" + std::to_string(i) + "."));
   }
   const std::string head = fmt::format(
       "{{\"traceEvents\":[\n{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"tid\":0,\"args\":{{"

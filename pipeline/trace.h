@@ -8,9 +8,16 @@
 // The slices carry the flows themselves (the format's flow events v2: a
 // slice's bind_id is its flow, flow_in that a flow comes into it, flow_out
 // that it goes on), not an event of their own each: half the events.
+// A message's wait in a node's queue, from the node before letting it go
+// to this node taking it, is an async slice ("b" and "e", its id the
+// node's number and the flow's) on the node's queue track: waits in one
+// queue overlap, as a thread's slices may not. Waits under a microsecond
+// (hand-offs to the next node on the same thread) are left out.
 // Checkpoint barriers are instants on the node that passed them.
 //
 //   {"traceEvents": [
+//     {"name":"fft queue","cat":"queue","id":"2.7","ph":"b","ts":1.49998e6,"pid":412,"tid":415},
+//     {"name":"fft queue","cat":"queue","id":"2.7","ph":"e","ts":1.5e6,"pid":412,"tid":415},
 //     {"name":"fft","cat":"stage","ph":"X","ts":1.5e6,"dur":84.1,"pid":412,"tid":415,"args":{"seq":7},
 //      "bind_id":7,"flow_in":true,"flow_out":true}, ...],
 //    "otherData": {"process":"compute","host":"a","pid":412,"clock_monotonic_ns":..,"clock_realtime_ns":..,

@@ -43,8 +43,11 @@ class TraceRecorder {
   // restored run's numbers go on from.
   NodeTrace lane(const std::string& name, const std::string& kind, FlowStep flow, int origin,
                  uint64_t seq_offset);
-  // Message `seq` spent [start, end) in the lane's node, on this thread.
-  void slice(const NodeTrace& lane, Clock::time_point start, Clock::time_point end, uint64_t seq);
+  // Message `seq` spent [start, end) in the lane's node, on this thread,
+  // having waited in its queue since `queued` (unset: not known; the wait
+  // is kept from a microsecond up).
+  void slice(const NodeTrace& lane, Clock::time_point start, Clock::time_point end, uint64_t seq,
+             Clock::time_point queued = {});
   // Checkpoint barrier `number` passed the lane's node now.
   void barrier(const NodeTrace& lane, int64_t number);
   // Writes the file. PipelineError naming it when it cannot be written whole.
@@ -53,8 +56,9 @@ class TraceRecorder {
  private:
   struct Event {
     int64_t ts_ns;
-    int64_t dur_ns;  // a slice's; -1: a barrier's instant
-    uint64_t seq;    // a slice's message, a barrier's number
+    int64_t dur_ns;     // a slice's; -1: a barrier's instant
+    int64_t queued_ns;  // a slice's message in the node's queue since then; 0: not known
+    uint64_t seq;       // a slice's message, a barrier's number
     uint32_t node;
   };
   // Each thread records into a list of its own, with no lock and no

@@ -130,6 +130,55 @@ TEST(Trace, ARunWritesASlicePerNodePerMessageAndAFlowPerMessage) {
   EXPECT_EQ(events_of(trace, "M").at(0)["args"]["name"], "sluice");
 }
 
+// Each message's wait in a node's queue: an async slice (begin, end)
+// from the moment the node before let it go (its slice's end) to the
+// moment this node took it (its slice's start), for every node a message
+// comes into and waits a microsecond or more.
+TEST(Trace, EachMessagesWaitInANodesQueueRunsFromTheNodeBeforeToThisNode) {
+  TempDir dir;
+  const std::string path = dir.path() + "/trace.json";
+  run_small({.trace = path}, 50);
+  const json trace = read_json(path);
+  // Each slice's start and end, by node and flow.
+  std::map<std::pair<std::string, uint64_t>, std::pair<double, double>> slices;
+  for (const json& s : events_of(trace, "X"))
+    slices[{s["name"], s["bind_id"]}] = {s["ts"].get<double>(),
+                                         s["ts"].get<double>() + s["dur"].get<double>()};
+  std::map<std::string, std::map<std::string, double>> waits;  // by id: "b" and "e"
+  std::map<std::string, std::string> node_of;
+  for (const std::string phase : {"b", "e"})
+    for (const json& e : events_of(trace, phase)) {
+      EXPECT_EQ(e["cat"], "queue") << e.dump();
+      const std::string id = e["id"];
+      ASSERT_FALSE(waits[id].contains(phase)) << "two " << phase << " for " << id;
+      waits[id][phase] = e["ts"].get<double>();
+      node_of[id] = e["name"];
+    }
+  // The stage's and the sink's; not the source's, whose messages come from nowhere.
+  const std::map<std::string, std::string> before = {{"running queue", "numbers"},
+                                                     {"results queue", "running"}};
+  size_t long_waits = 0;
+  for (const auto& [to, from] : before)
+    for (uint64_t flow = 0; flow < 50; ++flow)
+      long_waits +=
+          slices.at({to.substr(0, to.size() - 6), flow}).first - slices.at({from, flow}).second >= 1.001;
+  EXPECT_GT(long_waits, 0u) << "no message waited: the test shows nothing";
+  EXPECT_GE(waits.size(), long_waits);
+  EXPECT_LE(waits.size(), 100u);
+  for (const auto& [id, ends] : waits) {
+    ASSERT_EQ(ends.size(), 2u) << id << ": a wait not closed";
+    ASSERT_TRUE(before.contains(node_of[id])) << node_of[id];
+    const uint64_t flow = std::stoull(id.substr(id.find('.') + 1));
+    const std::string node = node_of[id].substr(0, node_of[id].size() - 6);
+    const std::string& from = before.at(node_of[id]);
+    const auto here = slices.find({node, flow}), there = slices.find({from, flow});
+    ASSERT_TRUE(here != slices.end() && there != slices.end()) << id;
+    EXPECT_NEAR(ends.at("e"), here->second.first, 1e-6) << id << ": ends where " << node << " starts";
+    EXPECT_NEAR(ends.at("b"), there->second.second, 2e-3) << id << ": begins where " << from << " ends";
+    EXPECT_GE(ends.at("e") - ends.at("b"), 0.999) << id << ": a hand-off, not a wait";
+  }
+}
+
 TEST(Trace, CheckpointBarriersAreInstantsOnTheNodesTheyPass) {
   TempDir dir;
   const std::string path = dir.path() + "/trace.json";

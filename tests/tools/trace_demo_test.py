@@ -2,7 +2,8 @@
 three-process run, and `sluice trace merge`. The merged timeline is parsed
 as a viewer reads it: the three processes named; every slice closed (a
 duration, not negative); on each thread, slices nest or follow one another
-(timestamps monotonic); every message's flow starts at the source, in the
+(timestamps monotonic); every queue wait begun and ended once, forward
+in time; every message's flow starts at the source, in the
 source process, before each of its steps and its end, which come in the
 compute and sink processes; each process's clocks within 1 ms of the
 first's (one host: the monotonic clock is shared, nothing moved). Then the
@@ -50,6 +51,19 @@ with tempfile.TemporaryDirectory() as tmp:
                 open_ends.pop()
             assert not open_ends or end <= open_ends[-1] + 1e-3, f"thread {thread}: a slice overlaps another's end"
             open_ends.append(end)
+
+    # Queue waits: async slices, each begun and ended once, forward in time,
+    # in the compute process (the stages after its channel's receiving end).
+    waits = collections.defaultdict(dict)
+    for e in events:
+        if e["ph"] in ("b", "e"):
+            assert e["cat"] == "queue" and e["name"].endswith(" queue"), e
+            assert e["ph"] not in waits[(e["pid"], e["id"])], f"a wait begun or ended twice: {e}"
+            waits[(e["pid"], e["id"])][e["ph"]] = e["ts"]
+    assert waits, "no queue waits"
+    for key, ends in waits.items():
+        assert set(ends) == {"b", "e"} and ends["e"] - ends["b"] >= 0.999, (key, ends)
+    assert "compute" in {processes[pid] for pid, _ in waits}, "no waits in the compute process"
 
     flows = collections.defaultdict(list)
     for e in events:

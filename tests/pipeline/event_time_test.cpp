@@ -804,6 +804,46 @@ TEST(EventWindow, WithAnIdleTimeAQuietStreamsLastWindowGoesOut) {
   }
 }
 
+// A watermark on its input, ahead of the rows, tells the window more than
+// the rows do: a source that knows its stream is complete up to a time
+// (a gap, a sensor's own clock) closes the windows before it at once.
+TEST(EventWindow, AnInputsWatermarkAheadOfItsRowsClosesTheWindowsBeforeIt) {
+  auto push = sources::push({f32({30, 1})});
+  Pipeline p;
+  auto w = p.event_window("w", {.rows = 101, .length = 100ms});
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::vector<std::pair<std::vector<float>, Tags>> seen;
+  p.connect(p.source("s", push), w);
+  p.connect(w, p.sink("out", [&](const Tensors& t, const Tags& tags) {
+    std::lock_guard lock(mutex);
+    seen.push_back({values(t[0], t[1].to_vector<int64_t>().at(0)), tags});
+    arrived.notify_all();
+  }));
+  p.start();
+  std::vector<Chunk> chunks = counted(11, 30);
+  // Rows 0 to 239 ms; the last chunk says nothing comes before 300 ms.
+  chunks[7].tags.set(std::string(tag_keys::kWatermark), kT0 + 299'999'999);
+  for (int c = 0; c < 8; ++c) push->push(chunks[c]);
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(arrived.wait_for(lock, 10s, [&] { return seen.size() >= 3; }))
+        << "[200, 300) goes on the watermark, with the stream still open";
+    std::vector<float> want(40);
+    std::iota(want.begin(), want.end(), 200.0f);
+    EXPECT_EQ(seen[2].first, want);
+    EXPECT_EQ(seen[2].second.get<int64_t>("window_start_ns"), kT0 + 200'000'000);
+    EXPECT_EQ(seen[2].second.get<int64_t>(tag_keys::kWatermark), kT0 + 299'999'999);
+  }
+  push->push(chunks[10]);  // rows 300 to 329: after the watermark, not late
+  push->close();
+  PipelineResult r = p.wait();
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[3].first.size(), 30u);
+  EXPECT_EQ(r.metrics_of("w").figures.at("late_messages"), 0);
+}
+
 TEST(EventWindow, RefusesOptionsThatCutNothing) {
   Pipeline p;
   EXPECT_THAT([&] { p.event_window("w", {.rows = 0}); },

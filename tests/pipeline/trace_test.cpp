@@ -278,6 +278,43 @@ TEST(Trace, ThreeProcessesMergedFollowEachMessageAcrossThem) {
   expect_flows_run_forward(merged["traceEvents"], kMessages, 9, 1);
 }
 
+// Files from two hosts: each host's monotonic clock is its own, so the
+// second file's timestamps move by how much further its wall clock is from
+// its monotonic clock than the first's; files of the first's host stay.
+TEST(Trace, MergeMovesAnotherHostsFileByTheDifferenceOfItsClocks) {
+  TempDir dir;
+  auto write = [&](const std::string& name, const std::string& host, int64_t monotonic_ns,
+                   int64_t realtime_ns) {
+    const std::string path = dir.path() + "/" + name + ".json";
+    json event =
+        json::object({{"name", name}, {"ph", "X"}, {"ts", 10.0}, {"dur", 1.0}, {"pid", 1}, {"tid", 1}});
+    json trace = json::object({{"traceEvents", json::array({event})},
+                               {"otherData", json::object({{"process", name},
+                                                           {"host", host},
+                                                           {"clock_monotonic_ns", monotonic_ns},
+                                                           {"clock_realtime_ns", realtime_ns}})}});
+    std::ofstream(path) << trace.dump();
+    return path;
+  };
+  // Wall less monotonic: 1 ms on a, 3.5 ms on b, 1.25 ms on a's other process.
+  const std::vector<std::string> paths = {write("first", "a", 5'000'000, 6'000'000),
+                                          write("remote", "b", 2'000'000, 5'500'000),
+                                          write("local", "a", 7'000'000, 8'250'000)};
+  const std::string out = dir.path() + "/merged.json";
+  const std::vector<TraceFile> files = merge_traces(paths, out);
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_DOUBLE_EQ(files[1].clock_difference_us, 2500);
+  EXPECT_DOUBLE_EQ(files[1].offset_us, 2500);
+  EXPECT_DOUBLE_EQ(files[2].clock_difference_us, 250);
+  EXPECT_DOUBLE_EQ(files[2].offset_us, 0) << "one host, one monotonic clock: nothing moved";
+  const json merged = read_json(out);
+  std::map<std::string, double> ts;
+  for (const json& e : merged["traceEvents"]) ts[e["name"]] = e["ts"].get<double>();
+  EXPECT_DOUBLE_EQ(ts["first"], 10);
+  EXPECT_DOUBLE_EQ(ts["remote"], 2510);
+  EXPECT_DOUBLE_EQ(ts["local"], 10);
+}
+
 TEST(Trace, MergeRefusesAFileThatIsNoTraceNamingIt) {
   TempDir dir;
   const std::string path = dir.path() + "/other.json";

@@ -81,9 +81,12 @@ struct ZipOptions {
 //   it holds. A window with more than `rows` rows fails (ErrorPolicy).
 //   Windows holding no row are not emitted. A chunk with a row before the
 //   end of an emitted window is late.
-// Each window's tags: its first row's chunk's whole-chunk tags, time_ns
-// moved to that row (as slice_tags moves it), "window_start_ns" and
-// "window_end_ns" (by time), and the watermark.
+// Each window's tags: its rows' chunks' tags joined as its rows are
+// (join_tags): the first row's chunk's whole-chunk tags, time_ns moved to
+// that row (as slice_tags moves it); every tag at a row, at the row's
+// place in the window; a later chunk's own time (and what else it says
+// otherwise) at its first row; then "window_start_ns" and "window_end_ns"
+// (by time), and the watermark.
 //   Idle (by time, idle > 0): a stream that brings nothing for `idle` of
 //   wall-clock time (a sensor that went quiet without ending) counts as
 //   complete up to the end of the last window holding its newest row: the

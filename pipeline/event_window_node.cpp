@@ -428,13 +428,22 @@ class EventWindowNode : public PipelineNode {
       e.tensors.push_back(std::move(t));
     }
     if (span) e.tensors.push_back(scalar<int64_t>(count));
-    // Its first row's chunk's tags, the time moved to that row.
-    const int64_t first = taken_ + from;
-    auto chunk = std::find_if(chunk_tags_.rbegin(), chunk_tags_.rend(),
-                              [&](const ChunkTags& c) { return c.first_row <= first; });
-    Tags tags = chunk == chunk_tags_.rend()
-                    ? Tags{}
-                    : slice_tags(chunk->tags, first - chunk->first_row, first - chunk->first_row);
+    // Its rows' chunks' tags joined as the rows are (join_tags): the first
+    // row's chunk's whole-chunk tags, the time moved to that row; every tag
+    // at a row, moved to where the row lands; what a later chunk says
+    // otherwise of itself (its time), at its first row.
+    const int64_t first = taken_ + from, end = first + count;
+    std::vector<Tags> parts;
+    std::vector<int64_t> part_rows;
+    for (size_t i = 0; i < chunk_tags_.size(); ++i) {
+      const int64_t chunk_end = i + 1 < chunk_tags_.size() ? chunk_tags_[i + 1].first_row : taken_ + held();
+      const int64_t lo = std::max(first, chunk_tags_[i].first_row), hi = std::min(end, chunk_end);
+      if (lo >= hi) continue;
+      parts.push_back(
+          slice_tags(chunk_tags_[i].tags, lo - chunk_tags_[i].first_row, hi - chunk_tags_[i].first_row));
+      part_rows.push_back(hi - lo);
+    }
+    Tags tags = join_tags(parts, part_rows);
     if (span) {
       tags.set("window_start_ns", span->first);
       tags.set("window_end_ns", span->second);

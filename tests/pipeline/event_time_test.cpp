@@ -588,6 +588,44 @@ std::vector<float> values(const Tensor& t, int64_t n) {
   return v;
 }
 
+// A tag at a row goes with its row into every window holding it, at the
+// row's place there; a later chunk's own tags (its time, its number) at
+// its first row in the window; the window's whole tags are its first row's
+// chunk's, the time moved to that row.
+TEST(EventWindow, TagsAtRowsGoWithTheirRowsIntoTheWindowsThatHoldThem) {
+  std::vector<Chunk> chunks = counted(12, 30);
+  chunks[2].tags.set("event", int64_t{7}, 5);   // row 65
+  chunks[3].tags.set("event", int64_t{8}, 29);  // row 119
+  chunks[6].tags.set("event", int64_t{9}, 0);   // row 180
+  struct Case {
+    EventWindowOptions options;
+    int64_t first_row;                  // of the window looked at
+    std::map<int64_t, int64_t> events;  // its events by offset
+  };
+  for (const Case& c : {Case{{.rows = 101, .length = 100ms}, 100, {{19, 8}, {80, 9}}},  // [100, 200) ms
+                        Case{{.rows = 101, .length = 100ms, .every = 50ms}, 50, {{15, 7}, {69, 8}}},
+                        Case{{.rows = 40, .every_rows = 40}, 40, {{25, 7}}}}) {  // rows 40 to 79
+    Windowed w = windows(chunks, c.options);
+    const auto at = std::find_if(w.out.begin(), w.out.end(),
+                                 [&](const Tensors& t) { return t[0].to_vector<float>()[0] == c.first_row; });
+    ASSERT_NE(at, w.out.end()) << "no window from row " << c.first_row;
+    const Tags& tags = w.tags[static_cast<size_t>(at - w.out.begin())];
+    const int64_t rows = c.options.every_rows > 0 ? 40 : 100;
+    std::map<int64_t, int64_t> events;
+    for (int64_t r = 0; r < rows; ++r)
+      if (auto e = tags.get<int64_t>("event", r)) events[r] = *e;
+    EXPECT_EQ(events, c.events) << "window from row " << c.first_row;
+    EXPECT_EQ(tags.time_ns(), kT0 + c.first_row * 1'000'000);
+    EXPECT_EQ(tags.get<int64_t>("chunk"), c.first_row / 30);
+    // Each later chunk's number and time at its first row here.
+    for (int64_t row = (c.first_row / 30 + 1) * 30; row < c.first_row + rows; row += 30) {
+      EXPECT_EQ(tags.get<int64_t>("chunk", row - c.first_row), row / 30) << row;
+      EXPECT_EQ(tags.get<int64_t>(std::string(tag_keys::kTime), row - c.first_row), kT0 + row * 1'000'000)
+          << row;
+    }
+  }
+}
+
 TEST(EventWindow, ByCountTumblingSlidingAndHopping) {
   for (auto [size, every] : {std::pair<int64_t, int64_t>{5, 5}, {4, 2}, {4, 6}, {16, 16}}) {
     Windowed w = windows(counted(10, 7), {.rows = size, .every_rows = every});

@@ -7,6 +7,7 @@
 
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
+#include <sluice/pipeline/detail/off_thread_wait.h>
 
 namespace sluice {
 namespace {
@@ -367,7 +368,8 @@ void ZmqSource::receive() {
 ZmqSink::ZmqSink(const std::string& endpoint, ZmqSinkOptions options)
     : endpoint_(endpoint),
       options_(std::move(options)),
-      channel_(sending(options_.pattern, endpoint), endpoint, options_.channel) {}
+      channel_(sending(options_.pattern, endpoint), endpoint, options_.channel),
+      waiter_(std::make_unique<OffThreadWait>()) {}
 
 std::map<std::string, double> ZmqSink::figures() const {
   if (options_.channel.delivery != Delivery::Reliable) return {};
@@ -381,7 +383,8 @@ std::map<std::string, double> ZmqSink::figures() const {
 }
 
 bool ZmqSink::send_or_cancelled(const wire::Message& m) {
-  while (!channel_.send(m, std::chrono::milliseconds(20)))
+  while (!channel_.send(m, std::chrono::milliseconds(0)) &&
+         !waiter_->run([&] { return channel_.send(m, std::chrono::milliseconds(20)); }))
     if (pipeline_cancelled()) return false;
   ++sent_;
   return true;

@@ -11,7 +11,6 @@
 
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/detail/node_kinds.h>
-#include <sluice/pipeline/detail/off_thread_wait.h>
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
@@ -35,7 +34,6 @@ class SinkNode : public PipelineNode {
     auto* body = ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
         ctx.graph(), flow::serial, [this, &ctx](const Envelope& m) {
           Visit v(counters(), m);
-          const WaitingVisit waiting(v);  // a channel sink waits for room off this thread
           if (m.barrier) {
             sink_->prepare_then(m.barrier, [&ctx, number = m.barrier, seq = m.seq](std::string state,
                                                                                    std::exception_ptr error) {

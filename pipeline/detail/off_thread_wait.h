@@ -14,21 +14,6 @@
 
 namespace sluice {
 
-struct Visit;  // pipeline/node.h
-
-// The visit of a node's body that may wait off its thread, named while the
-// body runs on this thread. Its task may resume on another thread, which
-// ran other nodes meanwhile: the visit's time restarts where it resumes,
-// so that its slice in a trace is on the one thread that ran it since
-// (a thread's slices nest), and its busy time leaves the wait out.
-class WaitingVisit {
- public:
-  explicit WaitingVisit(Visit& visit);
-  ~WaitingVisit();  // on the thread the body ends on
-  WaitingVisit(const WaitingVisit&) = delete;
-  WaitingVisit& operator=(const WaitingVisit&) = delete;
-};
-
 class OffThreadWait {
  public:
   OffThreadWait() = default;
@@ -39,8 +24,7 @@ class OffThreadWait {
   // Runs `wait` (which blocks, boundedly) and returns what it returns, or
   // throws what it throws: on this waiter's thread while the calling task
   // is suspended, when called from a oneTBB task; on the calling thread
-  // otherwise. One call at a time. The body's WaitingVisit, if it named one,
-  // goes with the task.
+  // otherwise. One call at a time.
   bool run(const std::function<bool()>& wait);
 
  private:

@@ -7,7 +7,6 @@
 
 #include <sluice/base/detail/log.h>
 #include <sluice/ops/detail/error_format.h>
-#include <sluice/pipeline/detail/off_thread_wait.h>
 
 namespace sluice {
 namespace {
@@ -368,8 +367,7 @@ void ZmqSource::receive() {
 ZmqSink::ZmqSink(const std::string& endpoint, ZmqSinkOptions options)
     : endpoint_(endpoint),
       options_(std::move(options)),
-      channel_(sending(options_.pattern, endpoint), endpoint, options_.channel),
-      waiter_(std::make_unique<OffThreadWait>()) {}
+      channel_(sending(options_.pattern, endpoint), endpoint, options_.channel) {}
 
 std::map<std::string, double> ZmqSink::figures() const {
   if (options_.channel.delivery != Delivery::Reliable) return {};
@@ -383,8 +381,7 @@ std::map<std::string, double> ZmqSink::figures() const {
 }
 
 bool ZmqSink::send_or_cancelled(const wire::Message& m) {
-  while (!channel_.send(m, std::chrono::milliseconds(0)) &&
-         !waiter_->run([&] { return channel_.send(m, std::chrono::milliseconds(20)); }))
+  while (!channel_.send(m, std::chrono::milliseconds(20)))
     if (pipeline_cancelled()) return false;
   ++sent_;
   return true;

@@ -32,8 +32,6 @@
 
 namespace sluice {
 
-class OffThreadWait;  // pipeline/detail/off_thread_wait.h
-
 struct ZmqSourceOptions {
   Pattern pattern = Pattern::Pull;  // pull, sub or pair
   ChannelOptions channel{};
@@ -206,15 +204,12 @@ class ZmqSink : public Sink {
 
  private:
   // Sends `m`, waiting for room in short steps so that a cancelled
-  // pipeline is not held by a peer that stopped reading, each off the
-  // oneTBB thread that runs the sink (OffThreadWait): that thread goes on
-  // with the pipeline's other work meanwhile.
+  // pipeline is not held by a peer that stopped reading.
   bool send_or_cancelled(const wire::Message& m);
 
   std::string endpoint_;
   ZmqSinkOptions options_;
   Channel channel_;
-  std::unique_ptr<OffThreadWait> waiter_;  // after channel_: gone before it
   // Sends barrier `number`; WireError... as prepare, before it waits.
   void send_barrier(int64_t number);
   // Every seq below this one is acknowledged by the receiver (any thread).

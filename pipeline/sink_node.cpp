@@ -3,6 +3,8 @@
 // it is done, which may be after later messages: a ZeroMQ sink's receiver
 // acknowledging) and commits it once the checkpoint is stored (a two-phase
 // commit). Its stream ends as soon as its source's last message is consumed.
+// A sink that may wait for its reader waits on a thread of its own, never
+// on the pipeline's (SinkOutbox).
 
 #include <atomic>
 #include <exception>
@@ -11,6 +13,7 @@
 
 #include <sluice/pipeline/checkpoint_store.h>
 #include <sluice/pipeline/detail/node_kinds.h>
+#include <sluice/pipeline/detail/sink_outbox.h>
 #include <sluice/pipeline/pipeline.h>
 
 namespace sluice {
@@ -31,30 +34,16 @@ class SinkNode : public PipelineNode {
 
   NodePorts join(NodeContext& ctx) override {
     ctx_ = &ctx;
+    if (sink_->waits_for_reader()) outbox_ = std::make_unique<SinkOutbox>(ctx.graph());
     auto* body = ctx.own(std::make_shared<flow::function_node<Envelope, flow::continue_msg>>(
-        ctx.graph(), flow::serial, [this, &ctx](const Envelope& m) {
-          Visit v(counters(), m);
-          if (m.barrier) {
-            sink_->prepare_then(m.barrier, [&ctx, number = m.barrier, seq = m.seq](std::string state,
-                                                                                   std::exception_ptr error) {
-              if (!error) {
-                ctx.reached(number, {}, std::move(state));
-                return;
-              }
-              // Not handed in: this checkpoint never completes.
-              try {
-                std::rethrow_exception(error);
-              } catch (const std::exception& e) { ctx.fail(seq, std::string("prepare: ") + e.what(), error); }
-            });
+        ctx.graph(), flow::serial, [this](const Envelope& m) {
+          if (!outbox_) {
+            take(m);
+          } else if (!outbox_->empty() || m.barrier || !try_take(m)) {
+            // It would wait (or a barrier, which may): it waits in the
+            // outbox instead, and so do the messages after it.
+            outbox_->push([this, m] { take(m); });
           }
-          if (!m.skipped) {
-            try {
-              sink_->consume_tagged(m.seq + ctx.seq_offset(), m.tensors, tags_of(m));
-            } catch (const std::exception& e) { ctx.fail(m.seq, e.what(), std::current_exception()); }
-          }
-          v.leave(m);
-          consumed_.fetch_add(1);
-          if (end_.load() != kUnknown) end_if_done();
           return flow::continue_msg();
         }));
     return {body, nullptr};
@@ -71,6 +60,7 @@ class SinkNode : public PipelineNode {
     end_if_done();
   }
   void end_stream() override {
+    if (outbox_) outbox_->wait_empty();  // an end under way there, or the messages before it
     if (ended_.exchange(true)) {
       std::lock_guard lock(failure_mutex_);
       if (early_failure_) std::rethrow_exception(early_failure_);
@@ -78,11 +68,23 @@ class SinkNode : public PipelineNode {
     }
     sink_->end_stream();
   }
-  void finish() override { sink_->finish(); }
+  void finish() override {
+    if (outbox_) outbox_->wait_empty();
+    sink_->finish();
+  }
+  // What waits in the outbox is dropped, and a wait under way there ends.
+  void stop() override {
+    if (!outbox_) return;
+    outbox_->drop();
+    sink_->stop();
+  }
 
   bool takes_part() const override { return true; }
   void checkpointing(bool stored) override { sink_->checkpointing(stored); }
-  std::string checkpoint_state(int64_t number) override { return sink_->prepare(number); }
+  std::string checkpoint_state(int64_t number) override {
+    if (outbox_) outbox_->wait_empty();  // the final checkpoint's, after the graph drained
+    return sink_->prepare(number);
+  }
   void commit(int64_t number) override { sink_->commit(number); }
   void restore(const Checkpoint& c) override {
     auto state = c.states.find(name());
@@ -91,13 +93,66 @@ class SinkNode : public PipelineNode {
   void add_metrics(NodeMetrics& m) const override { m.figures.merge(sink_->figures()); }
 
  private:
+  // Hands message `m` to the sink, which may wait: on the outbox's thread
+  // for a sink that waits for its reader.
+  void take(const Envelope& m) {
+    Visit v(counters(), m);
+    if (m.barrier) {
+      sink_->prepare_then(m.barrier, [ctx = ctx_, number = m.barrier, seq = m.seq](std::string state,
+                                                                                   std::exception_ptr error) {
+        if (!error) {
+          ctx->reached(number, {}, std::move(state));
+          return;
+        }
+        // Not handed in: this checkpoint never completes.
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) { ctx->fail(seq, std::string("prepare: ") + e.what(), error); }
+      });
+    }
+    if (!m.skipped) {
+      try {
+        sink_->consume_tagged(m.seq + ctx_->seq_offset(), m.tensors, tags_of(m));
+      } catch (const std::exception& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
+    }
+    taken(v, m);
+  }
+
+  // The same without waiting: false, having done nothing, when the sink
+  // would wait.
+  bool try_take(const Envelope& m) {
+    const Clock::time_point start = Clock::now();
+    if (!m.skipped) {
+      try {
+        if (!sink_->try_consume(m.seq + ctx_->seq_offset(), m.tensors, tags_of(m))) return false;
+      } catch (const std::exception& e) { ctx_->fail(m.seq, e.what(), std::current_exception()); }
+    }
+    Visit v(counters(), m);
+    v.start = start;
+    taken(v, m);
+    return true;
+  }
+
+  void taken(Visit& v, const Envelope& m) {
+    v.leave(m);
+    consumed_.fetch_add(1);
+    if (end_.load() != kUnknown) end_if_done();
+  }
+
   // Ends the stream here once its source's last message is consumed. The
   // body counts a message, then reads the end; input_ended sets the end,
   // then reads the count (both sequentially consistent): whichever comes
-  // second sees both, and the exchange lets only one of them end it.
+  // second sees both, and the exchange lets only one of them end it. A sink
+  // that waits for its reader ends on the outbox's thread, which may wait.
   void end_if_done() {
     const uint64_t end = end_.load();
     if (end == kUnknown || consumed_.load() < end || ctx_->storing() || ended_.exchange(true)) return;
+    if (outbox_)
+      outbox_->push([this] { end_now(); });
+    else
+      end_now();
+  }
+  void end_now() {
     try {
       sink_->end_stream();
     } catch (...) {
@@ -114,6 +169,9 @@ class SinkNode : public PipelineNode {
   std::atomic<bool> ended_{false};       // its end of stream went out (or is going)
   std::mutex failure_mutex_;
   std::exception_ptr early_failure_;  // what ending it early threw
+  // A sink that waits for its reader: what it could not take at once. Last:
+  // its thread, which uses the members above, ends first.
+  std::unique_ptr<SinkOutbox> outbox_;
 };
 
 }  // namespace

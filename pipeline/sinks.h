@@ -78,6 +78,25 @@ class Sink {
   // sink on an ipc endpoint), so that the stages before it write them
   // there once rather than the sink copying them.
   virtual OutputMemory input_memory() const { return OutputMemory::Default; }
+
+  // ---- waiting for a reader (a ZeroMQ sink whose reader has no room). The
+  // pipeline's threads never wait in a sink: a pipeline whose every thread
+  // waited so would run nothing else, and a reader in another process may
+  // be waiting for what it would run. A sink that may wait says so
+  // (waits_for_reader); the pipeline then hands it each message with
+  // try_consume, which consumes it as consume_tagged would or, when that
+  // would wait, does nothing and returns false. That message and the ones
+  // after it, barriers (prepare_then) and the end of stream (end_stream)
+  // then go to a thread of the sink's own, which calls the waiting
+  // functions in order; the messages waiting there keep their source's
+  // credit, so backpressure still reaches the sources. stop(): the run is
+  // stopping early; a wait under way ends (what it was sending is dropped).
+  virtual bool waits_for_reader() const { return false; }
+  virtual bool try_consume(uint64_t seq, const Tensors& tensors, const Tags& tags) {
+    consume_tagged(seq, tensors, tags);
+    return true;
+  }
+  virtual void stop() {}
 };
 
 // Keeps every message's tensors, in arrival order. Thread safety: results()

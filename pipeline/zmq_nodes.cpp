@@ -382,21 +382,32 @@ std::map<std::string, double> ZmqSink::figures() const {
 
 bool ZmqSink::send_or_cancelled(const wire::Message& m) {
   while (!channel_.send(m, std::chrono::milliseconds(20)))
-    if (pipeline_cancelled()) return false;
+    if (stopping_.load() || pipeline_cancelled()) return false;
   ++sent_;
   return true;
 }
 
-void ZmqSink::consume(uint64_t seq, const Tensors& tensors) { consume_tagged(seq, tensors, {}); }
-
-void ZmqSink::consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags) {
+wire::Message ZmqSink::data(uint64_t seq, const Tensors& tensors, const Tags& tags) const {
   wire::Message m;
   m.header.kind = wire::Kind::Data;
   m.header.stream_id = options_.stream_id;
   m.header.seq = seq;
   m.tensors = tensors;
   m.tags = tags;
-  if (send_or_cancelled(m)) next_seq_ = seq + 1;
+  return m;
+}
+
+void ZmqSink::consume(uint64_t seq, const Tensors& tensors) { consume_tagged(seq, tensors, {}); }
+
+void ZmqSink::consume_tagged(uint64_t seq, const Tensors& tensors, const Tags& tags) {
+  if (send_or_cancelled(data(seq, tensors, tags))) next_seq_ = seq + 1;
+}
+
+bool ZmqSink::try_consume(uint64_t seq, const Tensors& tensors, const Tags& tags) {
+  if (!channel_.send(data(seq, tensors, tags), std::chrono::milliseconds(0))) return false;
+  ++sent_;
+  next_seq_ = seq + 1;
+  return true;
 }
 
 OutputMemory ZmqSink::input_memory() const {

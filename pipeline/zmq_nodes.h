@@ -173,8 +173,9 @@ struct ZmqSinkOptions {
 // watcher thread hands its part in), rather than stall its pipeline for a
 // round trip to the receiver's own checkpoint. Restored, it numbers on from the checkpoint's, and a receiver
 // with ChannelOptions::continue_streams drops what it had. While there is no room (the peer's credit or
-// queue is full) consume waits: backpressure reaches the pipeline; a
-// cancelled pipeline lets it go. end_stream() sends the end of stream and
+// queue is full) consume waits, on a thread of the sink's own rather than
+// the pipeline's (Sink::waits_for_reader): backpressure reaches the
+// pipeline; a stopped pipeline lets it go. end_stream() sends the end of stream and
 // finish() (sending it first if need be), reliable, waits until all was acknowledged: PipelineError naming
 // how many messages were not delivered otherwise. Thread safety: consume and finish from one thread at a time
 // (the pipeline's).
@@ -184,6 +185,11 @@ class ZmqSink : public Sink {
   void consume(uint64_t seq, const Tensors& tensors) override;
   void consume_tagged(uint64_t seq, const Tensors& tensors,
                       const Tags& tags) override;  // tags after the tensors
+  // A reader may have no room: the pipeline sends what would wait from a
+  // thread of the sink's own (Sink::waits_for_reader).
+  bool waits_for_reader() const override { return true; }
+  bool try_consume(uint64_t seq, const Tensors& tensors, const Tags& tags) override;
+  void stop() override { stopping_ = true; }
   void end_stream() override;
   void finish() override;
   void checkpointing(bool stored) override { stored_ = stored; }
@@ -203,9 +209,11 @@ class ZmqSink : public Sink {
   std::map<std::string, double> figures() const override;
 
  private:
-  // Sends `m`, waiting for room in short steps so that a cancelled
+  // Sends `m`, waiting for room in short steps so that a stopped
   // pipeline is not held by a peer that stopped reading.
   bool send_or_cancelled(const wire::Message& m);
+  wire::Message data(uint64_t seq, const Tensors& tensors, const Tags& tags) const;
+  std::atomic<bool> stopping_{false};  // stop(): the run stops early
 
   std::string endpoint_;
   ZmqSinkOptions options_;

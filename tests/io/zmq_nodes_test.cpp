@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+
+#include <tbb/info.h>
 
 #include <zmq.h>
 
@@ -72,6 +76,50 @@ TEST(ZmqNodes, ASinkWhoseReceiverHoldsEverythingFailsWithinItsFinishTimeout) {
       << error;
   EXPECT_GE(took, milliseconds(1900));
   EXPECT_LT(took, milliseconds(3500)) << "it waited twice";
+}
+
+// A sink with no room to send waits on a thread of its own, not on the
+// pipeline's: with more sinks waiting than the pipeline has threads, its
+// other paths still run (here a source pushed only once every sink waits). A wait that held
+// its thread starved them: across processes, a source another process
+// waited for never ran. Cancelled, the waiting sinks let go.
+TEST(ZmqNodes, SinksWaitingForRoomLeaveTheirThreadsToThePipelinesOtherWork) {
+  const int waiting = std::max(1, tbb::info::default_concurrency()) + 1;
+  // Receivers that take nothing: a sender without a word from its receiver
+  // sends up to its own credit (1,000 messages), then waits.
+  std::vector<std::unique_ptr<Channel>> receivers;
+  Pipeline p;
+  for (int i = 0; i < waiting; ++i) {
+    const std::string endpoint = "inproc://nodes-waiting-" + std::to_string(i);
+    receivers.push_back(std::make_unique<Channel>(Pattern::Pull, "@" + endpoint));
+    std::vector<Tensor> values(2000, tensor<int64_t>({7}));
+    p.connect(p.source("values" + std::to_string(i), sources::list(values)),
+              p.sink("send" + std::to_string(i),
+                     sinks::zmq(">" + endpoint, {.finish_timeout = milliseconds(1000)})));
+  }
+  auto push = sources::push({s64({1})});
+  std::mutex mutex;
+  std::condition_variable arrived;
+  int collected = 0;
+  p.connect(p.source("pushed", push), p.sink("collect", [&](const Tensors&) {
+    std::lock_guard lock(mutex);
+    ++collected;
+    arrived.notify_all();
+  }));
+  p.start();
+  std::this_thread::sleep_for(milliseconds(1000));  // every sink has sent its credit's worth and waits
+  for (int64_t k = 0; k < 20; ++k) push->push(tensor<int64_t>({k}));
+  {
+    std::unique_lock lock(mutex);
+    EXPECT_TRUE(arrived.wait_for(lock, milliseconds(10000), [&] { return collected == 20; }))
+        << collected << " of 20 pushed messages through while " << waiting << " sink(s) wait";
+  }
+  const auto cancelled = std::chrono::steady_clock::now();
+  p.cancel();
+  push->close();
+  EXPECT_THROW(p.wait(), PipelineError);
+  // Each sink then waits its finish_timeout for what it sent to be acknowledged.
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled, milliseconds(5000)) << "the waiting sinks let go";
 }
 
 // With checkpoints stored, a sink's part of checkpoint n is done once its

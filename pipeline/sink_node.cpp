@@ -25,6 +25,11 @@ class SinkNode : public PipelineNode {
  public:
   SinkNode(std::string name, std::shared_ptr<Sink> sink)
       : PipelineNode(std::move(name)), sink_(std::move(sink)) {}
+  // A run that ended without stop() left nothing in the outbox; one that
+  // did not end (the pipeline destroyed as it ran) must not wait there.
+  ~SinkNode() override {
+    if (outbox_ && !outbox_->empty()) stop();
+  }
 
   const char* kind() const override { return "sink"; }
   bool has_output() const override { return false; }

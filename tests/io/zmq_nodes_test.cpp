@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include <tbb/info.h>
@@ -175,6 +176,48 @@ TEST(ZmqNodes, SinkSendsOnWhileABarriersAcknowledgementIsOutstanding) {
   }
   producer.join();
   EXPECT_GE(result.checkpoints.completed, 3u) << "checkpoints 1 and 2 and the final one";
+}
+
+// A reader slower than the pipeline: the sink keeps finding no room, and
+// what would wait goes through its own thread (Sink::waits_for_reader).
+// Every message arrives once, in order, with the checkpoints' barriers
+// where they fall and the end of stream last, and the run counts them all.
+TEST(ZmqNodes, ASlowReadersMessagesArriveEachOnceInOrderThroughTheSinksOwnThread) {
+  test::TempDir dir;
+  Channel pull(Pattern::Pull, "@inproc://nodes-slow", {.credit_messages = 3});
+  PipelineOptions options;
+  options.checkpoint_dir = dir.path() + "/checkpoints";
+  options.checkpoint_interval.messages = 25;
+  Pipeline p(options);
+  constexpr int64_t kMessages = 300;
+  std::vector<Tensor> values;
+  for (int64_t i = 0; i < kMessages; ++i) values.push_back(tensor<int64_t>({i}));
+  p.connect(p.source("values", sources::list(values)), p.sink("send", sinks::zmq(">inproc://nodes-slow")));
+  PipelineResult result;
+  std::thread producer([&p, &result] { result = p.run(); });
+  std::vector<int64_t> data;
+  size_t barriers = 0;
+  bool ended = false;
+  while (!ended) {
+    std::optional<wire::Message> m = pull.recv(milliseconds(5000));
+    ASSERT_TRUE(m) << "the stream stopped after " << data.size() << " message(s)";
+    if (m->header.kind == wire::Kind::Barrier) {
+      ++barriers;
+      EXPECT_EQ(data.size() % 25, 0u) << "barrier " << m->checkpoint << " fell after message " << data.size();
+    } else if (m->header.kind == wire::Kind::EndOfStream) {
+      ended = true;
+    } else {
+      data.push_back(m->tensors.at(0).to_vector<int64_t>().at(0));
+    }
+    if (data.size() % 10 == 0) std::this_thread::sleep_for(milliseconds(1));
+  }
+  pull.keep_alive();  // the end of stream acknowledged: finish() returns
+  producer.join();
+  std::vector<int64_t> expected(kMessages);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(data, expected);
+  EXPECT_GE(barriers, 10u) << "a barrier every 25 messages";
+  EXPECT_EQ(result.metrics_of("send").messages_out, static_cast<uint64_t>(kMessages));
 }
 
 TEST(ZmqNodes, SourceEndsAfterEveryExpectedPeerEnded) {

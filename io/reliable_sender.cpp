@@ -67,6 +67,13 @@ ReliableSender::~ReliableSender() {
   }
   stop_cv_.notify_all();
   pacemaker_.join();
+  // Everything acknowledged: a last beat says so. A receiver closing after
+  // this sender asks it to confirm its last acknowledgements, and would
+  // otherwise wait its whole linger time for a sender that is gone.
+  try {
+    std::lock_guard lock(mutex_);
+    if (receiver_ != 0 && unacked_.empty()) send_heartbeat(Clock::now());
+  } catch (const std::exception& e) { logger().debug("{}: last heartbeat not sent: {}", where_, e.what()); }
   for (const auto& [session, pidfd] : receiver_processes_) ::close(pidfd);
 }
 

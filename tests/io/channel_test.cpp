@@ -294,5 +294,27 @@ TEST(Channel, ReliableDeliveryKeepsOrderAndCountsNothingLost) {
   EXPECT_EQ(pull.counters().duplicates, 0u);
 }
 
+// A receiver closing asks each sender it heard from to confirm its last
+// acknowledgements, waiting up to its linger time. A sender that closed
+// with everything acknowledged said so as it went: the receiver closes at
+// once rather than wait its linger out for a sender that is gone.
+TEST(Channel, AReceiverClosesAtOnceAfterItsSenderClosedWithEverythingAcknowledged) {
+  auto pull = std::make_unique<Channel>(Pattern::Pull, "@inproc://closes-at-once",
+                                        ChannelOptions{.linger = milliseconds(10000)});
+  {
+    Channel push(Pattern::Push, ">inproc://closes-at-once");
+    push.send({scalar<int64_t>(7)}, 0);
+    push.send_end_of_stream(1);
+    ASSERT_TRUE(pull->recv(kWait));
+    ASSERT_TRUE(pull->recv(kWait));
+    pull->keep_alive();  // the end of stream acknowledged
+    push.flush(kWait);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  pull.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(5000))
+      << "the receiver waited its linger time for a sender that had gone";
+}
+
 }  // namespace
 }  // namespace sluice

@@ -189,16 +189,20 @@ TEST(Batcher, APartialBatchWhoseTimeoutPassesWhileTheBatchBeforeRunsKeepsFilling
     push->close();
     PipelineResult r = p.wait();
     ASSERT_TRUE(first_out.has_value());
-    if (*first_out < pushed) {
-      // This machine ran the first batch before the test had pushed the
-      // second: nothing was tested. A slower stage, up to a bound.
-      ASSERT_LT(steps, int64_t{1} << 26) << "the first batch always ended before the second was pushed";
+    const std::map<std::string, double>& f = r.metrics_of("slow").figures;
+    // This machine ran the first batch before the test had pushed the
+    // second: nothing was tested. That shows as its output before the last
+    // push or, where the sink ran late on a loaded machine, as the partial
+    // batch flushed by its timeout. A slower stage, up to a bound: where
+    // every try flushes it, the batcher does so while the batch before runs.
+    if (*first_out < pushed || f.at("timeouts") > 0) {
+      ASSERT_LT(steps, int64_t{1} << 26)
+          << "the first batch always ended before the second was pushed, or the partial batch always went "
+             "at its timeout while the batch before ran";
       continue;
     }
-    const std::map<std::string, double>& f = r.metrics_of("slow").figures;
     EXPECT_EQ(f.at("batches"), 2);
     EXPECT_EQ(f.at("batch_size_mean"), kBatch);
-    EXPECT_EQ(f.at("timeouts"), 0);
     EXPECT_EQ(r.metrics_of("slow").messages_out, 2u * kBatch);
     break;
   }

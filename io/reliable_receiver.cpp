@@ -391,8 +391,10 @@ void ReliableReceiver::take_acks(bool flush_all) {
   }
   // Batched: an ack per message would double the messages on the wire.
   // A commit goes at once: its owner batches them already (one a
-  // checkpoint), and the sender's memory waits for it.
-  const Clock::time_point now = Clock::now();
+  // checkpoint), and the sender's memory waits for it. The clock is read
+  // only for what goes: this runs at every recv, and a read costs as much
+  // as a small message's decoding.
+  std::optional<Clock::time_point> now;
   const uint64_t batch = std::max<uint64_t>(1, options_.credit_messages / 8);
   for (auto& [session, p] : peers_) {
     const bool acknowledges = acknowledgement(p) > p.acked_sent;
@@ -400,8 +402,10 @@ void ReliableReceiver::take_acks(bool flush_all) {
     // Leases let go of go when the socket is quiet, if nothing else goes before.
     const bool released = p.leases_changed && flush_all;
     if ((checkpoints() && acknowledges) ||
-        (finished > 0 && (flush_all || finished >= batch || p.taken_unacked >= kAckBytes)) || released)
-      send_control(p, acknowledges ? wire::Kind::Ack : wire::Kind::Credit, now);
+        (finished > 0 && (flush_all || finished >= batch || p.taken_unacked >= kAckBytes)) || released) {
+      if (!now) now = Clock::now();
+      send_control(p, acknowledges ? wire::Kind::Ack : wire::Kind::Credit, *now);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include <benchmark/benchmark.h>
@@ -76,6 +77,14 @@ Trial timed(std::function<void()> fn, int calls) {
     auto start = Clock::now();
     for (int i = 0; i < calls; ++i) fn();
     return std::chrono::duration<double>(Clock::now() - start).count() / calls;
+  };
+}
+
+Trial settled(Trial trial) {
+  return [trial = std::move(trial)] {
+    const double seconds = trial();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return seconds;
   };
 }
 

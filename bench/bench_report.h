@@ -46,6 +46,13 @@ struct Row {
 using Trial = std::function<double()>;
 // A Trial running `fn` `calls` times and returning the mean wall time per call.
 Trial timed(std::function<void()> fn, int calls = 1);
+// `trial`, then an untimed pause of 20 ms: against a baseline on oneDNN's
+// OpenMP threads, which spin for milliseconds after a parallel region
+// (GOMP_SPINCOUNT) and, measured back to back, held the cores through
+// sluice's next run (conv: 0.64-0.87x, against 1.02x with
+// OMP_WAIT_POLICY=passive). The pause lets either side start on idle
+// cores, as a call that is not squeezed between two others does.
+Trial settled(Trial trial);
 
 // Seconds per call, one entry per round.
 struct Samples {

@@ -6,18 +6,11 @@
 // result out of them on every call, on oneDNN's own OpenMP threads over the
 // whole batch (sluice runs oneDNN single-threaded on parts of the batch
 // spread across its oneTBB workers: devices/cpu/kernels/conv_dnnl.cpp).
-//
-// Each call is followed by an untimed pause: libgomp's threads spin for
-// milliseconds after a parallel region (GOMP_SPINCOUNT), and measured back to
-// back they held the cores through sluice's next run (0.64-0.87x, against
-// 1.02x with OMP_WAIT_POLICY=passive). The pause lets either side start on
-// idle cores, as a call that is not squeezed between two others does.
+// Each call is followed by an untimed pause (bench_report.h, settled).
 
 #include <omp.h>
 
-#include <chrono>
 #include <oneapi/dnnl/dnnl.hpp>
-#include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -69,15 +62,6 @@ class DnnlConv {
   dnnl::convolution_forward conv_;
   dnnl::memory x_, k_, y_, xb_, kb_, yb_;
 };
-
-// `trial`, then a pause that is not timed (see the top of the file).
-Trial settled(Trial trial) {
-  return [trial = std::move(trial)] {
-    const double seconds = trial();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return seconds;
-  };
-}
 
 void conv_bench(benchmark::State& state, int64_t batch, const char* row, double goal) {
   const std::vector<float> x =

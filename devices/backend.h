@@ -88,6 +88,7 @@ struct ClientOptions {
   // process-wide by OpenBLAS's design (0.3.21 has no per-thread setting).
   // 1 runs each BLAS call on the thread that makes it, so oneTBB alone
   // shares out the cores rather than a second pool competing with it.
+  // f32 products go to oneDNN, on one thread a call whatever this says.
   int blas_threads = 0;
 
   bool operator==(const ClientOptions&) const = default;

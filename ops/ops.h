@@ -27,7 +27,8 @@
 // floats and 8 ulps of the larger part for complex
 // (tests/devices/elementwise_test.cpp), compounding as rounding does through
 // what is built on it (a loop's carry, a normal random draw). dot, fft and
-// conv are OpenBLAS's, FFTW's and oneDNN's, whose kernels follow the CPU. A
+// conv are oneDNN's (f32 dot, conv), OpenBLAS's (other dot) and FFTW's,
+// whose kernels follow the CPU. A
 // GPU's results differ from the host's within each op's accuracy.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The host backend: OpenBLAS, LAPACK, FFTW, SIMD kernels, oneTBB.
+// The host backend: oneDNN, OpenBLAS, LAPACK, FFTW, SIMD kernels, oneTBB.
 
 #include <memory>
 

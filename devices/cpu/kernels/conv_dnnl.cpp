@@ -1,10 +1,8 @@
 // Conv through oneDNN, f32 (conv.h).
 //
-// Threads: Debian's oneDNN runs on OpenMP, while oneTBB owns the cores here
-// (thread_pool.h). So every thread that enters oneDNN sets its own OpenMP
-// thread count to 1 for the call, and no OpenMP team is ever started; the
-// batch is cut into one part per worker and the parts are spread across
-// oneTBB's workers, as dot spreads single-threaded gemm calls.
+// Threads: each call on one OpenMP thread (one_omp_thread.h); the batch is
+// cut into one part per worker and the parts are spread across oneTBB's
+// workers, as dot spreads single-threaded gemm calls.
 //
 // Primitives: made once per (geometry, part size), with the reorders between
 // sluice's plain layout and the blocked layout oneDNN's fast kernels choose,
@@ -12,7 +10,6 @@
 // stream. Blocked copies and oneDNN's scratchpad live in per-thread buffers
 // reused across runs (fresh large allocations cost more than the work).
 
-#include <omp.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -26,6 +23,7 @@
 #include <string_view>
 
 #include <sluice/devices/cpu/kernels/conv.h>
+#include <sluice/devices/cpu/kernels/one_omp_thread.h>
 
 namespace sluice::cpu {
 namespace {
@@ -38,20 +36,6 @@ struct Primitive {
   memory::desc src, weights, dst;  // sluice's plain layouts
   // From and to those layouts, where oneDNN chose another.
   std::optional<dnnl::reorder> to_src, to_weights, from_dst;
-};
-
-// omp_set_num_threads sets the calling thread's count only, and that thread
-// may be the application's (a small conv runs on its caller, a parallel_for
-// runs parts on its caller too): its count is put back afterwards.
-class OneOmpThread {
- public:
-  OneOmpThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OneOmpThread() { omp_set_num_threads(saved_); }
-  OneOmpThread(const OneOmpThread&) = delete;
-  OneOmpThread& operator=(const OneOmpThread&) = delete;
-
- private:
-  int saved_;
 };
 
 dnnl::engine& engine() {

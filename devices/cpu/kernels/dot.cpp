@@ -2,14 +2,22 @@
 // where b runs over the batch axes, m over a's free axes, n over b's free
 // axes and k over the contracting axes (paired in order).
 //
-// f32, f64, c64 and c128 go to OpenBLAS gemm. An operand already laid out as
+// f32 goes to oneDNN's sgemm, f64, c64 and c128 to OpenBLAS gemm. oneDNN
+// chooses its kernels from the features the CPU reports, OpenBLAS 0.3.21
+// from its model number, and a model newer than the library gets its oldest
+// kernels: Prescott's SSE3 on a Xeon of model 207, where a 64x1024x1024
+// product took 3,674 us against oneDNN's 898 (on one thread each). Where
+// OpenBLAS knows the CPU the two are close (1,077 and 1,176 us), and oneDNN
+// is the faster for a matrix-vector product (135 us against 384 for 1024^2).
+// An operand already laid out as
 // [batch][free][contract] or [batch][contract][free] is passed as it is (the
 // transpose flag says which); any other is permuted into a scratch buffer
 // first. f16 and bf16 are widened to f32, multiplied, and rounded back.
 // Integers run dot_int.cpp's loops.
 //
-// Who shares out the cores is chosen per call: with OpenBLAS on one thread
-// (ClientOptions::blas_threads = 1, or the application's setting), large
+// Who shares out the cores is chosen per call: with the library on one
+// thread (oneDNN always: one_omp_thread.h; OpenBLAS with
+// ClientOptions::blas_threads = 1, or the application's setting), large
 // products are cut into blocks of rows of C, one gemm call each, spread
 // across oneTBB's workers, and many small batches are spread whole; with
 // OpenBLAS on several threads (its default: the application's, which sluice
@@ -20,16 +28,20 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <oneapi/dnnl/dnnl.h>
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 
+#include <sluice/base/error.h>
 #include <sluice/devices/cpu/kernels/dot_layout.h>
 #include <sluice/devices/cpu/kernels/isa.h>
 #include <sluice/devices/cpu/kernels/kernels.h>
 #include <sluice/devices/cpu/kernels/lapack.h>
-#include <sluice/base/error.h>
+#include <sluice/devices/cpu/kernels/one_omp_thread.h>
+#include <sluice/ops/detail/error_format.h>
 
 namespace sluice::cpu {
 namespace {
@@ -40,6 +52,10 @@ constexpr int64_t kSerialMacs = int64_t{1} << 21;
 // The fewest rows of C one gemm call is given when a product is cut up, so
 // that packing b's panel stays a small part of each call.
 constexpr int64_t kMinRows = 32;
+// Blocks a product is cut into per worker. With one, a 1024^3 f32 product
+// on 2 cores took 0.83-0.91 of oneDNN's own threaded sgemm in three runs of
+// bench_dot; with two, 0.97-1.0.
+constexpr int64_t kBlocksPerWorker = 2;
 
 struct Gemm {
   bool trans_a = false, trans_b = false;
@@ -52,6 +68,17 @@ void gemm(const Gemm& g, const DotShape& d, const T* a, const T* b, T* c, int64_
   const CBLAS_TRANSPOSE ta = g.trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = g.trans_b ? CblasTrans : CblasNoTrans;
   const T* a_rows = a + (g.trans_a ? m0 : m0 * g.lda);
+  if constexpr (std::is_same_v<T, float>) {
+    const OneOmpThread one;
+    // Row-major, as sluice's layout is.
+    const dnnl_status_t status = dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', m1 - m0, d.n, d.k,
+                                            1.0f, a_rows, g.lda, b, g.ldb, 0.0f, c + m0 * d.n, d.n);
+    if (status != dnnl_success)
+      throw DeviceError(error_message(
+          "dot", "oneDNN's sgemm", "success",
+          fmt::format("status {} for a {}x{}x{} product", static_cast<int>(status), m1 - m0, d.n, d.k)));
+    return;
+  }
   lapack::gemm({.trans_a = ta,
                 .trans_b = tb,
                 .m = static_cast<blasint>(m1 - m0),
@@ -63,16 +90,19 @@ void gemm(const Gemm& g, const DotShape& d, const T* a, const T* b, T* c, int64_
 }
 
 // All batches, each cut into blocks of rows when there are fewer batches than
-// workers, spread across workers.
+// kBlocksPerWorker a worker, spread across workers.
 template <typename T>
 void blas_dot(const DotShape& d, const Gemm& g, const T* a, const T* b, T* c) {
   const int64_t macs = d.batch * d.m * d.n * d.k;
-  const int64_t workers = openblas_get_num_threads() > 1 ? 1 : tbb::this_task_arena::max_concurrency();
+  const bool spread_by_blas = !std::is_same_v<T, float> && openblas_get_num_threads() > 1;
+  const int64_t workers = spread_by_blas ? 1 : tbb::this_task_arena::max_concurrency();
   int64_t blocks = 1;
-  if (macs >= kSerialMacs && d.batch < workers) {
-    // One block per worker: every gemm call packs all of b again (8
-    // sequential calls of a 1024^3 product take ~12% longer than 1).
-    blocks = std::clamp<int64_t>((workers + d.batch - 1) / d.batch, 1, std::max<int64_t>(1, d.m / kMinRows));
+  if (macs >= kSerialMacs && d.batch < kBlocksPerWorker * workers) {
+    // Few blocks: every gemm call packs all of b again (8 sequential calls
+    // of a 1024^3 product take ~12% longer than 1). But more than one per
+    // worker, so that a worker that starts late or runs slow is made up for.
+    blocks = std::clamp<int64_t>((kBlocksPerWorker * workers + d.batch - 1) / d.batch, 1,
+                                 std::max<int64_t>(1, d.m / kMinRows));
   }
   auto run = [&](int64_t item) {
     const int64_t batch = item / blocks, block = item % blocks;

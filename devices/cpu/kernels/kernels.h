@@ -20,7 +20,8 @@ void run_creation(const Node& node, void* out);
 void run_shape(const Node& node, std::span<const void* const> in, void* out);
 // Sum, Product, ReduceMax, ReduceMin, Argmax, Argmin, All, Any.
 void run_reduce(const Node& node, const void* in, void* out);
-// Dot: OpenBLAS gemm for f32/f64/c64/c128, own loops for the rest.
+// Dot: oneDNN's sgemm for f32 (f16, bf16 widened), OpenBLAS gemm for
+// f64/c64/c128, own loops for the rest.
 void run_dot(const Node& node, const void* a, const void* b, void* out);
 // WindowSum, WindowMax, WindowMin, WindowProduct (in[0]: x), and
 // WindowScatterMax, WindowScatterMin (window_scatter.cpp; in: x, source, init).

@@ -196,6 +196,15 @@ TEST(Dot, LargeProductsSplitAcrossCoresMatchLongDouble) {
   const std::vector<float> bt = transpose(b, k, n);
   EXPECT_EQ(run(Shape{m, k}, a, Shape{n, k}, bt, {{1}, {}, {1}, {}}), got)
       << "b transposed gives the same product";
+  // a transposed: each block of rows of the product starts at a column of
+  // a, the leading dimension staying a's whole row.
+  const std::vector<float> at = transpose(a, m, k);
+  const std::vector<float> a_t = run(Shape{k, m}, at, Shape{k, n}, b, {{0}, {}, {0}, {}});
+  const std::vector<float> both_t = run(Shape{k, m}, at, Shape{n, k}, bt, {{0}, {}, {1}, {}});
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(a_t[i], static_cast<double>(want[i]), 1e-2) << "a transposed, element " << i;
+    ASSERT_NEAR(both_t[i], static_cast<double>(want[i]), 1e-2) << "both transposed, element " << i;
+  }
 }
 
 TEST(Dot, ManySmallBatchesMatchLongDouble) {

@@ -65,8 +65,6 @@ struct Gemm {
 // One gemm call on rows [m0, m1) of one batch.
 template <typename T>
 void gemm(const Gemm& g, const DotShape& d, const T* a, const T* b, T* c, int64_t m0, int64_t m1) {
-  const CBLAS_TRANSPOSE ta = g.trans_a ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE tb = g.trans_b ? CblasTrans : CblasNoTrans;
   const T* a_rows = a + (g.trans_a ? m0 : m0 * g.lda);
   if constexpr (std::is_same_v<T, float>) {
     const OneOmpThread one;
@@ -77,16 +75,16 @@ void gemm(const Gemm& g, const DotShape& d, const T* a, const T* b, T* c, int64_
       throw DeviceError(error_message(
           "dot", "oneDNN's sgemm", "success",
           fmt::format("status {} for a {}x{}x{} product", static_cast<int>(status), m1 - m0, d.n, d.k)));
-    return;
+  } else {
+    lapack::gemm({.trans_a = g.trans_a ? CblasTrans : CblasNoTrans,
+                  .trans_b = g.trans_b ? CblasTrans : CblasNoTrans,
+                  .m = static_cast<blasint>(m1 - m0),
+                  .n = static_cast<blasint>(d.n),
+                  .k = static_cast<blasint>(d.k),
+                  .lda = static_cast<blasint>(g.lda),
+                  .ldb = static_cast<blasint>(g.ldb)},
+                 a_rows, b, c + m0 * d.n);
   }
-  lapack::gemm({.trans_a = ta,
-                .trans_b = tb,
-                .m = static_cast<blasint>(m1 - m0),
-                .n = static_cast<blasint>(d.n),
-                .k = static_cast<blasint>(d.k),
-                .lda = static_cast<blasint>(g.lda),
-                .ldb = static_cast<blasint>(g.ldb)},
-               a_rows, b, c + m0 * d.n);
 }
 
 // All batches, each cut into blocks of rows when there are fewer batches than

@@ -11,6 +11,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 #include <cstdio>
+#include <stdexcept>
 #include <vector>
 
 #include <benchmark/benchmark.h>

@@ -27,7 +27,7 @@ string(REGEX REPLACE "/$" "" SLUICE_PC_PREFIX_FROM_PCDIR ${SLUICE_PC_PREFIX_FROM
 # and Libs of sluice itself: `pkg-config --static` would also pull in every
 # dependency's own static dependencies, which Debian does not all ship (libzmq's).
 # Shared libraries carry them, so they become private.
-set(pc_dependencies libzmq libsodium cpp-httplib fftw3 fftw3f openblas lapacke sleef spdlog)
+set(pc_dependencies libzmq libsodium cpp-httplib fftw3 fftw3f sleef spdlog)
 list(JOIN pc_dependencies " " pc_dependencies)
 set(pc_libraries "-ldnnl ${OpenMP_CXX_FLAGS} -pthread")
 if(SLUICE_WITH_CUDA)

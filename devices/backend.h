@@ -84,7 +84,8 @@ struct ClientOptions {
   // Not needed for every core to work: the defaults do that.
   bool raise_worker_limit = false;
   // 0: OpenBLAS keeps the threads the application (or OPENBLAS_NUM_THREADS)
-  // gave it. n > 0: sluice calls openblas_set_num_threads(n), which is
+  // gave it. n > 0: sluice loads OpenBLAS (otherwise loaded when a kernel
+  // first calls it) and calls openblas_set_num_threads(n), which is
   // process-wide by OpenBLAS's design (0.3.21 has no per-thread setting).
   // 1 runs each BLAS call on the thread that makes it, so oneTBB alone
   // shares out the cores rather than a second pool competing with it.

@@ -14,10 +14,9 @@
 #include <optional>
 #include <thread>
 
-#include <sluice/devices/backend.h>
 #include <sluice/base/error.h>
-
-extern "C" void openblas_set_num_threads(int num_threads);
+#include <sluice/devices/backend.h>
+#include <sluice/devices/cpu/kernels/blas_library.h>
 
 namespace sluice::cpu {
 namespace {
@@ -68,7 +67,7 @@ struct Pool {
     // higher limit of the application's standing.
     if (options.raise_worker_limit && worker_limit() < threads)
       workers.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
-    if (options.blas_threads > 0) openblas_set_num_threads(options.blas_threads);
+    if (options.blas_threads > 0) blas().openblas_set_num_threads(options.blas_threads);
     arena.initialize(threads, /*reserved_for_masters=*/1);
     // As many runners as the arena has threads: runs handed off together
     // each start at once, one on the runner's slot and the others on

@@ -92,7 +92,7 @@ void gemm(const Gemm& g, const DotShape& d, const T* a, const T* b, T* c, int64_
 template <typename T>
 void blas_dot(const DotShape& d, const Gemm& g, const T* a, const T* b, T* c) {
   const int64_t macs = d.batch * d.m * d.n * d.k;
-  const bool spread_by_blas = !std::is_same_v<T, float> && openblas_get_num_threads() > 1;
+  const bool spread_by_blas = !std::is_same_v<T, float> && blas().openblas_get_num_threads() > 1;
   const int64_t workers = spread_by_blas ? 1 : tbb::this_task_arena::max_concurrency();
   int64_t blocks = 1;
   if (macs >= kSerialMacs && d.batch < kBlocksPerWorker * workers) {

@@ -1,9 +1,9 @@
 #pragma once
 // Uses sluice the way a program does, for the host_settings programs to
 // check what it leaves of the process's settings: compiled computations on
-// the host large enough to go to its thread pool, one of them a dot, so
-// that OpenBLAS runs too, and a conv small enough to run through oneDNN on
-// the calling thread.
+// the host large enough to go to its thread pool, one of them a dot in
+// double precision, so that OpenBLAS loads and runs too (f32 products go to
+// oneDNN), and a conv small enough to run through oneDNN on the calling thread.
 
 #include <gtest/gtest.h>
 
@@ -21,12 +21,12 @@ inline void use_sluice() {
   EXPECT_FLOAT_EQ(compile(chain, host()).run({x})[0].to_vector<float>()[0], 1.25f * kN);
 
   constexpr int64_t kM = 256;
-  Function product = trace({f32({kM, kM}), f32({kM, kM})}, [](Expr a, Expr b) { return dot(a, b); });
-  Tensor a = tensor(std::vector<float>(kM * kM, 0.5f), Shape{kM, kM});
-  Tensor b = tensor(std::vector<float>(kM * kM, 2.0f), Shape{kM, kM});
-  const std::vector<float> c = compile(product, host()).run({a, b})[0].to_vector<float>();
-  EXPECT_FLOAT_EQ(c.front(), float{kM});
-  EXPECT_FLOAT_EQ(c.back(), float{kM});
+  Function product = trace({f64({kM, kM}), f64({kM, kM})}, [](Expr a, Expr b) { return dot(a, b); });
+  Tensor a = tensor(std::vector<double>(kM * kM, 0.5), Shape{kM, kM});
+  Tensor b = tensor(std::vector<double>(kM * kM, 2.0), Shape{kM, kM});
+  const std::vector<double> c = compile(product, host()).run({a, b})[0].to_vector<double>();
+  EXPECT_DOUBLE_EQ(c.front(), double{kM});
+  EXPECT_DOUBLE_EQ(c.back(), double{kM});
 
   Function small_conv = trace({f32({1, 2, 8, 8}), f32({2, 2, 3, 3})},
                               [](Expr image, Expr kernel) { return conv(image, kernel); });

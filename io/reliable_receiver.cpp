@@ -546,33 +546,41 @@ void ReliableReceiver::take_unreadable(uint64_t session, wire::Bytes header_fram
 void ReliableReceiver::accept_one(uint64_t session, std::span<const wire::ReceivedFrame> frames,
                                   uint64_t bytes, Clock::time_point now) {
   const wire::Bytes header_frame = frames.empty() ? wire::Bytes{} : frames[0].bytes;
-  wire::Message m;
-  try {
-    const auto known = peers_.find(session);
-    const wire::MapShared map = [&](const SharedHandle& h) -> std::shared_ptr<void> {
-      if (known == peers_.end() || known->second.share != Peer::Share::Yes)
-        // The decoder names where (seq, tensor) around this.
-        throw WireError(error_message(
-            "", "a shared-memory reference from a sender this receiver did not agree to take them from", "",
-            ""));
-      return known->second.mappings.map(h);
-    };
-    // A device reference: a tensor on this process's GPU over the sender's
-    // memory, no copy (only from a sender it named its devices to, which
-    // shares memory with it).
-    const wire::OpenDevice open = [&](std::string_view handle, const Spec& spec) {
-      if (known == peers_.end() || known->second.share != Peer::Share::Yes)
-        throw WireError(error_message(
-            "", "a device reference from a sender this receiver did not agree to take references from", "",
-            ""));
-      TensorPointer pointer;
-      pointer.mode = PointerMode::Ipc;
-      pointer.handle = std::string(handle);
-      return from_pointer(pointer, spec);
-    };
-    m = wire::decode(frames, {.max_message_bytes = options_.max_message_bytes}, where_, map, open);
-  } catch (const WireError& e) {
-    reject(e.what());
+  // Decoded in place (a message assigned after it is made costs a move and
+  // a destruction of its many members, at every message).
+  bool unreadable = false;
+  wire::Message m = [&]() -> wire::Message {
+    try {
+      const auto known = peers_.find(session);
+      const wire::MapShared map = [&](const SharedHandle& h) -> std::shared_ptr<void> {
+        if (known == peers_.end() || known->second.share != Peer::Share::Yes)
+          // The decoder names where (seq, tensor) around this.
+          throw WireError(error_message(
+              "", "a shared-memory reference from a sender this receiver did not agree to take them from", "",
+              ""));
+        return known->second.mappings.map(h);
+      };
+      // A device reference: a tensor on this process's GPU over the sender's
+      // memory, no copy (only from a sender it named its devices to, which
+      // shares memory with it).
+      const wire::OpenDevice open = [&](std::string_view handle, const Spec& spec) {
+        if (known == peers_.end() || known->second.share != Peer::Share::Yes)
+          throw WireError(error_message(
+              "", "a device reference from a sender this receiver did not agree to take references from", "",
+              ""));
+        TensorPointer pointer;
+        pointer.mode = PointerMode::Ipc;
+        pointer.handle = std::string(handle);
+        return from_pointer(pointer, spec);
+      };
+      return wire::decode(frames, {.max_message_bytes = options_.max_message_bytes}, where_, map, open);
+    } catch (const WireError& e) {
+      reject(e.what());
+      unreadable = true;
+      return {};
+    }
+  }();
+  if (unreadable) {
     take_unreadable(session, header_frame, bytes);
     return;
   }
@@ -786,9 +794,11 @@ void ReliableReceiver::wake_rings() {
     if (p.ring) p.ring->wake();
 }
 
-wire::Message ReliableReceiver::hand_on() {
-  wire::Message m = ready_.take_front();
-  if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m.peer, m.header.seq};
+std::optional<wire::Message> ReliableReceiver::hand_on() {
+  // Moved once, straight into what recv returns.
+  std::optional<wire::Message> m(std::in_place, std::move(ready_.front()));
+  ready_.pop_front();
+  if (options_.acknowledge == Acknowledge::OnNextRecv) handed_ = {m->peer, m->header.seq};
   return m;
 }
 

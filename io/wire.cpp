@@ -260,16 +260,20 @@ Message decode(std::span<const ReceivedFrame> frames, const DecodeLimits& limits
   Parsed parsed = parse(views, limits, where);
   Message m;
   m.header = parsed.header;
-  m.error = parsed.error;
-  m.target = parsed.target;
-  m.control = parsed.control;
-  m.checkpoint = parsed.checkpoint;
   m.shared = (parsed.header.flags & kFlagShared) != 0;
-  m.probe = parsed.probe;
-  m.leases = std::move(parsed.leases);
-  m.pid = parsed.pid;
-  m.ring = parsed.ring;
-  m.devices = std::move(parsed.devices);
+  // What only some kinds carry is copied only when there: a small data
+  // message's decoding is mostly copies.
+  if (!parsed.error.empty()) m.error = parsed.error;
+  if (!parsed.target.empty()) m.target = parsed.target;
+  if (is_control(parsed.header.kind)) {
+    m.control = parsed.control;
+    m.probe = parsed.probe;
+    m.leases = std::move(parsed.leases);
+    m.pid = parsed.pid;
+    m.ring = parsed.ring;
+    m.devices = std::move(parsed.devices);
+  }
+  m.checkpoint = parsed.checkpoint;
   if (!parsed.tags.empty())
     m.tags = read_tags_block(parsed.tags, fmt::format("{}: seq {}", where, parsed.header.seq));
   m.tensors.reserve(parsed.tensors.size());

@@ -34,12 +34,6 @@ class CircularQueue {
     renew((*this)[size_], std::move(value));
     ++size_;
   }
-  // The front, moved out.
-  T take_front() {
-    T value = std::move(front());
-    pop_front();
-    return value;
-  }
   void pop_front() {
     renew(front());
     head_ = (head_ + 1) & (slots_.size() - 1);

@@ -442,7 +442,7 @@ class ReliableReceiver {
   bool sleep_on_rings();
   void wake_rings();
   // The next message of ready_ for the owner.
-  wire::Message hand_on();
+  std::optional<wire::Message> hand_on();
   void reject(const std::string& why);
 
   zmq::socket_t& socket_;

@@ -25,7 +25,8 @@ TEST(CircularQueue, KeepsTheOrderOfADequeThroughWrapsAndGrowth) {
       queue.push_back(int{next});
       reference.push_back(next++);
     } else if (random() % 2 == 0) {
-      EXPECT_EQ(queue.take_front(), reference.front());
+      EXPECT_EQ(queue.front(), reference.front());
+      queue.pop_front();
       reference.pop_front();
     } else {
       EXPECT_EQ(queue.back(), reference.back());
@@ -48,7 +49,7 @@ TEST(CircularQueue, KeepIfKeepsTheChosenInOrder) {
   for (int i = 6; i < 12; ++i) queue.push_back(int{i});  // wrapped past the array's end
   queue.keep_if([](int v) { return v % 3 != 0; });
   std::vector<int> kept;
-  while (!queue.empty()) kept.push_back(queue.take_front());
+  for (; !queue.empty(); queue.pop_front()) kept.push_back(queue.front());
   EXPECT_EQ(kept, (std::vector<int>{2, 4, 5, 7, 8, 10, 11}));
 }
 

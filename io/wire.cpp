@@ -257,7 +257,10 @@ Message decode(std::span<const ReceivedFrame> frames, const DecodeLimits& limits
   const std::span<Bytes> views =
       many.empty() ? std::span<Bytes>(few.data(), frames.size()) : std::span<Bytes>(many);
   for (size_t i = 0; i < frames.size(); ++i) views[i] = frames[i].bytes;
-  Parsed parsed = parse(views, limits, where);
+  // The views of the message before on this thread, their room reused:
+  // one list allocated per message cost a malloc and a free.
+  thread_local Parsed parsed;
+  parse(views, parsed, limits, where);
   Message m;
   m.header = parsed.header;
   m.shared = (parsed.header.flags & kFlagShared) != 0;

@@ -317,14 +317,28 @@ std::vector<Bytes> split_batch(Bytes frame, std::string_view where) {
 }
 
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::string_view where) {
+  Parsed m;
+  parse(frames, m, limits, where);
+  return m;
+}
+
+void parse(std::span<const Bytes> frames, Parsed& m, const DecodeLimits& limits, std::string_view where) {
+  // Everything of the parse before goes, but the room of its list of views
+  // (not a large one: a message of many tensors must not hold its list's
+  // memory for as long as the thread lives).
+  constexpr size_t kKeptViews = 16;
+  std::vector<TensorView> room = std::move(m.tensors);
+  room.clear();
+  if (room.capacity() > kKeptViews) room = {};
+  m = Parsed{};
+  m.tensors = std::move(room);
   if (frames.empty()) wire_fail(where, "", "a header frame", "an empty message");
   // The total first: nothing below may cost more than the bytes received.
   int64_t total = 0;
   for (Bytes f : frames) total += static_cast<int64_t>(f.size());
   if (total > limits.max_message_bytes)
-    wire_fail(where, "message size", fmt::format("at most max_message_bytes = {} bytes", limits.max_message_bytes),
-         total);
-  Parsed m;
+    wire_fail(where, "message size",
+              fmt::format("at most max_message_bytes = {} bytes", limits.max_message_bytes), total);
   m.header = read_header(frames[0], where, /*packed_ok=*/true);
   const Header& h = m.header;
   if (h.kind == Kind::Batch)
@@ -469,8 +483,7 @@ Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits, std::str
          fmt::format("{} more bytes", rest.size()));
   if ((h.flags & kFlagCrc) && crc != h.crc)
     wire_fail(at(), "CRC-32C mismatch", fmt::format("{} (the header's)", h.crc),
-         fmt::format("{} (the data frames')", crc));
-  return m;
+              fmt::format("{} (the data frames')", crc));
 }
 
 }  // namespace sluice::wire

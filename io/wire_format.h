@@ -233,6 +233,11 @@ std::vector<Bytes> split_batch(Bytes frame, std::string_view where);
 // found. An update's target must be 1 to kMaxTargetBytes bytes of UTF-8,
 // and it carries at least one tensor.
 Parsed parse(std::span<const Bytes> frames, const DecodeLimits& limits = {}, std::string_view where = "wire");
+// The same into `out`, whatever it held before replaced; its list of tensor
+// views keeps its room (up to a few), so that a caller parsing message after
+// message into one Parsed allocates none for them.
+void parse(std::span<const Bytes> frames, Parsed& out, const DecodeLimits& limits = {},
+           std::string_view where = "wire");
 
 // The 32-byte header, little-endian. write_header writes flags as given:
 // callers pass 0 for bits they do not define.

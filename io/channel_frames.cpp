@@ -90,17 +90,18 @@ bool write_frames(zmq::socket_ref socket, const std::vector<wire::Frame>& frames
 }
 
 bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
-                 const std::vector<const wire::Frame*>& messages, bool dont_wait) {
+                 std::span<const size_t> sizes, const std::function<void(size_t, uint8_t*)>& write,
+                 bool dont_wait) {
   size_t bytes = wire::kHeaderBytes;
-  for (const wire::Frame* f : messages) bytes += wire::batch_entry_bytes(f->size);
+  for (size_t size : sizes) bytes += wire::batch_entry_bytes(size);
   zmq::message_t batch(bytes);
   auto* out = static_cast<uint8_t*>(batch.data());
-  wire::write_header({wire::Kind::Batch, 0, stream_id, first_seq, static_cast<uint32_t>(messages.size()), 0},
+  wire::write_header({wire::Kind::Batch, 0, stream_id, first_seq, static_cast<uint32_t>(sizes.size()), 0},
                      out);
   out += wire::kHeaderBytes;
-  for (const wire::Frame* f : messages) {
-    wire::write_batch_entry({static_cast<const uint8_t*>(f->data), f->size}, out);
-    out += wire::batch_entry_bytes(f->size);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    write(i, wire::begin_batch_entry(sizes[i], out));
+    out += wire::batch_entry_bytes(sizes[i]);
   }
   return socket.send(batch, dont_wait ? zmq::send_flags::dontwait : zmq::send_flags::none).has_value();
 }

@@ -552,8 +552,8 @@ void ReliableSender::transmit(Clock::time_point now, bool flush_batch) {
     }
     const uint64_t most = std::min<uint64_t>(options_.coalesce_bytes, grant_.max_message_bytes);
     while (credit_allows(end, bytes) && batchable(unacked_[end]) &&
-           batch_bytes + wire::batch_entry_bytes(unacked_[end].frames[0].size) <= most) {
-      batch_bytes += wire::batch_entry_bytes(unacked_[end].frames[0].size);
+           batch_bytes + wire::batch_entry_bytes(one_frame_bytes(unacked_[end])) <= most) {
+      batch_bytes += wire::batch_entry_bytes(one_frame_bytes(unacked_[end]));
       bytes += unacked_[end].bytes;
       ++end;
     }
@@ -574,13 +574,22 @@ void ReliableSender::transmit(Clock::time_point now, bool flush_batch) {
     }
     try {
       bool written = false;
-      if (end == sent_ + 1) {
-        written = write_frames(socket_, frames_for_receiver(unacked_[sent_]), nullptr, /*dont_wait=*/true);
+      Kept& k = unacked_[sent_];
+      if (end == sent_ + 1 && k.packed && k.frames.empty()) {
+        // Alone and packed: written straight into its frame, as into a batch.
+        zmq::message_t frame(k.bytes);
+        write_one_frame(k, static_cast<uint8_t*>(frame.data()));
+        written = socket_.send(frame, zmq::send_flags::dontwait).has_value();
+      } else if (end == sent_ + 1) {
+        written = write_frames(socket_, frames_for_receiver(k), nullptr, /*dont_wait=*/true);
       } else {
-        std::vector<const wire::Frame*> messages;
-        messages.reserve(end - sent_);
-        for (size_t i = sent_; i < end; ++i) messages.push_back(&unacked_[i].frames[0]);
-        written = write_batch(socket_, *stream_id_, unacked_[sent_].seq, messages, /*dont_wait=*/true);
+        std::vector<size_t> sizes;
+        sizes.reserve(end - sent_);
+        for (size_t i = sent_; i < end; ++i) sizes.push_back(one_frame_bytes(unacked_[i]));
+        const size_t first = sent_;
+        written = write_batch(
+            socket_, *stream_id_, unacked_[sent_].seq, sizes,
+            [&](size_t i, uint8_t* out) { write_one_frame(unacked_[first + i], out); }, /*dont_wait=*/true);
         if (written) coalesced_ += end - sent_;
       }
       gathered_ = {};
@@ -599,8 +608,24 @@ void ReliableSender::transmit(Clock::time_point now, bool flush_batch) {
 }
 
 bool ReliableSender::batchable(Kept& k) {
-  return batches_ && options_.coalesce_delay.count() > 0 && frames_for_receiver(k).size() == 1 &&
-         wire::kHeaderBytes + wire::batch_entry_bytes(k.frames[0].size) <= options_.coalesce_bytes;
+  if (!batches_ || options_.coalesce_delay.count() <= 0) return false;
+  const uint64_t bytes = one_frame_bytes(k);
+  return bytes > 0 && wire::kHeaderBytes + wire::batch_entry_bytes(bytes) <= options_.coalesce_bytes;
+}
+
+uint64_t ReliableSender::one_frame_bytes(Kept& k) {
+  // Packed, it is one frame of k.bytes, and never shared (below pack_below).
+  if (k.packed && k.frames.empty()) return k.bytes;
+  const std::vector<wire::Frame>& frames = frames_for_receiver(k);
+  return frames.size() == 1 ? frames[0].size : 0;
+}
+
+void ReliableSender::write_one_frame(const Kept& k, uint8_t* out) const {
+  if (k.frames.empty()) {
+    wire::write_packed(k.message, encode_, out);
+  } else if (k.frames[0].size > 0) {
+    std::memcpy(out, k.frames[0].data, k.frames[0].size);
+  }
 }
 
 std::optional<Clock::time_point> ReliableSender::batch_due() const {

@@ -270,12 +270,12 @@ uint64_t read_checkpoint(Bytes f, std::string_view where) {
   return get<uint64_t>(f.data());
 }
 
-void write_batch_entry(Bytes frame, uint8_t* out) {
-  put<uint32_t>(out, static_cast<uint32_t>(frame.size()));
+uint8_t* begin_batch_entry(size_t frame_bytes, uint8_t* out) {
+  put<uint32_t>(out, static_cast<uint32_t>(frame_bytes));
   put<uint32_t>(out + 4, 0);
-  std::memcpy(out + kBatchEntryHeaderBytes, frame.data(), frame.size());
-  const size_t end = batch_entry_bytes(frame.size());
-  std::memset(out + kBatchEntryHeaderBytes + frame.size(), 0, end - kBatchEntryHeaderBytes - frame.size());
+  const size_t end = batch_entry_bytes(frame_bytes);
+  std::memset(out + kBatchEntryHeaderBytes + frame_bytes, 0, end - kBatchEntryHeaderBytes - frame_bytes);
+  return out + kBatchEntryHeaderBytes;
 }
 
 std::vector<Bytes> split_batch(Bytes frame, std::string_view where) {

@@ -212,8 +212,10 @@ inline constexpr size_t kBatchEntryHeaderBytes = 8;
 inline size_t batch_entry_bytes(size_t frame_bytes) {
   return kBatchEntryHeaderBytes + (frame_bytes + 7) / 8 * 8;
 }
-// Writes a message's frame as an entry at `out` (batch_entry_bytes(frame.size()) bytes).
-void write_batch_entry(Bytes frame, uint8_t* out);
+// Writes an entry's header and padding at `out` for a message's frame of
+// `frame_bytes` (batch_entry_bytes(frame_bytes) bytes in all); where the
+// frame's bytes go, which the caller writes.
+uint8_t* begin_batch_entry(size_t frame_bytes, uint8_t* out);
 // The messages of a batch frame, in order, each the bytes of its one frame
 // (not parsed: each is parsed as a message of its own). WireError naming
 // `where` when the header is not a batch's, `count` is 0, an entry is

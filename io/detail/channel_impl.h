@@ -6,14 +6,16 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <optional>
-#include <thread>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -58,10 +60,12 @@ wire::MapShared refuse_shared(const std::string& why);
 // not copied: ZeroMQ holds a reference to their owner until they are sent.
 bool write_frames(zmq::socket_ref socket, const std::vector<wire::Frame>& frames, const std::string* routing_id,
                   bool dont_wait);
-// Writes `messages` (each one frame) as one batch frame (Kind::Batch;
-// WIRE_FORMAT.md, "Batches"), copied into it; false as write_frames.
+// Writes messages of one frame each, of `sizes` bytes, as one batch frame
+// (Kind::Batch; WIRE_FORMAT.md, "Batches"): `write(i, out)` writes message
+// i's frame at `out`, straight into the batch. False as write_frames.
 bool write_batch(zmq::socket_ref socket, uint64_t stream_id, uint64_t first_seq,
-                 const std::vector<const wire::Frame*>& messages, bool dont_wait);
+                 std::span<const size_t> sizes, const std::function<void(size_t, uint8_t*)>& write,
+                 bool dont_wait);
 
 // Waits on a socket (and an extra file descriptor, and a second, when >= 0)
 // for input, up to `wait` (negative: forever). EINTR counts as woken.
@@ -131,6 +135,12 @@ class ReliableSender {
   // Its frames in the form the receiver takes (shared-memory references or
   // frames of its own), encoding it again when that is not the form it has.
   const std::vector<wire::Frame>& frames_for_receiver(Kept& k);
+  // The bytes of the one frame it travels as to the receiver, 0 when it
+  // takes more: a packed one is weighed, not encoded (a batch writes it
+  // straight in, as a ring does).
+  uint64_t one_frame_bytes(Kept& k);
+  // Writes its one frame at `out`.
+  void write_one_frame(const Kept& k, uint8_t* out) const;
   // Reads what the receiver sent, beats, and sends what the credit allows;
   // waits up to `wait` for the receiver when there is nothing to read.
   // Called with mutex_ held.

@@ -6,6 +6,7 @@
 // while its stream goes on.
 
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <cstring>
 #include <thread>
@@ -31,7 +32,7 @@ std::vector<uint8_t> batch_of(const std::vector<std::vector<uint8_t>>& messages,
                      frame.data());
   uint8_t* out = frame.data() + wire::kHeaderBytes;
   for (const auto& m : messages) {
-    wire::write_batch_entry(m, out);
+    std::copy(m.begin(), m.end(), wire::begin_batch_entry(m.size(), out));
     out += wire::batch_entry_bytes(m.size());
   }
   return frame;

@@ -203,6 +203,46 @@ TEST_P(CoalescingOver, MessagesFurtherApartThanTheDelayGoAtOnceAndAlone) {
   EXPECT_FALSE(pull.recv(milliseconds(20)));
 }
 
+// A packed message is written straight into its batch (or its lone frame):
+// messages whose frames are no multiple of 8 bytes (three floats), with two
+// tensors and tags, keep every byte, padding or not, in or out of a batch.
+TEST_P(CoalescingOver, PackedMessagesOfAnySizeAndTagsKeepTheirBytesInBatches) {
+  Channel pull(Pattern::Pull, bind_address(), between_hosts());
+  Channel push(Pattern::Push, ">" + pull.bound_endpoint());
+  constexpr int kCount = 3000;
+  auto values = [](int i) {
+    const float f = static_cast<float>(i);
+    return std::vector<float>{f, f + 0.5f, f + 0.25f};
+  };
+  std::thread sender([&] {
+    for (int i = 0; i < kCount; ++i) {
+      wire::Message m;
+      m.header = {wire::Kind::Data, 0, 0, static_cast<uint64_t>(i), 0, 0};
+      m.tensors = {tensor(values(i), Shape{3}), scalar(static_cast<int32_t>(-i))};
+      if (i % 3 == 0) m.tags.set_time(1000 * int64_t{i}, "machine");
+      push.send(m);
+    }
+    push.send_end_of_stream(kCount);
+    push.flush(kWait);
+  });
+  for (int i = 0; i < kCount; ++i) {
+    std::optional<wire::Message> m = pull.recv(kWait);
+    if (!m || m->tensors.size() != 2) {
+      ADD_FAILURE() << "message " << i << (m ? " holds other than two tensors" : " did not arrive");
+      break;
+    }
+    EXPECT_EQ(m->tensors[0].to_vector<float>(), values(i)) << "message " << i;
+    EXPECT_EQ(m->tensors[1].to_vector<int32_t>()[0], -i) << "message " << i;
+    EXPECT_EQ(m->tags.time_ns(), i % 3 == 0 ? std::optional<int64_t>(1000 * int64_t{i}) : std::nullopt)
+        << "message " << i;
+  }
+  std::optional<wire::Message> end = pull.recv(kWait);
+  EXPECT_TRUE(end && end->header.kind == wire::Kind::EndOfStream);
+  EXPECT_FALSE(pull.recv(milliseconds(50))) << "nothing after the end";  // and the end acknowledged
+  sender.join();
+  EXPECT_GT(push.counters().coalesced, static_cast<uint64_t>(kCount / 2)) << "of " << kCount;
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, CoalescingOver, ::testing::Values("ipc", "tcp"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 

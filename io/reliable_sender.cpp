@@ -551,9 +551,10 @@ void ReliableSender::transmit(Clock::time_point now, bool flush_batch) {
       batch_bytes = gathered_.frame_bytes;
     }
     const uint64_t most = std::min<uint64_t>(options_.coalesce_bytes, grant_.max_message_bytes);
-    while (credit_allows(end, bytes) && batchable(unacked_[end]) &&
-           batch_bytes + wire::batch_entry_bytes(one_frame_bytes(unacked_[end])) <= most) {
-      batch_bytes += wire::batch_entry_bytes(one_frame_bytes(unacked_[end]));
+    while (credit_allows(end, bytes) && batchable(unacked_[end])) {
+      const size_t entry = wire::batch_entry_bytes(one_frame_bytes(unacked_[end]));
+      if (batch_bytes + entry > most) break;
+      batch_bytes += entry;
       bytes += unacked_[end].bytes;
       ++end;
     }

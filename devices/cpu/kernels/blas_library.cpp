@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <string_view>
+#include <type_traits>
 
 #include <sluice/base/detail/error_format.h>
 #include <sluice/base/error.h>
@@ -31,8 +32,9 @@ BlasLibrary load() {
   void* lapacke = open_library(kLapacke);
   BlasLibrary library;
   auto resolve = [&](auto& pointer, std::string_view name) {
-    const char* soname = name.starts_with("LAPACKE_") ? kLapacke : kOpenBlas;
-    void* symbol = ::dlsym(name.starts_with("LAPACKE_") ? lapacke : openblas, name.data());
+    const bool from_lapacke = name.starts_with("LAPACKE_");
+    const char* soname = from_lapacke ? kLapacke : kOpenBlas;
+    void* symbol = ::dlsym(from_lapacke ? lapacke : openblas, name.data());
     if (!symbol)
       throw DeviceError(error_message("host backend", fmt::format("function {}", name),
                                       fmt::format("one that {} exports", soname), "none"));

@@ -67,7 +67,9 @@ ml_dtypes.bfloat16 where that is installed.
 
 import collections
 import fcntl
+import functools
 import io
+import math
 import mmap
 import os
 import struct
@@ -434,7 +436,7 @@ def decode_tags(block, where="wire"):
                     raise WireError(f"{where}: tags: {key}: expected UTF-8 text, found invalid bytes") from None
             else:
                 shape, dtype, header_bytes = _parse_npy_header(raw, f"{where}: tag '{key}'", whole=False)
-                want = dtype.itemsize * int(np.prod(shape, dtype=object))
+                want = dtype.itemsize * math.prod(shape)
                 if want > MAX_TAG_VALUE_BYTES or want != len(raw) - header_bytes:
                     raise WireError(f"{where}: tags: {key}: expected a tensor of at most {MAX_TAG_VALUE_BYTES} "
                                     f"bytes, its data filling the value, found {want} in {len(raw) - header_bytes}")
@@ -572,24 +574,36 @@ def _parse_npy_header(frame, where, whole=True):
     (length,) = struct.unpack("<H", frame[8:10])
     if 10 + length > len(frame) or (whole and 10 + length != len(frame)):
         raise WireError(f"{where}: npy header frame: expected {10 + length} bytes, found {len(frame)}")
-    frame = frame[:10 + length]
-    text = bytes(frame[10:]).decode("latin1")
-    if not text.rstrip(" \n").endswith("}"):
-        raise WireError(f"{where}: header: expected only padding after the dict")
+    header = bytes(frame[8:10 + length])
     try:
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(io.BytesIO(bytes(frame[8:])))
+        # Only headers of the size numpy writes are kept: a sender's padded ones are not worth the room.
+        shape, dtype = (_npy_header_fields if length <= 256 else _npy_header_fields.__wrapped__)(header)
     except ValueError as e:
-        raise WireError(f"{where}: header dict: {e}") from None
+        raise WireError(f"{where}: {e}") from None
+    return shape, dtype, 10 + length
+
+
+@functools.lru_cache(maxsize=256)
+def _npy_header_fields(header):
+    """(shape, dtype) that a .npy 1.0 header says (header: its u16 length, then its dict);
+    ValueError naming the field that is wrong. Cached, since a stream repeats a few headers:
+    numpy's own parser takes tens of microseconds a call."""
+    if not header[2:].decode("latin1").rstrip(" \n").endswith("}"):
+        raise ValueError("header: expected only padding after the dict")
+    try:
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(io.BytesIO(header))
+    except ValueError as e:
+        raise ValueError(f"header dict: {e}") from None
     descr = np.lib.format.dtype_to_descr(dtype)
     if descr not in _DESCRS:
-        raise WireError(f"{where}: descr: expected one of {sorted(_DESCRS)}, found {descr!r}")
+        raise ValueError(f"descr: expected one of {sorted(_DESCRS)}, found {descr!r}")
     if fortran:
-        raise WireError(f"{where}: fortran_order: expected False (C order), found True")
+        raise ValueError("fortran_order: expected False (C order), found True")
     if len(shape) > MAX_RANK:
-        raise WireError(f"{where}: shape: expected rank <= {MAX_RANK}, found {len(shape)}")
+        raise ValueError(f"shape: expected rank <= {MAX_RANK}, found {len(shape)}")
     if any(d < 0 for d in shape):
-        raise WireError(f"{where}: shape: expected dimensions >= 0, found {shape}")
-    return shape, dtype, 10 + length
+        raise ValueError(f"shape: expected dimensions >= 0, found {shape}")
+    return shape, dtype
 
 
 def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", map_shared=None):
@@ -695,7 +709,7 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
     for i in range(tensors):
         if packed:
             shape, dtype, header_bytes = _parse_npy_header(rest, f"{at}, tensor {i}", whole=False)
-            want = dtype.itemsize * int(np.prod(shape, dtype=object))
+            want = dtype.itemsize * math.prod(shape)
             if want > len(rest) - header_bytes:
                 raise WireError(f"{at}, tensor {i}: packed frame: expected {want} bytes of data, "
                                 f"found {len(rest) - header_bytes}")
@@ -703,7 +717,7 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
         else:
             shape, dtype, _ = _parse_npy_header(frames[first + 2 * i], f"{at}, tensor {i}")
             data = frames[first + 1 + 2 * i]
-            want = dtype.itemsize * int(np.prod(shape, dtype=object))
+            want = dtype.itemsize * math.prod(shape)
             if not shared and len(data) != want:
                 raise WireError(f"{at}, tensor {i}: data frame: expected {want} bytes, found {len(data)}")
         if flags & FLAG_CRC:

@@ -59,6 +59,27 @@ if fast_available:
 else:
     print("CRC-32C: no crc32c module (Debian python3-crc32c), so only the pure loop checked")
 
+# .npy headers are read once and remembered: each message still gets its own shape, dtype and
+# data, a header once refused is refused again, and a long (padded) header, never remembered, reads.
+for shape, dtype in [((2, 3), np.float32), ((3, 2), np.float32), ((2, 3), np.int64), ((2, 3), np.float32)]:
+    for k in range(2):
+        array = np.arange(6, dtype=dtype).reshape(shape) + k
+        for pack_below in (0, 4096):
+            m = wire.decode([bytes(f) for f in wire.encode([array], pack_below=pack_below)])
+            assert m.arrays[0].dtype == dtype and np.array_equal(m.arrays[0], array), (shape, dtype, m.arrays[0])
+good = [bytes(f) for f in wire.encode([np.arange(6, dtype=np.float32).reshape(2, 3)])]
+big_endian = [good[0], good[1].replace(b"'<f4'", b"'>f4'"), good[2]]
+for attempt in range(2):
+    try:
+        wire.decode(big_endian)
+        raise AssertionError(f"a big-endian header accepted (attempt {attempt})")
+    except wire.WireError as e:
+        assert "descr" in str(e), e
+text = good[1][10:].rstrip(b" \n") + b" " * 400 + b"\n"
+padded = [good[0], good[1][:8] + len(text).to_bytes(2, "little") + text, good[2]]
+assert np.array_equal(wire.decode(padded).arrays[0], np.arange(6, dtype=np.float32).reshape(2, 3))
+print("npy headers: remembered ones give each message its own array; refusals and long headers unchanged")
+
 # Without the module (None in sys.modules makes its import fail), the loop.
 fallback = subprocess.run([sys.executable, "-c", f"""
 import sys

@@ -320,10 +320,16 @@ crc32c = _crc32c_fast if _crc32c_module is not None and _fast_crc_works() else _
 
 def npy_header(array):
     """The .npy version 1.0 header of an array, padded to a multiple of 64 bytes."""
-    descr = np.lib.format.dtype_to_descr(array.dtype)
+    return _npy_header_of(array.dtype, array.shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _npy_header_of(dtype, shape):
+    """npy_header's, remembered: a stream sends a few specs again and again."""
+    descr = np.lib.format.dtype_to_descr(dtype)
     if descr not in _DESCRS:
         raise WireError(f"dtype: expected one of {sorted(_DESCRS)}, found {descr!r}")
-    shape = tuple(int(d) for d in array.shape)
+    shape = tuple(int(d) for d in shape)
     text = "{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (descr, shape)
     padding = -(10 + len(text) + 1) % 64
     text = (text + " " * padding + "\n").encode("latin1")
@@ -1351,19 +1357,28 @@ class ServingClient:
         connected, and one that refused this client at the handshake never is)."""
         zmq = _zmq()
         seq = self.next_seq
-        if not self.socket.poll(max(0, int(timeout_ms)), zmq.POLLOUT):
-            raise WireError(f"{self.where}: request seq {seq}: expected a server taking it within {timeout_ms} ms, "
-                            f"found none connected")
-        self.socket.send_multipart(encode(arrays, seq, self.stream_id, pack_below=self.pack_below), copy=False)
+        frames = encode(arrays, seq, self.stream_id, pack_below=self.pack_below)
+        try:  # a connected DEALER has room: no poll first
+            self.socket.send_multipart(frames, zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            if not self.socket.poll(max(0, int(timeout_ms)), zmq.POLLOUT):
+                raise WireError(f"{self.where}: request seq {seq}: expected a server taking it within "
+                                f"{timeout_ms} ms, found none connected") from None
+            self.socket.send_multipart(frames, copy=False)
         self.next_seq += 1
         return seq
 
     def recv(self, timeout_ms):
         """The next reply, DATA or ERROR, its seq saying which request it answers; None after
         timeout_ms. WireError when it is malformed."""
-        if not self.socket.poll(max(0, int(timeout_ms)), _zmq().POLLIN):
-            return None
-        return decode(self.socket.recv_multipart(copy=False), self.max_message_bytes, self.where)
+        zmq = _zmq()
+        try:  # a reply waiting (a poller said so): no poll of the socket's own first
+            frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            if not self.socket.poll(max(0, int(timeout_ms)), zmq.POLLIN):
+                return None
+            frames = self.socket.recv_multipart(copy=False)
+        return decode(frames, self.max_message_bytes, self.where)
 
     def call(self, arrays, timeout_ms=60000):
         """Sends arrays and returns the reply's arrays. WireError with the server's text for an
@@ -1372,7 +1387,8 @@ class ServingClient:
         seq = self.send(arrays, timeout_ms)
         while True:
             left = deadline - time.monotonic()
-            m = self.recv(left * 1000) if left > 0 else None
+            # Polled first: right after the send, a reply is seldom there already.
+            m = self.recv(0) if left > 0 and self.socket.poll(int(left * 1000), _zmq().POLLIN) else None
             if m is None:
                 raise WireError(f"{self.where}: request seq {seq}: expected a reply within {timeout_ms} ms, found none")
             if m.seq != seq:

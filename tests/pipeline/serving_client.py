@@ -9,7 +9,10 @@
 Every wait has a timeout; any failure exits non-zero with the reason.
 """
 
+import os
 import sys
+import tempfile
+import time
 
 import numpy as np
 import zmq
@@ -46,7 +49,22 @@ def main(endpoint, n):
         assert m.kind == wire.DATA, f"seq {m.seq}: expected data, found kind {m.kind}: {m.error}"
         assert m.seq in asked, f"a reply to seq {m.seq}, which was not asked or was answered already"
         check(m.arrays, asked.pop(m.seq), f"pipelined seq {m.seq}")
+    # Nothing asked: recv waits out its timeout and says so.
+    start = time.monotonic()
+    assert client.recv(200) is None, "a reply with no request outstanding"
+    assert time.monotonic() - start >= 0.15, f"recv(200) returned after {time.monotonic() - start:.3f} s"
     client.close()
+    # No server connected (the client binds, and none comes): send waits out its timeout, then
+    # names what it waited for.
+    lonely = wire.ServingClient(f"@ipc://{tempfile.gettempdir()}/sluice-no-server-{os.getpid()}")
+    start = time.monotonic()
+    try:
+        lonely.send(request(1.0), 200)
+        raise AssertionError("a request was taken with no server there")
+    except wire.WireError as e:
+        assert "found none connected" in str(e), e
+    assert time.monotonic() - start >= 0.15, f"send(200) gave up after {time.monotonic() - start:.3f} s"
+    lonely.close()
 
 
 if __name__ == "__main__":

@@ -441,7 +441,7 @@ def decode_tags(block, where="wire"):
                 except UnicodeDecodeError:
                     raise WireError(f"{where}: tags: {key}: expected UTF-8 text, found invalid bytes") from None
             else:
-                shape, dtype, header_bytes = _parse_npy_header(raw, f"{where}: tag '{key}'", whole=False)
+                shape, dtype, header_bytes = _parse_npy_header(raw, lambda: f"{where}: tag '{key}'", whole=False)
                 want = dtype.itemsize * math.prod(shape)
                 if want > MAX_TAG_VALUE_BYTES or want != len(raw) - header_bytes:
                     raise WireError(f"{where}: tags: {key}: expected a tensor of at most {MAX_TAG_VALUE_BYTES} "
@@ -572,20 +572,21 @@ def _bytes_of(frame):
 
 
 def _parse_npy_header(frame, where, whole=True):
-    """(shape, dtype, header length) of the .npy header at the start of frame (all of it when whole)."""
+    """(shape, dtype, header length) of the .npy header at the start of frame (all of it when whole).
+    where(): the text naming the frame in an error, made only for one."""
     if len(frame) < 10 or bytes(frame[:6]) != _NPY_MAGIC:
-        raise WireError(f"{where}: expected the .npy magic \\x93NUMPY")
+        raise WireError(f"{where()}: expected the .npy magic \\x93NUMPY")
     if bytes(frame[6:8]) != b"\x01\x00":
-        raise WireError(f"{where}: expected .npy version 1.0, found {frame[6]}.{frame[7]}")
+        raise WireError(f"{where()}: expected .npy version 1.0, found {frame[6]}.{frame[7]}")
     (length,) = struct.unpack("<H", frame[8:10])
     if 10 + length > len(frame) or (whole and 10 + length != len(frame)):
-        raise WireError(f"{where}: npy header frame: expected {10 + length} bytes, found {len(frame)}")
+        raise WireError(f"{where()}: npy header frame: expected {10 + length} bytes, found {len(frame)}")
     header = bytes(frame[8:10 + length])
     try:
         # Only headers of the size numpy writes are kept: a sender's padded ones are not worth the room.
         shape, dtype = (_npy_header_fields if length <= 256 else _npy_header_fields.__wrapped__)(header)
     except ValueError as e:
-        raise WireError(f"{where}: {e}") from None
+        raise WireError(f"{where()}: {e}") from None
     return shape, dtype, 10 + length
 
 
@@ -653,51 +654,55 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
         what = " (the header, then its u64 checkpoint number)" if kind == BARRIER else ""
         raise WireError(f"{where}: header frame: expected {header_frame} bytes for kind {_KIND_NAMES[kind]}{what}, "
                         f"found {len(frames[0])}")
-    at = f"{where}: seq {seq}"
-    if packed and kind != DATA:
-        raise WireError(f"{at}: flags: expected packed (bit 1) only on data messages, found it on kind {kind}")
-    if shared and (packed or kind not in (DATA, UPDATE, CREDIT, ACK, HEARTBEAT)):
-        raise WireError(f"{at}: flags: expected shared (bit 2) only on data, updates and control messages, "
-                        f"never packed, found it on kind {_KIND_NAMES[kind]}")
-    if flags & FLAG_PID and not (control_kind and shared):
-        raise WireError(f"{at}: flags: expected pid (bit 5) only on control messages that take shared memory "
-                        f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
-    if flags & FLAG_DEVICES and not (control_kind and shared):
-        raise WireError(f"{at}: flags: expected devices (bit 7) only on control messages that take shared "
-                        f"memory (bit 2), found it on kind {_KIND_NAMES[kind]}")
-    if flags & FLAG_RING and not (control_kind and shared):
-        raise WireError(f"{at}: flags: expected ring (bit 6) only on control messages that take shared memory "
-                        f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
-    if flags & FLAG_CONFIRM and not control_kind:
-        raise WireError(f"{at}: flags: expected confirm (bit 8) only on a receiver's control messages, found it "
-                        f"on kind {_KIND_NAMES[kind]}")
-    if flags & FLAG_TAGS and kind not in (DATA, UPDATE):
-        raise WireError(f"{at}: flags: expected tags (bit 9) only on data and updates, found it on kind "
-                        f"{_KIND_NAMES[kind]}")
-    if flags & FLAG_SHARE_OFFER and kind != HEARTBEAT:
-        raise WireError(f"{at}: flags: expected share offer (bit 3) only on heartbeats, found it on kind "
-                        f"{_KIND_NAMES[kind]}")
+    def at():  # formatted only for an error: most messages have none
+        return f"{where}: seq {seq}"
+
+    # Data carrying only these flags breaks none of the rules below: the usual message skips them.
+    if kind != DATA or flags & ~(FLAG_PACKED | FLAG_CRC | FLAG_TAGS):
+        if packed and kind != DATA:
+            raise WireError(f"{at()}: flags: expected packed (bit 1) only on data messages, found it on kind {kind}")
+        if shared and (packed or kind not in (DATA, UPDATE, CREDIT, ACK, HEARTBEAT)):
+            raise WireError(f"{at()}: flags: expected shared (bit 2) only on data, updates and control messages, "
+                            f"never packed, found it on kind {_KIND_NAMES[kind]}")
+        if flags & FLAG_PID and not (control_kind and shared):
+            raise WireError(f"{at()}: flags: expected pid (bit 5) only on control messages that take shared memory "
+                            f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
+        if flags & FLAG_DEVICES and not (control_kind and shared):
+            raise WireError(f"{at()}: flags: expected devices (bit 7) only on control messages that take shared "
+                            f"memory (bit 2), found it on kind {_KIND_NAMES[kind]}")
+        if flags & FLAG_RING and not (control_kind and shared):
+            raise WireError(f"{at()}: flags: expected ring (bit 6) only on control messages that take shared memory "
+                            f"(bit 2), found it on kind {_KIND_NAMES[kind]}")
+        if flags & FLAG_CONFIRM and not control_kind:
+            raise WireError(f"{at()}: flags: expected confirm (bit 8) only on a receiver's control messages, found it "
+                            f"on kind {_KIND_NAMES[kind]}")
+        if flags & FLAG_TAGS and kind not in (DATA, UPDATE):
+            raise WireError(f"{at()}: flags: expected tags (bit 9) only on data and updates, found it on kind "
+                            f"{_KIND_NAMES[kind]}")
+        if flags & FLAG_SHARE_OFFER and kind != HEARTBEAT:
+            raise WireError(f"{at()}: flags: expected share offer (bit 3) only on heartbeats, found it on kind "
+                            f"{_KIND_NAMES[kind]}")
     if not flags & FLAG_CRC and crc != 0:
-        raise WireError(f"{at}: crc: expected 0 when flag bit 0 (crc) is clear, found {crc}")
+        raise WireError(f"{at()}: crc: expected 0 when flag bit 0 (crc) is clear, found {crc}")
     if kind not in (DATA, UPDATE) and count != 0 and not (control_kind and shared):
-        raise WireError(f"{at}: tensor count: expected 0 for kind {_KIND_NAMES[kind]}, found {count}")
+        raise WireError(f"{at()}: tensor count: expected 0 for kind {_KIND_NAMES[kind]}, found {count}")
     if kind == UPDATE and count == 0:
-        raise WireError(f"{at}: tensor count: expected at least 1 for kind update, found 0")
+        raise WireError(f"{at()}: tensor count: expected at least 1 for kind update, found 0")
     first = 2 if kind == UPDATE else 1  # the frame of tensor 0's .npy header: an update's target comes first
     tagged = bool(flags & FLAG_TAGS)
     expected = (1 if packed else first + 2 * count + tagged if kind in (DATA, UPDATE) else 2 if kind == ERROR
                 else 1)
     tensors = count if kind in (DATA, UPDATE) else 0  # a control's count is its leases
     if len(frames) != expected:
-        raise WireError(f"{at}: expected {expected} frames, found {len(frames)}")
+        raise WireError(f"{at()}: expected {expected} frames, found {len(frames)}")
     error, control, target = "", Control(), ""
     if kind == ERROR:
         try:
             error = bytes(frames[1]).decode("utf-8")
         except UnicodeDecodeError:
-            raise WireError(f"{at}: error message: expected UTF-8 text, found invalid bytes") from None
+            raise WireError(f"{at()}: error message: expected UTF-8 text, found invalid bytes") from None
     if kind == UPDATE:
-        target = _check_target(frames[1], at).decode("utf-8")
+        target = _check_target(frames[1], at()).decode("utf-8")
     probe, leases = None, ()
     if control_kind:
         after = _HEADER.size + _CONTROL.size
@@ -710,49 +715,50 @@ def decode(frames, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, where="wire", ma
     checkpoint = _CHECKPOINT.unpack(frames[0][_HEADER.size:])[0] if kind == BARRIER else 0
     rest = frames[0][_HEADER.size:] if packed else None
     if packed and tensors > len(rest) // 64:
-        raise WireError(f"{at}: packed frame: expected room for {count} tensors, found {len(rest)} bytes")
+        raise WireError(f"{at()}: packed frame: expected room for {count} tensors, found {len(rest)} bytes")
     arrays, checksum = [], 0
     for i in range(tensors):
         if packed:
-            shape, dtype, header_bytes = _parse_npy_header(rest, f"{at}, tensor {i}", whole=False)
+            shape, dtype, header_bytes = _parse_npy_header(rest, lambda: f"{at()}, tensor {i}", whole=False)
             want = dtype.itemsize * math.prod(shape)
             if want > len(rest) - header_bytes:
-                raise WireError(f"{at}, tensor {i}: packed frame: expected {want} bytes of data, "
+                raise WireError(f"{at()}, tensor {i}: packed frame: expected {want} bytes of data, "
                                 f"found {len(rest) - header_bytes}")
             data, rest = rest[header_bytes:header_bytes + want], rest[header_bytes + want:]
         else:
-            shape, dtype, _ = _parse_npy_header(frames[first + 2 * i], f"{at}, tensor {i}")
+            shape, dtype, _ = _parse_npy_header(frames[first + 2 * i], lambda: f"{at()}, tensor {i}")
             data = frames[first + 1 + 2 * i]
             want = dtype.itemsize * math.prod(shape)
             if not shared and len(data) != want:
-                raise WireError(f"{at}, tensor {i}: data frame: expected {want} bytes, found {len(data)}")
+                raise WireError(f"{at()}, tensor {i}: data frame: expected {want} bytes, found {len(data)}")
         if flags & FLAG_CRC:
             checksum = crc32c(data, checksum)
         if shared:
             if bytes(data[:len(DEVICE_REF_PREFIX)]) == DEVICE_REF_PREFIX:
                 name = bytes(data[:64]).split(b":")[0].decode("ascii", "replace")
-                raise WireError(f"{at}, tensor {i}: a device reference ({name}), which Python does not open: the "
+                raise WireError(f"{at()}, tensor {i}: a device reference ({name}), which Python does not open: the "
                                 f"tensor is on a GPU of the sender's host (a C++ receiver that names its GPUs takes it)")
             if len(data) != _SHARED_REF.size:
-                raise WireError(f"{at}, tensor {i}: shared-memory reference: expected {_SHARED_REF.size} bytes, "
+                raise WireError(f"{at()}, tensor {i}: shared-memory reference: expected {_SHARED_REF.size} bytes, "
                                 f"found {len(data)}")
             ref = SharedRef(*_SHARED_REF.unpack(data))
             if ref.bytes != want:
-                raise WireError(f"{at}, tensor {i}: shared-memory reference: expected {want} bytes, found {ref.bytes}")
+                raise WireError(f"{at()}, tensor {i}: shared-memory reference: expected {want} bytes, "
+                                f"found {ref.bytes}")
             if map_shared is None:
-                raise WireError(f"{at}, tensor {i}: a shared-memory reference, which only a ReliableReceiver takes")
+                raise WireError(f"{at()}, tensor {i}: a shared-memory reference, which only a ReliableReceiver takes")
             data = map_shared(ref)
         arrays.append(np.frombuffer(data, dtype=dtype).reshape(shape))
     tags = {}
     if tagged:  # the last frame, or the rest of a packed one
         block, rest = (rest, b"") if packed else (frames[-1], rest)
         if not len(block):
-            raise WireError(f"{at}: tags: expected a tags block (flag bit 9), found none")
-        tags = decode_tags(block, at)
+            raise WireError(f"{at()}: tags: expected a tags block (flag bit 9), found none")
+        tags = decode_tags(block, at())
     if packed and len(rest):
-        raise WireError(f"{at}: packed frame: expected nothing after tensor {count}, found {len(rest)} more bytes")
+        raise WireError(f"{at()}: packed frame: expected nothing after tensor {count}, found {len(rest)} more bytes")
     if flags & FLAG_CRC and checksum != crc:
-        raise WireError(f"{at}: CRC-32C mismatch: the header says {crc}, the data frames give {checksum}")
+        raise WireError(f"{at()}: CRC-32C mismatch: the header says {crc}, the data frames give {checksum}")
     return Message(kind, stream_id, seq, arrays, error, flags, control, checkpoint, target, probe, leases, tags)
 
 

@@ -80,6 +80,22 @@ padded = [good[0], good[1][:8] + len(text).to_bytes(2, "little") + text, good[2]
 assert np.array_equal(wire.decode(padded).arrays[0], np.arange(6, dtype=np.float32).reshape(2, 3))
 print("npy headers: remembered ones give each message its own array; refusals and long headers unchanged")
 
+# The flags a data message may not carry are refused whatever else it carries (decode skips
+# those rules for data carrying only packed, crc and tags).
+for flag, bit in [(wire.FLAG_SHARE_OFFER, 3), (wire.FLAG_PID, 5), (wire.FLAG_RING, 6), (wire.FLAG_DEVICES, 7),
+                  (wire.FLAG_CONFIRM, 8)]:
+    for pack_below in (0, 4096):
+        frames = [bytes(f) for f in wire.encode([np.arange(3, dtype=np.float32)], pack_below=pack_below,
+                                                 tags={"k": 1})]
+        header = bytearray(frames[0])
+        header[6:8] = (int.from_bytes(header[6:8], "little") | flag).to_bytes(2, "little")
+        try:
+            wire.decode([bytes(header)] + frames[1:])
+            raise AssertionError(f"data with flag bit {bit} accepted (pack_below {pack_below})")
+        except wire.WireError as e:
+            assert f"(bit {bit})" in str(e), e
+print("flags: data carrying a control's or a heartbeat's flag bits is refused, packed or not")
+
 # Without the module (None in sys.modules makes its import fail), the loop.
 fallback = subprocess.run([sys.executable, "-c", f"""
 import sys

@@ -69,5 +69,46 @@ TEST(CircularQueue, APoppedElementLetsGoOfWhatItHeldAtOnce) {
   EXPECT_TRUE(queue.empty());
 }
 
+// An element that counts the live ones and has no default: a queue that
+// made an empty element per place would not compile, and one that ended an
+// element twice or never would miscount.
+struct Counted {
+  static inline int live = 0;
+  explicit Counted(int v) : value(v) { ++live; }
+  Counted(Counted&& o) noexcept : value(o.value) { ++live; }
+  Counted& operator=(Counted&& o) noexcept {
+    value = o.value;
+    return *this;
+  }
+  ~Counted() { --live; }
+  int value;
+};
+
+TEST(CircularQueue, OnlyTheQueuedElementsExistThroughGrowthWrapsAndMoves) {
+  {
+    detail::CircularQueue<Counted> queue;
+    int next = 0, first = 0;
+    for (int round = 0; round < 50; ++round) {
+      for (int i = 0; i < 7; ++i) queue.push_back(Counted(next++));
+      for (int i = 0; i < 4; ++i, ++first) {
+        ASSERT_EQ(queue.front().value, first);
+        queue.pop_front();
+      }
+      ASSERT_EQ(Counted::live, static_cast<int>(queue.size())) << "round " << round;
+    }
+    queue.keep_if([](const Counted& c) { return c.value % 2 == 0; });
+    EXPECT_EQ(Counted::live, static_cast<int>(queue.size()));
+    detail::CircularQueue<Counted> moved(std::move(queue));
+    EXPECT_TRUE(queue.empty());
+    EXPECT_EQ(Counted::live, static_cast<int>(moved.size()));
+    detail::CircularQueue<Counted> other;
+    other.push_back(Counted(-1));
+    other = std::move(moved);
+    EXPECT_EQ(Counted::live, static_cast<int>(other.size())) << "the element assigned over is ended";
+    EXPECT_EQ(other.front().value % 2, 0);
+  }
+  EXPECT_EQ(Counted::live, 0) << "the queue's end ends what it holds";
+}
+
 }  // namespace
 }  // namespace sluice

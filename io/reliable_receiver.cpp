@@ -703,21 +703,35 @@ bool ReliableReceiver::takes_shared(const wire::Message& heartbeat) const {
 
 void ReliableReceiver::lease(Peer& p, wire::Message& m) {
   ++shared_;
+  // A small tensor is copied out of the sender's memory at once: viewed,
+  // it would hold the message's lease, and with it the sender's memory of
+  // every tensor of the message, for as long as it lives. A stage that
+  // passes a chunk's labels on keeps them long after the chunk's signal.
+  std::vector<Tensor*> lent;
   uint64_t bytes = 0;
-  for (const Tensor& t : m.tensors) bytes += static_cast<uint64_t>(t.spec().bytes());
+  for (Tensor& t : m.tensors) {
+    const auto size = static_cast<uint64_t>(t.spec().bytes());
+    if (t.device().host_memory() && size < options_.pack_below) {
+      t = tensor_from_bytes(t.spec(), t.host_data());
+      continue;
+    }
+    lent.push_back(&t);
+    bytes += size;
+  }
+  if (lent.empty()) return;  // nothing held: the sender's memory is free once the message is acknowledged
   const uint64_t max_leases = std::min<uint64_t>(wire::kMaxLeases, std::max<uint64_t>(1, options_.credit_messages / 2));
   if (p.leased.size() >= max_leases || (!p.leased.empty() && p.leased_bytes + bytes > options_.credit_bytes / 2)) {
     // An owner that keeps what it receives would have the sender keep as
     // much: past half the credit, copies, and the sender's memory is free.
     ++copied_;
-    for (Tensor& t : m.tensors) {
-      if (t.device().host_memory()) {
-        t = tensor_from_bytes(t.spec(), t.host_data());
+    for (Tensor* t : lent) {
+      if (t->device().host_memory()) {
+        *t = tensor_from_bytes(t->spec(), t->host_data());
         continue;
       }
-      Tensor copy = t.to(t.device());
+      Tensor copy = t->to(t->device());
       copy.buffer()->wait();  // read before the sender's memory goes back to it
-      t = std::move(copy);
+      *t = std::move(copy);
     }
     return;
   }
@@ -731,8 +745,8 @@ void ReliableReceiver::lease(Peer& p, wire::Message& m) {
   });
   p.leased.emplace(seq, bytes);
   p.leased_bytes += bytes;
-  for (Tensor& t : m.tensors) {
-    Buffer& b = *t.buffer();  // decode made it: no one else holds it yet
+  for (Tensor* t : lent) {
+    Buffer& b = *t->buffer();  // decode made it: no one else holds it yet
     b.memory = std::shared_ptr<void>(std::make_shared<Held>(Held{std::move(b.memory), lease}), b.data);
   }
 }

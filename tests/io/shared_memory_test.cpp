@@ -282,6 +282,36 @@ TEST(SharedChannel, ASlowReceiverHoldsTheSenderToItsCreditAndNothingIsOverwritte
     EXPECT_TRUE(test::identical(kept[i][0], test::peer_message(i, 4096)[0])) << "message " << i << " overwritten";
 }
 
+// Keeping a message's small tensor (a chunk's seq or labels, passed on by a
+// stage) holds none of the sender's memory: it is copied out at receipt,
+// while the large tensor beside it is read in place. Held as a view, each
+// would keep its whole message's memory leased, and past half the credit
+// the receiver would copy every large tensor after.
+TEST(SharedChannel, AKeptSmallTensorHoldsNoneOfItsMessagesMemory) {
+  ChannelOptions o;
+  o.credit_messages = 8;  // leases: at most 4
+  Pair c(o, o);
+  constexpr uint64_t kCount = 64;
+  Sending sender([&] {
+    for (uint64_t i = 0; i < kCount; ++i) c.out.send(message(i, i % 2 == 0), i);
+    c.out.flush(milliseconds(20000));
+  });
+  std::vector<Tensor> seqs;
+  uint64_t viewed = 0;
+  for (uint64_t i = 0; i < kCount; ++i) {
+    wire::Message m = test::next_message(c.in, "message " + std::to_string(i));
+    ASSERT_TRUE(test::identical(m.tensors[0], test::peer_message(i, 4096)[0])) << "message " << i;
+    if (m.shared && m.tensors[0].buffer()->read_only) ++viewed;
+    EXPECT_FALSE(m.tensors[1].buffer()->read_only)
+        << "message " << i << ": its seq views the sender's memory";
+    seqs.push_back(m.tensors[1]);
+  }
+  ASSERT_EQ(sender.finish(c.in), "");
+  EXPECT_GT(viewed, kCount / 2) << "the large tensors did not come as references";
+  EXPECT_EQ(c.in.counters().copied, 0u) << "the kept seqs held leases, and large tensors were copied";
+  for (uint64_t i = 0; i < kCount; ++i) EXPECT_EQ(seqs[i].data<int64_t>()[0], static_cast<int64_t>(i));
+}
+
 // A receiver that takes messages, keeps their tensors and closes its channel
 // without acknowledging them: a new receiver is sent them again and lets
 // go at once, and the sender goes on, its slots reused; never those the

@@ -1103,11 +1103,12 @@ class ReliableReceiver:
 
     def __init__(self, endpoint, credit_messages=1000, credit_bytes=256 << 20,
                  max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, heartbeat_interval=0.5, context=None,
-                 curve_secret=None, curve_allow=None, shared_memory=True):
+                 curve_secret=None, curve_allow=None, shared_memory=True, pack_below=4096):
         """curve_secret and curve_allow: CurveZMQ over tcp, with this receiver's secret
         certificate and a directory of the allowed senders' public certificates. shared_memory:
-        take a same-host sluice sender's shared memory in place (arrays view it, no copy)."""
-        self.shared_memory, self.shared = shared_memory, 0
+        take a same-host sluice sender's shared memory in place (arrays view it, no copy); an
+        array below pack_below bytes is copied out of it at once (holding none of its memory)."""
+        self.shared_memory, self.shared, self.pack_below = shared_memory, 0, pack_below
         zmq = _zmq()
         self.session = _new_session()
         self.credit_messages, self.credit_bytes = credit_messages, credit_bytes
@@ -1179,11 +1180,16 @@ class ReliableReceiver:
             return False  # another host, user or process namespace: the sender sends copies
 
     def _lease(self, p, m, views):
-        """The arrays of a shared message view the sender's memory, which it reuses once they are
-        gone (the records list the seq until then). Past half the credit held so, they are copies."""
+        """The arrays of a shared message view the sender's memory (views[i], arrays[i]'s), which
+        it reuses once they are gone (the records list the seq until then). A small array is
+        copied out at once: viewed, it would keep the memory of its whole message (a chunk's
+        labels, kept, holding the chunk's signal). Past half the credit held so, all are copies."""
         self.shared += 1
-        if len(p.leased) >= min(MAX_LEASES, max(1, self.credit_messages // 2)) or not m.arrays:
-            return m._replace(arrays=[a.copy() for a in m.arrays])
+        arrays = [a.copy() if a.nbytes < self.pack_below else a for a in m.arrays]
+        views = [v for a, v in zip(arrays, views) if not a.flags.writeable]
+        if len(p.leased) >= min(MAX_LEASES, max(1, self.credit_messages // 2)) or not views:
+            return m._replace(arrays=[a if a.flags.writeable else a.copy() for a in arrays])
+        m = m._replace(arrays=arrays)
         seq = m.seq
         p.leased[seq] = len(views)
 

@@ -15,7 +15,8 @@
     interop.py consume-shared ENDPOINT N SHARED   bind, receive N messages from a sluice sender on this host
                                     (wire_peer shm-send) with shared_memory SHARED (0 or 1), check each came
                                     as shared-memory references exactly when SHARED, that an array kept all
-                                    along is never overwritten, and print the SHA-256 of every array's bytes
+                                    along is never overwritten, that the small arrays kept hold no lease,
+                                    and print the SHA-256 of every array's bytes
     interop.py selftest             sluice.wire alone: round trips, packed, control, barrier and update messages,
                                     malformed ones, and a reliable sender and receiver in one process
 
@@ -196,7 +197,7 @@ def consume_tags(endpoint, n):
 def consume_shared(endpoint, n, shared):
     import hashlib
     r = wire.ReliableReceiver("@" + endpoint, shared_memory=shared)
-    digest, kept, count, read_only = hashlib.sha256(), None, 0, 0
+    digest, kept, count, read_only, seqs = hashlib.sha256(), None, 0, 0, []
     while True:
         m = r.recv(timeout=TIMEOUT_MS / 1000)
         assert m is not None, f"nothing for {TIMEOUT_MS} ms after {count} messages"
@@ -218,11 +219,18 @@ def consume_shared(endpoint, n, shared):
                 assert a.copy().flags.writeable, "a copy is the reader's own, writable"
         if count == 5:
             kept = (m.arrays[0], m.arrays[0].tobytes())  # a view held: its memory is never reused meanwhile
+        # Each message's seq (8 bytes) is kept: a small array is copied out of the sender's memory,
+        # so that keeping it holds none of its message's (the 64 KiB array beside it).
+        assert m.arrays[1].flags.writeable or not shared, f"message {count}: its small array views the sender's memory"
+        assert int(m.arrays[1]) == count, f"message {count}: seq {int(m.arrays[1])}"
+        seqs.append(m.arrays[1])
         count += 1
     assert count == n, f"{count} messages, expected {n}"
     assert kept[0].tobytes() == kept[1], "an array kept was overwritten"
     assert read_only > 0 if shared else read_only == 0, f"{read_only} read-only views of shared memory"
     assert r.shared == (n if shared else 0), f"{r.shared} messages shared"
+    held = sorted(seq for p in r.peers.values() for seq in p.leased)
+    assert held == ([5] if shared else []), f"leases held: {held} (only the array kept views the sender's memory)"
     r.close()
     print(digest.hexdigest(), flush=True)
 

@@ -261,7 +261,7 @@ namespace {
 // What every send comes to, taking the message to keep (reliable) or
 // encode: the helpers below build theirs and move it here, so that a
 // message is not copied on its way.
-bool send_message(Channel::Impl& c, wire::Message message, std::chrono::milliseconds timeout) {
+bool send_message(Channel::Impl& c, wire::Message&& message, std::chrono::milliseconds timeout) {
   if (receives(c.pattern) && c.pattern != Pattern::Pair)
     throw WireError(error_message(
         c.where, fmt::format("send: a {} channel only receives", pattern_name(c.pattern)), "", ""));
@@ -294,10 +294,10 @@ constexpr std::chrono::milliseconds kForever{-1};
 
 }  // namespace
 
-void Channel::send(const wire::Message& message) { send_message(*impl_, message, kForever); }
+void Channel::send(const wire::Message& message) { send_message(*impl_, wire::Message(message), kForever); }
 
 bool Channel::send(const wire::Message& message, std::chrono::milliseconds timeout) {
-  return send_message(*impl_, message, timeout);
+  return send_message(*impl_, wire::Message(message), timeout);
 }
 
 void Channel::send(std::vector<Tensor> tensors, uint64_t seq, uint64_t stream_id) {

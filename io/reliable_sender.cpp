@@ -220,7 +220,7 @@ void ReliableSender::check_receiver(Clock::time_point now, size_t waiting) const
                     "", ""));
 }
 
-bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
+bool ReliableSender::send(wire::Message&& m, std::chrono::milliseconds timeout) {
   if (!stream_id_) stream_id_ = m.header.stream_id;
   if (m.header.stream_id != *stream_id_)
     throw WireError(error_message(where_, "stream id",
@@ -270,12 +270,14 @@ bool ReliableSender::send(wire::Message m, std::chrono::milliseconds timeout) {
     if (now >= deadline) return false;
     service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
   }
-  unacked_.push_back({.seq = next_seq_++,
-                      .message = std::move(m),
-                      .frames = std::move(frames),
-                      .bytes = bytes,
-                      .packed = packed,
-                      .queued = now});
+  unacked_.emplace_back_from([&] {
+    return Kept{.seq = next_seq_++,
+                .message = std::move(m),
+                .frames = std::move(frames),
+                .bytes = bytes,
+                .packed = packed,
+                .queued = now};
+  });
   unacked_bytes_ += bytes;
   transmit(now);
   // A batch left waiting goes when due, by the pacemaker if no send comes first.

@@ -103,7 +103,7 @@ class ReliableSender {
   // own credit's worth (and what its receiver grants for messages finished
   // and not yet committed); false after `timeout` (negative: forever)
   // without room. WireError: see Channel::send.
-  bool send(wire::Message m, std::chrono::milliseconds timeout);
+  bool send(wire::Message&& m, std::chrono::milliseconds timeout);
   void flush(std::chrono::milliseconds timeout);
   // The counters read without the mutex, which send and flush hold while
   // they wait for the receiver: a metrics scrape must not wait with them.

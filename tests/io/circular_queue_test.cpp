@@ -110,5 +110,31 @@ TEST(CircularQueue, OnlyTheQueuedElementsExistThroughGrowthWrapsAndMoves) {
   EXPECT_EQ(Counted::live, 0) << "the queue's end ends what it holds";
 }
 
+// emplace_back_from makes the element in its place: a kept message is
+// hundreds of bytes, and a temporary moved in would cost a move and an end
+// per message. Counted after the growth: moves then are growth's own.
+struct Moves {
+  static inline int moves = 0;
+  explicit Moves(int v) : value(v) {}
+  Moves(Moves&& o) noexcept : value(o.value) { ++moves; }
+  Moves& operator=(Moves&&) = delete;
+  int value;
+};
+
+TEST(CircularQueue, EmplaceBackFromMakesTheElementInItsPlace) {
+  detail::CircularQueue<Moves> queue;
+  for (int i = 0; i < 8; ++i) queue.emplace_back_from([i] { return Moves(i); });
+  for (int i = 0; i < 6; ++i) queue.pop_front();  // room at the end, wrapping: no growth below
+  Moves::moves = 0;
+  for (int i = 8; i < 14; ++i) {
+    Moves& made = queue.emplace_back_from([i] { return Moves(i); });
+    EXPECT_EQ(made.value, i);
+    EXPECT_EQ(&made, &queue.back());
+  }
+  EXPECT_EQ(Moves::moves, 0) << "a made element was moved into the queue";
+  ASSERT_EQ(queue.size(), 8u);
+  for (int i = 6; i < 14; ++i, queue.pop_front()) EXPECT_EQ(queue.front().value, i);
+}
+
 }  // namespace
 }  // namespace sluice

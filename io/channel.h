@@ -158,10 +158,12 @@ struct ChannelOptions {
   // message and let go of its tensors, which bounds the memory in use by the
   // credit. A received tensor below pack_below is copied out of the
   // sender's memory at once, so that keeping it (a chunk's labels) holds
-  // none of its message's memory (the chunk's signal). Tensors travel in frames, copied, when it is off on
-  // either end, the peer is on another host or a plain ZeroMQ peer, the endpoint is inproc (frames lend the
-  // tensors' memory in one process already), `crc` is set (a CRC is of bytes that travel), or the message is
-  // small enough to travel packed (pack_below).
+  // none of its message's memory (the chunk's signal). Tensors travel in
+  // frames, copied, when it is off on either end, the peer is on another
+  // host or a plain ZeroMQ peer, the endpoint is inproc (frames lend the
+  // tensors' memory in one process already), `crc` is set (a CRC is of
+  // bytes that travel), or the message is small enough to travel packed
+  // (pack_below).
   bool shared_memory = true;
   // Same-host rings (WIRE_FORMAT.md, "Rings"). A receiver that takes its
   // sender's shared memory also gives it a ring of this many bytes (a power

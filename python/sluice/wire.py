@@ -395,46 +395,71 @@ def encode_tags(tags):
     return b"".join(out)
 
 
+_TAG_COUNT, _TAG_INT, _TAG_FLOAT = struct.Struct("<I"), struct.Struct("<q"), struct.Struct("<d")
+
+
+@functools.lru_cache(maxsize=256)
+def _tag_key(name):
+    """A tag's key as text, or None when its bytes are not printable ASCII: the keys of a stream
+    repeat, so each is checked once (the check byte by byte cost as much as the rest of a block)."""
+    return name.decode("ascii") if name and all(0x20 < c < 0x7f for c in name) else None
+
+
 def decode_tags(block, where="wire"):
     """{(key, offset): value} from a tags block; WireError naming what is wrong."""
     block = bytes(block)
-    at = 0
+    end, at = len(block), 0
 
-    def take(size, what):
-        nonlocal at
-        if size > len(block) - at:
-            raise WireError(f"{where}: tags: {what}: expected {size} bytes, found {len(block) - at} left")
-        at += size
-        return block[at - size:at]
+    def short(size, what):  # formatted only for an error: most blocks are whole
+        raise WireError(f"{where}: tags: {what}: expected {size} bytes, found {end - at} left")
 
-    if take(4, "magic") != b"TAGS":
+    if end < 4:
+        short(4, "magic")
+    if block[:4] != b"TAGS":
         raise WireError(f"{where}: tags: magic: expected 'TAGS', found other bytes")
-    (count,) = struct.unpack("<I", take(4, "count"))
+    at = 4
+    if end - at < 4:
+        short(4, "count")
+    (count,) = _TAG_COUNT.unpack_from(block, at)
+    at += 4
     if not 0 < count <= MAX_TAGS:
         raise WireError(f"{where}: tags: count: expected 1 to {MAX_TAGS}, found {count}")
     tags = {}
     for i in range(count):
-        n, kind, reserved, offset = _TAG_HEAD.unpack(take(_TAG_HEAD.size, f"tag {i}"))
+        if end - at < _TAG_HEAD.size:
+            short(_TAG_HEAD.size, f"tag {i}")
+        n, kind, reserved, offset = _TAG_HEAD.unpack_from(block, at)
+        at += _TAG_HEAD.size
         if reserved != 0:
             raise WireError(f"{where}: tags: tag {i}: expected a reserved byte of 0, found another")
         if not 0 < n <= MAX_TAG_KEY_BYTES:
             raise WireError(f"{where}: tags: tag {i}: expected a key of 1 to {MAX_TAG_KEY_BYTES} bytes, found {n} bytes")
-        name = take(n, f"tag {i}")
-        if not all(0x20 < c < 0x7f for c in name):
+        if end - at < n:
+            short(n, f"tag {i}")
+        name = block[at:at + n]
+        at += n
+        key = _tag_key(name)
+        if key is None:
             raise WireError(f"{where}: tags: tag {i}: key: expected printable ASCII, found {name!r}")
-        key = name.decode("ascii")
         if offset < -1:
             raise WireError(f"{where}: tags: {key}: offset: expected a row (0 or more) or -1, found {offset}")
-        if kind == 0:
-            (value,) = struct.unpack("<q", take(8, key))
-        elif kind == 1:
-            (value,) = struct.unpack("<d", take(8, key))
+        if kind == 0 or kind == 1:
+            if end - at < 8:
+                short(8, key)
+            (value,) = (_TAG_INT if kind == 0 else _TAG_FLOAT).unpack_from(block, at)
+            at += 8
         elif kind in (2, 3):
-            (size,) = struct.unpack("<I", take(4, key))
+            if end - at < 4:
+                short(4, key)
+            (size,) = _TAG_COUNT.unpack_from(block, at)
+            at += 4
             if kind == 2 and size > MAX_TAG_VALUE_BYTES:
                 raise WireError(f"{where}: tags: {key}: expected a string of at most {MAX_TAG_VALUE_BYTES} bytes, "
                                 f"found {size}")
-            raw = take(size, key)
+            if end - at < size:
+                short(size, key)
+            raw = block[at:at + size]
+            at += size
             if kind == 2:
                 try:
                     value = raw.decode("utf-8")
@@ -453,7 +478,7 @@ def decode_tags(block, where="wire"):
         if (key, offset) in tags:
             raise WireError(f"{where}: tags: {key}: expected one value per key and offset, found two at {offset}")
         tags[key, offset] = value
-    if at != len(block):
+    if at != end:
         raise WireError(f"{where}: tags: block: expected nothing after the last tag, found more bytes")
     return tags
 

@@ -326,12 +326,26 @@ def tags_selftest():
             raise AssertionError(f"accepted: {reason}")
         except wire.WireError as e:
             assert reason in str(e), (reason, e)
+    # A key of other bytes (asked twice: a key's check is remembered), a row below -1, a key twice.
+    spaced = bytearray(wire.encode_tags({("k", 2): 1}))
+    spaced[20] = ord(" ")  # the key, after the magic, the count and the tag's head
+    two = wire.encode_tags({("k", 2): 1, ("j", 2): 2}).replace(b"j", b"k")
+    for bad, reason in [(spaced, "key: expected printable ASCII"), (spaced, "key: expected printable ASCII"),
+                        (wire.encode_tags({("k", 2): 1}).replace(bytes([2, 0, 0, 0, 0, 0, 0, 0]), b"\xfe" + b"\xff" * 7),
+                         "offset: expected a row (0 or more) or -1, found -2"),
+                        (two, "expected one value per key and offset, found two at 2")]:
+        try:
+            wire.decode_tags(bad, "test")
+            raise AssertionError(f"accepted: {reason}")
+        except wire.WireError as e:
+            assert reason in str(e), (reason, e)
+    # Cut anywhere, a block is refused, naming what it lacks.
     for n in range(len(block)):
         try:
             wire.decode_tags(block[:n], "test")
             raise AssertionError(f"a block cut to {n} bytes was accepted")
-        except wire.WireError:
-            pass
+        except wire.WireError as e:
+            assert "expected" in str(e) and "test: tags:" in str(e), (n, e)
     frames = wire.encode([np.zeros(2, np.float32)], tags={"k": 1})
     try:
         wire.decode(frames[:-1])

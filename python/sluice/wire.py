@@ -106,6 +106,10 @@ MAX_RANK = 16
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
 MAX_TARGET_BYTES = 1024   # an update's target name: 1 to this many bytes of UTF-8
 MAX_REFUSAL_BYTES = 1024  # the most bytes of a refusal's reason that travel
+# A reliable receiver acknowledges what was done with once its socket has stayed quiet this long
+# (or a batch of credit_messages / 8 is done), as the C++ receiver does: one that keeps up with its
+# sender runs dry after every message, and an acknowledgement each time would double the messages.
+_ACK_DELAY = 0.001
 
 # magic, version, kind, flags, stream id, sequence number, tensor count, crc
 _HEADER = struct.Struct("<4sBBHQQII")
@@ -1189,7 +1193,7 @@ class ReliableReceiver:
                     p.acked += 1
         batch = max(1, self.credit_messages // 8)
         for p in self.peers.values():
-            if p.acked > p.acked_sent and (flush or p.acked - p.acked_sent >= batch or p.acked == p.expected):
+            if p.acked > p.acked_sent and (flush or p.acked - p.acked_sent >= batch):
                 self._control(p, ACK)
             elif p.leases_changed and flush:
                 self._control(p, CREDIT)
@@ -1331,6 +1335,7 @@ class ReliableReceiver:
         zmq = _zmq()
         self._settle(False)
         deadline = None if timeout is None else time.monotonic() + timeout
+        quiet_since = None  # when the socket ran dry in this call
         while True:
             if self.ready:
                 routing_id, m = self.ready.popleft()
@@ -1339,14 +1344,17 @@ class ReliableReceiver:
             if self.socket.poll(0, zmq.POLLIN):
                 self._accept(self.socket.recv_multipart(copy=False))
                 continue
-            self._settle(True)
             now = time.monotonic()
+            quiet_since = now if quiet_since is None else quiet_since
+            quiet = now - quiet_since >= _ACK_DELAY
+            self._settle(quiet)
             for p in self.peers.values():
                 if now - p.last_sent >= self.interval:
                     self._control(p, HEARTBEAT)
             if deadline is not None and now >= deadline:
                 return None
-            step = self.interval if deadline is None else min(self.interval, deadline - now)
+            step = self.interval if quiet else _ACK_DELAY
+            step = step if deadline is None else min(step, deadline - now)
             self.socket.poll(int(step * 1000) + 1, zmq.POLLIN)
 
     def close(self, linger=2.0):

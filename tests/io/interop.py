@@ -29,6 +29,7 @@ Every receive has a timeout; any failure exits non-zero with the reason.
 import io
 import struct
 import sys
+import time
 
 import numpy as np
 import zmq
@@ -233,6 +234,41 @@ def consume_shared(endpoint, n, shared):
     assert held == ([5] if shared else []), f"leases held: {held} (only the array kept views the sender's memory)"
     r.close()
     print(digest.hexdigest(), flush=True)
+
+
+def ack_batching_selftest():
+    """A receiver that keeps up with its sender acknowledges in batches (credit_messages / 8), and
+    everything once its socket has stayed quiet: not once a message, which doubles the traffic."""
+    context = zmq.Context()
+    inp = wire.ReliableReceiver("@inproc://acks", heartbeat_interval=0.05, context=context)
+    out = wire.ReliableSender(">inproc://acks", heartbeat_interval=0.05, context=context)
+    acks = []
+    control = inp._control
+
+    def counted(peer, kind):
+        if kind == wire.ACK:
+            acks.append(peer.acked)
+        control(peer, kind)
+    inp._control = counted
+    n = 200
+    for i in range(n):
+        out.send([np.array([i], dtype=np.int64)])
+        m = None
+        for _ in range(1000):  # 5 s at most
+            out.poll(0)
+            m = inp.recv(timeout=0.005)
+            if m is not None:
+                break
+        assert m is not None and m.kind == wire.DATA and int(m.arrays[0][0]) == i, (i, m)
+    deadline = time.monotonic() + 5
+    while out.kept and time.monotonic() < deadline:
+        out.poll(0.005)
+        assert inp.recv(timeout=0.005) is None
+    assert not out.kept, f"{len(out.kept)} message(s) never acknowledged"
+    assert len(acks) <= n // 100 + 2, f"{len(acks)} acknowledgements for {n} messages taken one by one"
+    inp.close()
+    out.close()
+    context.term()
 
 
 def reliable_selftest():
@@ -489,6 +525,7 @@ def selftest():
     except wire.WireError as e:
         assert "CRC-32C" in str(e), e
     reliable_selftest()
+    ack_batching_selftest()
 
 
 if __name__ == "__main__":

@@ -1126,9 +1126,10 @@ class _Peer:
 
 
 class ReliableReceiver:
-    """Takes each sender's messages once and in order, grants credit, and acknowledges
-    a message when recv is called again (or at close): a message being worked on when
-    the process dies is sent again to the receiver that takes its place."""
+    """Takes each sender's messages once and in order, grants credit, and counts a message
+    done with when recv is called again (or at close): a message being worked on when the
+    process dies is sent again to the receiver that takes its place. What is done with is
+    acknowledged in batches, and all of it once the socket has stayed quiet (_ACK_DELAY)."""
 
     def __init__(self, endpoint, credit_messages=1000, credit_bytes=256 << 20,
                  max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, heartbeat_interval=0.5, context=None,

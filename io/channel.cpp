@@ -493,6 +493,7 @@ ChannelCounters Channel::counters() const {
     n.refusals = c.receiver->refusals_sent();
     n.shared = c.receiver->shared();
     n.ringed = c.receiver->ringed();
+    n.records_ringed = c.receiver->records_ringed();
     n.copied = c.receiver->copied();
   }
   if (c.sender) {
@@ -504,6 +505,7 @@ ChannelCounters Channel::counters() const {
     n.shared = c.sender->shared();
     n.coalesced = c.sender->coalesced();
     n.ringed = c.sender->ringed();
+    n.records_ringed = c.sender->records_ringed();
   }
   return n;
 }

@@ -206,6 +206,9 @@ struct ChannelCounters {
   uint64_t coalesced = 0;
   // Messages that went (sending) or came (receiving) through a same-host ring.
   uint64_t ringed = 0;
+  // Records (credit, acknowledgements, refusals) that came (sending) or
+  // went (receiving) back through a same-host ring rather than the socket.
+  uint64_t records_ringed = 0;
   // Receiving: shared messages copied out of the sender's memory because
   // the owner held half the credit's worth of them already (counted in
   // `shared` too). A receiver whose owner keeps that many in flight wants

@@ -142,10 +142,24 @@ std::string cut_utf8(const std::string& text, size_t limit) {
 
 }  // namespace
 
+bool ReliableReceiver::write_to_sender(Peer& p, const std::vector<wire::Frame>& frames) {
+  switch (p.ring ? p.ring->write_record(frames) : RingReader::Record::NotWritten) {
+    case RingReader::Record::Written: ++records_ringed_; return true;
+    case RingReader::Record::ToASleeper:
+      ++records_ringed_;
+      // A doorbell (one empty frame) wakes it; with no room for that, its
+      // next look at the lane finds the record.
+      write_frames(socket_, {wire::Frame{}}, &p.routing_id, /*dont_wait=*/true);
+      return true;
+    case RingReader::Record::NotWritten: break;
+  }
+  return write_frames(socket_, frames, &p.routing_id, /*dont_wait=*/true);
+}
+
 bool ReliableReceiver::send_refusals(Peer& p) {
   while (!p.refusals.empty()) {
     try {
-      if (!write_frames(socket_, p.refusals.front(), &p.routing_id, /*dont_wait=*/true)) return false;
+      if (!write_to_sender(p, p.refusals.front())) return false;
     } catch (const zmq::error_t& e) {
       if (e.num() != EHOSTUNREACH && e.num() != EINTR)
         throw WireError(
@@ -238,7 +252,7 @@ void ReliableReceiver::send_control(Peer& p, wire::Kind kind, Clock::time_point 
                p.rewind};
   try {
     // No room, or the sender is gone: the next beat says it all again.
-    if (write_frames(socket_, wire::encode(m), &p.routing_id, /*dont_wait=*/true)) {
+    if (write_to_sender(p, wire::encode(m))) {
       p.last_sent = now;
       p.leases_changed = false;
       p.acked_sent = acknowledgement(p);

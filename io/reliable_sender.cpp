@@ -19,6 +19,10 @@
 namespace sluice::channel_detail {
 namespace {
 
+// A receiver's messages are small and fixed: this bounds what one may claim.
+constexpr int64_t kControlLimit = 4096;
+constexpr size_t kControlFrames = 4;
+
 std::chrono::milliseconds ms(Clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
@@ -168,6 +172,7 @@ void ReliableSender::publish() {
   published_.shared.store(shared_, relaxed);
   published_.coalesced.store(coalesced_, relaxed);
   published_.ringed.store(ringed_, relaxed);
+  published_.records_ringed.store(records_ringed_, relaxed);
   // The room room_for() sees, in messages.
   const uint64_t finished = receiver_ == 0 ? 0 : grant_.credit_messages - base_messages_;
   const uint64_t room = saturating_add(options_.credit_messages, finished);
@@ -314,13 +319,18 @@ void ReliableSender::service(std::chrono::milliseconds wait, bool flush_batch) {
   } publish_on_return{*this};
   last_serviced_ = Clock::now();
   Incoming in;
-  // Control messages are small and fixed: this bounds what one may claim.
-  constexpr int64_t kControlLimit = 4096;
   bool read_any = false;
   for (;;) {
+    // The receiver's records in its ring first: while a ring is in use,
+    // they come there (and on the socket only to wake this side, or when
+    // the lane has no room).
+    if (ring_ && take_ring_record(Clock::now())) {
+      read_any = true;
+      continue;
+    }
     bool got = false;
     try {
-      got = read_multipart(socket_, in, kControlLimit, 4);
+      got = read_multipart(socket_, in, kControlLimit, kControlFrames);
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;
       throw WireError(error_message(where_, fmt::format("receive failed: {}", e.what()), "", ""));
@@ -328,17 +338,12 @@ void ReliableSender::service(std::chrono::milliseconds wait, bool flush_batch) {
     const Clock::time_point now = Clock::now();
     if (got) {
       read_any = true;
+      // A doorbell (one empty frame): the receiver wrote a record into the
+      // ring while this side slept, which the loop takes next.
+      if (in.frames == 1 && in.total == 0) continue;
       try {
         static const wire::MapShared none = refuse_shared("shared-memory references from a receiver");
-        wire::Message m = decode_incoming(in, 0, kControlLimit, 4, where_, none);
-        if (m.header.kind == wire::Kind::Error) {
-          record_refusal(m);
-          continue;
-        }
-        if (!wire::is_control(m.header.kind))
-          throw WireError(error_message(where_, fmt::format("kind {}", wire::kind_name(m.header.kind)),
-                                        "credit, ack, heartbeat or error (a refusal) from a receiver", ""));
-        handle(m, now);
+        take_from_receiver(decode_incoming(in, 0, kControlLimit, kControlFrames, where_, none), now);
       } catch (const WireError& e) {
         ++rejected_;
         logger().warn("{} (message skipped)", e.what());
@@ -360,9 +365,48 @@ void ReliableSender::service(std::chrono::milliseconds wait, bool flush_batch) {
     // heartbeat interval later.
     if (receiver_ == 0 || now - last_sent_ >= options_.heartbeat_interval)
       wait = std::min(wait, std::chrono::milliseconds(5));
+    // Asleep on the socket: a receiver that writes a record into the ring
+    // meanwhile rings the socket's doorbell.
+    if (ring_ && !ring_->sleep()) continue;
+    RingWriter* asleep = ring_.get();
     wait_readable(socket_, -1, wait);
+    if (asleep) asleep->wake();
     wait = std::chrono::milliseconds(0);  // read what woke us, then return
   }
+}
+
+void ReliableSender::take_from_receiver(const wire::Message& m, Clock::time_point now) {
+  if (m.header.kind == wire::Kind::Error) {
+    record_refusal(m);
+    return;
+  }
+  if (!wire::is_control(m.header.kind))
+    throw WireError(error_message(where_, fmt::format("kind {}", wire::kind_name(m.header.kind)),
+                                  "credit, ack, heartbeat or error (a refusal) from a receiver", ""));
+  handle(m, now);
+}
+
+bool ReliableSender::take_ring_record(Clock::time_point now) {
+  std::optional<RingEntry> e;
+  try {
+    e = ring_->next_record();
+  } catch (const WireError& error) {
+    drop_ring(error.what());
+    return false;
+  }
+  if (!e) return false;
+  ++records_ringed_;
+  try {
+    if (e->frames().size() > kControlFrames)
+      throw WireError(error_message(where_, "a record in the ring",
+                                    fmt::format("at most {} frames", kControlFrames), e->frames().size()));
+    static const wire::MapShared none = refuse_shared("shared-memory references from a receiver");
+    take_from_receiver(wire::decode(e->frames(), {.max_message_bytes = kControlLimit}, where_, none), now);
+  } catch (const WireError& error) {
+    ++rejected_;
+    logger().warn("{} (message skipped)", error.what());
+  }
+  return true;
 }
 
 void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
@@ -464,6 +508,13 @@ void ReliableSender::use_ring(const wire::Message& record) {
   rewind_to(record.control.next);
 }
 
+void ReliableSender::drop_ring(const std::string& why) {
+  logger().warn("{}: {}; messages take the socket", where_, why);
+  ring_refused_ = ring_->id();
+  ring_.reset();
+  rewind_to(oldest());
+}
+
 void ReliableSender::record_refusal(const wire::Message& m) {
   const uint64_t seq = m.header.seq;
   // A seq this session never sent: stale (meant for a session before) or
@@ -518,12 +569,8 @@ void ReliableSender::transmit_through_ring(Clock::time_point now) {
     }
   } catch (const Error& e) {
     // A receiver whose ring makes no sense, or no shared memory left for a
-    // large message: back to the socket, everything unacknowledged sent
-    // again (the receiver drops what it has).
-    logger().warn("{}: {}; messages take the socket", where_, e.what());
-    ring_refused_ = ring_->id();
-    ring_.reset();
-    rewind_to(oldest());
+    // large message: back to the socket.
+    drop_ring(e.what());
     return;
   }
   // The receiver sleeps: its doorbell wakes it, or else an empty frame on its socket.

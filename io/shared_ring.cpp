@@ -1,10 +1,9 @@
 // A same-host ring's two ends (io/detail/shared_ring.h; io/WIRE_FORMAT.md,
-// "Rings"). An entry: u32 bytes (what follows, a multiple of 8), u32 frame
-// count, a u32 size per frame (padded to 8 bytes), then each frame's bytes,
-// each padded to 8. With a frame count of 0 it names a block of the
-// sender's shared memory holding such an entry (a 40-byte reference): a
-// message too large for the ring. An entry never wraps: where one would, a
-// u32 kWrap says that the next starts at the ring's beginning.
+// "Rings"): each the writer of one lane and the reader of the other. An entry: u32 bytes (what follows, a
+// multiple of 8), u32 frame count, a u32 size per frame (padded to 8 bytes), then each frame's bytes, each
+// padded to 8. With a frame count of 0 it names a block of the sender's shared memory holding such an entry
+// (a 40-byte reference): a message too large for the ring. An entry never wraps: where one would, a u32 kWrap
+// says that the next starts at the ring's beginning.
 
 #include <sluice/io/detail/shared_ring.h>
 
@@ -26,7 +25,9 @@ namespace sluice::channel_detail {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'R', 'G'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+// The records lane: a record is at most a few KiB (kMaxLeases leases).
+constexpr uint64_t kRecordsCapacity = 64 * 1024;
 constexpr size_t kHeaderPage = 4096;
 constexpr uint32_t kWrap = 0xFFFFFFFF;
 constexpr size_t kEntryHeader = 8;
@@ -67,7 +68,7 @@ void write_entry(const std::vector<wire::Frame>& frames, uint64_t bytes, uint8_t
 // process could change the bytes under this one: each size is read once,
 // checked, and used as read. `consumed`: the entry's bytes, its header's included.
 template <typename Fail>
-RingReader::Entry read_entry(const uint8_t* at, uint64_t available, const Fail& fail, uint64_t& consumed) {
+RingEntry read_entry(const uint8_t* at, uint64_t available, const Fail& fail, uint64_t& consumed) {
   if (available < kEntryHeader) fail("bytes published", "a whole entry (at least 8)", available);
   const uint32_t bytes = load_u32(at);
   const uint32_t count = load_u32(at + 4);
@@ -88,7 +89,7 @@ RingReader::Entry read_entry(const uint8_t* at, uint64_t available, const Fail& 
   const auto owner = std::make_shared_for_overwrite<uint8_t[]>(std::max<uint64_t>(data_bytes, 1));
   std::memcpy(owner.get(), at + kEntryHeader + table, data_bytes);
   consumed = kEntryHeader + bytes;
-  RingReader::Entry e;
+  RingEntry e;
   if (count == 1) {
     e.one = {wire::Bytes(owner.get(), sizes[0]), owner};
     e.bytes = sizes[0];
@@ -106,6 +107,88 @@ RingReader::Entry read_entry(const uint8_t* at, uint64_t available, const Fail& 
 
 }  // namespace
 
+LaneWriter::LaneWriter(std::atomic<uint64_t>* written, const std::atomic<uint64_t>* read, uint8_t* entries,
+                       uint64_t capacity)
+    : written_index_(written), read_index_(read), entries_(entries), capacity_(capacity) {
+  written_ = written->load(std::memory_order_acquire);
+  taken_ = written_;
+}
+
+template <typename IndexError>
+uint8_t* LaneWriter::reserve(uint64_t need, const IndexError& index_error) {
+  const uint64_t pos = written_ & (capacity_ - 1);
+  const uint64_t tail = capacity_ - pos;
+  const uint64_t total = need <= tail ? need : tail + need;
+  if (written_ + total - taken_ > capacity_) {
+    // The reader's index, read again only now: its line moves between the
+    // two cores at each read while the reader takes entries.
+    const uint64_t read = read_index_->load(std::memory_order_acquire);
+    const uint64_t published = written_index_->load(std::memory_order_relaxed);
+    if (read > published || published - read > capacity_) index_error(read, published);
+    taken_ = read;
+    if (written_ + total - taken_ > capacity_) return nullptr;
+  }
+  if (need <= tail) return entries_ + pos;
+  store_u32(entries_ + pos, kWrap);
+  written_ += tail;
+  return entries_;
+}
+
+bool LaneWriter::empty() const { return read_index_->load(std::memory_order_acquire) == written_; }
+
+LaneReader::LaneReader(const std::atomic<uint64_t>* written, std::atomic<uint64_t>* read,
+                       const uint8_t* entries, uint64_t capacity, const char* writer)
+    : written_index_(written), read_index_(read), entries_(entries), capacity_(capacity), writer_(writer) {
+  read_ = read->load(std::memory_order_acquire);
+  published_ = read_;
+}
+
+bool LaneReader::empty() { return written_index_->load(std::memory_order_seq_cst) == read_; }
+
+template <typename Broken>
+std::optional<RingEntry> LaneReader::next(const wire::MapShared* map, const Broken& broken,
+                                          std::string_view where) {
+  for (;;) {
+    // The writer's index read again only once what it said is taken: its
+    // line moves between the two cores at each read while the writer writes.
+    if (published_ == read_) published_ = written_index_->load(std::memory_order_acquire);
+    const uint64_t written = published_;
+    if (written == read_) return std::nullopt;
+    if (written < read_ || written - read_ > capacity_)
+      broken(fmt::format("{}'s index", writer_),
+             fmt::format("within the {} bytes above {}", capacity_, read_), written);
+    const uint64_t pos = read_ & (capacity_ - 1);
+    const uint64_t available = std::min(written - read_, capacity_ - pos);
+    if (available >= 4 && load_u32(entries_ + pos) == kWrap) {
+      if (capacity_ - pos > written - read_) broken("wrap", "the lane's end published", written - read_);
+      read_ += capacity_ - pos;
+      continue;
+    }
+    if (available >= kEntryHeader && load_u32(entries_ + pos + 4) == 0) {
+      // A message too large for the ring, in a block of the writer's memory.
+      const uint32_t bytes = load_u32(entries_ + pos);
+      if (!map) broken("entry", "frames (no lane but the data lane names blocks)", "a reference");
+      if (bytes != wire::kSharedRefBytes || available < kEntryHeader + bytes)
+        broken("reference entry", fmt::format("{} bytes, all published", wire::kSharedRefBytes), bytes);
+      const SharedHandle block =
+          wire::read_shared_ref(wire::Bytes(entries_ + pos + kEntryHeader, wire::kSharedRefBytes), where);
+      read_ += kEntryHeader + bytes;
+      std::shared_ptr<void> mapped;
+      try {
+        mapped = (*map)(block);
+      } catch (const Error& e) {
+        broken("block", fmt::format("memory of its {} this process maps", writer_), e.what());
+      }
+      uint64_t ignored = 0;
+      return read_entry(static_cast<const uint8_t*>(mapped.get()), block.bytes, broken, ignored);
+    }
+    uint64_t bytes = 0;
+    RingEntry e = read_entry(entries_ + pos, available, broken, bytes);
+    read_ += bytes;
+    return e;
+  }
+}
+
 RingWriter::RingWriter(const SharedHandle& handle, uint64_t receiver, uint64_t pid, const std::string& where)
     : file_(SharedFile::open(handle)), where_(where) {
   header_ = reinterpret_cast<RingHeader*>(file_.data());
@@ -113,20 +196,27 @@ RingWriter::RingWriter(const SharedHandle& handle, uint64_t receiver, uint64_t p
     throw WireError(error_message(fmt::format("{}: ring {}", where_, handle.str()), what, expected, found));
   };
   if (std::memcmp(header_->magic, kMagic, sizeof kMagic) != 0 || header_->version != kVersion)
-    refuse("header", "magic SLUICERG, version 1", "other bytes");
-  capacity_ = header_->capacity;
-  if (!std::has_single_bit(capacity_) || capacity_ < kHeaderPage || capacity_ > file_.size() - kHeaderPage)
+    refuse("header", fmt::format("magic SLUICERG, version {}", kVersion), "other bytes");
+  const uint64_t capacity = header_->capacity, records = header_->records_capacity;
+  const uint64_t room = file_.size() - kHeaderPage;
+  if (!std::has_single_bit(capacity) || capacity < kHeaderPage || capacity > room)
     refuse("capacity",
            fmt::format("a power of two of at least {} that fits its {} bytes", kHeaderPage, file_.size()),
-           fmt::format("{}", capacity_));
+           fmt::format("{}", capacity));
+  if (records != kRecordsCapacity || records > room - capacity)
+    refuse("records capacity",
+           fmt::format("{}, after the entries within its {} bytes", kRecordsCapacity, file_.size()),
+           fmt::format("{}", records));
   if (header_->receiver != receiver)
     refuse("receiver", fmt::format("{:016x} (the receiver that names it)", receiver),
            fmt::format("{:016x}", header_->receiver));
-  entries_ = file_.data() + kHeaderPage;
-  // A ring made for this sender starts empty.
-  written_ = header_->written.load(std::memory_order_acquire);
-  taken_ = taken();
-  if (taken_ != written_) refuse("indices", "an empty ring", "entries in it");
+  data_ = LaneWriter(&header_->written, &header_->read, file_.data() + kHeaderPage, capacity);
+  records_ = LaneReader(&header_->records_written, &header_->records_read,
+                        file_.data() + kHeaderPage + capacity, records, "receiver");
+  // A ring made for this sender starts empty, both ways.
+  const uint64_t read = header_->read.load(std::memory_order_acquire);
+  if (read != header_->written.load(std::memory_order_acquire) || !records_.empty())
+    refuse("indices", "an empty ring", "entries in it");
   // Only a pipe of the receiver's own process: the header could name
   // anything, and this process would write into it.
   const uint32_t bell_pid = header_->doorbell_pid, bell_fd = header_->doorbell_fd;
@@ -147,9 +237,14 @@ RingWriter::RingWriter(const SharedHandle& handle, uint64_t receiver, uint64_t p
     doorbell_held_ = open_pipe(O_RDONLY);
     if (doorbell_held_ >= 0) doorbell_ = open_pipe(O_WRONLY);
   }
+  // Records come here from now on: the receiver's next one may.
+  header_->writer_reads_records.store(1, std::memory_order_seq_cst);
 }
 
 RingWriter::~RingWriter() {
+  // The socket from now on; a record written meanwhile is lost with the
+  // ring, and the next one (a heartbeat's answer at the latest) says it all.
+  header_->writer_reads_records.store(0, std::memory_order_seq_cst);
   if (doorbell_ >= 0) ::close(doorbell_);
   if (doorbell_held_ >= 0) ::close(doorbell_held_);
 }
@@ -164,40 +259,30 @@ bool RingWriter::ring_doorbell() {
   return false;
 }
 
-uint64_t RingWriter::taken() const {
-  const uint64_t read = header_->read.load(std::memory_order_acquire);
-  const uint64_t published = header_->written.load(std::memory_order_relaxed);
-  if (read > published || published - read > capacity_)
-    throw WireError(error_message(fmt::format("{}: ring {}", where_, file_.handle().str()),
-                                  "receiver's index",
-                                  fmt::format("within the {} bytes below {}", capacity_, published), read));
-  return read;
+void RingWriter::refuse_index(uint64_t found, uint64_t published) const {
+  throw WireError(error_message(fmt::format("{}: ring {}", where_, file_.handle().str()), "receiver's index",
+                                fmt::format("within the {} bytes below {}", data_.capacity(), published),
+                                found));
 }
 
 uint8_t* RingWriter::reserve(uint64_t need) {
-  const uint64_t pos = written_ & (capacity_ - 1);
-  const uint64_t tail = capacity_ - pos;
-  const uint64_t total = need <= tail ? need : tail + need;
-  if (written_ + total - taken_ > capacity_ && written_ + total - (taken_ = taken()) > capacity_) {
-    // Asked first, then looked at again: a receiver that took everything
-    // in between has seen the question (RingReader::writer_waits).
-    header_->writer_waits.store(1, std::memory_order_seq_cst);
-    if (written_ + total - (taken_ = taken()) > capacity_) return nullptr;
-    header_->writer_waits.store(0, std::memory_order_relaxed);
-  }
-  if (need <= tail) return entries_ + pos;
-  store_u32(entries_ + pos, kWrap);
-  written_ += tail;
-  return entries_;
+  const auto refuse = [this](uint64_t found, uint64_t published) { refuse_index(found, published); };
+  if (uint8_t* at = data_.reserve(need, refuse)) return at;
+  // Asked first, then looked at again: a receiver that took everything
+  // in between has seen the question (RingReader::writer_waits).
+  header_->writer_waits.store(1, std::memory_order_seq_cst);
+  uint8_t* at = data_.reserve(need, refuse);
+  if (at) header_->writer_waits.store(0, std::memory_order_relaxed);
+  return at;
 }
 
 bool RingWriter::write(const std::vector<wire::Frame>& frames, std::shared_ptr<void>& kept) {
   const uint64_t need = entry_bytes(frames);
-  if (need <= capacity_ / 4) {
+  if (need <= data_.capacity() / 4) {
     uint8_t* at = reserve(need);
     if (!at) return false;
     write_entry(frames, need, at);
-    written_ += need;
+    data_.commit(need);
     return true;
   }
   constexpr uint64_t kReference = kEntryHeader + wire::kSharedRefBytes;
@@ -211,12 +296,12 @@ bool RingWriter::write(const std::vector<wire::Frame>& frames, std::shared_ptr<v
   store_u32(at, wire::kSharedRefBytes);
   store_u32(at + 4, 0);
   wire::write_shared_ref(*block, at + kEntryHeader);
-  written_ += kReference;
+  data_.commit(kReference);
   return true;
 }
 
 bool RingWriter::fits_inline(uint64_t frame_bytes) const {
-  return kEntryHeader + 8 + pad8(frame_bytes) <= capacity_ / 4;
+  return kEntryHeader + 8 + pad8(frame_bytes) <= data_.capacity() / 4;
 }
 
 uint8_t* RingWriter::write_frame(uint64_t bytes) {
@@ -226,12 +311,12 @@ uint8_t* RingWriter::write_frame(uint64_t bytes) {
   store_u32(at, static_cast<uint32_t>(need - kEntryHeader));
   store_u32(at + 4, 1);
   store_u32(at + kEntryHeader, static_cast<uint32_t>(bytes));
-  written_ += need;
+  data_.commit(need);
   return at + kEntryHeader + 8;
 }
 
 bool RingWriter::publish() {
-  header_->written.store(written_, std::memory_order_release);
+  data_.publish();
   // Published, then the flag read: a receiver going to sleep sets its flag
   // and then looks at `written` (RingReader::sleep), so one of the two sees
   // the other.
@@ -240,73 +325,96 @@ bool RingWriter::publish() {
          header_->reader_sleeps.exchange(0) != 0;
 }
 
+std::optional<RingEntry> RingWriter::next_record() {
+  auto broken = [&](std::string_view what, std::string_view expected, const auto& found) {
+    throw WireError(error_message(
+        fmt::format("{}: ring {}, records lane at byte {}", where_, file_.handle().str(), records_.read()),
+        what, expected, found));
+  };
+  std::optional<RingEntry> e = records_.next(nullptr, broken, where_);
+  if (e) records_.release();  // one at a time: records are few
+  return e;
+}
+
+bool RingWriter::sleep() {
+  header_->writer_sleeps.store(1, std::memory_order_seq_cst);
+  if (records_.empty()) return true;
+  header_->writer_sleeps.store(0, std::memory_order_relaxed);
+  return false;
+}
+
+void RingWriter::wake() { header_->writer_sleeps.store(0, std::memory_order_relaxed); }
+
 RingReader::RingReader(size_t capacity, uint64_t receiver, const Doorbell* doorbell, const std::string& where)
-    : file_(SharedFile::create(kHeaderPage + std::bit_ceil(std::max(capacity, kHeaderPage)))), where_(where) {
-  capacity_ = std::bit_ceil(std::max(capacity, kHeaderPage));
+    : file_(SharedFile::create(kHeaderPage + std::bit_ceil(std::max(capacity, kHeaderPage)) +
+                               kRecordsCapacity)),
+      where_(where) {
+  const uint64_t entries = std::bit_ceil(std::max(capacity, kHeaderPage));
   header_ = new (file_.data()) RingHeader{};
   std::memcpy(header_->magic, kMagic, sizeof kMagic);
   header_->version = kVersion;
-  header_->capacity = capacity_;
+  header_->capacity = entries;
+  header_->records_capacity = kRecordsCapacity;
   header_->receiver = receiver;
   if (doorbell) {
     header_->doorbell_pid = static_cast<uint32_t>(::getpid());
     header_->doorbell_fd = static_cast<uint32_t>(doorbell->write_fd());
   }
-  entries_ = file_.data() + kHeaderPage;
+  data_ = LaneReader(&header_->written, &header_->read, file_.data() + kHeaderPage, entries, "sender");
+  records_ = LaneWriter(&header_->records_written, &header_->records_read,
+                        file_.data() + kHeaderPage + entries, kRecordsCapacity);
 }
 
 std::optional<RingReader::Entry> RingReader::next(const wire::MapShared& map) {
   auto broken = [&](std::string_view what, std::string_view expected, const auto& found) {
-    throw WireError(error_message(fmt::format("{}: ring {} at byte {}", where_, file_.handle().str(), read_),
-                                  what, expected, found));
+    throw WireError(
+        error_message(fmt::format("{}: ring {} at byte {}", where_, file_.handle().str(), data_.read()), what,
+                      expected, found));
   };
-  for (;;) {
-    // The sender's index read again only once what it said is taken: its
-    // line moves between the two cores at each read while the sender writes.
-    if (published_ == read_) published_ = header_->written.load(std::memory_order_acquire);
-    const uint64_t written = published_;
-    if (written == read_) return std::nullopt;
-    if (written < read_ || written - read_ > capacity_)
-      broken("sender's index", fmt::format("within the {} bytes above {}", capacity_, read_), written);
-    const uint64_t pos = read_ & (capacity_ - 1);
-    const uint64_t available = std::min(written - read_, capacity_ - pos);
-    if (available >= 4 && load_u32(entries_ + pos) == kWrap) {
-      if (capacity_ - pos > written - read_) broken("wrap", "the ring's end published", written - read_);
-      read_ += capacity_ - pos;
-      continue;
-    }
-    if (available >= kEntryHeader && load_u32(entries_ + pos + 4) == 0) {
-      // A message too large for the ring, in a block of the sender's memory.
-      const uint32_t bytes = load_u32(entries_ + pos);
-      if (bytes != wire::kSharedRefBytes || available < kEntryHeader + bytes)
-        broken("reference entry", fmt::format("{} bytes, all published", wire::kSharedRefBytes), bytes);
-      const SharedHandle block =
-          wire::read_shared_ref(wire::Bytes(entries_ + pos + kEntryHeader, wire::kSharedRefBytes), where_);
-      read_ += kEntryHeader + bytes;
-      std::shared_ptr<void> mapped;
-      try {
-        mapped = map(block);
-      } catch (const Error& e) { broken("block", "memory of its sender this process maps", e.what()); }
-      uint64_t ignored = 0;
-      return read_entry(static_cast<const uint8_t*>(mapped.get()), block.bytes, broken, ignored);
-    }
-    uint64_t bytes = 0;
-    Entry e = read_entry(entries_ + pos, available, broken, bytes);
-    read_ += bytes;
-    return e;
-  }
+  return data_.next(&map, broken, where_);
 }
 
 bool RingReader::sleep() {
   header_->reader_sleeps.store(1, std::memory_order_seq_cst);
-  if (header_->written.load(std::memory_order_seq_cst) == read_) return true;
+  if (data_.empty()) return true;
   header_->reader_sleeps.store(0, std::memory_order_relaxed);
   return false;
 }
 
-void RingReader::release() { header_->read.store(read_, std::memory_order_release); }
+void RingReader::release() { data_.release(); }
 
 void RingReader::wake() { header_->reader_sleeps.store(0, std::memory_order_relaxed); }
+
+RingReader::Record RingReader::write_record(const std::vector<wire::Frame>& frames) {
+  if (records_broken_ || header_->writer_reads_records.load(std::memory_order_seq_cst) == 0)
+    return Record::NotWritten;
+  const uint64_t need = entry_bytes(frames);
+  uint8_t* at = nullptr;
+  try {
+    at = need <= kRecordsCapacity / 4
+             ? records_.reserve(need,
+                                [](uint64_t found, uint64_t) -> void {
+                                  throw WireError(error_message("records lane", "sender's index",
+                                                                "within the lane", found));
+                                })
+             : nullptr;
+  } catch (const WireError&) {
+    records_broken_ = true;  // a sender that writes nonsense there: the socket from now on
+    return Record::NotWritten;
+  }
+  if (!at) return Record::NotWritten;
+  write_entry(frames, need, at);
+  records_.commit(need);
+  records_.publish();
+  // Published, then the flag read: a sender going to sleep sets its flag
+  // and then looks at the lane (RingWriter::sleep), so one of the two sees
+  // the other.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Cleared by whoever wakes it: rung once, not for every record.
+  const bool asleep =
+      header_->writer_sleeps.load(std::memory_order_relaxed) != 0 && header_->writer_sleeps.exchange(0) != 0;
+  return asleep ? Record::ToASleeper : Record::Written;
+}
 
 Doorbell::Doorbell() {
   if (::pipe2(fds_, O_NONBLOCK | O_CLOEXEC) != 0)

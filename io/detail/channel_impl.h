@@ -116,6 +116,7 @@ class ReliableSender {
   uint64_t shared() const { return published_.shared.load(); }
   uint64_t coalesced() const { return published_.coalesced.load(); }
   uint64_t ringed() const { return published_.ringed.load(); }
+  uint64_t records_ringed() const { return published_.records_ringed.load(); }
   std::vector<Refusal> refusals() const;
 
  private:
@@ -158,6 +159,14 @@ class ReliableSender {
   // new to this sender, or none after one, starts from where the receiver
   // stands: what went into the ring before may not have been read.
   void use_ring(const wire::Message& record);
+  // Leaves a ring found broken (`why`) for good: everything unacknowledged
+  // goes again over the socket (the receiver drops what it has).
+  void drop_ring(const std::string& why);
+  // Takes a message the receiver sent (a record or a refusal), from the
+  // socket or its ring's records lane; WireError for anything else.
+  void take_from_receiver(const wire::Message& m, Clock::time_point now);
+  // Takes the next record in the ring's records lane; false when none.
+  bool take_ring_record(Clock::time_point now);
   // Sends again from `next` (at least the oldest message kept), what was
   // sent from there on being counted as resent.
   void rewind_to(uint64_t next);
@@ -262,7 +271,8 @@ class ReliableSender {
   // could not be used (not asked for again).
   std::unique_ptr<RingWriter> ring_;
   uint64_t ring_refused_ = 0;
-  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0, shared_ = 0, coalesced_ = 0, ringed_ = 0;
+  uint64_t resent_ = 0, peers_lost_ = 0, rejected_ = 0, shared_ = 0, coalesced_ = 0, ringed_ = 0,
+           records_ringed_ = 0;
   // What the receiver refused: the last kMaxRefusalsKept, once per seq;
   // refusals_received_ counts every one recorded.
   static constexpr size_t kMaxRefusalsKept = 1024;
@@ -270,7 +280,7 @@ class ReliableSender {
   uint64_t refusals_received_ = 0;
   struct Published {
     std::atomic<uint64_t> unacknowledged{0}, resent{0}, peers_lost{0}, rejected{0}, refusals{0}, credit{0},
-        shared{0}, coalesced{0}, ringed{0};
+        shared{0}, coalesced{0}, ringed{0}, records_ringed{0};
   };
   Published published_;
   std::thread pacemaker_;
@@ -321,6 +331,7 @@ class ReliableReceiver {
   uint64_t rejected() const { return rejected_; }
   uint64_t shared() const { return shared_; }
   uint64_t ringed() const { return ringed_; }
+  uint64_t records_ringed() const { return records_ringed_; }
   uint64_t copied() const { return copied_; }
   const std::string& last_rejection() const { return last_rejection_; }
 
@@ -424,6 +435,11 @@ class ReliableReceiver {
   // taken whole) 0; nullopt: anywhere.
   std::optional<uint64_t> floor_of(uint64_t stream_id) const;
   void send_control(Peer& p, wire::Kind kind, Clock::time_point now);
+  // Writes a record or a refusal to p: through its ring's records lane
+  // when its sender reads it there (a doorbell on the socket too, when the
+  // sender sleeps there), else on the socket. False when it did not go
+  // (write_frames); zmq::error_t as it.
+  bool write_to_sender(Peer& p, const std::vector<wire::Frame>& frames);
   // Writes p's pending refusals in order; false when one could not go yet
   // (no room, the sender not connected): it stays, and so must any record.
   bool send_refusals(Peer& p);
@@ -465,7 +481,7 @@ class ReliableReceiver {
   // Per stream id, the next seq to take (continue_streams, resume_stream).
   std::unordered_map<uint64_t, uint64_t> streams_;
   uint64_t duplicates_ = 0, peers_lost_ = 0, rejected_ = 0, refusals_ = 0, shared_ = 0, ringed_ = 0,
-           copied_ = 0;
+           records_ringed_ = 0, copied_ = 0;
   bool reading_ring_ = false;  // read_ring is under way: a heartbeat among its entries reads no ring
   // Whether the receiver's last wait for a message, from running dry to
   // its arrival, was within kSpinPaysWithin times ring_spin: whether

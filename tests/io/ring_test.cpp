@@ -24,6 +24,7 @@ namespace sluice {
 namespace {
 
 using channel_detail::Doorbell;
+using channel_detail::RingEntry;
 using channel_detail::RingHeader;
 using channel_detail::RingReader;
 using channel_detail::RingWriter;
@@ -145,6 +146,42 @@ TEST(Rings, ASleepingReaderIsToldToWakeAndSleepsOnlyWhenNothingCame) {
   EXPECT_FALSE(writer.publish()) << "awake: no doorbell";
 }
 
+// The records lane, the other way: a record goes there only while a writer
+// reads it there, comes out whole and in order, finds no room in a full
+// lane (the socket then), and says when the writer sleeps on its socket.
+TEST(Rings, RecordsComeBackThroughTheirLaneOnlyWhileTheWriterTakesThem) {
+  using Record = RingReader::Record;
+  RingReader reader(4096, kReceiver, nullptr, kWhere);
+  const Written record = message(1, 100, 3);
+  EXPECT_EQ(reader.write_record(record.frames()), Record::NotWritten) << "no writer takes records yet";
+  {
+    RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
+    EXPECT_FALSE(writer.next_record());
+    int written = 0;
+    while (reader.write_record(message(1, 4000, 1).frames()) == Record::Written) ++written;
+    EXPECT_EQ(written, 16) << "a full lane (64 KiB) takes no more: the record goes on the socket";
+    ASSERT_TRUE(writer.next_record());
+    EXPECT_EQ(reader.write_record(record.frames()), Record::Written) << "room again once one is taken";
+    while (writer.next_record()) {}
+    for (int round = 0; round < 3000; ++round) {
+      const Written r = message(1 + round % 3, (round * 53) % 700, static_cast<uint8_t>(round));
+      ASSERT_EQ(reader.write_record(r.frames()), Record::Written) << "round " << round;
+      std::optional<RingEntry> e = writer.next_record();
+      ASSERT_TRUE(e) << "round " << round;
+      expect_same(*e, r, "record " + std::to_string(round));
+    }
+    ASSERT_TRUE(writer.sleep());
+    EXPECT_EQ(reader.write_record(record.frames()), Record::ToASleeper) << "asleep: the socket wakes it";
+    EXPECT_EQ(reader.write_record(record.frames()), Record::Written) << "woken once, not for every record";
+    writer.wake();
+    EXPECT_FALSE(writer.sleep()) << "a record is there: no sleep";
+    ASSERT_TRUE(writer.next_record());
+    ASSERT_TRUE(writer.next_record());
+    EXPECT_EQ(reader.write_record(record.frames()), Record::Written) << "awake";
+  }
+  EXPECT_EQ(reader.write_record(record.frames()), Record::NotWritten) << "its writer let the ring go";
+}
+
 // The other process's side of a ring, written as a broken or hostile peer would.
 struct Forged {
   SharedFile file;
@@ -250,6 +287,48 @@ TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
   }
 }
 
+// What a receiver writes into the records lane is checked as entries are:
+// a forged one is refused by name, and a reference (only data names blocks)
+// too; a sender's impossible index there sends records to the socket.
+TEST(Rings, TheWriterRefusesWhatIsNoRecordAndTheReaderANonsenseIndex) {
+  struct Case {
+    std::string name;
+    std::vector<uint32_t> words;
+    uint64_t published;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"an index past the lane", {}, 65536 * 2, "receiver's index"},
+      {"a reference", {40, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, 48, "no lane but the data lane names blocks"},
+      {"frames that do not fill it", {24, 1, 4}, 32, "frame sizes"},
+  };
+  for (const Case& c : cases) {
+    RingReader reader(4096, kReceiver, nullptr, kWhere);
+    RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
+    Forged forged(reader.handle());
+    uint8_t* records = forged.entries + forged.header->capacity;
+    if (!c.words.empty()) std::memcpy(records, c.words.data(), 4 * c.words.size());
+    forged.header->records_written.store(c.published);
+    try {
+      writer.next_record();
+      ADD_FAILURE() << c.name << ": taken";
+    } catch (const WireError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.name << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("records lane"), std::string::npos) << e.what();
+    }
+  }
+  RingReader reader(4096, kReceiver, nullptr, kWhere);
+  RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
+  Forged forged(reader.handle());
+  // Full, so that the reader looks at the sender's index, which says more was taken than written.
+  while (reader.write_record(message(1, 8, 1).frames()) == RingReader::Record::Written) {}
+  forged.header->records_read.store(UINT64_MAX);
+  EXPECT_EQ(reader.write_record(message(1, 8, 1).frames()), RingReader::Record::NotWritten);
+  forged.header->records_read.store(forged.header->records_written.load());
+  EXPECT_EQ(reader.write_record(message(1, 8, 1).frames()), RingReader::Record::NotWritten)
+      << "a lane once found broken is not used again";
+}
+
 TEST(Rings, TheWriterRefusesAnotherReceiversRingOrAnImpossibleIndex) {
   RingReader reader(4096, kReceiver, nullptr, kWhere);
   try {
@@ -352,6 +431,9 @@ TEST(RingChannel, MessagesComeThroughTheRingInOrderLargeOnesIncluded) {
   const ChannelCounters sent = out.counters(), got = in.counters();
   EXPECT_EQ(sent.ringed, static_cast<uint64_t>(kCount + 1)) << "every message by the ring";
   EXPECT_EQ(got.ringed, sent.ringed);
+  // Its records came back through the ring too.
+  EXPECT_GT(sent.records_ringed, 0u);
+  EXPECT_LE(sent.records_ringed, got.records_ringed) << "taken only as written";
   EXPECT_EQ(sent.resent, 0u);
   EXPECT_EQ(got.duplicates, 0u);
 }

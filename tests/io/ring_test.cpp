@@ -195,6 +195,11 @@ struct Forged {
     if (!words.empty()) std::memcpy(entries + at, words.data(), 4 * words.size());
     header->written.store(published);
   }
+  // At the records lane's start, after the data lane's entries.
+  void record(const std::vector<uint32_t>& words, uint64_t published) {
+    if (!words.empty()) std::memcpy(entries + header->capacity, words.data(), 4 * words.size());
+    header->records_written.store(published);
+  }
 };
 
 bool readable(int fd) {
@@ -252,15 +257,17 @@ TEST(Rings, RingingTheDoorbellOfAReceiverThatDiedDoesNotKillTheWriter) {
       testing::ExitedWithCode(0), "");
 }
 
+// Words written at a lane's start, then `published` bytes said written;
+// what the refusal says.
+struct ForgedCase {
+  std::string name;
+  std::vector<uint32_t> words;
+  uint64_t published;
+  std::string says;
+};
+
 TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
-  // Words written at the ring's start, then `published` bytes said written.
-  struct Case {
-    std::string name;
-    std::vector<uint32_t> words;
-    uint64_t published;
-    std::string says;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ForgedCase> cases = {
       {"an index past the ring", {}, 8192, "sender's index"},
       {"an index below what was read", {}, UINT64_MAX, "sender's index"},
       {"half an entry header", {8}, 4, "bytes published"},
@@ -273,7 +280,7 @@ TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
       {"a frame past its end", {16, 1, 100}, 24, "frame sizes"},
       {"a wrap not yet published", {0xFFFFFFFF}, 8, "wrap"},
   };
-  for (const Case& c : cases) {
+  for (const ForgedCase& c : cases) {
     RingReader reader(4096, kReceiver, nullptr, kWhere);
     Forged forged(reader.handle());
     forged.entry(0, c.words, c.published);
@@ -291,24 +298,16 @@ TEST(Rings, TheReaderRefusesWhatIsNoEntryNamingIt) {
 // a forged one is refused by name, and a reference (only data names blocks)
 // too; a sender's impossible index there sends records to the socket.
 TEST(Rings, TheWriterRefusesWhatIsNoRecordAndTheReaderANonsenseIndex) {
-  struct Case {
-    std::string name;
-    std::vector<uint32_t> words;
-    uint64_t published;
-    std::string says;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ForgedCase> cases = {
       {"an index past the lane", {}, 65536 * 2, "receiver's index"},
       {"a reference", {40, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, 48, "no lane but the data lane names blocks"},
       {"frames that do not fill it", {24, 1, 4}, 32, "frame sizes"},
   };
-  for (const Case& c : cases) {
+  for (const ForgedCase& c : cases) {
     RingReader reader(4096, kReceiver, nullptr, kWhere);
     RingWriter writer(reader.handle(), kReceiver, kPid, kWhere);
     Forged forged(reader.handle());
-    uint8_t* records = forged.entries + forged.header->capacity;
-    if (!c.words.empty()) std::memcpy(records, c.words.data(), 4 * c.words.size());
-    forged.header->records_written.store(c.published);
+    forged.record(c.words, c.published);
     try {
       writer.next_record();
       ADD_FAILURE() << c.name << ": taken";

@@ -23,6 +23,12 @@ namespace {
 constexpr int64_t kControlLimit = 4096;
 constexpr size_t kControlFrames = 4;
 
+// A receiver sends no shared-memory references: any is refused.
+const wire::MapShared& no_references() {
+  static const wire::MapShared none = refuse_shared("shared-memory references from a receiver");
+  return none;
+}
+
 std::chrono::milliseconds ms(Clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
@@ -322,8 +328,7 @@ void ReliableSender::service(std::chrono::milliseconds wait, bool flush_batch) {
   bool read_any = false;
   for (;;) {
     // The receiver's records in its ring first: while a ring is in use,
-    // they come there (and on the socket only to wake this side, or when
-    // the lane has no room).
+    // they come there (on the socket only those that found the lane full).
     if (ring_ && take_ring_record(Clock::now())) {
       read_any = true;
       continue;
@@ -342,8 +347,8 @@ void ReliableSender::service(std::chrono::milliseconds wait, bool flush_batch) {
       // ring while this side slept, which the loop takes next.
       if (in.frames == 1 && in.total == 0) continue;
       try {
-        static const wire::MapShared none = refuse_shared("shared-memory references from a receiver");
-        take_from_receiver(decode_incoming(in, 0, kControlLimit, kControlFrames, where_, none), now);
+        take_from_receiver(decode_incoming(in, 0, kControlLimit, kControlFrames, where_, no_references()),
+                           now);
       } catch (const WireError& e) {
         ++rejected_;
         logger().warn("{} (message skipped)", e.what());
@@ -400,8 +405,8 @@ bool ReliableSender::take_ring_record(Clock::time_point now) {
     if (e->frames().size() > kControlFrames)
       throw WireError(error_message(where_, "a record in the ring",
                                     fmt::format("at most {} frames", kControlFrames), e->frames().size()));
-    static const wire::MapShared none = refuse_shared("shared-memory references from a receiver");
-    take_from_receiver(wire::decode(e->frames(), {.max_message_bytes = kControlLimit}, where_, none), now);
+    take_from_receiver(
+        wire::decode(e->frames(), {.max_message_bytes = kControlLimit}, where_, no_references()), now);
   } catch (const WireError& error) {
     ++rejected_;
     logger().warn("{} (message skipped)", error.what());

@@ -563,9 +563,11 @@ void ReliableReceiver::accept_one(uint64_t session, std::span<const wire::Receiv
   // Decoded in place (a message assigned after it is made costs a move and
   // a destruction of its many members, at every message).
   bool unreadable = false;
+  // Looked up once: decoding changes no peer.
+  auto it = peers_.find(session);
   wire::Message m = [&]() -> wire::Message {
     try {
-      const auto known = peers_.find(session);
+      const auto known = it;
       const wire::MapShared map = [&](const SharedHandle& h) -> std::shared_ptr<void> {
         if (known == peers_.end() || known->second.share != Peer::Share::Yes)
           // The decoder names where (seq, tensor) around this.
@@ -598,7 +600,6 @@ void ReliableReceiver::accept_one(uint64_t session, std::span<const wire::Receiv
     take_unreadable(session, header_frame, bytes);
     return;
   }
-  auto it = peers_.find(session);
   const wire::Header& h = m.header;
   if (h.kind == wire::Kind::Heartbeat) {
     // A sender saying where it stands: the oldest message it keeps (every
@@ -845,9 +846,10 @@ std::optional<wire::Message> ReliableReceiver::recv(std::chrono::milliseconds ti
     return hand_on();
   };
   for (;;) {
-    if (read_rings(Clock::now())) {
+    // One clock read for what the rings hold, the moment they were read.
+    if (const Clock::time_point read_at = Clock::now(); read_rings(read_at)) {
       throw_losses();
-      if (!ready_.empty()) return arrived(Clock::now());
+      if (!ready_.empty()) return arrived(read_at);
     }
     bool got = false;
     try {

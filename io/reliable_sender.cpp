@@ -263,7 +263,9 @@ bool ReliableSender::send(wire::Message&& m, std::chrono::milliseconds timeout) 
     throw WireError(error_message(
         fmt::format("{}: seq {}", where_, next_seq_), "message size",
         fmt::format("at most {} bytes (max_message_bytes)", options_.max_message_bytes), bytes));
-  const Clock::time_point deadline = timeout.count() < 0 ? Clock::time_point::max() : Clock::now() + timeout;
+  // The deadline is reckoned only when it waits: the clock is read once
+  // a message otherwise.
+  std::optional<Clock::time_point> deadline;
   Clock::time_point now;
   for (bool first = true;; first = false) {
     now = Clock::now();
@@ -278,8 +280,9 @@ bool ReliableSender::send(wire::Message&& m, std::chrono::milliseconds timeout) 
           bytes));
     if (room_for(bytes)) break;
     check_receiver(now, 1);
-    if (now >= deadline) return false;
-    service(std::min(options_.heartbeat_interval, ms(deadline - now) + std::chrono::milliseconds(1)));
+    if (!deadline) deadline = timeout.count() < 0 ? Clock::time_point::max() : now + timeout;
+    if (now >= *deadline) return false;
+    service(std::min(options_.heartbeat_interval, ms(*deadline - now) + std::chrono::milliseconds(1)));
   }
   unacked_.emplace_back_from([&] {
     return Kept{.seq = next_seq_++,

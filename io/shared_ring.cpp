@@ -86,12 +86,12 @@ RingEntry read_entry(const uint8_t* at, uint64_t available, const Fail& fail, ui
   for (uint32_t i = 0; i < count; ++i) data_bytes += pad8(sizes[i]);
   if (table + data_bytes != bytes)
     fail("frame sizes", fmt::format("frames filling the entry's {} bytes", bytes - table), data_bytes);
-  const auto owner = std::make_shared_for_overwrite<uint8_t[]>(std::max<uint64_t>(data_bytes, 1));
+  auto owner = std::make_shared_for_overwrite<uint8_t[]>(std::max<uint64_t>(data_bytes, 1));
   std::memcpy(owner.get(), at + kEntryHeader + table, data_bytes);
   consumed = kEntryHeader + bytes;
   RingEntry e;
   if (count == 1) {
-    e.one = {wire::Bytes(owner.get(), sizes[0]), owner};
+    e.one = {wire::Bytes(owner.get(), sizes[0]), std::move(owner)};
     e.bytes = sizes[0];
     return e;
   }

@@ -284,6 +284,7 @@ bool ReliableSender::send(wire::Message&& m, std::chrono::milliseconds timeout) 
     if (now >= *deadline) return false;
     service(std::min(options_.heartbeat_interval, ms(*deadline - now) + std::chrono::milliseconds(1)));
   }
+  swap_in_spare_list(m.tensors);
   unacked_.emplace_back_from([&] {
     return Kept{.seq = next_seq_++,
                 .message = std::move(m),
@@ -299,6 +300,25 @@ bool ReliableSender::send(wire::Message&& m, std::chrono::milliseconds timeout) 
     stop_cv_.notify_one();
   publish();
   return true;
+}
+
+void ReliableSender::swap_in_spare_list(std::vector<Tensor>& tensors) {
+  if (spare_lists_.empty() || tensors.empty()) return;
+  std::vector<Tensor> callers = std::move(spare_lists_.back());
+  spare_lists_.pop_back();
+  callers.assign(std::make_move_iterator(tensors.begin()), std::make_move_iterator(tensors.end()));
+  tensors.swap(callers);
+}  // the caller's list, emptied, goes here
+
+void ReliableSender::give_back_list(std::vector<Tensor>& tensors) {
+  // As many as the credit lets wait, each a few tensors long: no more
+  // memory than the messages held.
+  constexpr size_t kMostTensors = 8;
+  if (tensors.capacity() == 0 || tensors.capacity() > kMostTensors ||
+      spare_lists_.size() >= options_.credit_messages)
+    return;
+  tensors.clear();
+  spare_lists_.push_back(std::move(tensors));
 }
 
 void ReliableSender::flush(std::chrono::milliseconds timeout) {
@@ -480,6 +500,7 @@ void ReliableSender::handle(const wire::Message& m, Clock::time_point now) {
       sent_bytes_ -= k.bytes;
     }
     if (k.shared) lent_.emplace(std::pair{k.seq, c.session}, std::move(k.frames));
+    give_back_list(k.message.tensors);
     unacked_.pop_front();
   }
   // What this receiver lent and no longer lists: its tensors are gone.

@@ -204,6 +204,17 @@ class ReliableSender {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   detail::CircularQueue<Kept> unacked_;  // in seq order; [0, sent_) are on the wire, the rest wait for credit
+  // Lists of tensors that acknowledged messages gave back, for the
+  // messages send keeps: the caller's own list is freed at once, on its
+  // thread (swap_in_spare_list).
+  std::vector<std::vector<Tensor>> spare_lists_;
+  // Keeps a spare list's room in place of `tensors`' (the same tensors in
+  // it), so that the caller's list is freed when the caller's frees it
+  // would have been: freed a hundred at a time at each acknowledgement,
+  // they overflowed the allocator's per-thread cache, and every allocation
+  // of the caller's took its slow path.
+  void swap_in_spare_list(std::vector<Tensor>& tensors);
+  void give_back_list(std::vector<Tensor>& tensors);
   size_t sent_ = 0;
   uint64_t unacked_bytes_ = 0, sent_bytes_ = 0;
   uint64_t next_seq_ = 0;

@@ -143,7 +143,7 @@ LaneReader::LaneReader(const std::atomic<uint64_t>* written, std::atomic<uint64_
   published_ = read_;
 }
 
-bool LaneReader::empty() { return written_index_->load(std::memory_order_seq_cst) == read_; }
+bool LaneReader::empty() const { return written_index_->load(std::memory_order_seq_cst) == read_; }
 
 template <typename Broken>
 std::optional<RingEntry> LaneReader::next(const wire::MapShared* map, const Broken& broken,

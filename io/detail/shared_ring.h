@@ -73,7 +73,8 @@ struct RingEntry {
 };
 
 // One direction of a ring as its writer sees it: entries written, published,
-// and room found again from the reader's index.
+// and room found again from the reader's index. (Its templates are
+// defined, and used, in shared_ring.cpp alone.)
 class LaneWriter {
  public:
   LaneWriter() = default;
@@ -111,7 +112,7 @@ class LaneReader {
   template <typename Broken>
   std::optional<RingEntry> next(const wire::MapShared* map, const Broken& broken, std::string_view where);
   void release() { read_index_->store(read_, std::memory_order_release); }
-  bool empty();  // nothing published past what was taken
+  bool empty() const;  // nothing published past what was taken
   uint64_t read() const { return read_; }
 
  private:

@@ -409,8 +409,12 @@ void ReliableReceiver::take_acks(bool flush_all) {
   // only for what goes: this runs at every recv, and a read costs as much
   // as a small message's decoding.
   std::optional<Clock::time_point> now;
-  const uint64_t batch = std::max<uint64_t>(1, options_.credit_messages / 8);
   for (auto& [session, p] : peers_) {
+    // An eighth of the smaller credit: a sender that keeps fewer messages
+    // than this receiver grants fills them up before a batch of ours.
+    const uint64_t credit =
+        p.sender_credit > 0 ? std::min(options_.credit_messages, p.sender_credit) : options_.credit_messages;
+    const uint64_t batch = std::max<uint64_t>(1, credit / 8);
     const bool acknowledges = acknowledgement(p) > p.acked_sent;
     const uint64_t finished = p.acked - p.finished_sent;  // Checkpoint: credit it frees
     // Leases let go of go when the socket is quiet, if nothing else goes before.
@@ -612,6 +616,7 @@ void ReliableReceiver::accept_one(uint64_t session, std::span<const wire::Receiv
     p.stream_id = h.stream_id;
     p.last_heard = now;
     p.alive = true;
+    if (m.control.credit_messages > 0) p.sender_credit = m.control.credit_messages;
     if (p.share == Peer::Share::Unknown) p.share = takes_shared(m) ? Peer::Share::Yes : Peer::Share::No;
     p.confirmed = std::max(p.confirmed, h.seq);
     p.announced = std::max(p.announced, m.control.next);

@@ -738,6 +738,10 @@ void ReliableSender::send_heartbeat(Clock::time_point now) {
   hb.header = {wire::Kind::Heartbeat, 0, stream_id_.value_or(0), oldest(), 0, 0};
   hb.control.session = session_;
   hb.control.next = oldest() + sent_;
+  // Its own credit: a receiver that grants more acknowledges in batches of
+  // an eighth of this, not of its own, or this side would fill up and
+  // wait for the receiver's socket to go quiet.
+  hb.control.credit_messages = options_.credit_messages;
   hb.probe = probe_handle_;
   try {
     // No room (no connection yet): the next beat tries again.

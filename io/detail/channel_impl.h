@@ -354,6 +354,7 @@ class ReliableReceiver {
     uint64_t acked = 0;          // every seq below is done with (Checkpoint: finished)
     uint64_t committed = 0;      // Checkpoint: every seq below is committed, which is what acks say
     uint64_t acked_sent = 0;     // the acknowledgement the last record carried
+    uint64_t sender_credit = 0;  // the credit its heartbeats say it keeps (0: not said)
     uint64_t finished_sent = 0;  // `acked` when the last record was sent (Checkpoint: its grant)
     uint64_t taken_unacked = 0;  // bytes taken since the last record was sent
     uint64_t confirmed = 0;      // what the sender's last heartbeat says it has had acknowledged

@@ -953,8 +953,9 @@ class ReliableSender:
 
     def _heartbeat(self, now):
         zmq = _zmq()
-        frames = encode_control(HEARTBEAT, Control(self.session, self._oldest() + self.sent), self._oldest(),
-                                self.stream_id)
+        # Its own credit, so that its receiver acknowledges in batches that fit it.
+        frames = encode_control(HEARTBEAT, Control(self.session, self._oldest() + self.sent, self.own_messages),
+                                self._oldest(), self.stream_id)
         try:
             self.socket.send_multipart(frames, flags=zmq.DONTWAIT)
             self.last_sent = now
@@ -1119,6 +1120,7 @@ class _Peer:
         self.expected = self.acked = self.acked_sent = start
         self.done, self.rewind, self.rewound, self.last_sent = set(), 0, 0.0, 0.0
         self.confirmed = 0  # what the sender's last heartbeat says it has had acknowledged
+        self.sender_credit = 0  # the credit its heartbeats say it keeps (0: not said)
         # Shared memory: whether this receiver takes the sender's references (None: not decided
         # yet), its segments mapped, and the seqs whose arrays still view them (arrays left), which
         # every record lists: the sender reuses a message's memory once it is acked and not listed.
@@ -1192,8 +1194,10 @@ class ReliableReceiver:
                 while p.acked in p.done:
                     p.done.discard(p.acked)
                     p.acked += 1
-        batch = max(1, self.credit_messages // 8)
         for p in self.peers.values():
+            # An eighth of the smaller credit, as the C++ receiver's (its sender's heartbeats say its own).
+            credit = min(self.credit_messages, p.sender_credit) if p.sender_credit else self.credit_messages
+            batch = max(1, credit // 8)
             if p.acked > p.acked_sent and (flush or p.acked - p.acked_sent >= batch):
                 self._control(p, ACK)
             elif p.leases_changed and flush:
@@ -1275,6 +1279,8 @@ class ReliableReceiver:
             if p.share is None:
                 p.share = self._takes_shared(m)
             p.confirmed = max(p.confirmed, m.seq)
+            if m.control.credit_messages:
+                p.sender_credit = m.control.credit_messages
             if m.seq > p.expected:
                 p.expected = p.acked = m.seq
                 p.done = {s for s in p.done if s >= m.seq}

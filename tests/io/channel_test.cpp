@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include <zmq.hpp>
@@ -292,6 +293,37 @@ TEST(Channel, ReliableDeliveryKeepsOrderAndCountsNothingLost) {
   sender.join();
   EXPECT_EQ(push.counters().unacknowledged, 0u);
   EXPECT_EQ(pull.counters().duplicates, 0u);
+}
+
+// A receiver that grants more credit than its sender keeps acknowledges in
+// batches of an eighth of the sender's (its heartbeats say it): in batches
+// of its own, the sender would fill up first and wait for the receiver's
+// socket to go quiet. Here the receiver never goes quiet: it takes the 16
+// messages the sender keeps and stops; the 17th goes only if acknowledgements
+// went while it took them.
+TEST(Channel, AReceiverGrantingMoreThanItsSenderKeepsAcknowledgesInTheSendersBatches) {
+  Channel pull(Pattern::Pull, "@inproc://reliable-credits", {.credit_messages = 8000});
+  Channel push(Pattern::Push, ">inproc://reliable-credits", {.credit_messages = 16});
+  std::atomic<bool> seventeenth{false}, done{false};
+  std::thread sender([&] {
+    for (uint64_t i = 0; i < 16; ++i) push.send({scalar(static_cast<int64_t>(i))}, i);
+    wire::Message m;
+    m.header = {wire::Kind::Data, 0, 0, 16, 0, 0};
+    m.tensors = {scalar(int64_t{16})};
+    seventeenth = push.send(m, milliseconds(3000));
+    done = true;
+  });
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(pull.recv(kWait)) << "message " << i;
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(4000);
+  while (!done && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(milliseconds(1));
+  EXPECT_TRUE(seventeenth)
+      << "the sender waited for acknowledgements that a receiver still taking never sent";
+  sender.join();
+  std::optional<wire::Message> last = pull.recv(kWait);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->tensors.at(0).to_vector<int64_t>()[0], 16);
+  EXPECT_FALSE(pull.recv(milliseconds(20))) << "nothing more; the last is acknowledged";
+  push.flush(kWait);
 }
 
 // A receiver closing asks each sender it heard from to confirm its last

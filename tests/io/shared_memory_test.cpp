@@ -308,7 +308,11 @@ TEST(SharedChannel, AKeptSmallTensorHoldsNoneOfItsMessagesMemory) {
   }
   ASSERT_EQ(sender.finish(c.in), "");
   EXPECT_GT(viewed, kCount / 2) << "the large tensors did not come as references";
-  EXPECT_EQ(c.in.counters().copied, 0u) << "the kept seqs held leases, and large tensors were copied";
+  // Held as views, the kept seqs would hold every message's lease, and all
+  // but the first 4 large tensors would be copied. A few copies can happen
+  // anyway: a sender's heartbeat makes the receiver take everything its
+  // ring holds at once (up to the credit, 8), leasing past half of it.
+  EXPECT_LE(c.in.counters().copied, 8u) << "the kept seqs held leases, and large tensors were copied";
   for (uint64_t i = 0; i < kCount; ++i) EXPECT_EQ(seqs[i].data<int64_t>()[0], static_cast<int64_t>(i));
 }
 
